@@ -1,0 +1,105 @@
+// Shared check bodies for the two TypeScript clients. Each check gets `sdk`, a thin adapter
+// over a connected Client ({ listTools(), callTool(params, requestOptions) }, because 1.x takes
+// callTool(params, resultSchema, options) and 2.x callTool(params, options)), and returns an
+// optional note, or throws.
+
+export const STEP_MS = 10_000; // deadline per check
+
+function expect(cond, why) {
+  if (!cond) throw new Error(why);
+}
+
+const texts = (r) => (r.content ?? []).filter((c) => c.type === 'text').map((c) => c.text);
+
+export function withDeadline(ms, promise, what) {
+  let timer;
+  const deadline = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
+}
+
+/** Runs `fn` under a deadline and prints PASS/FAIL; returns true on PASS. */
+export async function check(prefix, name, fn) {
+  try {
+    const note = await withDeadline(STEP_MS, Promise.resolve().then(fn), name);
+    console.log(`PASS ${prefix}/${name}${note ? ` (${note})` : ''}`);
+    return true;
+  } catch (e) {
+    console.log(`FAIL ${prefix}/${name}: ${String(e?.message ?? e).split('\n')[0]}`);
+    return false;
+  }
+}
+
+export async function toolsList(sdk, wanted) {
+  const names = (await sdk.listTools()).tools.map((t) => t.name);
+  const missing = wanted.filter((n) => !names.includes(n));
+  expect(names.length > 0 && missing.length === 0, `missing ${missing.join(',') || 'all tools'} in [${names}]`);
+  return `${names.length} tools`;
+}
+
+export async function echo(sdk) {
+  const r = await sdk.callTool({ name: 'echo', arguments: { text: 'hello interop' } });
+  expect(!r.isError && texts(r).join() === 'hello interop', `got ${JSON.stringify(r)}`);
+}
+
+export async function add(sdk) {
+  const r = await sdk.callTool({ name: 'add', arguments: { a: 2, b: 3 } });
+  expect(r.structuredContent?.sum === 5, `structuredContent=${JSON.stringify(r.structuredContent)}`);
+  const parsed = texts(r).map((t) => { try { return JSON.parse(t); } catch { return null; } });
+  expect(parsed.some((p) => p?.sum === 5 && Object.keys(p).length === 1), `no JSON text {"sum":5} in ${JSON.stringify(texts(r))}`);
+}
+
+export async function progress(sdk) {
+  const seen = [];
+  const r = await sdk.callTool({ name: 'sleep', arguments: { ms: 600 } }, { onprogress: (p) => seen.push(p.progress) });
+  expect(!r.isError && texts(r).join() === 'slept', `got ${JSON.stringify(r)}`);
+  expect(seen.length >= 3, `only ${seen.length} progress notifications: [${seen}]`);
+  expect(seen.every((v, i) => i === 0 || seen[i - 1] < v), `not strictly increasing: [${seen}]`);
+  return `${seen.length} notifications`;
+}
+
+export async function cancel(sdk) {
+  const abort = new AbortController();
+  // Abort on the first progress notification: the SDK then sends notifications/cancelled.
+  const call = sdk.callTool({ name: 'sleep', arguments: { ms: 30000 } }, { signal: abort.signal, onprogress: () => abort.abort('interop cancel') });
+  const outcome = await call.then(() => 'resolved', () => 'rejected');
+  expect(outcome === 'rejected' && abort.signal.aborted, `sleep 30000 ${outcome} without being aborted`);
+  const r = await withDeadline(2000, sdk.callTool({ name: 'echo', arguments: { text: 'after cancel' } }), 'echo after cancel');
+  expect(texts(r).join() === 'after cancel', `echo after cancel got ${JSON.stringify(r)}`);
+}
+
+export async function fail(sdk) {
+  const r = await sdk.callTool({ name: 'fail', arguments: {} });
+  expect(r.isError === true, `isError is ${r.isError}`);
+}
+
+export async function unknownTool(sdk) {
+  let r;
+  try {
+    r = await sdk.callTool({ name: 'no_such_tool', arguments: {} });
+  } catch (e) {
+    expect(typeof e?.code === 'number', `threw a non-JSON-RPC error: ${e}`);
+    return `JSON-RPC error ${e.code}`;
+  }
+  expect(r.isError === true, `neither an error nor isError: ${JSON.stringify(r)}`);
+  return 'isError result';
+}
+
+/** The check list for one target; `connectFn` connects and returns a note with the version. */
+export async function runAll(prefix, target, sdk, connectFn, eraCheck) {
+  if (!(await check(prefix, 'initialize', connectFn))) return;
+  if (eraCheck) await check(prefix, 'era', eraCheck);
+  if (target !== 'everything') {
+    await check(prefix, 'tools/list', () => toolsList(sdk, []));
+    console.log(`SKIP ${prefix}/tool-calls: only run on the everything target`);
+    return;
+  }
+  await check(prefix, 'tools/list', () => toolsList(sdk, ['echo', 'add', 'sleep', 'fail']));
+  await check(prefix, 'echo', () => echo(sdk));
+  await check(prefix, 'add', () => add(sdk));
+  await check(prefix, 'progress', () => progress(sdk));
+  await check(prefix, 'cancel', () => cancel(sdk));
+  await check(prefix, 'fail', () => fail(sdk));
+  await check(prefix, 'unknown-tool', () => unknownTool(sdk));
+}

@@ -1,0 +1,574 @@
+//! JSON-RPC 2.0 wire types, as MCP restricts them (mcp-spec.md §1.1).
+//!
+//! Parsing goes from one frame body to [`Incoming`]; writing goes from typed values to compact
+//! JSON text (no newline: framing adds that). Ids are kept exactly as sent: `1` and `"1"` are
+//! different ids, and a large integer comes back byte-for-byte because the digits are kept as
+//! text rather than converted to a machine number.
+
+use std::fmt;
+
+use serde::de::{Deserialize, Deserializer};
+use serde::ser::{Serialize, Serializer};
+use serde_json::value::RawValue;
+use serde_json::Value;
+
+/// A request id, exactly as the sender wrote it (mcp-spec.md §1.1: string or integer, never null).
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub enum RequestId {
+    /// An integer id; the text holds its digits as sent (so `9007199254740993` survives).
+    Number(Box<str>),
+    /// A string id.
+    String(Box<str>),
+}
+
+impl RequestId {
+    /// An integer id.
+    pub fn number(n: i64) -> RequestId {
+        RequestId::Number(n.to_string().into_boxed_str())
+    }
+
+    /// A string id.
+    pub fn string(s: impl Into<String>) -> RequestId {
+        RequestId::String(s.into().into_boxed_str())
+    }
+
+    /// Reads an id from its raw JSON text; `None` for anything but a string or an integer.
+    pub fn from_raw(raw: &str) -> Option<RequestId> {
+        let raw = raw.trim();
+        if raw.starts_with('"') {
+            let s: String = serde_json::from_str(raw).ok()?;
+            return Some(RequestId::String(s.into_boxed_str()));
+        }
+        let digits = raw.strip_prefix('-').unwrap_or(raw);
+        if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+            return Some(RequestId::Number(raw.into()));
+        }
+        None
+    }
+
+    /// Reads an id from a parsed JSON value (used for `notifications/cancelled` params).
+    pub fn from_value(v: &Value) -> Option<RequestId> {
+        match v {
+            Value::String(s) => Some(RequestId::String(s.as_str().into())),
+            Value::Number(n) if n.is_i64() || n.is_u64() => {
+                Some(RequestId::Number(n.to_string().into_boxed_str()))
+            }
+            _ => None,
+        }
+    }
+
+    /// Appends the id as JSON.
+    pub fn write_json(&self, out: &mut Vec<u8>) {
+        match self {
+            RequestId::Number(digits) => out.extend_from_slice(digits.as_bytes()),
+            RequestId::String(s) => write_json_str(out, s),
+        }
+    }
+}
+
+/// Shows string ids quoted, so that `1` and `"1"` look different in logs.
+impl fmt::Debug for RequestId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RequestId::Number(d) => f.write_str(d),
+            RequestId::String(s) => write!(f, "{s:?}"),
+        }
+    }
+}
+
+impl fmt::Display for RequestId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self, f)
+    }
+}
+
+impl Serialize for RequestId {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            RequestId::Number(d) => match RawValue::from_string(d.to_string()) {
+                Ok(raw) => raw.serialize(s),
+                Err(e) => Err(serde::ser::Error::custom(e)),
+            },
+            RequestId::String(v) => s.serialize_str(v),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for RequestId {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = Value::deserialize(d)?;
+        RequestId::from_value(&v)
+            .ok_or_else(|| serde::de::Error::custom("request id must be a string or an integer"))
+    }
+}
+
+/// A JSON-RPC error code. Open: codes this crate does not name are kept as they are.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, serde::Serialize, serde::Deserialize)]
+#[serde(transparent)]
+pub struct ErrorCode(pub i32);
+
+impl ErrorCode {
+    /// Invalid JSON.
+    pub const PARSE_ERROR: ErrorCode = ErrorCode(-32700);
+    /// Not a valid JSON-RPC request object.
+    pub const INVALID_REQUEST: ErrorCode = ErrorCode(-32600);
+    /// Unknown, removed or unadvertised method.
+    pub const METHOD_NOT_FOUND: ErrorCode = ErrorCode(-32601);
+    /// Invalid params: unknown tool or prompt, bad cursor, missing modern `_meta` fields.
+    pub const INVALID_PARAMS: ErrorCode = ErrorCode(-32602);
+    /// Internal error.
+    pub const INTERNAL_ERROR: ErrorCode = ErrorCode(-32603);
+    /// Resource not found (legacy era only; mcp-spec.md §1.3).
+    pub const RESOURCE_NOT_FOUND: ErrorCode = ErrorCode(-32002);
+    /// A client capability this request needs was not declared (2026-07-28).
+    pub const MISSING_CLIENT_CAPABILITY: ErrorCode = ErrorCode(-32021);
+    /// The request's protocol version is not supported (2026-07-28).
+    pub const UNSUPPORTED_PROTOCOL_VERSION: ErrorCode = ErrorCode(-32022);
+    /// URL elicitation required (2025-11-25 only).
+    pub const URL_ELICITATION_REQUIRED: ErrorCode = ErrorCode(-32042);
+}
+
+/// The `error` member of a response.
+#[derive(Clone, PartialEq, Debug, serde::Serialize, serde::Deserialize)]
+pub struct ErrorObject {
+    /// The code.
+    pub code: ErrorCode,
+    /// One concise sentence.
+    pub message: String,
+    /// Extra detail.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+}
+
+impl ErrorObject {
+    /// An error with no data.
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> ErrorObject {
+        ErrorObject {
+            code,
+            message: message.into(),
+            data: None,
+        }
+    }
+
+    /// Adds `data`.
+    pub fn with_data(mut self, data: Value) -> ErrorObject {
+        self.data = Some(data);
+        self
+    }
+
+    /// -32602 with a message.
+    pub fn invalid_params(message: impl Into<String>) -> ErrorObject {
+        ErrorObject::new(ErrorCode::INVALID_PARAMS, message)
+    }
+
+    /// -32601 naming the method.
+    pub fn method_not_found(method: &str) -> ErrorObject {
+        ErrorObject::new(
+            ErrorCode::METHOD_NOT_FOUND,
+            format!("Method not found: {method}"),
+        )
+    }
+
+    /// -32600 with a message.
+    pub fn invalid_request(message: impl Into<String>) -> ErrorObject {
+        ErrorObject::new(ErrorCode::INVALID_REQUEST, message)
+    }
+
+    /// -32603 with a message.
+    pub fn internal(message: impl Into<String>) -> ErrorObject {
+        ErrorObject::new(ErrorCode::INTERNAL_ERROR, message)
+    }
+}
+
+impl fmt::Display for ErrorObject {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({})", self.message, self.code.0)
+    }
+}
+
+/// A request: it expects a response with the same id.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Request {
+    /// The id.
+    pub id: RequestId,
+    /// The method name.
+    pub method: String,
+    /// The params; `Value::Null` when absent.
+    pub params: Value,
+}
+
+/// A notification: never answered.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Notification {
+    /// The method name.
+    pub method: String,
+    /// The params; `Value::Null` when absent.
+    pub params: Value,
+}
+
+/// A response to a request this side sent.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Response {
+    /// The id of the request it answers.
+    pub id: RequestId,
+    /// The result, or the error.
+    pub result: Result<Value, ErrorObject>,
+}
+
+/// One JSON-RPC message.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Message {
+    /// A request.
+    Request(Request),
+    /// A notification.
+    Notification(Notification),
+    /// A response.
+    Response(Response),
+}
+
+/// A message that could not be accepted, with the id when it could be read.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Invalid {
+    /// The id of the offending request, when readable.
+    pub id: Option<RequestId>,
+    /// The error to answer with.
+    pub error: ErrorObject,
+}
+
+/// What one frame body holds.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Incoming {
+    /// One message, or why it is not one.
+    Single(Result<Message, Invalid>),
+    /// A JSON array of messages (a batch; only 2025-03-26 allows them).
+    Batch(Vec<Result<Message, Invalid>>),
+}
+
+#[derive(serde::Deserialize)]
+struct Envelope<'a> {
+    #[serde(borrow, default)]
+    jsonrpc: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    id: Option<&'a RawValue>,
+    #[serde(default)]
+    method: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    params: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    result: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    error: Option<Value>,
+}
+
+/// Makes an explicit `null` member `Some(null)`, so that it differs from an absent one.
+fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<T>, D::Error> {
+    T::deserialize(d).map(Some)
+}
+
+/// Parses one frame body.
+///
+/// Bad JSON is `Err` (the caller answers -32700 and goes on); a well-formed JSON value that is
+/// not a valid message is an [`Invalid`] entry (the caller answers -32600, with its id if known).
+pub fn parse(body: &[u8]) -> Result<Incoming, ErrorObject> {
+    let first = body.iter().find(|b| !b.is_ascii_whitespace());
+    if first == Some(&b'[') {
+        let items: Vec<&RawValue> = serde_json::from_slice(body).map_err(parse_error)?;
+        return Ok(Incoming::Batch(
+            items.into_iter().map(|raw| parse_one(raw.get())).collect(),
+        ));
+    }
+    // Validate the JSON as a whole first: a syntax error anywhere is a parse error, even when
+    // the envelope's own fields would have been readable.
+    let envelope: Result<Envelope<'_>, _> = serde_json::from_slice(body);
+    match envelope {
+        Ok(env) => Ok(Incoming::Single(from_envelope(env))),
+        Err(e) if e.is_data() => {
+            // Valid JSON, wrong shape (a number, a string, a member of the wrong type).
+            serde_json::from_slice::<serde::de::IgnoredAny>(body).map_err(parse_error)?;
+            Ok(Incoming::Single(Err(Invalid {
+                id: salvage_id(body),
+                error: ErrorObject::invalid_request(format!("Invalid request: {e}")),
+            })))
+        }
+        Err(e) => Err(parse_error(e)),
+    }
+}
+
+fn parse_error(e: serde_json::Error) -> ErrorObject {
+    ErrorObject::new(ErrorCode::PARSE_ERROR, format!("Parse error: {e}"))
+}
+
+fn parse_one(text: &str) -> Result<Message, Invalid> {
+    match serde_json::from_str::<Envelope<'_>>(text) {
+        Ok(env) => from_envelope(env),
+        Err(e) => Err(Invalid {
+            id: salvage_id(text.as_bytes()),
+            error: ErrorObject::invalid_request(format!("Invalid request: {e}")),
+        }),
+    }
+}
+
+/// Tries to read an `id` from a JSON object whose other members are malformed.
+fn salvage_id(body: &[u8]) -> Option<RequestId> {
+    let v: Value = serde_json::from_slice(body).ok()?;
+    RequestId::from_value(v.get("id")?)
+}
+
+fn from_envelope(env: Envelope<'_>) -> Result<Message, Invalid> {
+    let id = match env.id {
+        None => None,
+        Some(raw) => match RequestId::from_raw(raw.get()) {
+            Some(id) => Some(id),
+            None => {
+                return Err(Invalid {
+                    id: None,
+                    error: ErrorObject::invalid_request(
+                        "Invalid request: id must be a string or an integer, not null",
+                    ),
+                })
+            }
+        },
+    };
+    let fail = |id: Option<RequestId>, msg: &str| {
+        Err(Invalid {
+            id,
+            error: ErrorObject::invalid_request(format!("Invalid request: {msg}")),
+        })
+    };
+    if env.jsonrpc.map(RawValue::get) != Some("\"2.0\"") {
+        return fail(id, "jsonrpc must be \"2.0\"");
+    }
+    let params = match env.params {
+        None => Value::Null,
+        Some(p @ (Value::Object(_) | Value::Array(_))) => p,
+        Some(_) => return fail(id, "params must be an object or an array"),
+    };
+    match (env.method, env.result, env.error) {
+        (Some(Value::String(method)), None, None) => Ok(match id {
+            Some(id) => Message::Request(Request { id, method, params }),
+            None => Message::Notification(Notification { method, params }),
+        }),
+        (Some(_), None, None) => fail(id, "method must be a string"),
+        (None, Some(result), None) => match id {
+            Some(id) => Ok(Message::Response(Response {
+                id,
+                result: Ok(result),
+            })),
+            None => fail(None, "a response needs an id"),
+        },
+        (None, None, Some(error)) => match (id, serde_json::from_value::<ErrorObject>(error)) {
+            (Some(id), Ok(error)) => Ok(Message::Response(Response {
+                id,
+                result: Err(error),
+            })),
+            (id, _) => fail(
+                id,
+                "error must be an object with an integer code and a message",
+            ),
+        },
+        (None, None, None) => fail(id, "no method, result or error"),
+        _ => fail(id, "a message has exactly one of method, result and error"),
+    }
+}
+
+/// Appends a JSON string literal.
+pub fn write_json_str(out: &mut Vec<u8>, s: &str) {
+    // Serializing a &str into a Vec cannot fail.
+    let _ = serde_json::to_writer(&mut *out, s);
+}
+
+fn write_value<T: Serialize + ?Sized>(out: &mut Vec<u8>, v: &T) -> Result<(), ErrorObject> {
+    serde_json::to_writer(&mut *out, v)
+        .map_err(|e| ErrorObject::internal(format!("could not serialize a message: {e}")))
+}
+
+/// Writes a success response: `{"jsonrpc":"2.0","id":…,"result":…}`.
+pub fn write_result<T: Serialize + ?Sized>(
+    out: &mut Vec<u8>,
+    id: &RequestId,
+    result: &T,
+) -> Result<(), ErrorObject> {
+    let start = out.len();
+    out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    id.write_json(out);
+    out.extend_from_slice(br#","result":"#);
+    if let Err(e) = write_value(out, result) {
+        out.truncate(start);
+        return Err(e);
+    }
+    out.push(b'}');
+    Ok(())
+}
+
+/// Writes an error response. The id is omitted when it could not be read (mcp-spec.md §11 Q5).
+pub fn write_error(out: &mut Vec<u8>, id: Option<&RequestId>, error: &ErrorObject) {
+    out.extend_from_slice(br#"{"jsonrpc":"2.0","#);
+    if let Some(id) = id {
+        out.extend_from_slice(br#""id":"#);
+        id.write_json(out);
+        out.push(b',');
+    }
+    out.extend_from_slice(br#""error":"#);
+    if write_value(out, error).is_err() {
+        out.extend_from_slice(br#"{"code":-32603,"message":"Internal error"}"#);
+    }
+    out.push(b'}');
+}
+
+/// Writes a request.
+pub fn write_request<T: Serialize + ?Sized>(
+    out: &mut Vec<u8>,
+    id: &RequestId,
+    method: &str,
+    params: &T,
+) -> Result<(), ErrorObject> {
+    out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    id.write_json(out);
+    out.extend_from_slice(br#","method":"#);
+    write_json_str(out, method);
+    out.extend_from_slice(br#","params":"#);
+    write_value(out, params)?;
+    out.push(b'}');
+    Ok(())
+}
+
+/// Writes a notification.
+pub fn write_notification<T: Serialize + ?Sized>(
+    out: &mut Vec<u8>,
+    method: &str,
+    params: &T,
+) -> Result<(), ErrorObject> {
+    out.extend_from_slice(br#"{"jsonrpc":"2.0","method":"#);
+    write_json_str(out, method);
+    out.extend_from_slice(br#","params":"#);
+    write_value(out, params)?;
+    out.push(b'}');
+    Ok(())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn single(s: &str) -> Result<Message, Invalid> {
+        match parse(s.as_bytes()).unwrap() {
+            Incoming::Single(m) => m,
+            Incoming::Batch(_) => panic!("batch"),
+        }
+    }
+
+    #[test]
+    fn ids_keep_their_type_and_digits() {
+        let m = single(r#"{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}"#).unwrap();
+        let Message::Request(r) = m else { panic!() };
+        let mut out = Vec::new();
+        write_result(&mut out, &r.id, &json!({})).unwrap();
+        assert_eq!(
+            std::str::from_utf8(&out).unwrap(),
+            r#"{"jsonrpc":"2.0","id":9007199254740993,"result":{}}"#
+        );
+        let huge = "123456789012345678901234567890";
+        let m = single(&format!(
+            r#"{{"jsonrpc":"2.0","id":{huge},"method":"ping"}}"#
+        ))
+        .unwrap();
+        let Message::Request(r) = m else { panic!() };
+        assert_eq!(r.id, RequestId::Number(huge.into()));
+        assert_ne!(RequestId::number(1), RequestId::string("1"));
+        assert_eq!(
+            format!("{} {}", RequestId::number(1), RequestId::string("1")),
+            "1 \"1\""
+        );
+    }
+
+    #[test]
+    fn message_kinds() {
+        assert!(matches!(
+            single(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#),
+            Ok(Message::Notification(_))
+        ));
+        assert!(matches!(
+            single(r#"{"jsonrpc":"2.0","id":"a","result":null}"#),
+            Ok(Message::Response(Response {
+                result: Ok(Value::Null),
+                ..
+            }))
+        ));
+        let e = single(r#"{"jsonrpc":"2.0","id":3,"error":{"code":-32601,"message":"x"}}"#);
+        let Ok(Message::Response(Response { result: Err(e), .. })) = e else {
+            panic!()
+        };
+        assert_eq!(e.code, ErrorCode::METHOD_NOT_FOUND);
+    }
+
+    #[test]
+    fn bad_json_is_a_parse_error() {
+        for body in ["{", "{\"jsonrpc\":\"2.0\",\"id\":1,", "nope", "{\"a\":1}}"] {
+            let e = parse(body.as_bytes()).unwrap_err();
+            assert_eq!(e.code, ErrorCode::PARSE_ERROR, "{body}");
+        }
+    }
+
+    #[test]
+    fn bad_envelopes_keep_the_id_when_readable() {
+        let cases = [
+            (
+                r#"{"jsonrpc":"1.0","id":7,"method":"ping"}"#,
+                Some(RequestId::number(7)),
+            ),
+            (r#"{"id":7,"method":"ping"}"#, Some(RequestId::number(7))),
+            (
+                r#"{"jsonrpc":"2.0","id":"x","method":5}"#,
+                Some(RequestId::string("x")),
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":7,"method":"a","params":3}"#,
+                Some(RequestId::number(7)),
+            ),
+            (r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#, None),
+            (r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#, None),
+            (r#"{"jsonrpc":"2.0","id":2}"#, Some(RequestId::number(2))),
+            (r#"42"#, None),
+            (r#""str""#, None),
+        ];
+        for (body, id) in cases {
+            let Err(inv) = single(body) else {
+                panic!("{body} accepted")
+            };
+            assert_eq!(inv.error.code, ErrorCode::INVALID_REQUEST, "{body}");
+            assert_eq!(inv.id, id, "{body}");
+        }
+    }
+
+    #[test]
+    fn batches_parse_each_entry() {
+        let Incoming::Batch(items) =
+            parse(br#"[{"jsonrpc":"2.0","id":1,"method":"ping"}, 5]"#).unwrap()
+        else {
+            panic!()
+        };
+        assert!(items[0].is_ok());
+        assert!(items[1].is_err());
+    }
+
+    #[test]
+    fn writers_emit_compact_json() {
+        let mut out = Vec::new();
+        write_error(
+            &mut out,
+            None,
+            &ErrorObject::new(ErrorCode::PARSE_ERROR, "Parse error"),
+        );
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            r#"{"jsonrpc":"2.0","error":{"code":-32700,"message":"Parse error"}}"#
+        );
+        let mut out = Vec::new();
+        write_notification(&mut out, "a/b", &json!({"x":"line\nbreak"})).unwrap();
+        assert!(!out.contains(&b'\n'));
+        let v: Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(v["params"]["x"], "line\nbreak");
+    }
+}

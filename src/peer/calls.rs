@@ -1,0 +1,280 @@
+//! Server role: the table of requests whose work is running, with cancellation, progress
+//! (strictly increasing, never after the response or the cancel; mcp-spec.md §4.1, §4.2),
+//! heartbeats and request-scoped log messages (§4.3).
+
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use super::{Effect, Peer};
+use crate::jsonrpc::{ErrorCode, ErrorObject, RequestId};
+use crate::mcp::{self, gate, method, CallToolResult, LogLevel, ProgressParams, ProtocolVersion};
+
+/// How the work of a request ended.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Outcome {
+    /// A tool result.
+    Tool(CallToolResult),
+    /// A finished result object (prompt, resource contents, completion).
+    Value(Value),
+    /// The resource asked for does not exist (-32002 before 2026-07-28, -32602 after).
+    NotFound(String),
+    /// A JSON-RPC error.
+    Error(ErrorObject),
+}
+
+#[derive(Debug)]
+pub(super) struct Inflight {
+    pub version: ProtocolVersion,
+    /// 2026-07-28 path: results carry `resultType` and server info.
+    pub modern: bool,
+    pub progress_token: Option<Value>,
+    /// Per-request log level (2026-07-28), or `None`.
+    pub log_level: Option<LogLevel>,
+    pub started: Instant,
+    pub last_report: Instant,
+    pub last_progress: Option<f64>,
+    pub last_total: Option<f64>,
+    pub status: Option<String>,
+    pub cancelled: bool,
+}
+
+impl Inflight {
+    pub fn new(now: Instant, version: ProtocolVersion, modern: bool) -> Inflight {
+        Inflight {
+            version,
+            modern,
+            progress_token: None,
+            log_level: None,
+            started: now,
+            last_report: now,
+            last_progress: None,
+            last_total: None,
+            status: None,
+            cancelled: false,
+        }
+    }
+
+    fn live_token(&self) -> Option<&Value> {
+        self.progress_token.as_ref().filter(|_| !self.cancelled)
+    }
+}
+
+impl Peer {
+    /// Reports the end of a request's work (server role). Nothing is sent when the request
+    /// was cancelled; the entry is dropped either way.
+    pub fn finish(&mut self, _now: Instant, id: &RequestId, outcome: Outcome) {
+        let Some(call) = self.calls.remove(id) else {
+            log::debug!("finish for unknown request {id}");
+            return;
+        };
+        if call.cancelled {
+            log::debug!("request {id} was cancelled: its result is dropped");
+            self.forget_in_batches(id);
+            return;
+        }
+        match outcome {
+            Outcome::Tool(result) => {
+                let result = gate::call_result(result, call.version);
+                if call.modern {
+                    self.send_modern_result(id, &result, false);
+                } else {
+                    self.send_result(id, &result);
+                }
+            }
+            Outcome::Value(v) => {
+                if call.modern {
+                    self.send_modern_result(id, &v, false);
+                } else {
+                    self.send_result(id, &v);
+                }
+            }
+            Outcome::NotFound(uri) => {
+                let code = if call.modern {
+                    ErrorCode::INVALID_PARAMS
+                } else {
+                    ErrorCode::RESOURCE_NOT_FOUND
+                };
+                let e = ErrorObject::new(code, format!("Resource not found: {uri}"))
+                    .with_data(json!({ "uri": uri }));
+                self.send_error(Some(id), &e);
+            }
+            Outcome::Error(e) => self.send_error(Some(id), &e),
+        }
+    }
+
+    /// Cancels a request's work (from `notifications/cancelled` or shutdown): marks it, emits
+    /// [`Effect::Cancel`], and from now on nothing is sent for it.
+    pub(super) fn cancel_call(&mut self, id: &RequestId) -> bool {
+        match self.calls.get_mut(id) {
+            Some(call) if !call.cancelled => {
+                call.cancelled = true;
+                self.effects.push_back(Effect::Cancel(id.clone()));
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Cancels every request in flight (shutdown).
+    pub fn cancel_all(&mut self) {
+        let ids: Vec<RequestId> = self.calls.keys().cloned().collect();
+        for id in ids {
+            self.cancel_call(&id);
+        }
+    }
+
+    /// Reports progress of a request's work. Dropped unless the request carries a progress
+    /// token, is still running and `progress` is greater than the last value sent.
+    pub fn progress(
+        &mut self,
+        now: Instant,
+        id: &RequestId,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
+    ) -> bool {
+        if let (Some(call), Some(m)) = (self.calls.get_mut(id), &message) {
+            call.status = Some(m.clone());
+        }
+        self.emit_progress(now, id, progress, total, message)
+    }
+
+    fn emit_progress(
+        &mut self,
+        now: Instant,
+        id: &RequestId,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
+    ) -> bool {
+        let Some(call) = self.calls.get_mut(id) else {
+            return false;
+        };
+        let Some(token) = call.live_token().cloned() else {
+            return false;
+        };
+        if !progress.is_finite() || call.last_progress.is_some_and(|last| progress <= last) {
+            log::debug!("progress {progress} for {id} dropped: it must increase");
+            return false;
+        }
+        call.last_progress = Some(progress);
+        call.last_total = total;
+        call.last_report = now;
+        let params = ProgressParams {
+            progress_token: token,
+            progress,
+            total,
+            message,
+        };
+        let params = gate::progress(params, call.version);
+        self.send_notification(method::PROGRESS, &params);
+        true
+    }
+
+    /// Sets the message the next heartbeat of a request carries (e.g. the last output line),
+    /// without sending anything now.
+    pub fn set_status(&mut self, id: &RequestId, message: String) {
+        if let Some(call) = self.calls.get_mut(id) {
+            call.status = Some(message);
+        }
+    }
+
+    /// Sends a log message for a request's work, as its era allows: in the handshake era
+    /// after `logging/setLevel` at or above that level; in 2026-07-28 only when the request
+    /// carried a log level (mcp-spec.md §4.3). Returns whether it was sent.
+    pub fn log(
+        &mut self,
+        id: &RequestId,
+        level: LogLevel,
+        logger: Option<&str>,
+        data: Value,
+    ) -> bool {
+        let Some(call) = self.calls.get(id).filter(|c| !c.cancelled) else {
+            return false;
+        };
+        let threshold = if call.modern {
+            call.log_level
+        } else {
+            self.session.as_ref().and_then(|s| s.log_level)
+        };
+        if threshold.is_none_or(|t| level < t) {
+            return false;
+        }
+        let mut params = json!({ "level": level, "data": data });
+        if let Some(logger) = logger {
+            params["logger"] = Value::String(logger.to_owned());
+        }
+        self.send_notification(method::MESSAGE, &params);
+        true
+    }
+
+    pub(super) fn next_heartbeat(&self) -> Option<Instant> {
+        self.calls
+            .values()
+            .filter(|c| c.live_token().is_some())
+            .map(|c| c.last_report + self.config.heartbeat)
+            .min()
+    }
+
+    /// Sends heartbeat progress for every call that has a token and has not reported for the
+    /// heartbeat interval. Without a tool-given total the value is the elapsed seconds; with
+    /// one, it creeps a thousandth of the remaining way towards it, so it always increases
+    /// and never passes the total.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        let due: Vec<RequestId> = self
+            .calls
+            .iter()
+            .filter(|(_, c)| {
+                c.live_token().is_some() && now >= c.last_report + self.config.heartbeat
+            })
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in due {
+            let Some(call) = self.calls.get_mut(&id) else {
+                continue;
+            };
+            call.last_report = now;
+            let elapsed = now.duration_since(call.started);
+            let (value, total) = match (call.last_progress, call.last_total) {
+                (Some(last), Some(total)) if total > last => {
+                    (last + (total - last) / 1000.0, Some(total))
+                }
+                (_, Some(_)) => continue,
+                (last, None) => {
+                    let secs = (elapsed.as_secs_f64() * 1000.0).round() / 1000.0;
+                    (last.map_or(secs, |l| secs.max(l + 0.001)), None)
+                }
+            };
+            let message = call
+                .status
+                .clone()
+                .or_else(|| Some(format!("running for {}", human(elapsed))));
+            self.emit_progress(now, &id, value, total, message);
+        }
+    }
+
+    pub(super) fn check_log_level(params: &Value) -> Result<Option<LogLevel>, ErrorObject> {
+        match params
+            .pointer("/_meta")
+            .and_then(|m| m.get(mcp::meta_key::LOG_LEVEL))
+        {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => LogLevel::parse(s)
+                .map(Some)
+                .ok_or_else(|| ErrorObject::invalid_params(format!("Unknown log level: {s}"))),
+            Some(_) => Err(ErrorObject::invalid_params(
+                "The log level must be a string",
+            )),
+        }
+    }
+}
+
+fn human(d: Duration) -> String {
+    let s = d.as_secs();
+    if s < 120 {
+        format!("{s} s")
+    } else {
+        format!("{} min {} s", s / 60, s % 60)
+    }
+}

@@ -1,0 +1,350 @@
+//! The sans-IO protocol state machine of one end of an MCP connection.
+//!
+//! A [`Peer`] never reads or writes a stream, starts a thread or reads the clock. Its methods
+//! fall into four groups (the shape of quinn-proto's `Connection`):
+//!
+//! * inputs: [`Peer::handle_frame`] for every frame from the other side, and, in the server
+//!   role, [`Peer::finish`], [`Peer::progress`], [`Peer::log`] and [`Peer::set_status`] for
+//!   what the work started by a request reports;
+//! * commands: [`Peer::request`], [`Peer::notify`] and [`Peer::cancel_request`] to talk to the
+//!   other side, and [`Peer::shutdown`];
+//! * time: [`Peer::poll_timeout`] says when [`Peer::handle_timeout`] must next be called (for
+//!   progress heartbeats); every time-dependent call takes `now`;
+//! * outputs: [`Peer::poll_effect`] pops what the caller must do: write bytes, start or stop
+//!   work, deliver a response or a notification.
+//!
+//! Call `poll_effect` until it returns `None` after every input or command.
+
+mod calls;
+mod client;
+mod server;
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::framing::{self, Frame, FrameError, Framing};
+use crate::jsonrpc::{self, ErrorObject, Notification, Request, RequestId};
+use crate::mcp::{
+    CallToolResult, ClientCapabilities, Implementation, Prompt, ProtocolVersion, Resource,
+    ResourceTemplate, Tool,
+};
+
+pub use calls::Outcome;
+pub use client::ClientEra;
+
+/// Default interval of heartbeat progress (the 5 s of established prover servers).
+pub const DEFAULT_HEARTBEAT: Duration = Duration::from_secs(5);
+
+/// What a server offers, as the protocol shows it. Handlers live elsewhere, by index.
+#[derive(Clone, Debug, Default)]
+pub struct Catalog {
+    /// `serverInfo`.
+    pub server_info: Implementation,
+    /// `instructions` (2025-03-26+).
+    pub instructions: Option<String>,
+    /// The tools, in the order `tools/list` shows them.
+    pub tools: Vec<Tool>,
+    /// The prompts.
+    pub prompts: Vec<Prompt>,
+    /// The resources.
+    pub resources: Vec<Resource>,
+    /// The resource templates.
+    pub resource_templates: Vec<ResourceTemplate>,
+}
+
+impl Catalog {
+    /// The index of the tool called `name`.
+    pub fn tool_index(&self, name: &str) -> Option<usize> {
+        self.tools.iter().position(|t| t.name == name)
+    }
+}
+
+/// Settings of a peer.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Interval after which a call that has a progress token and has not reported gets a
+    /// heartbeat notification.
+    pub heartbeat: Duration,
+    /// Items per page of list results.
+    pub page_size: usize,
+    /// `ttlMs` on list results of the 2026-07-28 era (mcp-spec.md §4.8).
+    pub list_ttl_ms: u64,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            heartbeat: DEFAULT_HEARTBEAT,
+            page_size: 100,
+            list_ttl_ms: 300_000,
+        }
+    }
+}
+
+/// The work a server-role request needs done outside the peer.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Work {
+    /// Run tool number `tool` of the catalog with these (validated) arguments.
+    CallTool {
+        /// Index into [`Catalog::tools`].
+        tool: usize,
+        /// The arguments object.
+        arguments: Value,
+    },
+    /// Build the prompt `name`.
+    GetPrompt {
+        /// Index into [`Catalog::prompts`].
+        prompt: usize,
+        /// Its arguments.
+        arguments: serde_json::Map<String, Value>,
+    },
+    /// Read the resource `uri`.
+    ReadResource {
+        /// The URI.
+        uri: String,
+    },
+    /// Answer `completion/complete` (the params as sent).
+    Complete {
+        /// The params.
+        params: Value,
+    },
+}
+
+/// A request whose work must be started (server role).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Call {
+    /// The request id; report back with [`Peer::finish`].
+    pub id: RequestId,
+    /// What to do.
+    pub work: Work,
+    /// The revision the answer is for.
+    pub version: ProtocolVersion,
+    /// True when the request carries a progress token.
+    pub wants_progress: bool,
+    /// The client's capabilities (per request in 2026-07-28, per session before).
+    pub client_capabilities: ClientCapabilities,
+}
+
+/// What the caller must do next.
+#[derive(Debug, PartialEq)]
+pub enum Effect {
+    /// Write these bytes (one or more whole frames) to the other side.
+    Send(Vec<u8>),
+    /// Start this work; report its end with [`Peer::finish`].
+    Start(Call),
+    /// Stop the work of this request: it was cancelled, or the peer is shutting down.
+    Cancel(RequestId),
+    /// A response to a request this side sent with [`Peer::request`].
+    Response(jsonrpc::Response),
+    /// A notification from the other side that the peer does not handle itself
+    /// (client role: progress, log messages, list changes…).
+    Notification(Notification),
+    /// A request from the other side that the peer cannot answer itself (client role:
+    /// sampling, elicitation, roots). Answer with [`Peer::respond`].
+    Request(Request),
+}
+
+/// Which end of the connection this is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// Serves a catalog.
+    Server,
+    /// Talks to a server.
+    Client,
+}
+
+/// The protocol state machine. See the module docs.
+#[derive(Debug)]
+pub struct Peer {
+    role: Role,
+    config: Config,
+    catalog: Arc<Catalog>,
+    effects: VecDeque<Effect>,
+    /// Framing of the last frame received; replies use it.
+    framing: Framing,
+    /// Server role: the handshake-era session, once `initialize` was answered.
+    session: Option<server::Session>,
+    /// Server role: requests whose work is running.
+    calls: HashMap<RequestId, calls::Inflight>,
+    /// Server role: open `subscriptions/listen` requests.
+    listens: Vec<RequestId>,
+    /// Server role, 2025-03-26: batches waiting for their responses.
+    batches: Vec<server::Batch>,
+    /// Requests this side sent and not yet answered.
+    outbound: HashMap<RequestId, client::Outbound>,
+    next_id: i64,
+    /// Client role: how requests are framed into eras.
+    client_era: ClientEra,
+    closing: bool,
+}
+
+impl Peer {
+    /// A server serving `catalog`.
+    pub fn server(catalog: Arc<Catalog>, config: Config) -> Peer {
+        Peer::new(Role::Server, catalog, config)
+    }
+
+    /// A client.
+    pub fn client(config: Config) -> Peer {
+        Peer::new(Role::Client, Arc::new(Catalog::default()), config)
+    }
+
+    fn new(role: Role, catalog: Arc<Catalog>, config: Config) -> Peer {
+        Peer {
+            role,
+            config,
+            catalog,
+            effects: VecDeque::new(),
+            framing: Framing::Newline,
+            session: None,
+            calls: HashMap::new(),
+            listens: Vec::new(),
+            batches: Vec::new(),
+            outbound: HashMap::new(),
+            next_id: 1,
+            client_era: ClientEra::Legacy,
+            closing: false,
+        }
+    }
+
+    /// The role.
+    pub fn role(&self) -> Role {
+        self.role
+    }
+
+    /// The catalog served.
+    pub fn catalog(&self) -> &Arc<Catalog> {
+        &self.catalog
+    }
+
+    /// The revision negotiated by `initialize`, if a handshake took place.
+    pub fn negotiated_version(&self) -> Option<ProtocolVersion> {
+        self.session.as_ref().map(|s| s.version)
+    }
+
+    /// The framing replies use.
+    pub fn framing(&self) -> Framing {
+        self.framing
+    }
+
+    /// Sets the framing of what this side sends (a client picks it; a server mirrors).
+    pub fn set_framing(&mut self, framing: Framing) {
+        self.framing = framing;
+    }
+
+    /// Number of requests whose work is running (cancelled ones included until they end).
+    pub fn calls_in_flight(&self) -> usize {
+        self.calls.len()
+    }
+
+    /// The next effect, if any.
+    pub fn poll_effect(&mut self) -> Option<Effect> {
+        self.effects.pop_front()
+    }
+
+    /// Handles one frame from the other side.
+    pub fn handle_frame(&mut self, now: Instant, frame: Frame) {
+        self.framing = frame.framing;
+        match jsonrpc::parse(&frame.body) {
+            Err(parse_error) if self.role == Role::Client => Peer::client_parse_error(&parse_error),
+            Err(parse_error) => self.send_error(None, &parse_error),
+            Ok(incoming) => match self.role {
+                Role::Server => self.server_incoming(now, incoming),
+                Role::Client => self.client_incoming(now, incoming),
+            },
+        }
+    }
+
+    /// Handles a frame the decoder had to discard: answered like a parse error.
+    pub fn handle_frame_error(&mut self, error: &FrameError) {
+        let e = ErrorObject::new(
+            jsonrpc::ErrorCode::PARSE_ERROR,
+            format!("Parse error: {error}"),
+        );
+        match self.role {
+            Role::Client => Peer::client_parse_error(&e),
+            Role::Server => self.send_error(None, &e),
+        }
+    }
+
+    /// When [`Peer::handle_timeout`] must next be called.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        self.next_heartbeat()
+    }
+
+    fn frame(&self, json: &[u8]) -> Vec<u8> {
+        let mut out = Vec::with_capacity(json.len() + 24);
+        framing::encode(json, self.framing, &mut out);
+        out
+    }
+
+    fn send_json(&mut self, json: Vec<u8>) {
+        let framed = match self.framing {
+            Framing::Newline => {
+                let mut json = json;
+                json.push(b'\n');
+                json
+            }
+            Framing::ContentLength => self.frame(&json),
+        };
+        self.effects.push_back(Effect::Send(framed));
+    }
+
+    fn send_error(&mut self, id: Option<&RequestId>, error: &ErrorObject) {
+        let mut out = Vec::with_capacity(128);
+        jsonrpc::write_error(&mut out, id, error);
+        match id {
+            Some(id) => self.respond_json(id, out),
+            None => self.send_json(out),
+        }
+    }
+
+    fn send_result<T: Serialize + ?Sized>(&mut self, id: &RequestId, result: &T) {
+        let mut out = Vec::with_capacity(256);
+        match jsonrpc::write_result(&mut out, id, result) {
+            Ok(()) => self.respond_json(id, out),
+            Err(e) => self.send_error(Some(id), &e),
+        }
+    }
+
+    fn send_notification<T: Serialize + ?Sized>(&mut self, method: &str, params: &T) {
+        let mut out = Vec::with_capacity(128);
+        match jsonrpc::write_notification(&mut out, method, params) {
+            Ok(()) => self.send_json(out),
+            Err(e) => log::error!("could not write a {method} notification: {e}"),
+        }
+    }
+
+    /// Sends a response, or holds it for the batch it belongs to.
+    fn respond_json(&mut self, id: &RequestId, json: Vec<u8>) {
+        match self.batches.iter().position(|b| b.pending.contains(id)) {
+            Some(i) => {
+                let batch = &mut self.batches[i];
+                batch.pending.retain(|p| p != id);
+                batch.responses.push(json);
+                self.flush_batch(i);
+            }
+            None => self.send_json(json),
+        }
+    }
+
+    /// Answers a request the other side sent that surfaced as [`Effect::Request`].
+    pub fn respond(&mut self, id: &RequestId, result: Result<Value, ErrorObject>) {
+        match result {
+            Ok(v) => self.send_result(id, &v),
+            Err(e) => self.send_error(Some(id), &e),
+        }
+    }
+
+    /// Reports the end of a call's work as a tool result (server role).
+    pub fn finish_tool(&mut self, now: Instant, id: &RequestId, result: CallToolResult) {
+        self.finish(now, id, Outcome::Tool(result));
+    }
+}
+
+#[cfg(test)]
+mod tests;

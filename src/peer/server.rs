@@ -1,0 +1,682 @@
+//! Server role: era selection, the handshake, the method tables of both eras, batches.
+//!
+//! Dispatch follows mcp-spec.md §2.4: a request whose `_meta` names a protocol version takes
+//! the stateless 2026-07-28 path; `initialize` starts a handshake-era session; a session's
+//! requests use its negotiated revision; anything else is answered at once, never left silent.
+
+use std::time::Instant;
+
+use serde::Serialize;
+use serde_json::{json, Map, Value};
+
+use super::calls::Inflight;
+use super::{Call, Effect, Peer, Work};
+use crate::jsonrpc::{
+    self, ErrorCode, ErrorObject, Incoming, Message, Notification, Request, RequestId,
+};
+use crate::mcp::{
+    self, gate, meta_key, method, ClientCapabilities, InitializeResult, LogLevel, ProtocolVersion,
+};
+use crate::schema;
+
+/// A handshake-era session (mcp-spec.md §2.1).
+#[derive(Debug)]
+pub(super) struct Session {
+    pub version: ProtocolVersion,
+    pub initialized: bool,
+    pub log_level: Option<LogLevel>,
+    pub client_capabilities: ClientCapabilities,
+}
+
+/// A 2025-03-26 batch whose responses are collected into one array (mcp-spec.md §1.2).
+#[derive(Debug)]
+pub(super) struct Batch {
+    pub pending: Vec<RequestId>,
+    pub responses: Vec<Vec<u8>>,
+    pub open: bool,
+}
+
+/// How one request is to be answered: which revision, which era's result shape.
+#[derive(Clone, Debug)]
+struct Ctx {
+    version: ProtocolVersion,
+    modern: bool,
+    caps: ClientCapabilities,
+    log_level: Option<LogLevel>,
+}
+
+const REMOVED_IN_2026: [&str; 7] = [
+    method::INITIALIZE,
+    method::PING,
+    method::LOGGING_SET_LEVEL,
+    method::RESOURCES_SUBSCRIBE,
+    method::RESOURCES_UNSUBSCRIBE,
+    "tasks/result",
+    "tasks/list",
+];
+
+fn meta(params: &Value) -> Option<&Map<String, Value>> {
+    params.get("_meta").and_then(Value::as_object)
+}
+
+impl Peer {
+    pub(super) fn server_incoming(&mut self, now: Instant, incoming: Incoming) {
+        match incoming {
+            Incoming::Single(Ok(msg)) => self.server_message(now, msg),
+            Incoming::Single(Err(invalid)) => self.send_error(invalid.id.as_ref(), &invalid.error),
+            Incoming::Batch(items) => self.server_batch(now, items),
+        }
+    }
+
+    fn server_batch(&mut self, now: Instant, items: Vec<Result<Message, jsonrpc::Invalid>>) {
+        if !self
+            .negotiated_version()
+            .is_some_and(ProtocolVersion::has_batches)
+        {
+            let e = ErrorObject::invalid_request(
+                "Invalid request: JSON-RPC batches are only allowed in protocol revision 2025-03-26",
+            );
+            return self.send_error(None, &e);
+        }
+        if items.is_empty() {
+            return self.send_error(
+                None,
+                &ErrorObject::invalid_request("Invalid request: empty batch"),
+            );
+        }
+        let pending = items
+            .iter()
+            .filter_map(|m| match m {
+                Ok(Message::Request(r)) => Some(r.id.clone()),
+                _ => None,
+            })
+            .collect();
+        self.batches.push(Batch {
+            pending,
+            responses: Vec::new(),
+            open: true,
+        });
+        let index = self.batches.len() - 1;
+        for item in items {
+            match item {
+                Ok(Message::Request(r)) if r.method == method::INITIALIZE => {
+                    let e = ErrorObject::invalid_request(
+                        "Invalid request: initialize must not be part of a batch",
+                    );
+                    self.send_error(Some(&r.id), &e);
+                }
+                Ok(msg) => self.server_message(now, msg),
+                Err(invalid) => {
+                    let mut out = Vec::new();
+                    jsonrpc::write_error(&mut out, invalid.id.as_ref(), &invalid.error);
+                    self.batches[index].responses.push(out);
+                }
+            }
+        }
+        self.batches[index].open = false;
+        self.flush_batch(index);
+    }
+
+    pub(super) fn flush_batch(&mut self, index: usize) {
+        let batch = &self.batches[index];
+        if batch.open || !batch.pending.is_empty() {
+            return;
+        }
+        let batch = self.batches.remove(index);
+        if batch.responses.is_empty() {
+            return;
+        }
+        let mut out = vec![b'['];
+        for (i, r) in batch.responses.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(r);
+        }
+        out.push(b']');
+        self.send_json(out);
+    }
+
+    pub(super) fn forget_in_batches(&mut self, id: &RequestId) {
+        if let Some(i) = self.batches.iter().position(|b| b.pending.contains(id)) {
+            self.batches[i].pending.retain(|p| p != id);
+            self.flush_batch(i);
+        }
+    }
+
+    fn server_message(&mut self, now: Instant, msg: Message) {
+        match msg {
+            Message::Request(req) => self.server_request(now, req),
+            Message::Notification(n) => self.server_notification(n),
+            Message::Response(r) => self.handle_response(r),
+        }
+    }
+
+    fn server_notification(&mut self, n: Notification) {
+        match n.method.as_str() {
+            method::INITIALIZED => {
+                if let Some(s) = &mut self.session {
+                    s.initialized = true;
+                }
+            }
+            method::CANCELLED => {
+                // A missing or unknown id is ignored (mcp-spec.md §4.1).
+                let Some(id) = n.params.get("requestId").and_then(RequestId::from_value) else {
+                    return;
+                };
+                if let Some(i) = self.listens.iter().position(|l| *l == id) {
+                    self.listens.remove(i);
+                } else if !self.cancel_call(&id) {
+                    log::debug!("cancel for {id}, which is not running");
+                }
+            }
+            _ => self.effects.push_back(Effect::Notification(n)),
+        }
+    }
+
+    fn server_request(&mut self, now: Instant, req: Request) {
+        if self.closing {
+            let e = ErrorObject::internal("The server is shutting down");
+            return self.send_error(Some(&req.id), &e);
+        }
+        if let Some(v) = meta(&req.params).and_then(|m| m.get(meta_key::PROTOCOL_VERSION)) {
+            let v = v.clone();
+            return self.modern_request(now, req, &v);
+        }
+        if req.method == method::INITIALIZE {
+            return self.initialize(req);
+        }
+        match &self.session {
+            Some(s) => {
+                let ctx = Ctx {
+                    version: s.version,
+                    modern: false,
+                    caps: s.client_capabilities.clone(),
+                    log_level: None,
+                };
+                self.legacy_request(now, req, ctx)
+            }
+            None if req.method == method::PING => self.send_result(&req.id, &json!({})),
+            None => {
+                let e = ErrorObject::invalid_params(format!(
+                    "{} needs either the initialize handshake first or, for protocol 2026-07-28, \
+                     params._meta with \"{}\" and \"{}\"",
+                    req.method,
+                    meta_key::PROTOCOL_VERSION,
+                    meta_key::CLIENT_CAPABILITIES
+                ))
+                .with_data(json!({ "supported": ProtocolVersion::all_strs() }));
+                self.send_error(Some(&req.id), &e)
+            }
+        }
+    }
+
+    fn initialize(&mut self, req: Request) {
+        let Some(asked) = req.params.get("protocolVersion").and_then(Value::as_str) else {
+            let e =
+                ErrorObject::invalid_params("initialize needs params.protocolVersion (a string)");
+            return self.send_error(Some(&req.id), &e);
+        };
+        // Answer with the client's revision when supported, else the newest legacy one
+        // (mcp-spec.md §2.1: never error on an unknown version).
+        let version = ProtocolVersion::parse(asked)
+            .filter(|v| v.is_legacy())
+            .unwrap_or(ProtocolVersion::NEWEST_LEGACY);
+        let caps = req
+            .params
+            .get("capabilities")
+            .cloned()
+            .unwrap_or(Value::Null);
+        self.session = Some(Session {
+            version,
+            initialized: false,
+            log_level: None,
+            client_capabilities: ClientCapabilities(caps),
+        });
+        let result = InitializeResult {
+            protocol_version: version.as_str().to_owned(),
+            capabilities: self.capabilities(version, false),
+            server_info: gate::implementation(&self.catalog.server_info, version),
+            instructions: self
+                .catalog
+                .instructions
+                .clone()
+                .filter(|_| version.has_2503_features()),
+        };
+        self.send_result(&req.id, &result);
+    }
+
+    /// The server's capabilities for a revision (mcp-spec.md §2.1, §2.2).
+    fn capabilities(&self, v: ProtocolVersion, modern: bool) -> Value {
+        let c = &self.catalog;
+        let mut caps = json!({ "tools": { "listChanged": false }, "logging": {} });
+        if !c.prompts.is_empty() {
+            caps["prompts"] = json!({ "listChanged": false });
+        }
+        if !c.resources.is_empty() || !c.resource_templates.is_empty() {
+            caps["resources"] = if modern {
+                json!({ "listChanged": false })
+            } else {
+                json!({ "subscribe": true, "listChanged": false })
+            };
+        }
+        if v.has_2503_features() && self.has_completions() {
+            caps["completions"] = json!({});
+        }
+        caps
+    }
+
+    fn has_completions(&self) -> bool {
+        !self.catalog.prompts.is_empty() || !self.catalog.resource_templates.is_empty()
+    }
+
+    fn modern_request(&mut self, now: Instant, req: Request, version: &Value) {
+        let Some(asked) = version.as_str() else {
+            let e = ErrorObject::invalid_params(format!(
+                "_meta \"{}\" must be a string",
+                meta_key::PROTOCOL_VERSION
+            ));
+            return self.send_error(Some(&req.id), &e);
+        };
+        let Some(version) = ProtocolVersion::parse(asked) else {
+            let e = ErrorObject::new(
+                ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,
+                format!("Unsupported protocol version: {asked}"),
+            )
+            .with_data(json!({ "supported": ProtocolVersion::all_strs(), "requested": asked }));
+            return self.send_error(Some(&req.id), &e);
+        };
+        let caps = match meta(&req.params).and_then(|m| m.get(meta_key::CLIENT_CAPABILITIES)) {
+            Some(c @ Value::Object(_)) => c.clone(),
+            _ => {
+                let e = ErrorObject::invalid_params(format!(
+                    "Missing required _meta field \"{}\" (an object)",
+                    meta_key::CLIENT_CAPABILITIES
+                ));
+                return self.send_error(Some(&req.id), &e);
+            }
+        };
+        let log_level = match Peer::check_log_level(&req.params) {
+            Ok(l) => l,
+            Err(e) => return self.send_error(Some(&req.id), &e),
+        };
+        let ctx = Ctx {
+            version,
+            modern: true,
+            caps: ClientCapabilities(caps),
+            log_level,
+        };
+        match req.method.as_str() {
+            method::DISCOVER => {
+                let result = json!({
+                    "supportedVersions": ProtocolVersion::all_strs(),
+                    "capabilities": self.capabilities(version, true),
+                    "instructions": self.catalog.instructions,
+                });
+                let mut result = result;
+                if self.catalog.instructions.is_none() {
+                    result.as_object_mut().map(|o| o.remove("instructions"));
+                }
+                self.send_modern_result(&req.id, &result, true);
+            }
+            method::SUBSCRIPTIONS_LISTEN => self.listen(req),
+            m if REMOVED_IN_2026.contains(&m) => {
+                let e = ErrorObject::new(
+                    ErrorCode::METHOD_NOT_FOUND,
+                    format!("Method not found: {m} (not part of protocol 2026-07-28)"),
+                );
+                self.send_error(Some(&req.id), &e)
+            }
+            _ => self.common_request(now, req, ctx),
+        }
+    }
+
+    fn legacy_request(&mut self, now: Instant, req: Request, ctx: Ctx) {
+        match req.method.as_str() {
+            method::PING => self.send_result(&req.id, &json!({})),
+            method::LOGGING_SET_LEVEL => {
+                match req
+                    .params
+                    .get("level")
+                    .and_then(Value::as_str)
+                    .and_then(LogLevel::parse)
+                {
+                    Some(level) => {
+                        if let Some(s) = &mut self.session {
+                            s.log_level = Some(level);
+                        }
+                        self.send_result(&req.id, &json!({}))
+                    }
+                    None => {
+                        let e = ErrorObject::invalid_params(
+                            "logging/setLevel needs params.level: one of debug, info, notice, warning, error, critical, alert, emergency",
+                        );
+                        self.send_error(Some(&req.id), &e)
+                    }
+                }
+            }
+            method::RESOURCES_SUBSCRIBE | method::RESOURCES_UNSUBSCRIBE if self.has_resources() => {
+                match req.params.get("uri").and_then(Value::as_str) {
+                    Some(_) => self.send_result(&req.id, &json!({})),
+                    None => self.send_error(
+                        Some(&req.id),
+                        &ErrorObject::invalid_params("params.uri (a string) is required"),
+                    ),
+                }
+            }
+            _ => self.common_request(now, req, ctx),
+        }
+    }
+
+    fn has_resources(&self) -> bool {
+        !self.catalog.resources.is_empty() || !self.catalog.resource_templates.is_empty()
+    }
+
+    /// Methods both eras share.
+    fn common_request(&mut self, now: Instant, req: Request, ctx: Ctx) {
+        let catalog = self.catalog.clone();
+        let v = ctx.version;
+        match req.method.as_str() {
+            method::TOOLS_LIST => {
+                self.list(&req, &ctx, "tools", &catalog.tools, |t| gate::tool(t, v));
+            }
+            method::TOOLS_CALL => self.call_tool(now, req, ctx),
+            method::PROMPTS_LIST if !catalog.prompts.is_empty() => {
+                self.list(&req, &ctx, "prompts", &catalog.prompts, |p| {
+                    gate::prompt(p, v)
+                });
+            }
+            method::PROMPTS_GET if !catalog.prompts.is_empty() => self.get_prompt(now, req, ctx),
+            method::RESOURCES_LIST if self.has_resources() => {
+                self.list(&req, &ctx, "resources", &catalog.resources, |r| {
+                    gate::resource(r, v)
+                });
+            }
+            method::RESOURCES_TEMPLATES_LIST if self.has_resources() => {
+                let items = &catalog.resource_templates;
+                self.list(&req, &ctx, "resourceTemplates", items, |r| {
+                    gate::resource_template(r, v)
+                });
+            }
+            method::RESOURCES_READ if self.has_resources() => {
+                match req.params.get("uri").and_then(Value::as_str) {
+                    Some(uri) => {
+                        let work = Work::ReadResource {
+                            uri: uri.to_owned(),
+                        };
+                        self.start(now, req, ctx, work);
+                    }
+                    None => self.send_error(
+                        Some(&req.id),
+                        &ErrorObject::invalid_params("params.uri (a string) is required"),
+                    ),
+                }
+            }
+            method::COMPLETION_COMPLETE if self.has_completions() => {
+                let work = Work::Complete {
+                    params: req.params.clone(),
+                };
+                self.start(now, req, ctx, work);
+            }
+            m => self.send_error(Some(&req.id), &ErrorObject::method_not_found(m)),
+        }
+    }
+
+    /// A page of a list result (mcp-spec.md §4.5); the cursor is the offset, as text.
+    fn list<T, U: Serialize>(
+        &mut self,
+        req: &Request,
+        ctx: &Ctx,
+        key: &str,
+        items: &[T],
+        gate: impl Fn(&T) -> U,
+    ) {
+        let start = match req.params.get("cursor") {
+            None | Some(Value::Null) => 0,
+            Some(Value::String(c)) => match c.parse::<usize>() {
+                Ok(n) if n <= items.len() => n,
+                _ => {
+                    return self.send_error(
+                        Some(&req.id),
+                        &ErrorObject::invalid_params(format!("Invalid cursor: {c}")),
+                    )
+                }
+            },
+            Some(_) => {
+                return self.send_error(
+                    Some(&req.id),
+                    &ErrorObject::invalid_params("The cursor must be a string"),
+                )
+            }
+        };
+        let end = items.len().min(start + self.config.page_size.max(1));
+        let page: Vec<U> = items[start..end].iter().map(gate).collect();
+        let mut result = Map::new();
+        result.insert(
+            key.to_owned(),
+            serde_json::to_value(page).unwrap_or(Value::Null),
+        );
+        if end < items.len() {
+            result.insert("nextCursor".into(), Value::String(end.to_string()));
+        }
+        let result = Value::Object(result);
+        if ctx.modern {
+            self.send_modern_result(&req.id, &result, true);
+        } else {
+            self.send_result(&req.id, &result);
+        }
+    }
+
+    /// Adds what every 2026-07-28 result carries: `resultType`, server info, and for
+    /// cacheable results `ttlMs`/`cacheScope` (mcp-spec.md §1.1, §2.2, §4.8).
+    pub(super) fn send_modern_result<T: Serialize + ?Sized>(
+        &mut self,
+        id: &RequestId,
+        result: &T,
+        cacheable: bool,
+    ) {
+        let mut v = match serde_json::to_value(result) {
+            Ok(Value::Object(m)) => m,
+            Ok(other) => {
+                let mut m = Map::new();
+                m.insert("value".into(), other);
+                m
+            }
+            Err(e) => {
+                return self.send_error(
+                    Some(id),
+                    &ErrorObject::internal(format!("could not serialize a result: {e}")),
+                )
+            }
+        };
+        v.insert("resultType".into(), json!("complete"));
+        let info = serde_json::to_value(&self.catalog.server_info).unwrap_or(Value::Null);
+        match v.entry("_meta").or_insert_with(|| json!({})) {
+            Value::Object(m) => {
+                m.insert(meta_key::SERVER_INFO.into(), info);
+            }
+            other => *other = json!({ meta_key::SERVER_INFO: info }),
+        }
+        if cacheable {
+            v.insert("ttlMs".into(), json!(self.config.list_ttl_ms));
+            v.insert("cacheScope".into(), json!("public"));
+        }
+        self.send_result(id, &Value::Object(v));
+    }
+
+    fn call_tool(&mut self, now: Instant, req: Request, ctx: Ctx) {
+        let params = match &req.params {
+            Value::Object(p) => p,
+            _ => {
+                return self.send_error(
+                    Some(&req.id),
+                    &ErrorObject::invalid_params("tools/call needs params with a tool name"),
+                )
+            }
+        };
+        let Some(name) = params.get("name").and_then(Value::as_str) else {
+            return self.send_error(
+                Some(&req.id),
+                &ErrorObject::invalid_params("tools/call needs params.name (a string)"),
+            );
+        };
+        let arguments = match params.get("arguments") {
+            None | Some(Value::Null) => Value::Object(Map::new()),
+            Some(a @ Value::Object(_)) => a.clone(),
+            Some(_) => {
+                return self.send_error(
+                    Some(&req.id),
+                    &ErrorObject::invalid_params("tools/call params.arguments must be an object"),
+                )
+            }
+        };
+        let Some(index) = self.catalog.tool_index(name) else {
+            let e = ErrorObject::invalid_params(format!("Unknown tool: {name}"));
+            return self.send_error(Some(&req.id), &e);
+        };
+        // Arguments that fail the schema are a tool error the model can correct, in every
+        // revision (mcp-spec.md §5.3, §11 Q4).
+        if let Err(problem) = schema::validate(&self.catalog.tools[index].input_schema, &arguments)
+        {
+            let result = gate::call_result(
+                mcp::CallToolResult::error(format!("Invalid arguments for tool {name}: {problem}")),
+                ctx.version,
+            );
+            return if ctx.modern {
+                self.send_modern_result(&req.id, &result, false)
+            } else {
+                self.send_result(&req.id, &result)
+            };
+        }
+        self.start(
+            now,
+            req,
+            ctx,
+            Work::CallTool {
+                tool: index,
+                arguments,
+            },
+        );
+    }
+
+    fn get_prompt(&mut self, now: Instant, req: Request, ctx: Ctx) {
+        let Some(name) = req.params.get("name").and_then(Value::as_str) else {
+            return self.send_error(
+                Some(&req.id),
+                &ErrorObject::invalid_params("prompts/get needs params.name (a string)"),
+            );
+        };
+        let Some(index) = self.catalog.prompts.iter().position(|p| p.name == name) else {
+            return self.send_error(
+                Some(&req.id),
+                &ErrorObject::invalid_params(format!("Unknown prompt: {name}")),
+            );
+        };
+        let arguments = match req.params.get("arguments") {
+            None | Some(Value::Null) => Map::new(),
+            Some(Value::Object(a)) if a.values().all(Value::is_string) => a.clone(),
+            Some(_) => {
+                let e = ErrorObject::invalid_params(
+                    "prompts/get params.arguments must map names to strings",
+                );
+                return self.send_error(Some(&req.id), &e);
+            }
+        };
+        let missing = self.catalog.prompts[index]
+            .arguments
+            .iter()
+            .flatten()
+            .find(|a| a.required == Some(true) && !arguments.contains_key(&a.name));
+        if let Some(a) = missing {
+            let e = ErrorObject::invalid_params(format!(
+                "Missing required argument for prompt {name}: {}",
+                a.name
+            ));
+            return self.send_error(Some(&req.id), &e);
+        }
+        self.start(
+            now,
+            req,
+            ctx,
+            Work::GetPrompt {
+                prompt: index,
+                arguments,
+            },
+        );
+    }
+
+    fn start(&mut self, now: Instant, req: Request, ctx: Ctx, work: Work) {
+        if self.calls.contains_key(&req.id) {
+            let e = ErrorObject::invalid_request(format!(
+                "Invalid request: id {} is already in use by a request in flight",
+                req.id
+            ));
+            return self.send_error(Some(&req.id), &e);
+        }
+        let mut inflight = Inflight::new(now, ctx.version, ctx.modern);
+        inflight.progress_token = meta(&req.params)
+            .and_then(|m| m.get("progressToken"))
+            .filter(|t| t.is_string() || t.is_number())
+            .cloned();
+        inflight.log_level = ctx.log_level;
+        let wants_progress = inflight.progress_token.is_some();
+        self.calls.insert(req.id.clone(), inflight);
+        self.effects.push_back(Effect::Start(Call {
+            id: req.id,
+            work,
+            version: ctx.version,
+            wants_progress,
+            client_capabilities: ctx.caps,
+        }));
+    }
+
+    fn listen(&mut self, req: Request) {
+        // The lists never change at run time, so every list-change stream is honoured
+        // trivially; resource subscriptions only for resources that exist (§4.7).
+        let asked = req
+            .params
+            .get("notifications")
+            .cloned()
+            .unwrap_or(json!({}));
+        let mut honoured = Map::new();
+        for key in [
+            "toolsListChanged",
+            "promptsListChanged",
+            "resourcesListChanged",
+        ] {
+            if asked.get(key) == Some(&Value::Bool(true)) {
+                honoured.insert(key.into(), Value::Bool(true));
+            }
+        }
+        if let Some(Value::Array(uris)) = asked.get("resourceSubscriptions") {
+            let known: Vec<Value> = uris
+                .iter()
+                .filter(|u| {
+                    self.catalog
+                        .resources
+                        .iter()
+                        .any(|r| Some(r.uri.as_str()) == u.as_str())
+                })
+                .cloned()
+                .collect();
+            honoured.insert("resourceSubscriptions".into(), Value::Array(known));
+        }
+        let id = serde_json::to_value(&req.id).unwrap_or(Value::Null);
+        let ack = json!({ "_meta": { meta_key::SUBSCRIPTION_ID: id }, "notifications": honoured });
+        self.send_notification(method::SUBSCRIPTIONS_ACKNOWLEDGED, &ack);
+        self.listens.push(req.id);
+    }
+
+    /// Starts shutting down: closes open subscriptions with a final result, cancels all work
+    /// in flight, and refuses new requests.
+    pub fn shutdown(&mut self) {
+        self.closing = true;
+        for id in std::mem::take(&mut self.listens) {
+            let idv = serde_json::to_value(&id).unwrap_or(Value::Null);
+            let result =
+                json!({ "resultType": "complete", "_meta": { meta_key::SUBSCRIPTION_ID: idv } });
+            self.send_result(&id, &result);
+        }
+        self.cancel_all();
+    }
+}

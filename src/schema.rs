@@ -1,0 +1,400 @@
+//! A small JSON Schema (2020-12) validator for tool arguments (mcp-spec.md §5.3, §9).
+//!
+//! It checks the keywords tools actually use: `type`, `enum`, `const`, `required`,
+//! `properties`, `additionalProperties`, `items`, `minItems`/`maxItems`,
+//! `minLength`/`maxLength`, `minimum`/`maximum`, `exclusiveMinimum`/`exclusiveMaximum`,
+//! `allOf`/`anyOf`/`oneOf`, `not`, and local `$ref` (`#/$defs/…`, `#/definitions/…`).
+//! Other keywords (`pattern`, `format`, …) are accepted and not checked. `$ref` never fetches
+//! anything. Nesting is bounded, so a hostile schema cannot exhaust the stack.
+
+use serde_json::Value;
+
+const MAX_DEPTH: usize = 64;
+
+/// Checks `value` against `schema`; the error names the offending argument and the rule.
+pub fn validate(schema: &Value, value: &Value) -> Result<(), String> {
+    Validator { root: schema }.check(schema, value, &mut String::new(), 0)
+}
+
+struct Validator<'a> {
+    root: &'a Value,
+}
+
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
+        Value::Number(n) if n.as_f64().is_some_and(|f| f.fract() == 0.0) => "integer",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+fn is_type(v: &Value, ty: &str) -> bool {
+    let actual = type_name(v);
+    actual == ty || (ty == "number" && actual == "integer")
+}
+
+fn describe(path: &str) -> String {
+    if path.is_empty() {
+        "the arguments".to_owned()
+    } else {
+        format!("argument `{path}`")
+    }
+}
+
+fn short(v: &Value) -> String {
+    let s = v.to_string();
+    if s.chars().count() > 60 {
+        let cut: String = s.chars().take(57).collect();
+        format!("{cut}...")
+    } else {
+        s
+    }
+}
+
+impl Validator<'_> {
+    fn resolve<'s>(&'s self, reference: &str) -> Option<&'s Value> {
+        let pointer = reference.strip_prefix('#')?;
+        self.root.pointer(pointer)
+    }
+
+    fn check(
+        &self,
+        schema: &Value,
+        v: &Value,
+        path: &mut String,
+        depth: usize,
+    ) -> Result<(), String> {
+        if depth > MAX_DEPTH {
+            return Err(format!("{}: the schema nests too deeply", describe(path)));
+        }
+        let Value::Object(s) = schema else {
+            return match schema {
+                Value::Bool(false) => Err(format!("{} is not allowed", describe(path))),
+                _ => Ok(()),
+            };
+        };
+        if let Some(Value::String(r)) = s.get("$ref") {
+            let target = self.resolve(r).ok_or_else(|| {
+                format!(
+                    "{}: schema reference {r} cannot be resolved",
+                    describe(path)
+                )
+            })?;
+            self.check(target, v, path, depth + 1)?;
+        }
+        if let Some(ty) = s.get("type") {
+            let ok = match ty {
+                Value::String(t) => is_type(v, t),
+                Value::Array(ts) => ts.iter().filter_map(Value::as_str).any(|t| is_type(v, t)),
+                _ => true,
+            };
+            if !ok {
+                let want = match ty {
+                    Value::Array(ts) => {
+                        let names: Vec<&str> = ts.iter().filter_map(Value::as_str).collect();
+                        names.join(" or ")
+                    }
+                    other => other.as_str().unwrap_or("?").to_owned(),
+                };
+                return Err(format!(
+                    "{}: expected {want}, got {}",
+                    describe(path),
+                    type_name(v)
+                ));
+            }
+        }
+        if let Some(Value::Array(options)) = s.get("enum") {
+            if !options.iter().any(|o| o == v) {
+                let list: Vec<String> = options.iter().map(short).collect();
+                return Err(format!(
+                    "{}: {} is not one of {}",
+                    describe(path),
+                    short(v),
+                    list.join(", ")
+                ));
+            }
+        }
+        if let Some(c) = s.get("const") {
+            if c != v {
+                return Err(format!("{}: must be {}", describe(path), short(c)));
+            }
+        }
+        self.check_number(s, v, path)?;
+        self.check_string(s, v, path)?;
+        self.check_array(s, v, path, depth)?;
+        self.check_object(s, v, path, depth)?;
+        self.check_combinators(s, v, path, depth)
+    }
+
+    fn check_number(
+        &self,
+        s: &serde_json::Map<String, Value>,
+        v: &Value,
+        path: &str,
+    ) -> Result<(), String> {
+        let Some(x) = v.as_f64() else { return Ok(()) };
+        let bound = |k: &str| s.get(k).and_then(Value::as_f64);
+        let fail = |rule: String| Err(format!("{}: {} {rule}", describe(path), short(v)));
+        if let Some(m) = bound("minimum").filter(|m| x < *m) {
+            return fail(format!("is less than the minimum {m}"));
+        }
+        if let Some(m) = bound("maximum").filter(|m| x > *m) {
+            return fail(format!("is greater than the maximum {m}"));
+        }
+        if let Some(m) = bound("exclusiveMinimum").filter(|m| x <= *m) {
+            return fail(format!("must be greater than {m}"));
+        }
+        if let Some(m) = bound("exclusiveMaximum").filter(|m| x >= *m) {
+            return fail(format!("must be less than {m}"));
+        }
+        Ok(())
+    }
+
+    fn check_string(
+        &self,
+        s: &serde_json::Map<String, Value>,
+        v: &Value,
+        path: &str,
+    ) -> Result<(), String> {
+        let Value::String(text) = v else {
+            return Ok(());
+        };
+        let len = text.chars().count() as u64;
+        if let Some(m) = s
+            .get("minLength")
+            .and_then(Value::as_u64)
+            .filter(|m| len < *m)
+        {
+            return Err(format!(
+                "{}: must be at least {m} characters long",
+                describe(path)
+            ));
+        }
+        if let Some(m) = s
+            .get("maxLength")
+            .and_then(Value::as_u64)
+            .filter(|m| len > *m)
+        {
+            return Err(format!(
+                "{}: is {len} characters long, more than the maximum of {m}",
+                describe(path)
+            ));
+        }
+        Ok(())
+    }
+
+    fn check_array(
+        &self,
+        s: &serde_json::Map<String, Value>,
+        v: &Value,
+        path: &mut String,
+        depth: usize,
+    ) -> Result<(), String> {
+        let Value::Array(items) = v else {
+            return Ok(());
+        };
+        let n = items.len() as u64;
+        if let Some(m) = s.get("minItems").and_then(Value::as_u64).filter(|m| n < *m) {
+            return Err(format!("{}: needs at least {m} items", describe(path)));
+        }
+        if let Some(m) = s.get("maxItems").and_then(Value::as_u64).filter(|m| n > *m) {
+            return Err(format!(
+                "{}: has {n} items, more than the maximum of {m}",
+                describe(path)
+            ));
+        }
+        if let Some(item_schema) = s.get("items") {
+            for (i, item) in items.iter().enumerate() {
+                let len = path.len();
+                path.push_str(&format!("[{i}]"));
+                self.check(item_schema, item, path, depth + 1)?;
+                path.truncate(len);
+            }
+        }
+        Ok(())
+    }
+
+    fn check_object(
+        &self,
+        s: &serde_json::Map<String, Value>,
+        v: &Value,
+        path: &mut String,
+        depth: usize,
+    ) -> Result<(), String> {
+        let Value::Object(obj) = v else { return Ok(()) };
+        if let Some(Value::Array(required)) = s.get("required") {
+            for name in required.iter().filter_map(Value::as_str) {
+                if !obj.contains_key(name) {
+                    let full = if path.is_empty() {
+                        name.to_owned()
+                    } else {
+                        format!("{path}.{name}")
+                    };
+                    return Err(format!("missing required argument `{full}`"));
+                }
+            }
+        }
+        let props = s.get("properties").and_then(Value::as_object);
+        for (key, val) in obj {
+            let len = path.len();
+            if !path.is_empty() {
+                path.push('.');
+            }
+            path.push_str(key);
+            let result = match props.and_then(|p| p.get(key)) {
+                Some(prop_schema) => self.check(prop_schema, val, path, depth + 1),
+                None => match s.get("additionalProperties") {
+                    Some(Value::Bool(false)) => Err(format!("unknown argument `{path}`")),
+                    Some(extra @ Value::Object(_)) => self.check(extra, val, path, depth + 1),
+                    _ => Ok(()),
+                },
+            };
+            path.truncate(len);
+            result?;
+        }
+        Ok(())
+    }
+
+    fn check_combinators(
+        &self,
+        s: &serde_json::Map<String, Value>,
+        v: &Value,
+        path: &mut String,
+        depth: usize,
+    ) -> Result<(), String> {
+        if let Some(Value::Array(all)) = s.get("allOf") {
+            for sub in all {
+                self.check(sub, v, path, depth + 1)?;
+            }
+        }
+        let passing = |subs: &Vec<Value>, path: &mut String| {
+            subs.iter()
+                .filter(|sub| self.check(sub, v, path, depth + 1).is_ok())
+                .count()
+        };
+        if let Some(Value::Array(any)) = s.get("anyOf") {
+            if passing(any, path) == 0 {
+                return Err(format!(
+                    "{}: matches none of the allowed forms",
+                    describe(path)
+                ));
+            }
+        }
+        if let Some(Value::Array(one)) = s.get("oneOf") {
+            if passing(one, path) != 1 {
+                return Err(format!(
+                    "{}: must match exactly one of the allowed forms",
+                    describe(path)
+                ));
+            }
+        }
+        if let Some(not) = s.get("not") {
+            if self.check(not, v, path, depth + 1).is_ok() {
+                return Err(format!(
+                    "{}: matches a form that is not allowed",
+                    describe(path)
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn schema() -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "a": {"type": "integer", "minimum": 0, "maximum": 10},
+                "s": {"type": "string", "minLength": 2, "maxLength": 4},
+                "e": {"enum": ["x", "y"]},
+                "l": {"type": "array", "items": {"type": "string"}, "maxItems": 2},
+                "r": {"$ref": "#/$defs/pos"}
+            },
+            "required": ["a"],
+            "additionalProperties": false,
+            "$defs": {"pos": {"type": "number", "exclusiveMinimum": 0}}
+        })
+    }
+
+    #[test]
+    fn accepts_valid_arguments() {
+        let ok = json!({"a": 3, "s": "abc", "e": "x", "l": ["p"], "r": 0.5});
+        assert_eq!(validate(&schema(), &ok), Ok(()));
+        assert_eq!(validate(&schema(), &json!({"a": 3.0})), Ok(()));
+    }
+
+    #[test]
+    fn names_the_problem() {
+        let cases = [
+            (json!({}), "missing required argument `a`"),
+            (
+                json!({"a": "3"}),
+                "argument `a`: expected integer, got string",
+            ),
+            (
+                json!({"a": 1.5}),
+                "argument `a`: expected integer, got number",
+            ),
+            (
+                json!({"a": 11}),
+                "argument `a`: 11 is greater than the maximum 10",
+            ),
+            (
+                json!({"a": -1}),
+                "argument `a`: -1 is less than the minimum 0",
+            ),
+            (
+                json!({"a": 1, "s": "a"}),
+                "argument `s`: must be at least 2 characters long",
+            ),
+            (
+                json!({"a": 1, "s": "abcde"}),
+                "argument `s`: is 5 characters long, more than the maximum of 4",
+            ),
+            (
+                json!({"a": 1, "e": "z"}),
+                "argument `e`: \"z\" is not one of \"x\", \"y\"",
+            ),
+            (
+                json!({"a": 1, "l": [1]}),
+                "argument `l[0]`: expected string, got integer",
+            ),
+            (
+                json!({"a": 1, "l": ["a", "b", "c"]}),
+                "argument `l`: has 3 items, more than the maximum of 2",
+            ),
+            (json!({"a": 1, "zz": 1}), "unknown argument `zz`"),
+            (
+                json!({"a": 1, "r": 0}),
+                "argument `r`: 0 must be greater than 0",
+            ),
+            (json!([1]), "the arguments: expected object, got array"),
+        ];
+        for (args, want) in cases {
+            assert_eq!(validate(&schema(), &args), Err(want.to_owned()), "{args}");
+        }
+    }
+
+    #[test]
+    fn hostile_schemas_are_bounded() {
+        let looping = json!({"$ref": "#"});
+        assert!(validate(&looping, &json!(1))
+            .unwrap_err()
+            .contains("nests too deeply"));
+        let dangling = json!({"$ref": "https://example.com/s.json"});
+        assert!(validate(&dangling, &json!(1))
+            .unwrap_err()
+            .contains("cannot be resolved"));
+    }
+}
