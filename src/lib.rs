@@ -1,14 +1,56 @@
 //! stdmcp: MCP (Model Context Protocol) over plain Rust `std`.
 //!
-//! The crate serves tools to AI agents over the stdio transport without an async runtime.
-//! The protocol lives in a sans-IO [`peer::Peer`]; the [`framing`] decoder turns bytes into
-//! frames; [`jsonrpc`] and [`mcp`] hold the wire types.
+//! Serve tools to AI agents over the stdio transport, with no async runtime: real
+//! cancellation, progress heartbeats, server-side deadlines, and clean shutdown.
 //!
-//! Wire logging: `RUST_LOG=stdmcp=trace` logs every frame in and out on stderr.
+//! # Layers
+//!
+//! * [`framing`]: sans-IO frame decoder (newline-delimited JSON or `Content-Length`).
+//! * [`jsonrpc`], [`mcp`]: wire types for protocol revisions 2024-11-05 to 2026-07-28.
+//! * [`peer`]: the sans-IO protocol state machine, server and client role; no I/O, no clock.
+//! * [`server`]: the threads that run a peer on stdin/stdout, and the API for tools.
+//! * [`cancel`]: the cancel token a call's handler sees.
+//!
+//! # Threads
+//!
+//! ```text
+//!   stdin                                                                stdout
+//!     │                                                                    ▲
+//! ┌───▼────────────┐  frames   ┌───────────────────────────┐  bytes   ┌────┴──────────┐
+//! │ stdmcp-reader  ├──────────►│ dispatcher: Mutex<Peer>   ├─────────►│ stdmcp-writer │
+//! │ FrameDecoder   │  (lock)   │ + cancel tokens, waiters  │ crossbeam│ sole owner of │
+//! └────────────────┘           └──┬──────────▲─────────▲───┘ channel  │ stdout        │
+//!                         Start   │  finish, │         │ heartbeats,└───────────────┘
+//!                         (pool)  │  progress│         │ deadlines
+//!                       ┌─────────▼──────────┴──┐  ┌───┴───────────┐
+//!                       │ stdmcp-worker × N     │  │ stdmcp-timer  │
+//!                       │ one per call in flight│  └───────────────┘
+//!                       │ AtomicBool cancel flag│
+//!                       └───────────────────────┘
+//! stdmcp-signals ──(SIGTERM, SIGHUP, SIGINT)──► main thread: shutdown sequence
+//! ```
+//!
+//! The dispatcher is not a thread of its own: whichever thread has input for the peer (the
+//! reader with frames, a worker with its result or progress, the timer with a heartbeat) takes
+//! the lock, hands the input over and carries out the peer's effects (bytes to the writer,
+//! work to the pool, cancel tokens fired) before letting go. Cheap methods (`initialize`,
+//! `server/discover`, `ping`, `tools/list`, cancellation) are thus answered on the reader
+//! thread, and a tool's result goes from its worker straight to the writer's queue, with
+//! two thread hand-offs per call instead of four.
+//!
+//! # Wire logging
+//!
+//! `RUST_LOG=stdmcp=trace` logs every frame in (`<`) and out (`>`) on stderr.
 #![deny(clippy::print_stdout, clippy::dbg_macro)]
 
+pub mod cancel;
 pub mod framing;
 pub mod jsonrpc;
 pub mod mcp;
 pub mod peer;
 pub mod schema;
+pub mod server;
+
+pub use cancel::{CancelReason, CancelToken};
+pub use mcp::{CallToolResult, Content};
+pub use server::{Ctx, Options, Server, ToolDef, ToolError, ToolResult};

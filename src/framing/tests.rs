@@ -1,4 +1,3 @@
-
 use super::*;
 
 type Item = Result<Frame, FrameError>;

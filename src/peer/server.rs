@@ -667,6 +667,12 @@ impl Peer {
         self.listens.push(req.id);
     }
 
+    /// Stops accepting requests: new ones are answered with an error at once; work in flight
+    /// goes on.
+    pub fn close(&mut self) {
+        self.closing = true;
+    }
+
     /// Starts shutting down: closes open subscriptions with a final result, cancels all work
     /// in flight, and refuses new requests.
     pub fn shutdown(&mut self) {

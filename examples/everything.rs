@@ -1,0 +1,443 @@
+//! A test server built with stdmcp's public API: the tools the integration tests, the
+//! benchmark and the SDK interop checks use, and the official conformance suite's fixtures.
+//!
+//! Run: `cargo run --example everything` (speaks MCP on stdin/stdout).
+//!
+//! | tool | what it does |
+//! |---|---|
+//! | `echo {text}` | returns the text |
+//! | `add {a, b}` | integers; `structuredContent {sum}` with an output schema, and the JSON as text |
+//! | `sleep {ms}` | sleeps; progress every 100 ms when asked; stops at once when cancelled |
+//! | `spawn {ms}` | runs the system `sleep` through the process runner; cancelling kills it |
+//! | `fail {}` | an `isError` result |
+//! | `panic {}` | a handler that panics (the server goes on) |
+//! | `test_*`, `json_schema_2020_12_tool` | the conformance suite's fixtures |
+
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use stdmcp::jsonrpc::ErrorObject;
+use stdmcp::mcp::{
+    GetPromptResult, LogLevel, Prompt, PromptArgument, PromptMessage, Resource, ResourceContents,
+    ResourceTemplate, ToolAnnotations,
+};
+use stdmcp::{CallToolResult, Content, Ctx, Server, ToolDef, ToolError, ToolResult};
+
+/// A 1x1 PNG.
+const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
+/// A WAV header with no samples.
+const WAV: &str = "UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQAAAAA=";
+
+fn schema(props: Value, required: &[&str]) -> Value {
+    json!({ "type": "object", "properties": props, "required": required })
+}
+
+fn read_only() -> ToolAnnotations {
+    ToolAnnotations {
+        read_only_hint: Some(true),
+        open_world_hint: Some(false),
+        ..Default::default()
+    }
+}
+
+fn int_arg(args: &Value, name: &str) -> Result<i64, ToolError> {
+    args[name]
+        .as_i64()
+        .ok_or_else(|| ToolError::msg(format!("{name} must be an integer")))
+}
+
+fn sleep(ctx: &Ctx, args: Value) -> ToolResult {
+    let ms = int_arg(&args, "ms")?.max(0) as u64;
+    let start = Instant::now();
+    let end = start + Duration::from_millis(ms);
+    let total = ms.div_ceil(100) as f64;
+    let mut step = 0u64;
+    loop {
+        let next = (start + Duration::from_millis(100 * (step + 1))).min(end);
+        if ctx.wait_cancelled(next) {
+            return Ok(CallToolResult::text("cancelled"));
+        }
+        step += 1;
+        if next >= end {
+            return Ok(CallToolResult::text("slept"));
+        }
+        ctx.progress(
+            step as f64,
+            Some(total),
+            Some(&format!("slept {} ms", 100 * step)),
+        );
+    }
+}
+
+fn tools(server: Server) -> Server {
+    server
+        .tool(
+            ToolDef::new(
+                "echo",
+                "Returns the text it is given.",
+                schema(json!({"text": {"type": "string"}}), &["text"]),
+                |_, args| {
+                    Ok(CallToolResult::text(
+                        args["text"].as_str().unwrap_or_default(),
+                    ))
+                },
+            )
+            .title("Echo")
+            .annotations(read_only()),
+        )
+        .tool(
+            ToolDef::new(
+                "add",
+                "Adds two integers.",
+                schema(
+                    json!({"a": {"type": "integer"}, "b": {"type": "integer"}}),
+                    &["a", "b"],
+                ),
+                |_, args| {
+                    let sum = int_arg(&args, "a")?
+                        .checked_add(int_arg(&args, "b")?)
+                        .ok_or_else(|| ToolError::msg("the sum overflows"))?;
+                    Ok(CallToolResult::structured(json!({ "sum": sum })))
+                },
+            )
+            .title("Add")
+            .output_schema(schema(json!({"sum": {"type": "integer"}}), &["sum"]))
+            .annotations(read_only()),
+        )
+        .tool(
+            ToolDef::new(
+                "sleep",
+                "Sleeps for ms milliseconds, reporting progress every 100 ms.",
+                schema(json!({"ms": {"type": "integer", "minimum": 0}}), &["ms"]),
+                sleep,
+            )
+            .annotations(read_only()),
+        )
+        .tool(ToolDef::new(
+            "fail",
+            "Always fails.",
+            json!({"type": "object"}),
+            |_, _| Err(ToolError::msg("this tool always fails")),
+        ))
+        .tool(ToolDef::new(
+            "panic",
+            "A handler that panics.",
+            json!({"type": "object"}),
+            |_, _| panic!("the panic tool panicked on purpose"),
+        ))
+}
+
+fn conformance_tools(server: Server) -> Server {
+    let no_args = || json!({"type": "object", "properties": {}});
+    let text_tool = |name: &str, desc: &str, result: fn() -> CallToolResult| {
+        ToolDef::new(
+            name,
+            desc,
+            json!({"type": "object", "properties": {}}),
+            move |_, _| Ok(result()),
+        )
+    };
+    server
+        .tool(text_tool("test_simple_text", "Returns simple text content", || {
+            CallToolResult::text("This is a simple text response for testing.")
+        }))
+        .tool(text_tool("test_image_content", "Returns image content", || {
+            CallToolResult::new(vec![Content::image(PNG, "image/png")])
+        }))
+        .tool(text_tool("test_audio_content", "Returns audio content", || {
+            CallToolResult::new(vec![Content::audio(WAV, "audio/wav")])
+        }))
+        .tool(text_tool("test_embedded_resource", "Returns an embedded resource", || {
+            CallToolResult::new(vec![Content::resource(ResourceContents::text(
+                "test://embedded-resource",
+                "text/plain",
+                "This is an embedded resource content.",
+            ))])
+        }))
+        .tool(text_tool("test_multiple_content_types", "Returns text, image and resource content", || {
+            CallToolResult::new(vec![
+                Content::text("Multiple content types test:"),
+                Content::image(PNG, "image/png"),
+                Content::resource(ResourceContents::text(
+                    "test://mixed-content-resource",
+                    "application/json",
+                    r#"{"test":"data","value":123}"#,
+                )),
+            ])
+        }))
+        .tool(text_tool("test_error_handling", "Always returns an error", || {
+            CallToolResult::error("This tool intentionally returns an error for testing")
+        }))
+        .tool(ToolDef::new("test_tool_with_logging", "Sends log messages while running", no_args(), |ctx, _| {
+            for (i, m) in ["Tool execution started", "Tool processing data", "Tool execution completed"].iter().enumerate() {
+                if i > 0 && !ctx.sleep(Duration::from_millis(50)) {
+                    break;
+                }
+                ctx.log(LogLevel::Info, *m);
+            }
+            Ok(CallToolResult::text("Tool with logging executed successfully"))
+        }))
+        .tool(ToolDef::new("test_tool_with_progress", "Reports progress 0, 50, 100", no_args(), |ctx, _| {
+            for (i, p) in [0.0, 50.0, 100.0].into_iter().enumerate() {
+                if i > 0 && !ctx.sleep(Duration::from_millis(50)) {
+                    break;
+                }
+                ctx.progress(p, Some(100.0), Some(&format!("Completed step {p} of 100")));
+            }
+            Ok(CallToolResult::text("Progress tool completed"))
+        }))
+        .tool(ToolDef::new(
+            "test_sampling",
+            "Asks the client's model to answer a prompt",
+            schema(json!({"prompt": {"type": "string", "description": "The prompt to send"}}), &["prompt"]),
+            |ctx, args| {
+                let prompt = args["prompt"].as_str().unwrap_or_default();
+                let r = ctx
+                    .create_message(json!({"messages": [{"role": "user", "content": {"type": "text", "text": prompt}}], "maxTokens": 100}))
+                    .map_err(|e| ToolError::msg(e.message))?;
+                let text = r.pointer("/content/text").and_then(Value::as_str).unwrap_or("");
+                Ok(CallToolResult::text(format!("LLM response: {text}")))
+            },
+        ))
+        .tool(elicit_tool(
+            "test_elicitation",
+            schema(json!({"message": {"type": "string"}}), &["message"]),
+            |args| {
+                json!({"message": args["message"].as_str().unwrap_or("Please provide your information"), "requestedSchema": {
+                    "type": "object",
+                    "properties": {
+                        "username": {"type": "string", "description": "Your username"},
+                        "email": {"type": "string", "description": "Your email address"}
+                    },
+                    "required": ["username", "email"]
+                }})
+            },
+        ))
+        .tool(elicit_tool("test_elicitation_sep1034_defaults", no_args(), |_| {
+            json!({"message": "Please review and update the form fields with defaults", "requestedSchema": {
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string", "description": "User name", "default": "John Doe"},
+                    "age": {"type": "integer", "description": "User age", "default": 30},
+                    "score": {"type": "number", "description": "User score", "default": 95.5},
+                    "status": {"type": "string", "description": "User status", "enum": ["active", "inactive", "pending"], "default": "active"},
+                    "verified": {"type": "boolean", "description": "Verification status", "default": true}
+                }
+            }})
+        }))
+        .tool(elicit_tool("test_elicitation_sep1330_enums", no_args(), |_| {
+            json!({"message": "Please select options from the enum fields", "requestedSchema": {
+                "type": "object",
+                "properties": {
+                    "untitledSingle": {"type": "string", "description": "Select one option", "enum": ["option1", "option2", "option3"]},
+                    "titledSingle": {"type": "string", "description": "Select one option with titles", "oneOf": [
+                        {"const": "value1", "title": "First Option"},
+                        {"const": "value2", "title": "Second Option"},
+                        {"const": "value3", "title": "Third Option"}]},
+                    "legacyEnum": {"type": "string", "description": "Select one option (legacy)", "enum": ["opt1", "opt2", "opt3"], "enumNames": ["Option One", "Option Two", "Option Three"]},
+                    "untitledMulti": {"type": "array", "description": "Select multiple options", "minItems": 1, "maxItems": 3, "items": {"type": "string", "enum": ["option1", "option2", "option3"]}},
+                    "titledMulti": {"type": "array", "description": "Select multiple options with titles", "minItems": 1, "maxItems": 3, "items": {"anyOf": [
+                        {"const": "value1", "title": "First Choice"},
+                        {"const": "value2", "title": "Second Choice"},
+                        {"const": "value3", "title": "Third Choice"}]}}
+                }
+            }})
+        }))
+        .tool(ToolDef::new(
+            "json_schema_2020_12_tool",
+            "Tool with JSON Schema 2020-12 features",
+            json!({
+                "$schema": "https://json-schema.org/draft/2020-12/schema",
+                "type": "object",
+                "$defs": {"address": {"type": "object", "properties": {"street": {"type": "string"}, "city": {"type": "string"}}}},
+                "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+                "additionalProperties": false
+            }),
+            |_, args| Ok(CallToolResult::text(format!("JSON Schema 2020-12 tool called with: {args}"))),
+        ))
+}
+
+fn elicit_tool(name: &str, input: Value, params: fn(&Value) -> Value) -> ToolDef {
+    ToolDef::new(
+        name,
+        "Asks the user for input through elicitation",
+        input,
+        move |ctx, args| {
+            let r = ctx
+                .elicit(params(&args))
+                .map_err(|e| ToolError::msg(e.message))?;
+            let action = r["action"].as_str().unwrap_or("unknown");
+            Ok(CallToolResult::text(format!(
+                "User response: action={action}, content={}",
+                r["content"]
+            )))
+        },
+    )
+}
+
+fn prompt(name: &str, description: &str, args: &[&str]) -> Prompt {
+    let arguments = args
+        .iter()
+        .map(|a| PromptArgument {
+            name: (*a).into(),
+            title: None,
+            description: Some(format!("Argument {a}")),
+            required: Some(true),
+        })
+        .collect::<Vec<_>>();
+    Prompt {
+        name: name.into(),
+        title: None,
+        description: Some(description.into()),
+        arguments: (!arguments.is_empty()).then_some(arguments),
+        icons: None,
+    }
+}
+
+fn user(content: Content) -> PromptMessage {
+    PromptMessage {
+        role: "user".into(),
+        content,
+    }
+}
+
+fn prompts(server: Server) -> Server {
+    let one = |messages: Vec<PromptMessage>| {
+        Ok(GetPromptResult {
+            description: None,
+            messages,
+        })
+    };
+    server
+        .prompt(
+            prompt(
+                "test_simple_prompt",
+                "A simple prompt without arguments",
+                &[],
+            ),
+            move |_, _| {
+                one(vec![user(Content::text(
+                    "This is a simple prompt for testing.",
+                ))])
+            },
+        )
+        .prompt(
+            prompt(
+                "test_prompt_with_arguments",
+                "A prompt with required arguments",
+                &["arg1", "arg2"],
+            ),
+            move |_, a| {
+                let get = |k: &str| {
+                    a.get(k)
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_owned()
+                };
+                one(vec![user(Content::text(format!(
+                    "Prompt with arguments: arg1='{}', arg2='{}'",
+                    get("arg1"),
+                    get("arg2")
+                )))])
+            },
+        )
+        .prompt(
+            prompt(
+                "test_prompt_with_embedded_resource",
+                "A prompt with an embedded resource",
+                &["resourceUri"],
+            ),
+            move |_, a| {
+                let uri = a
+                    .get("resourceUri")
+                    .and_then(Value::as_str)
+                    .unwrap_or("test://example-resource");
+                one(vec![
+                    user(Content::resource(ResourceContents::text(
+                        uri,
+                        "text/plain",
+                        "Embedded resource content for testing.",
+                    ))),
+                    user(Content::text("Please process the embedded resource above.")),
+                ])
+            },
+        )
+        .prompt(
+            prompt("test_prompt_with_image", "A prompt with an image", &[]),
+            move |_, _| {
+                one(vec![
+                    user(Content::image(PNG, "image/png")),
+                    user(Content::text("Please analyze the image above.")),
+                ])
+            },
+        )
+        .completer(|_, params| {
+            let value = params
+                .pointer("/argument/value")
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            Ok(["paris", "park", "party", "test"]
+                .iter()
+                .filter(|c| c.starts_with(value))
+                .map(|c| (*c).to_owned())
+                .collect())
+        })
+}
+
+fn resource(uri: &str, name: &str, mime: &str) -> Resource {
+    Resource {
+        uri: uri.into(),
+        name: name.into(),
+        title: None,
+        description: Some(format!("The {name} resource")),
+        mime_type: Some(mime.into()),
+    }
+}
+
+fn resources(server: Server) -> Server {
+    let text = |uri: &str, body: &str| {
+        Ok::<_, ErrorObject>(vec![ResourceContents::text(uri, "text/plain", body)])
+    };
+    server
+        .resource(
+            resource("test://static-text", "static-text", "text/plain"),
+            move |_, uri| text(uri, "This is the content of the static text resource."),
+        )
+        .resource(
+            resource("test://static-binary", "static-binary", "image/png"),
+            |_, uri| Ok(vec![ResourceContents::blob(uri, "image/png", PNG)]),
+        )
+        .resource(
+            resource("test://watched-resource", "watched-resource", "text/plain"),
+            move |_, uri| text(uri, "Watched resource content"),
+        )
+        .resource_template(
+            ResourceTemplate {
+                uri_template: "test://template/{id}/data".into(),
+                name: "template".into(),
+                title: None,
+                description: Some("A resource template with an id".into()),
+                mime_type: Some("application/json".into()),
+            },
+            |_, uri, vars| {
+                let id = vars.get("id").cloned().unwrap_or_default();
+                let body =
+                    json!({"id": id, "templateTest": true, "data": format!("Data for ID: {id}")});
+                Ok(vec![ResourceContents::text(
+                    uri,
+                    "application/json",
+                    body.to_string(),
+                )])
+            },
+        )
+}
+
+fn main() -> std::process::ExitCode {
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn"))
+        .target(env_logger::Target::Stderr)
+        .init();
+    let server = Server::new("stdmcp-everything", env!("CARGO_PKG_VERSION")).instructions(
+        "A test server: echo, add, sleep, spawn, fail, and the conformance suite's fixtures.",
+    );
+    resources(prompts(conformance_tools(tools(server)))).serve_stdio()
+}

@@ -1,0 +1,341 @@
+//! The dispatcher: the peer behind one lock, and the code that carries out its effects.
+//!
+//! Whichever thread has something for the peer (the reader with frames, a worker with a
+//! result or progress, the timer with a heartbeat) takes the lock, hands it over, and carries
+//! out the effects before letting go. Bytes for stdout go to the writer's channel in the
+//! order the peer produced them, so a call's progress always precedes its response.
+
+use std::collections::HashMap;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Instant;
+
+use crossbeam_channel::Sender;
+use serde_json::{json, Value};
+
+use super::{match_template, Ctx, Handlers, Options, Pool};
+use crate::cancel::{CancelReason, CancelToken};
+use crate::jsonrpc::{ErrorObject, RequestId};
+use crate::mcp::{gate, CallToolResult, GetPromptResult, PromptMessage};
+use crate::peer::{Call, Effect, Outcome, Peer, Work};
+
+/// What the main thread waits for.
+#[derive(Debug)]
+pub(super) enum Event {
+    InputClosed,
+    OutputClosed,
+    Signal(i32),
+    /// The last call in flight ended while draining.
+    Idle,
+}
+
+pub(super) struct State {
+    pub peer: Peer,
+    pub tokens: HashMap<RequestId, CancelToken>,
+    /// Server→client requests waiting for the client's answer.
+    pub waiters: HashMap<RequestId, Sender<Result<Value, ErrorObject>>>,
+    pub deadlines: Vec<(Instant, RequestId)>,
+    pub draining: bool,
+    pub stopped: bool,
+}
+
+pub(crate) struct Shared {
+    state: Mutex<State>,
+    pub out: Sender<Vec<u8>>,
+    pub events: Sender<Event>,
+    pub timer: Sender<()>,
+    pub pool: Pool,
+    pub handlers: Handlers,
+}
+
+impl Shared {
+    pub fn new(
+        peer: Peer,
+        out: Sender<Vec<u8>>,
+        events: Sender<Event>,
+        timer: Sender<()>,
+        handlers: Handlers,
+        options: Options,
+    ) -> Shared {
+        let pool = Pool::new(
+            options.max_concurrent_calls,
+            options.worker_keep_alive,
+            options.worker_stack,
+        );
+        Shared {
+            state: Mutex::new(State {
+                peer,
+                tokens: HashMap::new(),
+                waiters: HashMap::new(),
+                deadlines: Vec::new(),
+                draining: false,
+                stopped: false,
+            }),
+            out,
+            events,
+            timer,
+            pool,
+            handlers,
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Runs `f` on the state, then carries out the peer's effects.
+    pub fn with_state<R>(self: &Arc<Self>, f: impl FnOnce(&mut State) -> R) -> R {
+        let mut st = self.lock();
+        let r = f(&mut st);
+        self.apply(&mut st);
+        r
+    }
+
+    /// Runs `f` on the peer, then carries out its effects.
+    pub fn with_peer<R>(self: &Arc<Self>, f: impl FnOnce(&mut Peer) -> R) -> R {
+        self.with_state(|st| f(&mut st.peer))
+    }
+
+    fn apply(self: &Arc<Self>, st: &mut State) {
+        while let Some(effect) = st.peer.poll_effect() {
+            match effect {
+                Effect::Send(bytes) => {
+                    if log::log_enabled!(log::Level::Trace) {
+                        log::trace!("> {}", String::from_utf8_lossy(&bytes).trim_end());
+                    }
+                    let _ = self.out.send(bytes);
+                }
+                Effect::Start(call) => self.start(st, call),
+                Effect::Cancel(id) => {
+                    let reason = if st.draining {
+                        CancelReason::Shutdown
+                    } else {
+                        CancelReason::Client
+                    };
+                    if let Some(token) = st.tokens.get(&id) {
+                        token.cancel(reason);
+                    }
+                }
+                Effect::Response(r) => match st.waiters.remove(&r.id) {
+                    Some(tx) => {
+                        let _ = tx.send(r.result);
+                    }
+                    None => log::debug!("response {} has no waiter", r.id),
+                },
+                Effect::Notification(n) => log::debug!("notification {} ignored", n.method),
+                Effect::Request(r) => log::debug!("request {} ignored", r.method),
+            }
+        }
+    }
+
+    /// Wakes the timer thread so that it recomputes its next deadline.
+    fn wake_timer(&self) {
+        let _ = self.timer.try_send(());
+    }
+
+    fn start(self: &Arc<Self>, st: &mut State, call: Call) {
+        let token = CancelToken::new();
+        st.tokens.insert(call.id.clone(), token.clone());
+        let timeout = match &call.work {
+            Work::CallTool { tool, .. } => self.handlers.tools.get(*tool).and_then(|t| t.1),
+            _ => None,
+        };
+        let deadline = timeout.map(|t| Instant::now() + t);
+        if let Some(d) = deadline {
+            st.deadlines.push((d, call.id.clone()));
+        }
+        if deadline.is_some() || call.wants_progress {
+            self.wake_timer();
+        }
+        let ctx = Ctx {
+            shared: self.clone(),
+            id: call.id,
+            cancel: token,
+            deadline,
+            version: call.version,
+            wants_progress: call.wants_progress,
+            client_capabilities: call.client_capabilities,
+        };
+        let work = call.work;
+        self.pool.submit(Box::new(move || {
+            let outcome = run(&ctx, work);
+            ctx.shared.finish(&ctx.id, outcome);
+        }));
+    }
+
+    fn finish(self: &Arc<Self>, id: &RequestId, outcome: Outcome) {
+        let mut st = self.lock();
+        st.tokens.remove(id);
+        st.deadlines.retain(|(_, d)| d != id);
+        st.peer.finish(Instant::now(), id, outcome);
+        self.apply(&mut st);
+        if st.draining && st.peer.calls_in_flight() == 0 {
+            let _ = self.events.send(Event::Idle);
+        }
+    }
+
+    /// The next time the timer must act: a heartbeat or a deadline.
+    pub fn next_wake(&self) -> (Option<Instant>, bool) {
+        let st = self.lock();
+        let heartbeat = st.peer.poll_timeout();
+        let deadline = st.deadlines.iter().map(|(d, _)| *d).min();
+        let next = match (heartbeat, deadline) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        (next, st.stopped)
+    }
+
+    /// Heartbeats and deadlines that are due.
+    pub fn on_timer(self: &Arc<Self>) {
+        let now = Instant::now();
+        let mut st = self.lock();
+        st.peer.handle_timeout(now);
+        let due: Vec<RequestId> = st
+            .deadlines
+            .iter()
+            .filter(|(d, _)| *d <= now)
+            .map(|(_, id)| id.clone())
+            .collect();
+        st.deadlines.retain(|(d, _)| *d > now);
+        for id in due {
+            if let Some(token) = st.tokens.get(&id) {
+                log::info!("request {id} reached its deadline");
+                token.cancel(CancelReason::Deadline);
+            }
+        }
+        self.apply(&mut st);
+    }
+
+    /// Handles frames from the reader under one lock.
+    pub fn handle_frames(
+        self: &Arc<Self>,
+        frames: Vec<Result<crate::framing::Frame, crate::framing::FrameError>>,
+    ) {
+        let now = Instant::now();
+        self.with_state(|st| {
+            for f in frames {
+                match f {
+                    Ok(frame) => {
+                        if log::log_enabled!(log::Level::Trace) {
+                            log::trace!("< {}", String::from_utf8_lossy(&frame.body));
+                        }
+                        st.peer.handle_frame(now, frame);
+                    }
+                    Err(e) => {
+                        log::warn!("discarded a frame: {e}");
+                        st.peer.handle_frame_error(&e);
+                    }
+                }
+            }
+        });
+    }
+
+    /// Stops accepting requests; calls in flight go on (`drain`), or are cancelled (`cancel`).
+    pub fn close(self: &Arc<Self>, cancel: bool) -> usize {
+        self.with_state(|st| {
+            st.draining = true;
+            if cancel {
+                st.peer.shutdown();
+            } else {
+                st.peer.close();
+            }
+            st.peer.calls_in_flight()
+        })
+    }
+
+    pub fn calls_in_flight(&self) -> usize {
+        self.lock().peer.calls_in_flight()
+    }
+
+    pub fn stop_timer(&self) {
+        self.lock().stopped = true;
+        self.wake_timer();
+    }
+}
+
+/// Runs one piece of work on the worker thread; a panic becomes an error for this call only.
+fn run(ctx: &Ctx, work: Work) -> Outcome {
+    let handlers = &ctx.shared.handlers;
+    let result = catch_unwind(AssertUnwindSafe(|| match work {
+        Work::CallTool { tool, arguments } => match handlers.tools.get(tool) {
+            Some((handler, _)) => Outcome::Tool(
+                handler(ctx, arguments).unwrap_or_else(|e| CallToolResult::error(e.0)),
+            ),
+            None => Outcome::Error(ErrorObject::internal("no handler for this tool")),
+        },
+        Work::GetPrompt { prompt, arguments } => match handlers.prompts.get(prompt) {
+            Some(handler) => match handler(ctx, &arguments) {
+                Ok(r) => prompt_value(r, ctx),
+                Err(e) => Outcome::Error(e),
+            },
+            None => Outcome::Error(ErrorObject::internal("no handler for this prompt")),
+        },
+        Work::ReadResource { uri } => read_resource(ctx, &uri),
+        Work::Complete { params } => {
+            let values = match &handlers.complete {
+                Some(c) => c(ctx, &params),
+                None => Ok(Vec::new()),
+            };
+            match values {
+                Ok(mut v) => {
+                    let total = v.len();
+                    v.truncate(100);
+                    Outcome::Value(
+                        json!({"completion": {"values": v, "total": total, "hasMore": total > 100}}),
+                    )
+                }
+                Err(e) => Outcome::Error(e),
+            }
+        }
+    }));
+    result.unwrap_or_else(|panic| {
+        let what = panic
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".into());
+        log::error!("handler for request {} panicked: {what}", ctx.id);
+        Outcome::Error(ErrorObject::internal(format!(
+            "Internal error: the handler panicked: {what}"
+        )))
+    })
+}
+
+fn prompt_value(r: GetPromptResult, ctx: &Ctx) -> Outcome {
+    let messages: Vec<PromptMessage> = r
+        .messages
+        .into_iter()
+        .map(|m| PromptMessage {
+            role: m.role,
+            content: gate::content(m.content, ctx.version),
+        })
+        .collect();
+    let r = GetPromptResult {
+        description: r.description,
+        messages,
+    };
+    match serde_json::to_value(r) {
+        Ok(v) => Outcome::Value(v),
+        Err(e) => Outcome::Error(ErrorObject::internal(e.to_string())),
+    }
+}
+
+fn read_resource(ctx: &Ctx, uri: &str) -> Outcome {
+    let handlers = &ctx.shared.handlers;
+    let found = match handlers.resources.get(uri) {
+        Some(entry) => Some((entry.read.clone(), HashMap::new())),
+        None => handlers
+            .templates
+            .iter()
+            .find_map(|t| match_template(&t.template, uri).map(|vars| (t.read.clone(), vars))),
+    };
+    let Some((read, vars)) = found else {
+        return Outcome::NotFound(uri.to_owned());
+    };
+    match read(ctx, uri, &vars) {
+        Ok(contents) if contents.is_empty() => Outcome::NotFound(uri.to_owned()),
+        Ok(contents) => Outcome::Value(json!({ "contents": contents })),
+        Err(e) => Outcome::Error(e),
+    }
+}

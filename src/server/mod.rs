@@ -1,0 +1,397 @@
+//! The stdio server runtime and the Rust API for tools.
+//!
+//! Build a [`Server`] with [`ToolDef`]s (and optionally prompts and resources), then call
+//! [`Server::serve_stdio`]. Each handler runs on a worker thread with a [`Ctx`] that reports
+//! progress, sees cancellation, and in the handshake era can ask the client for sampling,
+//! elicitation or roots.
+
+mod ctx;
+mod dispatch;
+mod pool;
+mod runtime;
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+
+use crate::jsonrpc::ErrorObject;
+use crate::mcp::{
+    CallToolResult, GetPromptResult, Implementation, Prompt, Resource, ResourceContents,
+    ResourceTemplate, Tool, ToolAnnotations,
+};
+use crate::peer::{self, Catalog};
+
+pub use ctx::Ctx;
+pub use pool::Pool;
+
+/// What a tool handler returns: `Err` becomes an `isError` result carrying the message.
+pub type ToolResult = Result<CallToolResult, ToolError>;
+
+/// A tool failure, shown to the model as an `isError` result.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolError(pub String);
+
+impl fmt::Display for ToolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl<E: std::error::Error> From<E> for ToolError {
+    fn from(e: E) -> ToolError {
+        ToolError(e.to_string())
+    }
+}
+
+impl ToolError {
+    /// A failure with this message.
+    pub fn msg(m: impl Into<String>) -> ToolError {
+        ToolError(m.into())
+    }
+}
+
+type ToolFn = dyn Fn(&Ctx, Value) -> ToolResult + Send + Sync;
+type PromptFn =
+    dyn Fn(&Ctx, &Map<String, Value>) -> Result<GetPromptResult, ErrorObject> + Send + Sync;
+type ReadFn = dyn Fn(&Ctx, &str, &HashMap<String, String>) -> Result<Vec<ResourceContents>, ErrorObject>
+    + Send
+    + Sync;
+type CompleteFn = dyn Fn(&Ctx, &Value) -> Result<Vec<String>, ErrorObject> + Send + Sync;
+
+/// A tool: its definition as clients see it, and the handler that runs it.
+pub struct ToolDef {
+    tool: Tool,
+    handler: Arc<ToolFn>,
+    timeout: Option<Duration>,
+}
+
+impl ToolDef {
+    /// A tool named `name` whose arguments follow `input_schema` (a JSON Schema object).
+    /// The handler runs on its own worker thread.
+    pub fn new(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        input_schema: Value,
+        handler: impl Fn(&Ctx, Value) -> ToolResult + Send + Sync + 'static,
+    ) -> ToolDef {
+        ToolDef {
+            tool: Tool {
+                name: name.into(),
+                title: None,
+                description: Some(description.into()),
+                input_schema,
+                output_schema: None,
+                annotations: None,
+                icons: None,
+                meta: None,
+            },
+            handler: Arc::new(handler),
+            timeout: None,
+        }
+    }
+
+    /// Display title.
+    pub fn title(mut self, title: impl Into<String>) -> ToolDef {
+        self.tool.title = Some(title.into());
+        self
+    }
+
+    /// JSON Schema of the `structuredContent` the tool returns.
+    pub fn output_schema(mut self, schema: Value) -> ToolDef {
+        self.tool.output_schema = Some(schema);
+        self
+    }
+
+    /// Behaviour hints.
+    pub fn annotations(mut self, annotations: ToolAnnotations) -> ToolDef {
+        self.tool.annotations = Some(annotations);
+        self
+    }
+
+    /// A server-side deadline: when it passes, the call's cancel token fires with
+    /// [`crate::cancel::CancelReason::Deadline`] (the handler still answers).
+    pub fn timeout(mut self, timeout: Duration) -> ToolDef {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// The definition as `tools/list` shows it.
+    pub fn tool(&self) -> &Tool {
+        &self.tool
+    }
+}
+
+/// Settings of the runtime. [`Options::from_env`] reads overrides from the environment.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Heartbeat progress interval for calls with a progress token (default 5 s).
+    pub heartbeat: Duration,
+    /// After stdin closes or SIGTERM/SIGHUP, how long calls in flight may run before they are
+    /// cancelled (default 1.5 s: clients send SIGTERM about 2 s after closing stdin).
+    pub drain: Duration,
+    /// After cancelling at shutdown, how long to wait for the calls to end (default 3 s).
+    pub stop_wait: Duration,
+    /// Largest frame accepted (default 64 MiB).
+    pub max_frame_len: usize,
+    /// Calls running at once; more are queued (default 1024).
+    pub max_concurrent_calls: usize,
+    /// Stack size of worker threads (default 1 MiB).
+    pub worker_stack: usize,
+    /// Idle worker threads exit after this long (default 30 s).
+    pub worker_keep_alive: Duration,
+    /// Handle SIGTERM, SIGHUP and SIGINT (default true; `serve_stdio` only).
+    pub signals: bool,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            heartbeat: peer::DEFAULT_HEARTBEAT,
+            drain: Duration::from_millis(1500),
+            stop_wait: Duration::from_secs(3),
+            max_frame_len: crate::framing::DEFAULT_MAX_FRAME_LEN,
+            max_concurrent_calls: 1024,
+            worker_stack: 1024 * 1024,
+            worker_keep_alive: Duration::from_secs(30),
+            signals: true,
+        }
+    }
+}
+
+impl Options {
+    /// Defaults, overridden by `STDMCP_HEARTBEAT_MS`, `STDMCP_DRAIN_MS` and
+    /// `STDMCP_MAX_CONCURRENT_CALLS` when set.
+    pub fn from_env() -> Options {
+        let mut o = Options::default();
+        let num = |k: &str| {
+            std::env::var(k)
+                .ok()
+                .and_then(|v| v.trim().parse::<u64>().ok())
+        };
+        if let Some(ms) = num("STDMCP_HEARTBEAT_MS") {
+            o.heartbeat = Duration::from_millis(ms.max(1));
+        }
+        if let Some(ms) = num("STDMCP_DRAIN_MS") {
+            o.drain = Duration::from_millis(ms);
+        }
+        if let Some(n) = num("STDMCP_MAX_CONCURRENT_CALLS") {
+            o.max_concurrent_calls = usize::try_from(n).unwrap_or(usize::MAX).max(1);
+        }
+        o
+    }
+}
+
+pub(crate) struct ResourceEntry {
+    read: Arc<ReadFn>,
+}
+
+pub(crate) struct TemplateEntry {
+    template: String,
+    read: Arc<ReadFn>,
+}
+
+/// Handlers by catalog index.
+pub(crate) struct Handlers {
+    tools: Vec<(Arc<ToolFn>, Option<Duration>)>,
+    prompts: Vec<Arc<PromptFn>>,
+    resources: HashMap<String, ResourceEntry>,
+    templates: Vec<TemplateEntry>,
+    complete: Option<Arc<CompleteFn>>,
+}
+
+/// A server: a catalog of tools, prompts and resources, and their handlers.
+pub struct Server {
+    catalog: Catalog,
+    handlers: Handlers,
+    options: Options,
+}
+
+impl Server {
+    /// A server that introduces itself as `name` `version`.
+    pub fn new(name: impl Into<String>, version: impl Into<String>) -> Server {
+        Server {
+            catalog: Catalog {
+                server_info: Implementation::new(name, version),
+                ..Catalog::default()
+            },
+            handlers: Handlers {
+                tools: Vec::new(),
+                prompts: Vec::new(),
+                resources: HashMap::new(),
+                templates: Vec::new(),
+                complete: None,
+            },
+            options: Options::from_env(),
+        }
+    }
+
+    /// Replaces the `serverInfo` (title, description, icons…).
+    pub fn info(mut self, info: Implementation) -> Server {
+        self.catalog.server_info = info;
+        self
+    }
+
+    /// Guidance for the model, sent as `instructions`.
+    pub fn instructions(mut self, text: impl Into<String>) -> Server {
+        self.catalog.instructions = Some(text.into());
+        self
+    }
+
+    /// Adds a tool. A tool with the name of an earlier one replaces it.
+    pub fn tool(mut self, def: ToolDef) -> Server {
+        let entry = (def.handler, def.timeout);
+        match self.catalog.tool_index(&def.tool.name) {
+            Some(i) => {
+                self.catalog.tools[i] = def.tool;
+                self.handlers.tools[i] = entry;
+            }
+            None => {
+                self.catalog.tools.push(def.tool);
+                self.handlers.tools.push(entry);
+            }
+        }
+        self
+    }
+
+    /// Adds a prompt; required arguments are checked before the handler runs.
+    pub fn prompt(
+        mut self,
+        prompt: Prompt,
+        handler: impl Fn(&Ctx, &Map<String, Value>) -> Result<GetPromptResult, ErrorObject>
+            + Send
+            + Sync
+            + 'static,
+    ) -> Server {
+        self.catalog.prompts.push(prompt);
+        self.handlers.prompts.push(Arc::new(handler));
+        self
+    }
+
+    /// Adds a resource with a fixed URI.
+    pub fn resource(
+        mut self,
+        resource: Resource,
+        read: impl Fn(&Ctx, &str) -> Result<Vec<ResourceContents>, ErrorObject> + Send + Sync + 'static,
+    ) -> Server {
+        let read: Arc<ReadFn> = Arc::new(move |ctx, uri, _| read(ctx, uri));
+        self.handlers
+            .resources
+            .insert(resource.uri.clone(), ResourceEntry { read });
+        self.catalog.resources.push(resource);
+        self
+    }
+
+    /// Adds a resource template (`{name}` variables, RFC 6570 level 1); the handler gets
+    /// the URI and the variables.
+    pub fn resource_template(
+        mut self,
+        template: ResourceTemplate,
+        read: impl Fn(&Ctx, &str, &HashMap<String, String>) -> Result<Vec<ResourceContents>, ErrorObject>
+            + Send
+            + Sync
+            + 'static,
+    ) -> Server {
+        self.handlers.templates.push(TemplateEntry {
+            template: template.uri_template.clone(),
+            read: Arc::new(read),
+        });
+        self.catalog.resource_templates.push(template);
+        self
+    }
+
+    /// Answers `completion/complete` (params as sent) with candidate values.
+    pub fn completer(
+        mut self,
+        complete: impl Fn(&Ctx, &Value) -> Result<Vec<String>, ErrorObject> + Send + Sync + 'static,
+    ) -> Server {
+        self.handlers.complete = Some(Arc::new(complete));
+        self
+    }
+
+    /// Replaces the runtime settings.
+    pub fn options(mut self, options: Options) -> Server {
+        self.options = options;
+        self
+    }
+
+    /// The catalog as clients see it.
+    pub fn catalog(&self) -> &Catalog {
+        &self.catalog
+    }
+
+    /// Serves MCP on stdin/stdout until stdin closes or a signal arrives; returns the exit
+    /// code the process should end with (0, or 130 after SIGINT).
+    pub fn serve_stdio(self) -> std::process::ExitCode {
+        runtime::serve(
+            self,
+            Box::new(std::io::stdin()),
+            Box::new(std::io::stdout()),
+            true,
+        )
+    }
+
+    /// Serves MCP on any byte streams (no signal handling); returns when `input` ends.
+    pub fn serve(
+        self,
+        input: Box<dyn std::io::Read + Send>,
+        output: Box<dyn std::io::Write + Send>,
+    ) -> std::process::ExitCode {
+        runtime::serve(self, input, output, false)
+    }
+}
+
+/// Matches `uri` against an RFC 6570 level-1 template; the variables on success.
+pub(crate) fn match_template(template: &str, uri: &str) -> Option<HashMap<String, String>> {
+    let mut vars = HashMap::new();
+    let mut rest = uri;
+    let mut t = template;
+    while !t.is_empty() {
+        match t.find('{') {
+            Some(0) => {
+                let close = t.find('}')?;
+                let name = &t[1..close];
+                t = &t[close + 1..];
+                let next_lit = t.find('{').map_or(t, |i| &t[..i]);
+                let end = if next_lit.is_empty() {
+                    rest.len()
+                } else {
+                    rest.find(next_lit)?
+                };
+                if end == 0 {
+                    return None;
+                }
+                vars.insert(name.to_owned(), rest[..end].to_owned());
+                rest = &rest[end..];
+            }
+            Some(i) => {
+                rest = rest.strip_prefix(&t[..i])?;
+                t = &t[i..];
+            }
+            None => {
+                rest = rest.strip_prefix(t)?;
+                t = "";
+            }
+        }
+    }
+    rest.is_empty().then_some(vars)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn templates_match_level_one() {
+        let v = match_template("test://template/{id}/data", "test://template/123/data").unwrap();
+        assert_eq!(v["id"], "123");
+        assert!(match_template("test://template/{id}/data", "test://template//data").is_none());
+        assert!(match_template("test://template/{id}/data", "test://other/1/data").is_none());
+        let v = match_template("file:///{path}", "file:///a/b.txt").unwrap();
+        assert_eq!(v["path"], "a/b.txt");
+        assert!(match_template("x://{a}", "x://").is_none());
+    }
+}

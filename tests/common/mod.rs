@@ -1,0 +1,281 @@
+//! Test harness: runs a server binary over real pipes. A reader thread parses every stdout
+//! line (each must be a valid JSON-RPC frame) and forwards it; deadlines only detect failure.
+#![allow(dead_code, clippy::unwrap_used)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, RecvTimeoutError};
+use serde_json::{json, Value};
+
+/// How long a test waits for anything before it fails.
+pub const PATIENCE: Duration = Duration::from_secs(20);
+
+/// target/debug (or the profile dir the tests were built in).
+pub fn target_dir() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    exe.parent().unwrap().parent().unwrap().to_path_buf()
+}
+
+pub fn everything_bin() -> PathBuf {
+    target_dir().join("examples").join("everything")
+}
+
+pub struct Proc {
+    pub child: Child,
+    stdin: Option<ChildStdin>,
+    rx: Receiver<Value>,
+    /// Messages received but not yet taken by `recv_where`.
+    pub backlog: Vec<Value>,
+    bad_lines: Arc<Mutex<Vec<String>>>,
+    /// Everything the server wrote on stderr.
+    pub stderr: Arc<Mutex<String>>,
+    content_length: bool,
+}
+
+impl Proc {
+    pub fn start(mut cmd: Command) -> Proc {
+        cmd.stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = cmd.spawn().expect("start server");
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take().unwrap();
+        let stderr = child.stderr.take().unwrap();
+        let (tx, rx) = crossbeam_channel::unbounded();
+        let bad_lines = Arc::new(Mutex::new(Vec::new()));
+        let bad = bad_lines.clone();
+        thread::spawn(move || {
+            let mut r = BufReader::new(stdout);
+            loop {
+                let mut line = String::new();
+                match r.read_line(&mut line) {
+                    Ok(0) | Err(_) => return,
+                    Ok(_) => {}
+                }
+                if line.to_ascii_lowercase().starts_with("content-length:") {
+                    let n: usize = line[15..].trim().parse().unwrap();
+                    let mut blank = String::new();
+                    r.read_line(&mut blank).unwrap();
+                    let mut body = vec![0; n];
+                    r.read_exact(&mut body).unwrap();
+                    line = String::from_utf8(body).unwrap();
+                }
+                match serde_json::from_str::<Value>(&line) {
+                    Ok(v) if is_frame(&v) => {
+                        let _ = tx.send(v);
+                    }
+                    _ => bad.lock().unwrap().push(line),
+                }
+            }
+        });
+        let err_text = Arc::new(Mutex::new(String::new()));
+        let et = err_text.clone();
+        thread::spawn(move || {
+            let mut r = BufReader::new(stderr);
+            let mut line = String::new();
+            while matches!(r.read_line(&mut line), Ok(n) if n > 0) {
+                et.lock().unwrap().push_str(&line);
+                line.clear();
+            }
+        });
+        Proc {
+            child,
+            stdin,
+            rx,
+            backlog: Vec::new(),
+            bad_lines,
+            stderr: err_text,
+            content_length: false,
+        }
+    }
+
+    pub fn everything() -> Proc {
+        Proc::everything_with(&[])
+    }
+
+    pub fn everything_with(env: &[(&str, &str)]) -> Proc {
+        let mut cmd = Command::new(everything_bin());
+        cmd.envs(env.iter().copied());
+        Proc::start(cmd)
+    }
+
+    pub fn pid(&self) -> i32 {
+        self.child.id() as i32
+    }
+
+    pub fn use_content_length(&mut self) {
+        self.content_length = true;
+    }
+
+    pub fn send(&mut self, v: Value) {
+        let body = v.to_string();
+        let bytes = if self.content_length {
+            format!("Content-Length: {}\r\n\r\n{body}", body.len())
+        } else {
+            format!("{body}\n")
+        };
+        self.send_raw(bytes.as_bytes());
+    }
+
+    pub fn send_raw(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().expect("stdin already closed");
+        stdin.write_all(bytes).unwrap();
+        stdin.flush().unwrap();
+    }
+
+    pub fn request(&mut self, id: Value, method: &str, params: Value) {
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+    }
+
+    pub fn notify(&mut self, method: &str, params: Value) {
+        self.send(json!({"jsonrpc": "2.0", "method": method, "params": params}));
+    }
+
+    pub fn call(&mut self, id: Value, tool: &str, args: Value, token: Option<Value>) {
+        let mut params = json!({"name": tool, "arguments": args});
+        if let Some(t) = token {
+            params["_meta"] = json!({"progressToken": t});
+        }
+        self.request(id, "tools/call", params);
+    }
+
+    /// The next message, failing after PATIENCE.
+    pub fn recv(&mut self) -> Value {
+        if !self.backlog.is_empty() {
+            return self.backlog.remove(0);
+        }
+        match self.rx.recv_timeout(PATIENCE) {
+            Ok(v) => v,
+            Err(RecvTimeoutError::Timeout) => panic!(
+                "timed out waiting for a message; stderr:\n{}",
+                self.stderr.lock().unwrap()
+            ),
+            Err(RecvTimeoutError::Disconnected) => panic!(
+                "server closed stdout; stderr:\n{}",
+                self.stderr.lock().unwrap()
+            ),
+        }
+    }
+
+    /// The first message matching `pred`; others stay in the backlog, in order.
+    pub fn recv_where(&mut self, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
+        if let Some(i) = self.backlog.iter().position(&pred) {
+            return self.backlog.remove(i);
+        }
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            match self.rx.recv_deadline(deadline) {
+                Ok(v) if pred(&v) => return v,
+                Ok(v) => self.backlog.push(v),
+                Err(_) => panic!(
+                    "timed out waiting for {what}; got {:?}; stderr:\n{}",
+                    self.backlog,
+                    self.stderr.lock().unwrap()
+                ),
+            }
+        }
+    }
+
+    /// The response to request `id`.
+    pub fn response(&mut self, id: &Value) -> Value {
+        let id = id.clone();
+        self.recv_where(&format!("the response to {id}"), move |v| {
+            v.get("id") == Some(&id) && v.get("method").is_none()
+        })
+    }
+
+    pub fn initialize(&mut self, version: &str) -> Value {
+        self.request(json!(0), "initialize", json!({"protocolVersion": version, "capabilities": {"sampling": {}, "elicitation": {}}, "clientInfo": {"name": "tests", "version": "0"}}));
+        let r = self.response(&json!(0));
+        self.notify("notifications/initialized", json!({}));
+        r
+    }
+
+    /// Closes stdin, reads stdout to EOF, and waits for the exit: everything the server
+    /// wrote (the backlog first) and its exit status. What this returns is final.
+    pub fn finish(mut self) -> (Vec<Value>, ExitStatus) {
+        self.stdin = None;
+        self.drain_to_exit()
+    }
+
+    /// Reads stdout to EOF (the server must be ending by other means) and waits for the exit.
+    pub fn drain_to_exit(&mut self) -> (Vec<Value>, ExitStatus) {
+        let mut all = std::mem::take(&mut self.backlog);
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            match self.rx.recv_deadline(deadline) {
+                Ok(v) => all.push(v),
+                Err(RecvTimeoutError::Disconnected) => break,
+                Err(RecvTimeoutError::Timeout) => panic!(
+                    "server did not close stdout; stderr:\n{}",
+                    self.stderr.lock().unwrap()
+                ),
+            }
+        }
+        let status = self.wait_exit();
+        self.assert_clean();
+        (all, status)
+    }
+
+    pub fn wait_exit(&mut self) -> ExitStatus {
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                return s;
+            }
+            assert!(Instant::now() < deadline, "server did not exit");
+            thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    pub fn close_stdin(&mut self) {
+        self.stdin = None;
+    }
+
+    pub fn assert_clean(&self) {
+        let bad = self.bad_lines.lock().unwrap();
+        assert!(bad.is_empty(), "stdout carried non-frames: {bad:?}");
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+        if !thread::panicking() {
+            self.assert_clean();
+        }
+    }
+}
+
+pub fn is_frame(v: &Value) -> bool {
+    match v {
+        Value::Array(items) => !items.is_empty() && items.iter().all(is_frame),
+        Value::Object(o) => {
+            o.get("jsonrpc") == Some(&json!("2.0"))
+                && (o.contains_key("method")
+                    || (o.contains_key("result") ^ o.contains_key("error")))
+        }
+        _ => false,
+    }
+}
+
+pub fn send_signal(pid: i32, sig: i32) {
+    let status = Command::new("kill")
+        .arg(format!("-{sig}"))
+        .arg(pid.to_string())
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+pub fn modern_meta() -> Value {
+    json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}})
+}
