@@ -13,6 +13,7 @@
 //! | `panic {}` | a handler that panics (the server goes on) |
 //! | `test_*`, `json_schema_2020_12_tool` | the conformance suite's fixtures |
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
@@ -21,6 +22,7 @@ use stdmcp::mcp::{
     GetPromptResult, LogLevel, Prompt, PromptArgument, PromptMessage, Resource, ResourceContents,
     ResourceTemplate, ToolAnnotations,
 };
+use stdmcp::process::{self, RunSpec};
 use stdmcp::{CallToolResult, Content, Ctx, Server, ToolDef, ToolError, ToolResult};
 
 /// A 1x1 PNG.
@@ -69,6 +71,22 @@ fn sleep(ctx: &Ctx, args: Value) -> ToolResult {
     }
 }
 
+fn spawn(ctx: &Ctx, args: Value) -> ToolResult {
+    let ms = int_arg(&args, "ms")?.max(0);
+    let mut spec = RunSpec::new("sleep");
+    spec.args = vec![format!("{}.{:03}", ms / 1000, ms % 1000).into()];
+    spec.env = std::env::var_os("PATH")
+        .map(|p| ("PATH".into(), p))
+        .into_iter()
+        .collect();
+    spec.kill_grace = Duration::from_millis(500);
+    let outcome = process::run(&spec, ctx.cancel_token(), &mut |_| {}, Arc::new(|_, _| {}))?;
+    if outcome.cancelled {
+        return Ok(CallToolResult::error("cancelled"));
+    }
+    Ok(CallToolResult::text("spawned"))
+}
+
 fn tools(server: Server) -> Server {
     server
         .tool(
@@ -110,6 +128,15 @@ fn tools(server: Server) -> Server {
                 "Sleeps for ms milliseconds, reporting progress every 100 ms.",
                 schema(json!({"ms": {"type": "integer", "minimum": 0}}), &["ms"]),
                 sleep,
+            )
+            .annotations(read_only()),
+        )
+        .tool(
+            ToolDef::new(
+                "spawn",
+                "Runs the system sleep program for ms milliseconds as a child process.",
+                schema(json!({"ms": {"type": "integer", "minimum": 0}}), &["ms"]),
+                spawn,
             )
             .annotations(read_only()),
         )

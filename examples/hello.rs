@@ -13,7 +13,9 @@ fn main() -> std::process::ExitCode {
         "Counts to n, one number a second.",
         json!({"type": "object", "properties": {"n": {"type": "integer", "minimum": 1, "maximum": 60}}, "required": ["n"]}),
         |ctx, args| {
-            let n = args["n"].as_u64().ok_or_else(|| ToolError::msg("n must be an integer"))?;
+            let n = args["n"]
+                .as_u64()
+                .ok_or_else(|| ToolError::msg("n must be an integer"))?;
             for i in 1..=n {
                 if !ctx.sleep(Duration::from_secs(1)) {
                     return Err(ToolError::msg("cancelled")); // never sent: the client cancelled

@@ -20,7 +20,8 @@
 #   insp   @modelcontextprotocol/inspector --cli                  eras: default, auto, modern
 # Every result is one line `PASS|FAIL|SKIP <sdk> <era> <target>/<check>`; the last line is
 # `N passed, M failed` and the exit status is non-zero when M > 0. Client stderr (and the
-# server's) goes to $INTEROP_DIR/logs/.
+# server's) goes to $INTEROP_DIR/logs/. The SDKs start servers with a filtered environment
+# (HOME, PATH, USER, ...): put variables the server needs into the command (`env RUST_LOG=...`).
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -34,7 +35,7 @@ if [[ ${1:-} == --server ]]; then
   [[ $# -gt 0 ]] || { echo "interop.sh: --server needs a command" >&2; exit 2; }
   server=$(printf '%q ' "$@")
 elif [[ $# -gt 0 ]]; then
-  sed -n '3,12p' "$0" >&2
+  sed -n '3,12p' "$repo/scripts/interop.sh" >&2
   exit 2
 fi
 
@@ -48,6 +49,7 @@ fi
 
 # --- install the pinned clients (reused while the pins are unchanged) ---
 mkdir -p "$dir/logs"
+rm -f "$dir"/logs/*
 py_stamp="$(python3 --version) $(sha256sum <"$here/requirements.txt")"
 if [[ ! -x $dir/venv/bin/python || $(cat "$dir/venv/.interop-stamp" 2>/dev/null) != "$py_stamp" ]]; then
   echo "interop: installing Python SDK into $dir/venv" >&2
@@ -96,11 +98,14 @@ inspector() {
   [[ $era == default ]] || era_args=(--protocol-era "$era")
   # The server goes before the method options: --tool-arg is variadic and would swallow it.
   out=$(timeout 60 "$dir/node/node_modules/.bin/mcp-inspector" --cli "${era_args[@]}" --format json \
-    "$dir/server-$target.sh" "$@" 2>>"$log") || rc=$?
+    "$dir/server-$target.sh" "$@" 2>"$log.last") || rc=$?
+  cat "$log.last" >>"$log"
+  # On failure the Inspector prints its JSON error envelope on stderr instead of stdout.
+  [[ -n $out ]] || out=$(tail -n 1 "$log.last")
   verdict=$(printf '%s' "$out" | node -e '
     let s = ""; process.stdin.on("data", (d) => (s += d)).on("end", () => {
-      let r; try { r = JSON.parse(s).result; } catch { console.log("FAIL: unparsable output: " + s.slice(0, 200)); return; }
-      if (!r) { console.log("FAIL: " + s.slice(0, 200)); return; }
+      let r; try { r = JSON.parse(s).result; } catch { console.log("FAIL: " + (s ? "unparsable output: " + s.slice(0, 200) : "no output")); return; }
+      if (!r) { console.log("FAIL: " + (JSON.parse(s).error?.message ?? s.slice(0, 200))); return; }
       const v = ('"$assertion"');
       console.log(v === true ? "PASS" : typeof v === "string" && v.startsWith("note:") ? "PASS " + v.slice(5) : "FAIL: " + v);
     });')
@@ -117,7 +122,7 @@ for i in "${!target_names[@]}"; do
   # Every client starts the server through this wrapper, so commands keep their shell quoting.
   printf '#!/bin/sh\ncd %q || exit 1\nexec %s\n' "$repo" "$cmd" >"$dir/server-$target.sh"
   chmod +x "$dir/server-$target.sh"
-  first=$(eval "set -- $cmd"; echo "$1")
+  first=$(eval "set -- $cmd"; echo "${1:-}")
   if ! command -v "$first" >/dev/null; then
     report "FAIL setup - $target/server: '$first' not found (build it first, or pass --server)"
     continue

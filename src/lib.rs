@@ -10,6 +10,10 @@
 //! * [`peer`]: the sans-IO protocol state machine, server and client role; no I/O, no clock.
 //! * [`server`]: the threads that run a peer on stdin/stdout, and the API for tools.
 //! * [`cancel`]: the cancel token a call's handler sees.
+//! * [`process`]: the one runner every child process goes through (process group, caps,
+//!   SIGTERM then SIGKILL to the group, always reaped); [`reaper`]: the watchdog that kills
+//!   children even when the server itself is killed.
+//! * [`manifest`]: local programs served as tools from a JSON manifest.
 //!
 //! # Threads
 //!
@@ -46,8 +50,14 @@
 pub mod cancel;
 pub mod framing;
 pub mod jsonrpc;
+pub mod manifest;
 pub mod mcp;
 pub mod peer;
+// The only FFI of the crate (killpg, prctl, close_range, poll), each call with a SAFETY note.
+#[allow(unsafe_code)]
+pub mod process;
+#[allow(unsafe_code)]
+pub mod reaper;
 pub mod schema;
 pub mod server;
 

@@ -1,6 +1,6 @@
 """Interop checks with the official Python SDK (`mcp`, ClientSession + stdio_client).
 
-usage: py_client.py <everything|list> <default|auto> <server command> [args...]
+usage: py_client.py <target: everything|other name> <default|auto> <server command> [args...]
 
 Eras: `default` runs `ClientSession.initialize()` (the legacy handshake);
 `auto` runs `ClientSession.discover()` (server/discover at 2026-07-28) and falls

@@ -1,5 +1,5 @@
 // Interop checks with the TypeScript SDK 1.x (@modelcontextprotocol/sdk: Client + StdioClientTransport).
-// usage: node ts_v1_client.mjs <everything|list> <default|auto> <server command> [args...]
+// usage: node ts_v1_client.mjs <target: everything|other name> <default|auto> <server command> [args...]
 // SDK 1.x only speaks the initialize handshake (LATEST_PROTOCOL_VERSION 2025-11-25) and has
 // no 2026-07-28 / negotiation option, so `auto` prints one SKIP line.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -9,7 +9,7 @@ import { runAll, withDeadline } from './checks.mjs';
 
 const [target, era, command, ...args] = process.argv.slice(2);
 if (!command || !['default', 'auto'].includes(era)) {
-  console.error('usage: ts_v1_client.mjs <everything|list> <default|auto> <cmd> [args...]');
+  console.error('usage: ts_v1_client.mjs <target: everything|other name> <default|auto> <cmd> [args...]');
   process.exit(2);
 }
 const prefix = `ts-v1 ${era} ${target}`;
@@ -19,7 +19,7 @@ if (era === 'auto') {
 }
 
 const client = new Client({ name: 'stdmcp-interop-ts-v1', version: '1.0.0' });
-const transport = new StdioClientTransport({ command, args, stderr: 'ignore' });
+const transport = new StdioClientTransport({ command, args, stderr: 'inherit' });
 // SDK 1.x keeps the negotiated version to itself; it hands it to the transport's optional hook.
 let negotiated = 'unknown';
 transport.setProtocolVersion = (v) => { negotiated = v; };

@@ -1,5 +1,5 @@
 // Interop checks with the TypeScript SDK 2.x client package (@modelcontextprotocol/client).
-// usage: node ts_v2_client.mjs <everything|list> <default|auto> <server command> [args...]
+// usage: node ts_v2_client.mjs <target: everything|other name> <default|auto> <server command> [args...]
 // `default` is the package default (versionNegotiation mode 'legacy': initialize handshake);
 // `auto` sets versionNegotiation { mode: 'auto' }: probe server/discover (2026-07-28), fall back
 // to initialize. The probe runs on a short-lived sibling server process on stdio.
@@ -10,14 +10,14 @@ import { runAll, withDeadline } from './checks.mjs';
 const MODERN = '2026-07-28';
 const [target, era, command, ...args] = process.argv.slice(2);
 if (!command || !['default', 'auto'].includes(era)) {
-  console.error('usage: ts_v2_client.mjs <everything|list> <default|auto> <cmd> [args...]');
+  console.error('usage: ts_v2_client.mjs <target: everything|other name> <default|auto> <cmd> [args...]');
   process.exit(2);
 }
 const prefix = `ts-v2 ${era} ${target}`;
 
 const options = era === 'auto' ? { versionNegotiation: { mode: 'auto', probe: { timeoutMs: 5000 } } } : {};
 const client = new Client({ name: 'stdmcp-interop-ts-v2', version: '1.0.0' }, options);
-const transport = new StdioClientTransport({ command, args, stderr: 'ignore' });
+const transport = new StdioClientTransport({ command, args, stderr: 'inherit' });
 const sdk = { listTools: () => client.listTools(), callTool: (params, opts) => client.callTool(params, opts) };
 const connect = async () => {
   await client.connect(transport);

@@ -22,7 +22,55 @@ pub struct Ctx {
     pub(super) client_capabilities: ClientCapabilities,
 }
 
+/// A handle that reports progress for one call from any thread (for example a thread that
+/// reads a child's output). Cheap to clone.
+#[derive(Clone)]
+pub struct Reporter {
+    shared: Arc<Shared>,
+    id: RequestId,
+    wants_progress: bool,
+}
+
+impl Reporter {
+    /// As [`Ctx::progress`].
+    pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) -> bool {
+        self.wants_progress
+            && self.shared.with_peer(|peer| {
+                peer.progress(
+                    Instant::now(),
+                    &self.id,
+                    progress,
+                    total,
+                    message.map(str::to_owned),
+                )
+            })
+    }
+
+    /// As [`Ctx::set_status`].
+    pub fn set_status(&self, message: impl Into<String>) {
+        if self.wants_progress {
+            let message = message.into();
+            self.shared
+                .with_peer(|peer| peer.set_status(&self.id, message));
+        }
+    }
+
+    /// True when the request carries a progress token.
+    pub fn wants_progress(&self) -> bool {
+        self.wants_progress
+    }
+}
+
 impl Ctx {
+    /// A progress handle usable from other threads.
+    pub fn reporter(&self) -> Reporter {
+        Reporter {
+            shared: self.shared.clone(),
+            id: self.id.clone(),
+            wants_progress: self.wants_progress,
+        }
+    }
+
     /// The id of the request being served.
     pub fn request_id(&self) -> &RequestId {
         &self.id

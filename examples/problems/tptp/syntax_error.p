@@ -1,0 +1,2 @@
+% syntax_error.p -- deliberately malformed input (missing closing parenthesis).
+fof(broken, axiom, ![X] : (p(X) => q(X)).

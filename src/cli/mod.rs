@@ -1,0 +1,241 @@
+//! Command-line parsing and the `serve` and `check` commands.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use stdmcp::manifest::{self, ArgPart, Kind, Manifest, ManifestError};
+
+pub const HELP: &str = "\
+stdmcp: serve local programs to AI agents over MCP (stdio), and talk to MCP servers.
+
+USAGE:
+    stdmcp serve [--config FILE]
+        Serve the tools of a JSON manifest on stdin/stdout. Without --config the manifest is
+        the first of: $STDMCP_CONFIG, ./stdmcp.json, $XDG_CONFIG_HOME/stdmcp/stdmcp.json
+        (~/.config/stdmcp/stdmcp.json); otherwise a built-in manifest of read-only tools
+        (list, read, search, find, count, disk usage) over one workspace directory:
+        $STDMCP_ROOT, else the current directory (the home directory when that is /).
+        stderr says which manifest is served. stdout carries only protocol messages.
+
+    stdmcp check FILE
+        Validate a manifest and print the tools a client would see. Problems are reported
+        with their JSON path (for example tools[1].params.file.root). Exit 1 on problems.
+
+    stdmcp help | --help | -h        This text.
+    stdmcp --version | -V            The version.
+
+SERVING:
+    Each call runs its program directly (no shell), in its own process group, with stdin
+    from a parameter or /dev/null, a minimal environment (PATH HOME USER LOGNAME LANG LC_ALL
+    LC_CTYPE TZ TMPDIR plus what the manifest declares), a deadline, and output caps.
+    Cancelling a call (or its deadline) sends SIGTERM to the group, then SIGKILL after the
+    kill grace. stdin EOF, SIGTERM and SIGHUP: calls in flight get 1.5 s, then are cancelled;
+    exit 0. SIGINT: cancel everything, exit 130.
+
+ENVIRONMENT:
+    RUST_LOG                 log filter for stderr (default warn; stdmcp=trace logs frames)
+    STDMCP_CONFIG            manifest to serve when --config is not given
+    STDMCP_ROOT              workspace of the built-in manifest
+    STDMCP_HEARTBEAT_MS      heartbeat progress interval (overrides the manifest)
+    STDMCP_DRAIN_MS          how long calls may finish after stdin closes (default 1500)
+
+EXIT CODES:
+    0 success; 1 check found problems; 2 usage error or a manifest that cannot be served;
+    130 interrupted (SIGINT).
+";
+
+pub fn run(args: Vec<String>) -> ExitCode {
+    let Some(cmd) = args.first().map(String::as_str) else {
+        eprint!("{HELP}");
+        return ExitCode::from(2);
+    };
+    let rest = &args[1..];
+    match cmd {
+        "help" | "--help" | "-h" => {
+            print!("{HELP}");
+            ExitCode::SUCCESS
+        }
+        "--version" | "-V" => {
+            println!("stdmcp {}", env!("CARGO_PKG_VERSION"));
+            ExitCode::SUCCESS
+        }
+        "serve" => serve(rest),
+        "check" => check(rest),
+        other => usage(&format!("unknown command {other:?}")),
+    }
+}
+
+pub fn usage(problem: &str) -> ExitCode {
+    eprintln!("stdmcp: {problem}\nRun `stdmcp --help` for usage.");
+    ExitCode::from(2)
+}
+
+fn report(source: &Path, errors: &[ManifestError]) {
+    eprintln!(
+        "stdmcp: {} has {} problem(s):",
+        source.display(),
+        errors.len()
+    );
+    for e in errors {
+        eprintln!("  {e}");
+    }
+}
+
+fn serve(args: &[String]) -> ExitCode {
+    let mut config = None;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--config" | "-c" => match it.next() {
+                Some(f) => config = Some(PathBuf::from(f)),
+                None => return usage("--config needs a file"),
+            },
+            s if s.starts_with("--config=") => config = Some(PathBuf::from(&s[9..])),
+            "--help" | "-h" => {
+                print!("{HELP}");
+                return ExitCode::SUCCESS;
+            }
+            other => return usage(&format!("serve: unexpected argument {other:?}")),
+        }
+    }
+    let config = config.or_else(manifest::discover);
+    let loaded = match &config {
+        Some(path) => Manifest::load(path).map_err(|e| (path.clone(), e)),
+        None => {
+            Manifest::default_manifest().map_err(|e| (PathBuf::from("the built-in manifest"), e))
+        }
+    };
+    let manifest = match loaded {
+        Ok(m) => m,
+        Err((path, errors)) => {
+            report(&path, &errors);
+            return ExitCode::from(2);
+        }
+    };
+    let names: Vec<&str> = manifest.tools.iter().map(|t| t.name.as_str()).collect();
+    match &config {
+        Some(path) => eprintln!(
+            "stdmcp: serving {} ({} tools: {})",
+            path.display(),
+            names.len(),
+            names.join(", ")
+        ),
+        None => {
+            let root = manifest
+                .roots
+                .values()
+                .next()
+                .map(|r| r.display().to_string())
+                .unwrap_or_default();
+            eprintln!(
+                "stdmcp: serving the built-in manifest over {root} ({} tools: {})",
+                names.len(),
+                names.join(", ")
+            );
+        }
+    }
+    manifest.into_server().serve_stdio()
+}
+
+fn check(args: &[String]) -> ExitCode {
+    let [file] = args else {
+        return usage("check needs exactly one manifest file");
+    };
+    let path = PathBuf::from(file);
+    let manifest = match Manifest::load(&path) {
+        Ok(m) => m,
+        Err(errors) => {
+            report(&path, &errors);
+            return ExitCode::from(1);
+        }
+    };
+    println!(
+        "{}: OK. {} {} serves {} tool(s):",
+        path.display(),
+        manifest.name,
+        manifest.version,
+        manifest.tools.len()
+    );
+    for (name, dir) in &manifest.roots {
+        println!("  root {name} = {}", dir.display());
+    }
+    for t in &manifest.tools {
+        println!();
+        let title = t
+            .title
+            .as_deref()
+            .map(|t| format!(" ({t})"))
+            .unwrap_or_default();
+        println!("  {}{title}", t.name);
+        println!("    {}", t.description);
+        let argv: Vec<String> = t
+            .args
+            .iter()
+            .map(|a| match a {
+                ArgPart::Literal(s) => s.clone(),
+                ArgPart::Param {
+                    name,
+                    flag: Some(f),
+                    joined: true,
+                } => format!("{f}{{{name}}}"),
+                ArgPart::Param {
+                    name,
+                    flag: Some(f),
+                    ..
+                } if matches!(t.params.get(name).map(|p| &p.kind), Some(Kind::Boolean)) => {
+                    format!("[{f}]")
+                }
+                ArgPart::Param {
+                    name,
+                    flag: Some(f),
+                    joined: false,
+                } => format!("{f} {{{name}}}"),
+                ArgPart::Param { name, .. } => format!("{{{name}}}"),
+            })
+            .collect();
+        println!("    runs: {} {}", t.program.display(), argv.join(" "));
+        for (name, p) in &t.params {
+            let ty = match &p.kind {
+                Kind::String => "string".to_owned(),
+                Kind::Integer { minimum, maximum } => {
+                    format!("integer {}..{}", opt(minimum), opt(maximum))
+                }
+                Kind::Number { minimum, maximum } => {
+                    format!("number {}..{}", opt(minimum), opt(maximum))
+                }
+                Kind::Boolean => "boolean".to_owned(),
+                Kind::Enum(v) => format!("one of {}", v.join("|")),
+                Kind::Array { max_items } => format!("array of up to {max_items} strings"),
+                Kind::Path { root, kind, .. } => {
+                    format!("{kind:?} path in root {root}").to_lowercase()
+                }
+            };
+            let req = if p.required { ", required" } else { "" };
+            let def = p
+                .default
+                .as_ref()
+                .map(|d| format!(", default {d}"))
+                .unwrap_or_default();
+            let desc = p
+                .description
+                .as_deref()
+                .map(|d| format!(": {d}"))
+                .unwrap_or_default();
+            println!("    - {name} ({ty}{req}{def}){desc}");
+        }
+        let a = &t.annotations;
+        println!(
+            "    timeout {:.0} s, output cap {} bytes, success codes {:?}, read-only {}, destructive {}",
+            t.timeout.as_secs_f64(),
+            t.max_output_bytes,
+            t.success_codes,
+            a.read_only_hint.unwrap_or(false),
+            a.destructive_hint.unwrap_or(true)
+        );
+    }
+    ExitCode::SUCCESS
+}
+
+fn opt<T: ToString>(v: &Option<T>) -> String {
+    v.as_ref().map(ToString::to_string).unwrap_or_default()
+}

@@ -1,0 +1,754 @@
+//! Reads a manifest from JSON, checking every field and naming the JSON path of each problem.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+
+use super::{
+    ArgPart, Cwd, Defaults, Kind, Manifest, ManifestError, Param, PathKind, ProgressLines, ToolSpec,
+};
+use crate::mcp::ToolAnnotations;
+use crate::process::Stream;
+
+/// Collects problems while reading.
+struct Errors(Vec<ManifestError>);
+
+impl Errors {
+    fn add(&mut self, path: &str, problem: impl Into<String>) {
+        self.0.push(ManifestError {
+            path: path.to_owned(),
+            problem: problem.into(),
+        });
+    }
+}
+
+/// An object being read, with its path.
+struct Obj<'a> {
+    map: &'a Map<String, Value>,
+    path: String,
+}
+
+impl<'a> Obj<'a> {
+    fn new(v: &'a Value, path: &str, errs: &mut Errors) -> Option<Obj<'a>> {
+        match v {
+            Value::Object(map) => Some(Obj {
+                map,
+                path: path.to_owned(),
+            }),
+            _ => {
+                errs.add(path, "must be an object");
+                None
+            }
+        }
+    }
+
+    fn at(&self, key: &str) -> String {
+        if self.path.is_empty() {
+            key.to_owned()
+        } else {
+            format!("{}.{key}", self.path)
+        }
+    }
+
+    fn only(&self, known: &[&str], errs: &mut Errors) {
+        for k in self.map.keys() {
+            if !known.contains(&k.as_str()) && k != "$schema" && k != "$comment" {
+                errs.add(
+                    &self.at(k),
+                    format!("unknown field (expected one of: {})", known.join(", ")),
+                );
+            }
+        }
+    }
+
+    fn string(&self, key: &str, errs: &mut Errors) -> Option<String> {
+        match self.map.get(key) {
+            None | Some(Value::Null) => None,
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(_) => {
+                errs.add(&self.at(key), "must be a string");
+                None
+            }
+        }
+    }
+
+    fn required_string(&self, key: &str, errs: &mut Errors) -> Option<String> {
+        let s = self.string(key, errs);
+        if s.is_none() && !self.map.contains_key(key) {
+            errs.add(&self.at(key), "is required");
+        }
+        s
+    }
+
+    fn boolean(&self, key: &str, errs: &mut Errors) -> Option<bool> {
+        match self.map.get(key) {
+            None | Some(Value::Null) => None,
+            Some(Value::Bool(b)) => Some(*b),
+            Some(_) => {
+                errs.add(&self.at(key), "must be true or false");
+                None
+            }
+        }
+    }
+
+    fn number(&self, key: &str, min: f64, errs: &mut Errors) -> Option<f64> {
+        match self.map.get(key) {
+            None | Some(Value::Null) => None,
+            Some(Value::Number(n)) => match n.as_f64() {
+                Some(x) if x >= min && x.is_finite() => Some(x),
+                _ => {
+                    errs.add(&self.at(key), format!("must be a number of at least {min}"));
+                    None
+                }
+            },
+            Some(_) => {
+                errs.add(&self.at(key), "must be a number");
+                None
+            }
+        }
+    }
+
+    fn int(&self, key: &str, errs: &mut Errors) -> Option<i64> {
+        match self.map.get(key) {
+            None | Some(Value::Null) => None,
+            Some(v) => match v.as_i64() {
+                Some(i) => Some(i),
+                None => {
+                    errs.add(&self.at(key), "must be an integer");
+                    None
+                }
+            },
+        }
+    }
+
+    fn count(&self, key: &str, errs: &mut Errors) -> Option<usize> {
+        match self.map.get(key) {
+            None | Some(Value::Null) => None,
+            Some(v) => match v
+                .as_u64()
+                .and_then(|n| usize::try_from(n).ok())
+                .filter(|n| *n > 0)
+            {
+                Some(n) => Some(n),
+                None => {
+                    errs.add(&self.at(key), "must be a positive integer");
+                    None
+                }
+            },
+        }
+    }
+
+    fn seconds(&self, key: &str, errs: &mut Errors) -> Option<Duration> {
+        self.number(key, 0.0, errs).map(Duration::from_secs_f64)
+    }
+
+    fn millis(&self, key: &str, errs: &mut Errors) -> Option<Duration> {
+        self.number(key, 0.0, errs)
+            .map(|ms| Duration::from_secs_f64(ms / 1000.0))
+    }
+
+    fn strings(&self, key: &str, errs: &mut Errors) -> Vec<String> {
+        match self.map.get(key) {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(items)) if items.iter().all(Value::is_string) => items
+                .iter()
+                .filter_map(|s| s.as_str().map(str::to_owned))
+                .collect(),
+            Some(_) => {
+                errs.add(&self.at(key), "must be an array of strings");
+                Vec::new()
+            }
+        }
+    }
+
+    fn env(&self, key: &str, errs: &mut Errors) -> BTreeMap<String, String> {
+        let mut env = BTreeMap::new();
+        let Some(v) = self.map.get(key) else {
+            return env;
+        };
+        let Some(o) = Obj::new(v, &self.at(key), errs) else {
+            return env;
+        };
+        for (k, v) in o.map {
+            if !is_env_name(k) {
+                errs.add(&o.at(k), "is not a valid environment variable name");
+            }
+            match v {
+                Value::String(s) if !s.contains('\0') => {
+                    env.insert(k.clone(), s.clone());
+                }
+                _ => errs.add(&o.at(k), "must be a string (without NUL)"),
+            }
+        }
+        env
+    }
+}
+
+fn is_env_name(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+fn is_tool_name(s: &str) -> bool {
+    (1..=128).contains(&s.len())
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c))
+}
+
+pub(super) fn manifest(v: &Value, base: &Path) -> Result<Manifest, Vec<ManifestError>> {
+    let mut errs = Errors(Vec::new());
+    let Some(top) = Obj::new(v, "", &mut errs) else {
+        return Err(errs.0);
+    };
+    top.only(
+        &[
+            "name",
+            "version",
+            "title",
+            "description",
+            "instructions",
+            "defaults",
+            "roots",
+            "tools",
+        ],
+        &mut errs,
+    );
+    let name = top.required_string("name", &mut errs).unwrap_or_default();
+    let version = top
+        .string("version", &mut errs)
+        .unwrap_or_else(|| "0.0.0".into());
+    let defaults = top
+        .map
+        .get("defaults")
+        .map_or_else(Defaults::default, |d| defaults(d, &mut errs));
+    let roots = roots(&top, base, &mut errs);
+    let title = top.string("title", &mut errs);
+    let description = top.string("description", &mut errs);
+    let instructions = top.string("instructions", &mut errs);
+    let mut tools = Vec::new();
+    match top.map.get("tools") {
+        Some(Value::Array(items)) => {
+            let mut seen = BTreeSet::new();
+            for (i, item) in items.iter().enumerate() {
+                let path = format!("tools[{i}]");
+                if let Some(t) = tool(item, &path, &defaults, &roots, base, &mut errs) {
+                    if !seen.insert(t.name.clone()) {
+                        errs.add(
+                            &format!("{path}.name"),
+                            format!("another tool is already called {}", t.name),
+                        );
+                    }
+                    tools.push(t);
+                }
+            }
+        }
+        Some(_) => errs.add("tools", "must be an array"),
+        None => errs.add("tools", "is required"),
+    }
+    if !errs.0.is_empty() {
+        return Err(errs.0);
+    }
+    Ok(Manifest {
+        name,
+        version,
+        title,
+        description,
+        instructions,
+        defaults,
+        roots,
+        tools,
+    })
+}
+
+fn defaults(v: &Value, errs: &mut Errors) -> Defaults {
+    let mut d = Defaults::default();
+    let Some(o) = Obj::new(v, "defaults", errs) else {
+        return d;
+    };
+    o.only(
+        &[
+            "timeoutSeconds",
+            "killGraceMs",
+            "maxOutputBytes",
+            "heartbeatSeconds",
+            "maxConcurrentCalls",
+            "env",
+            "passEnv",
+        ],
+        errs,
+    );
+    if let Some(t) = o.seconds("timeoutSeconds", errs) {
+        d.timeout = t;
+    }
+    if let Some(g) = o.millis("killGraceMs", errs) {
+        d.kill_grace = g;
+    }
+    if let Some(n) = o.count("maxOutputBytes", errs) {
+        d.max_output_bytes = n;
+    }
+    if let Some(h) = o.number("heartbeatSeconds", 0.01, errs) {
+        d.heartbeat = Duration::from_secs_f64(h);
+    }
+    if let Some(n) = o.count("maxConcurrentCalls", errs) {
+        d.max_concurrent_calls = n;
+    }
+    d.env = o.env("env", errs);
+    d.pass_env = o.strings("passEnv", errs);
+    d
+}
+
+fn resolve(base: &Path, p: &str) -> PathBuf {
+    let p = Path::new(p);
+    if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        base.join(p)
+    }
+}
+
+fn roots(top: &Obj<'_>, base: &Path, errs: &mut Errors) -> BTreeMap<String, PathBuf> {
+    let mut roots = BTreeMap::new();
+    let Some(v) = top.map.get("roots") else {
+        return roots;
+    };
+    let Some(o) = Obj::new(v, "roots", errs) else {
+        return roots;
+    };
+    for (name, dir) in o.map {
+        let Some(dir) = dir.as_str() else {
+            errs.add(&o.at(name), "must be a directory path (a string)");
+            continue;
+        };
+        match std::fs::canonicalize(resolve(base, dir)) {
+            Ok(c) if c.is_dir() => {
+                roots.insert(name.clone(), c);
+            }
+            Ok(c) => errs.add(&o.at(name), format!("{} is not a directory", c.display())),
+            Err(e) => errs.add(&o.at(name), format!("cannot use {dir}: {e}")),
+        }
+    }
+    roots
+}
+
+/// Finds a program: a path with a `/` (relative to the manifest), or a name on `PATH`.
+fn find_program(name: &str, base: &Path) -> Result<PathBuf, String> {
+    let is_exec = |p: &Path| {
+        use std::os::unix::fs::PermissionsExt;
+        p.metadata()
+            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    if name.contains('/') {
+        let p = resolve(base, name);
+        return match std::fs::canonicalize(&p) {
+            Ok(c) if is_exec(&c) => Ok(c),
+            Ok(c) => Err(format!("{} is not an executable file", c.display())),
+            Err(e) => Err(format!("cannot use {}: {e}", p.display())),
+        };
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(name))
+        .find(|p| is_exec(p))
+        .ok_or_else(|| {
+            format!(
+                "`{name}` was not found on PATH ({})",
+                path.to_string_lossy()
+            )
+        })
+}
+
+fn tool(
+    v: &Value,
+    path: &str,
+    d: &Defaults,
+    roots: &BTreeMap<String, PathBuf>,
+    base: &Path,
+    errs: &mut Errors,
+) -> Option<ToolSpec> {
+    let o = Obj::new(v, path, errs)?;
+    o.only(
+        &[
+            "name",
+            "title",
+            "description",
+            "annotations",
+            "program",
+            "args",
+            "params",
+            "cwd",
+            "env",
+            "passEnv",
+            "stdin",
+            "timeoutSeconds",
+            "killGraceMs",
+            "maxOutputBytes",
+            "successCodes",
+            "progress",
+        ],
+        errs,
+    );
+    let name = o.required_string("name", errs).unwrap_or_default();
+    if !name.is_empty() && !is_tool_name(&name) {
+        errs.add(
+            &o.at("name"),
+            "must be 1-128 characters of A-Z a-z 0-9 _ - .",
+        );
+    }
+    let description = o.required_string("description", errs).unwrap_or_default();
+    let program = match o.required_string("program", errs) {
+        Some(p) => match find_program(&p, base) {
+            Ok(p) => p,
+            Err(e) => {
+                errs.add(&o.at("program"), e);
+                PathBuf::new()
+            }
+        },
+        None => PathBuf::new(),
+    };
+    let params = params(&o, roots, errs);
+    let args = args(&o, &params, errs);
+    let stdin = o.string("stdin", errs);
+    if let Some(s) = &stdin {
+        match params.get(s) {
+            Some(p) if matches!(p.kind, Kind::String) => {}
+            Some(_) => errs.add(
+                &o.at("stdin"),
+                format!("parameter {s} must be of type string to be sent on stdin"),
+            ),
+            None => errs.add(&o.at("stdin"), format!("names no parameter: {s}")),
+        }
+    }
+    let cwd = cwd(&o, &params, base, errs);
+    let mut used: BTreeSet<&str> = args
+        .iter()
+        .filter_map(|a| match a {
+            ArgPart::Param { name, .. } => Some(name.as_str()),
+            ArgPart::Literal(_) => None,
+        })
+        .collect();
+    used.extend(stdin.as_deref());
+    if let Some(Cwd::Param(p)) = &cwd {
+        used.insert(p);
+    }
+    for p in params.keys() {
+        if !used.contains(p.as_str()) {
+            errs.add(
+                &format!("{}.params.{p}", o.path),
+                "is declared but used by neither args, stdin nor cwd",
+            );
+        }
+    }
+    let mut env = d.env.clone();
+    env.extend(o.env("env", errs));
+    let mut pass_env = d.pass_env.clone();
+    pass_env.extend(o.strings("passEnv", errs));
+    let success_codes = match o.map.get("successCodes") {
+        None => vec![0],
+        Some(Value::Array(c))
+            if !c.is_empty()
+                && c.iter()
+                    .all(|x| x.as_i64().is_some_and(|n| (0..=255).contains(&n))) =>
+        {
+            c.iter()
+                .filter_map(|x| x.as_i64().map(|n| n as i32))
+                .collect()
+        }
+        Some(_) => {
+            errs.add(
+                &o.at("successCodes"),
+                "must be a non-empty array of exit codes (0-255)",
+            );
+            vec![0]
+        }
+    };
+    Some(ToolSpec {
+        name,
+        title: o.string("title", errs),
+        description,
+        annotations: annotations(&o, errs),
+        program,
+        args,
+        params,
+        cwd,
+        env,
+        pass_env,
+        stdin,
+        timeout: o.seconds("timeoutSeconds", errs).unwrap_or(d.timeout),
+        kill_grace: o.millis("killGraceMs", errs).unwrap_or(d.kill_grace),
+        max_output_bytes: o
+            .count("maxOutputBytes", errs)
+            .unwrap_or(d.max_output_bytes),
+        success_codes,
+        progress: progress(&o, errs),
+    })
+}
+
+fn annotations(o: &Obj<'_>, errs: &mut Errors) -> ToolAnnotations {
+    let a = o
+        .map
+        .get("annotations")
+        .and_then(|v| Obj::new(v, &o.at("annotations"), errs));
+    let get = |k: &str, errs: &mut Errors| a.as_ref().and_then(|a| a.boolean(k, errs));
+    if let Some(a) = &a {
+        a.only(
+            &["readOnly", "destructive", "idempotent", "openWorld"],
+            errs,
+        );
+    }
+    let read_only = get("readOnly", errs).unwrap_or(false);
+    ToolAnnotations {
+        title: None,
+        read_only_hint: Some(read_only),
+        destructive_hint: Some(get("destructive", errs).unwrap_or(!read_only)),
+        idempotent_hint: Some(get("idempotent", errs).unwrap_or(read_only)),
+        open_world_hint: Some(get("openWorld", errs).unwrap_or(false)),
+    }
+}
+
+fn progress(o: &Obj<'_>, errs: &mut Errors) -> Option<ProgressLines> {
+    let p = Obj::new(o.map.get("progress")?, &o.at("progress"), errs)?;
+    p.only(&["prefix", "stream"], errs);
+    let prefix = p
+        .required_string("prefix", errs)
+        .filter(|s| !s.is_empty())?;
+    let stream = match p.string("stream", errs).as_deref() {
+        None | Some("stdout") => Stream::Stdout,
+        Some("stderr") => Stream::Stderr,
+        Some(other) => {
+            errs.add(
+                &p.at("stream"),
+                format!("must be \"stdout\" or \"stderr\", not {other:?}"),
+            );
+            Stream::Stdout
+        }
+    };
+    Some(ProgressLines { prefix, stream })
+}
+
+fn params(
+    o: &Obj<'_>,
+    roots: &BTreeMap<String, PathBuf>,
+    errs: &mut Errors,
+) -> BTreeMap<String, Param> {
+    let mut out = BTreeMap::new();
+    let Some(v) = o.map.get("params") else {
+        return out;
+    };
+    let Some(ps) = Obj::new(v, &o.at("params"), errs) else {
+        return out;
+    };
+    for (name, v) in ps.map {
+        let path = ps.at(name);
+        if !is_env_name(name) {
+            errs.add(
+                &path,
+                "a parameter name must be letters, digits and _ (not starting with a digit)",
+            );
+        }
+        if let Some(p) = param(v, &path, roots, errs) {
+            out.insert(name.clone(), p);
+        }
+    }
+    out
+}
+
+fn param(
+    v: &Value,
+    path: &str,
+    roots: &BTreeMap<String, PathBuf>,
+    errs: &mut Errors,
+) -> Option<Param> {
+    let o = Obj::new(v, path, errs)?;
+    o.only(
+        &[
+            "type",
+            "description",
+            "required",
+            "default",
+            "values",
+            "minimum",
+            "maximum",
+            "maxLength",
+            "maxItems",
+            "allowLeadingDash",
+            "allowMetacharacters",
+            "root",
+            "mustExist",
+            "kind",
+        ],
+        errs,
+    );
+    let kind = match o.required_string("type", errs)?.as_str() {
+        "string" => Kind::String,
+        "integer" => Kind::Integer {
+            minimum: o.int("minimum", errs),
+            maximum: o.int("maximum", errs),
+        },
+        "number" => Kind::Number {
+            minimum: o.number("minimum", f64::MIN, errs),
+            maximum: o.number("maximum", f64::MIN, errs),
+        },
+        "boolean" => Kind::Boolean,
+        "enum" => {
+            let values = o.strings("values", errs);
+            if values.is_empty() {
+                errs.add(
+                    &o.at("values"),
+                    "an enum needs a non-empty array of string values",
+                );
+            }
+            Kind::Enum(values)
+        }
+        "array" => Kind::Array {
+            max_items: o.count("maxItems", errs).unwrap_or(64),
+        },
+        "path" => {
+            let root = o.required_string("root", errs).unwrap_or_default();
+            if !root.is_empty() && !roots.contains_key(&root) {
+                errs.add(&o.at("root"), format!("names no declared root: {root}"));
+            }
+            let kind = match o.string("kind", errs).as_deref() {
+                None | Some("any") => PathKind::Any,
+                Some("file") => PathKind::File,
+                Some("dir") => PathKind::Dir,
+                Some(k) => {
+                    errs.add(
+                        &o.at("kind"),
+                        format!("must be \"file\", \"dir\" or \"any\", not {k:?}"),
+                    );
+                    PathKind::Any
+                }
+            };
+            Kind::Path {
+                root,
+                must_exist: o.boolean("mustExist", errs).unwrap_or(true),
+                kind,
+            }
+        }
+        other => {
+            errs.add(
+                &o.at("type"),
+                format!(
+                    "unknown type {other:?} (string, integer, number, boolean, enum, array, path)"
+                ),
+            );
+            return None;
+        }
+    };
+    let required = o.boolean("required", errs).unwrap_or(false);
+    let default = o.map.get("default").cloned();
+    if required && default.is_some() {
+        errs.add(
+            &o.at("default"),
+            "a required parameter cannot have a default",
+        );
+    }
+    Some(Param {
+        description: o.string("description", errs),
+        kind,
+        required,
+        default,
+        allow_leading_dash: o.boolean("allowLeadingDash", errs).unwrap_or(false),
+        allow_metacharacters: o.boolean("allowMetacharacters", errs).unwrap_or(false),
+        max_length: o.count("maxLength", errs).unwrap_or(4096),
+    })
+}
+
+fn args(o: &Obj<'_>, params: &BTreeMap<String, Param>, errs: &mut Errors) -> Vec<ArgPart> {
+    let mut out = Vec::new();
+    let Some(v) = o.map.get("args") else {
+        return out;
+    };
+    let Value::Array(items) = v else {
+        errs.add(
+            &o.at("args"),
+            "must be an array of strings and {\"param\": …} objects",
+        );
+        return out;
+    };
+    for (i, item) in items.iter().enumerate() {
+        let path = format!("{}.args[{i}]", o.path);
+        match item {
+            Value::String(s) if s.contains('\0') => errs.add(&path, "must not contain NUL"),
+            Value::String(s) => out.push(ArgPart::Literal(s.clone())),
+            Value::Object(_) => {
+                let Some(a) = Obj::new(item, &path, errs) else { continue };
+                a.only(&["param", "flag", "joined"], errs);
+                let Some(name) = a.required_string("param", errs) else { continue };
+                if !params.contains_key(&name) {
+                    errs.add(&a.at("param"), format!("names no declared parameter: {name}"));
+                }
+                let flag = a.string("flag", errs);
+                let joined = a.boolean("joined", errs).unwrap_or(false);
+                if joined && flag.is_none() {
+                    errs.add(&a.at("joined"), "needs a flag to join the value to");
+                }
+                if matches!(params.get(&name).map(|p| &p.kind), Some(Kind::Boolean)) && flag.is_none() {
+                    errs.add(&path, "a boolean parameter needs a flag (emitted when it is true)");
+                }
+                out.push(ArgPart::Param { name, flag, joined });
+            }
+            _ => errs.add(&path, "must be a string or an object {\"param\": name, \"flag\"?: string, \"joined\"?: bool}"),
+        }
+    }
+    out
+}
+
+fn cwd(
+    o: &Obj<'_>,
+    params: &BTreeMap<String, Param>,
+    base: &Path,
+    errs: &mut Errors,
+) -> Option<Cwd> {
+    let path = o.at("cwd");
+    match o.map.get("cwd")? {
+        Value::String(dir) => match std::fs::canonicalize(resolve(base, dir)) {
+            Ok(c) if c.is_dir() => Some(Cwd::Fixed(c)),
+            Ok(c) => {
+                errs.add(&path, format!("{} is not a directory", c.display()));
+                None
+            }
+            Err(e) => {
+                errs.add(&path, format!("cannot use {dir}: {e}"));
+                None
+            }
+        },
+        v @ Value::Object(_) => {
+            let c = Obj::new(v, &path, errs)?;
+            c.only(&["param"], errs);
+            let name = c.required_string("param", errs)?;
+            match params.get(&name).map(|p| &p.kind) {
+                Some(Kind::Path {
+                    kind: PathKind::Dir,
+                    must_exist: true,
+                    ..
+                }) => Some(Cwd::Param(name)),
+                Some(_) => {
+                    errs.add(
+                        &c.at("param"),
+                        format!(
+                            "{name} must be a path parameter with kind \"dir\" that must exist"
+                        ),
+                    );
+                    None
+                }
+                None => {
+                    errs.add(
+                        &c.at("param"),
+                        format!("names no declared parameter: {name}"),
+                    );
+                    None
+                }
+            }
+        }
+        _ => {
+            errs.add(&path, "must be a directory (a string) or {\"param\": name}");
+            None
+        }
+    }
+}

@@ -1,0 +1,183 @@
+//! Running a manifest tool: plan, run through the process runner, report progress from its
+//! output, and build the result (text first for the reader, structured for programs).
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use super::plan::plan;
+use super::{ProgressLines, ToolSpec};
+use crate::mcp::{CallToolResult, Content};
+use crate::process::{self, Outcome, RunError, RunSpec, Stream};
+use crate::server::{Ctx, Reporter};
+
+/// How often the latest output line may refresh the heartbeat message.
+const STATUS_EVERY: Duration = Duration::from_millis(250);
+
+/// Runs one call of a manifest tool.
+pub fn call(
+    ctx: &Ctx,
+    spec: &ToolSpec,
+    roots: &BTreeMap<String, PathBuf>,
+    args: &serde_json::Value,
+) -> CallToolResult {
+    let plan = match plan(spec, roots, args) {
+        Ok(p) => p,
+        Err(why) => return CallToolResult::error(format!("Refused: {why}. Nothing was run.")),
+    };
+    let run = RunSpec {
+        program: spec.program.clone(),
+        args: plan.argv,
+        cwd: plan.cwd,
+        env: plan.env,
+        stdin: plan.stdin,
+        timeout: Some(spec.timeout),
+        kill_grace: spec.kill_grace,
+        stdout_cap: spec.max_output_bytes,
+        stderr_cap: spec.max_output_bytes,
+    };
+    let on_line = line_handler(ctx.reporter(), spec.progress.clone());
+    let mut pid = None;
+    let result = process::run(&run, ctx.cancel_token(), &mut |p| pid = Some(p), on_line);
+    log::debug!(
+        "{} (pid {pid:?}) ended: {:?}",
+        spec.name,
+        result.as_ref().map(|o| (o.code, o.signal, o.timed_out))
+    );
+    match result {
+        Ok(outcome) => result_of(spec, &outcome),
+        Err(RunError::Spawn { program, source }) => CallToolResult::error(format!(
+            "{} could not be started ({}): {source}",
+            spec.name,
+            program.display()
+        )),
+        Err(e) => CallToolResult::error(format!("{} failed to run: {e}", spec.name)),
+    }
+}
+
+/// Output lines feed progress: declared progress lines become notifications; any other line
+/// becomes the message of the next heartbeat.
+fn line_handler(
+    reporter: Reporter,
+    progress: Option<ProgressLines>,
+) -> Arc<dyn Fn(Stream, &str) + Send + Sync> {
+    let last = Mutex::new(None::<Instant>);
+    Arc::new(move |stream, line| {
+        if !reporter.wants_progress() {
+            return;
+        }
+        if let Some(p) = &progress {
+            if stream == p.stream {
+                if let Some(rest) = line.strip_prefix(p.prefix.as_str()) {
+                    if let Some((value, total, message)) = parse_progress(rest) {
+                        reporter.progress(value, total, message);
+                        return;
+                    }
+                }
+            }
+        }
+        let line = line.trim();
+        if line.is_empty() {
+            return;
+        }
+        let mut last = last.lock().unwrap_or_else(PoisonError::into_inner);
+        if last.is_none_or(|t| t.elapsed() >= STATUS_EVERY) {
+            *last = Some(Instant::now());
+            reporter.set_status(line);
+        }
+    })
+}
+
+/// `progress[/total] [message]`.
+pub fn parse_progress(s: &str) -> Option<(f64, Option<f64>, Option<&str>)> {
+    let s = s.trim_start();
+    let (head, message) = match s.split_once(char::is_whitespace) {
+        Some((h, m)) => (h, Some(m.trim()).filter(|m| !m.is_empty())),
+        None => (s, None),
+    };
+    let (value, total) = match head.split_once('/') {
+        Some((v, t)) => (v.parse().ok()?, Some(t.parse().ok()?)),
+        None => (head.parse().ok()?, None),
+    };
+    Some((value, total, message))
+}
+
+fn result_of(spec: &ToolSpec, o: &Outcome) -> CallToolResult {
+    let stdout = o.stdout.text();
+    let stderr = o.stderr.text();
+    let success =
+        !o.timed_out && !o.cancelled && o.code.is_some_and(|c| spec.success_codes.contains(&c));
+    let verdict = if o.timed_out {
+        Some(format!(
+            "{} timed out after {:.1} s; its process group was killed.",
+            spec.name,
+            spec.timeout.as_secs_f64()
+        ))
+    } else if o.cancelled {
+        Some(format!(
+            "{} was cancelled; its process group was killed.",
+            spec.name
+        ))
+    } else if let Some(sig) = o.signal {
+        Some(format!("{} was killed by signal {sig}.", spec.name))
+    } else if !success {
+        Some(format!(
+            "{} exited with code {}.",
+            spec.name,
+            o.code.map_or_else(|| "?".into(), |c| c.to_string())
+        ))
+    } else {
+        None
+    };
+    let mut text = String::new();
+    if let Some(v) = &verdict {
+        text.push_str(v);
+        text.push('\n');
+    }
+    text.push_str(&stdout);
+    let show_stderr = !stderr.trim().is_empty() && (verdict.is_some() || stdout.trim().is_empty());
+    if show_stderr {
+        if !text.is_empty() && !text.ends_with('\n') {
+            text.push('\n');
+        }
+        text.push_str("--- stderr ---\n");
+        text.push_str(&stderr);
+    }
+    if text.trim().is_empty() {
+        text = "(no output)".into();
+    }
+    let structured = json!({
+        "exitCode": o.code,
+        "signal": o.signal,
+        "stdout": stdout,
+        "stderr": stderr,
+        "durationMs": u64::try_from(o.duration.as_millis()).unwrap_or(u64::MAX),
+        "timedOut": o.timed_out,
+        "truncated": {"stdout": o.stdout.omitted_bytes(), "stderr": o.stderr.omitted_bytes()},
+    });
+    CallToolResult {
+        content: vec![Content::text(text)],
+        structured_content: Some(structured),
+        is_error: !success,
+        meta: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_progress;
+
+    #[test]
+    fn progress_lines() {
+        assert_eq!(
+            parse_progress("3/10 compiling x"),
+            Some((3.0, Some(10.0), Some("compiling x")))
+        );
+        assert_eq!(parse_progress(" 0.5"), Some((0.5, None, None)));
+        assert_eq!(parse_progress("x/10"), None);
+        assert_eq!(parse_progress("3/y"), None);
+    }
+}

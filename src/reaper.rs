@@ -1,0 +1,255 @@
+//! Watchdog that kills the process groups of running tool calls if the server
+//! dies without cleaning up (e.g. it is SIGKILLed).
+//!
+//! `PR_SET_PDEATHSIG` only covers a tool's direct child: it is cleared on
+//! fork, so grandchildren do not inherit it. The watchdog covers the whole
+//! group: it is a `/bin/sh` child (own process group, stdout/stderr null)
+//! whose stdin is a pipe whose only write end is held by this process
+//! (close-on-exec, so no tool child ever inherits it). The server writes
+//! `+PGID` after spawning a tool and `-PGID` after it reaped and swept it.
+//! When the pipe reaches EOF — the server exited or died, however — the shell
+//! sends SIGKILL to every group still listed and exits.
+//!
+//! The watchdog is started lazily by the first [`track`]. If it cannot be
+//! started a warning is logged and tool calls go on without it.
+
+use std::collections::BTreeSet;
+use std::io::Write;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+/// The watchdog's POSIX sh (dash compatible) program. Groups are kept in a
+/// space-delimited string `" 12 345 "`; malformed lines are ignored.
+const SCRIPT: &str = r#"trap '' HUP INT TERM QUIT PIPE
+groups=' '
+while IFS= read -r line; do
+  g=${line#?}
+  case $g in ''|*[!0-9]*|0|1) continue ;; esac
+  case $line in
+    +*) groups="$groups$g " ;;
+    -*) case $groups in *" $g "*) groups="${groups%%" $g "*} ${groups#*" $g "}" ;; esac ;;
+  esac
+done
+for g in $groups; do kill -KILL "-$g" 2>/dev/null; done
+exit 0
+"#;
+
+/// How often a dead watchdog is replaced before giving up.
+const MAX_STARTS: u32 = 4;
+
+struct Watchdog {
+    child: Child,
+    stdin: ChildStdin,
+}
+
+struct State {
+    watchdog: Option<Watchdog>,
+    starts: u32,
+    /// Groups currently tracked (replayed into a restarted watchdog).
+    groups: BTreeSet<i32>,
+}
+
+static STATE: Mutex<State> = Mutex::new(State {
+    watchdog: None,
+    starts: 0,
+    groups: BTreeSet::new(),
+});
+
+fn lock() -> MutexGuard<'static, State> {
+    STATE.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The watchdog's pid, if it is running (it is started by the first
+/// [`track`], i.e. the first `process::run`).
+pub fn watchdog_pid() -> Option<u32> {
+    lock().watchdog.as_ref().map(|w| w.child.id())
+}
+
+/// Start the watchdog now if it is not running yet; returns its pid.
+pub fn ensure_started() -> Option<u32> {
+    let mut st = lock();
+    start_if_needed(&mut st);
+    st.watchdog.as_ref().map(|w| w.child.id())
+}
+
+/// Registration of one process group with the watchdog; dropping it
+/// unregisters the group (do that only after the group was swept).
+#[derive(Debug)]
+#[must_use = "dropping the registration unregisters the group"]
+pub struct GroupGuard {
+    pgid: i32,
+}
+
+/// Register process group `pgid` with the watchdog (starting it if needed).
+pub fn track(pgid: i32) -> GroupGuard {
+    let mut st = lock();
+    if pgid > 1 && st.groups.insert(pgid) && false {
+        if st.watchdog.is_some() {
+            send(&mut st, '+', pgid);
+        } else {
+            start_if_needed(&mut st); // replays all groups, this one included
+        }
+    }
+    GroupGuard { pgid }
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        let mut st = lock();
+        if st.groups.remove(&self.pgid) && st.watchdog.is_some() {
+            send(&mut st, '-', self.pgid);
+        }
+    }
+}
+
+fn send(st: &mut State, op: char, pgid: i32) {
+    let line = format!("{op}{pgid}\n");
+    let failed = match st.watchdog.as_mut() {
+        Some(w) => w.stdin.write_all(line.as_bytes()).err(),
+        None => return,
+    };
+    if let Some(err) = failed {
+        log::warn!("process watchdog is gone ({err}); restarting it");
+        retire(st);
+        start_if_needed(st);
+    }
+}
+
+/// Forget a broken watchdog: close its pipe (it then kills what it still
+/// lists and exits) and reap it.
+fn retire(st: &mut State) {
+    if let Some(mut w) = st.watchdog.take() {
+        drop(w.stdin);
+        match w.child.try_wait() {
+            Ok(Some(_)) => {}
+            _ => {
+                let _ = w.child.kill();
+                let _ = w.child.wait();
+            }
+        }
+    }
+}
+
+fn start_if_needed(st: &mut State) {
+    if st.watchdog.is_some() || st.starts >= MAX_STARTS {
+        return;
+    }
+    st.starts += 1;
+    match spawn_watchdog() {
+        Ok(mut w) => {
+            let mut replay = String::new();
+            for g in &st.groups {
+                replay.push_str(&format!("+{g}\n"));
+            }
+            if let Err(err) = w.stdin.write_all(replay.as_bytes()) {
+                log::warn!("process watchdog died at start ({err}); continuing without it");
+                st.watchdog = Some(w);
+                retire(st);
+                return;
+            }
+            log::debug!("process watchdog started, pid {}", w.child.id());
+            st.watchdog = Some(w);
+        }
+        Err(err) => {
+            st.starts = MAX_STARTS;
+            log::warn!(
+                "could not start the process watchdog ({err}); tool processes may \
+                 outlive the server if it is killed"
+            );
+        }
+    }
+}
+
+fn spawn_watchdog() -> std::io::Result<Watchdog> {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = Command::new("/bin/sh");
+    cmd.arg("-c")
+        .arg(SCRIPT)
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .current_dir("/")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0);
+    // SAFETY: the closure only makes async-signal-safe calls (fcntl /
+    // close_range syscall), as required between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            crate::process::cloexec_inherited_fds();
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn()?;
+    match child.stdin.take() {
+        Some(stdin) => Ok(Watchdog { child, stdin }),
+        None => {
+            let _ = child.kill();
+            let _ = child.wait();
+            Err(std::io::Error::other("watchdog has no stdin pipe"))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::process::CommandExt;
+    use std::process::Command;
+
+    fn gone(pid: u32) -> bool {
+        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+            Err(_) => true,
+            Ok(s) => s
+                .rsplit_once(") ")
+                .is_some_and(|(_, rest)| rest.starts_with('Z') || rest.starts_with('X')),
+        }
+    }
+
+    #[test]
+    fn script_kills_listed_groups_on_eof() {
+        // Two groups: one registered and unregistered again (must survive),
+        // one registered (must be killed at EOF).
+        let mut keep = Command::new("sleep")
+            .arg("1000")
+            .process_group(0)
+            .spawn()
+            .expect("spawn sleep");
+        let mut doomed = Command::new("sleep")
+            .arg("1000")
+            .process_group(0)
+            .spawn()
+            .expect("spawn sleep");
+        let mut sh = Command::new("/bin/sh")
+            .arg("-c")
+            .arg(SCRIPT)
+            .stdin(Stdio::piped())
+            .spawn()
+            .expect("spawn sh");
+        let mut stdin = sh.stdin.take().expect("stdin");
+        let text = format!(
+            "+{k}\n+garbage\n+1\n+{d}\n-{k}\n-999999\n",
+            k = keep.id(),
+            d = doomed.id()
+        );
+        stdin.write_all(text.as_bytes()).expect("write");
+        drop(stdin);
+        assert!(sh.wait().expect("wait sh").success());
+        let status = doomed.wait().expect("wait doomed");
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(status.signal(), Some(libc::SIGKILL));
+        assert_eq!(keep.try_wait().expect("try_wait"), None);
+        keep.kill().expect("kill keep");
+        keep.wait().expect("wait keep");
+    }
+
+    #[test]
+    fn watchdog_starts_and_tracks() {
+        let pid = ensure_started().expect("watchdog started");
+        assert_eq!(watchdog_pid(), Some(pid));
+        let g = track(i32::MAX - 7); // harmless: no such group
+        drop(g);
+        assert_eq!(ensure_started(), Some(pid), "watchdog was replaced");
+        assert!(!gone(pid), "watchdog died");
+    }
+}
