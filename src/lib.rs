@@ -48,6 +48,7 @@
 #![deny(clippy::print_stdout, clippy::dbg_macro)]
 
 pub mod cancel;
+pub mod client;
 pub mod framing;
 pub mod jsonrpc;
 pub mod manifest;

@@ -10,18 +10,19 @@
 //! The program that embeds this should ignore SIGPIPE (Rust binaries do by
 //! default) so a child that closes its stdin early yields EPIPE, not a signal.
 
-use std::collections::VecDeque;
+mod capture;
+mod pipes;
+mod server;
+pub use server::ServerProcess;
+
 use std::ffi::OsString;
 use std::fmt;
-use std::io::{self, Read, Write};
-use std::os::unix::io::{AsRawFd, RawFd};
+use std::io;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{self, RecvTimeoutError};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::thread::{self, JoinHandle};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use wait_timeout::ChildExt;
@@ -29,14 +30,12 @@ use wait_timeout::ChildExt;
 use crate::cancel::CancelToken;
 use crate::reaper;
 
+pub use capture::Captured;
+
 /// Longest wait between two checks of the cancel flag and the deadline.
 const TICK: Duration = Duration::from_millis(20);
 /// How long pipe readers may take to finish after the child was reaped.
 const READER_GRACE: Duration = Duration::from_millis(250);
-/// Pipe readers wake this often (ms) to notice that they were abandoned.
-const READER_POLL_MS: i32 = 500;
-/// Lines passed to `on_line` are cut to this many bytes.
-const LINE_MAX: usize = 1024;
 
 /// What to run and how.
 #[derive(Clone, Debug)]
@@ -80,113 +79,6 @@ impl RunSpec {
 pub enum Stream {
     Stdout,
     Stderr,
-}
-
-/// Bounded capture of one stream: the first `cap/2` bytes, a ring of the
-/// last `cap - cap/2` bytes, and the total byte count.
-#[derive(Clone, Debug, Default)]
-pub struct Captured {
-    head: Vec<u8>,
-    head_cap: usize,
-    tail: VecDeque<u8>,
-    tail_cap: usize,
-    total: u64,
-}
-
-impl Captured {
-    /// An empty capture keeping at most `cap` bytes.
-    pub fn new(cap: usize) -> Self {
-        let head_cap = cap / 2;
-        Captured {
-            head: Vec::new(),
-            head_cap,
-            tail: VecDeque::new(),
-            tail_cap: cap - head_cap,
-            total: 0,
-        }
-    }
-
-    /// Append bytes.
-    pub fn push(&mut self, mut data: &[u8]) {
-        self.total += data.len() as u64;
-        let room = self.head_cap - self.head.len();
-        if room > 0 {
-            let n = room.min(data.len());
-            self.head.extend_from_slice(&data[..n]);
-            data = &data[n..];
-        }
-        if data.len() >= self.tail_cap {
-            self.tail.clear();
-            self.tail.extend(&data[data.len() - self.tail_cap..]);
-        } else {
-            let excess = (self.tail.len() + data.len()).saturating_sub(self.tail_cap);
-            self.tail.drain(..excess);
-            self.tail.extend(data);
-        }
-    }
-
-    /// Bytes the stream produced in total.
-    pub fn total_bytes(&self) -> u64 {
-        self.total
-    }
-
-    /// True if bytes were dropped from the middle.
-    pub fn truncated(&self) -> bool {
-        self.omitted_bytes() > 0
-    }
-
-    /// Bytes dropped from the middle.
-    pub fn omitted_bytes(&self) -> u64 {
-        self.total - (self.head.len() + self.tail.len()) as u64
-    }
-
-    /// The kept bytes (head then tail), without any marker.
-    pub fn kept_bytes(&self) -> Vec<u8> {
-        let mut v = self.head.clone();
-        v.extend(self.tail.iter());
-        v
-    }
-
-    /// Lossy UTF-8 text; when truncated: the head, then a line
-    /// `"\n[... N bytes omitted ...]\n"`, then the tail. Multi-byte characters
-    /// cut at the seams are dropped rather than shown as U+FFFD.
-    pub fn text(&self) -> String {
-        if !self.truncated() {
-            return String::from_utf8_lossy(&self.kept_bytes()).into_owned();
-        }
-        let tail: Vec<u8> = self.tail.iter().copied().collect();
-        format!(
-            "{}\n[... {} bytes omitted ...]\n{}",
-            String::from_utf8_lossy(complete_prefix(&self.head)),
-            self.omitted_bytes(),
-            String::from_utf8_lossy(complete_suffix(&tail)),
-        )
-    }
-}
-
-/// `b` without an incomplete UTF-8 sequence at its end.
-fn complete_prefix(b: &[u8]) -> &[u8] {
-    let n = b.len();
-    for back in 1..=n.min(4) {
-        let c = b[n - back];
-        if c & 0xC0 == 0x80 {
-            continue; // continuation byte
-        }
-        let need = match c {
-            0xF0..=0xF7 => 4,
-            0xE0..=0xEF => 3,
-            0xC0..=0xDF => 2,
-            _ => 1,
-        };
-        return if need > back { &b[..n - back] } else { b };
-    }
-    b
-}
-
-/// `b` without continuation bytes (of a character cut off) at its start.
-fn complete_suffix(b: &[u8]) -> &[u8] {
-    let skip = b.iter().take(3).take_while(|&&c| c & 0xC0 == 0x80).count();
-    &b[skip..]
 }
 
 /// Result of a finished run.
@@ -282,7 +174,7 @@ pub fn run(
     };
     on_spawn(pid);
 
-    let waited = start_io(spec, &mut child, on_line).and_then(|readers| {
+    let waited = pipes::start_io(spec, &mut child, on_line).and_then(|readers| {
         let status = wait_child(&mut child, pgid, spec, cancel, start)?;
         Ok((status, readers))
     });
@@ -366,7 +258,7 @@ fn spawn_error(spec: &RunSpec, source: io::Error) -> RunError {
 /// In the forked child: die with SIGKILL when the parent (thread) dies, and
 /// bail out if the parent already died before the prctl took effect.
 #[cfg(target_os = "linux")]
-fn set_parent_death_signal(parent: libc::pid_t) {
+pub(crate) fn set_parent_death_signal(parent: libc::pid_t) {
     // SAFETY: prctl/getppid/_exit are async-signal-safe syscalls.
     unsafe {
         libc::prctl(
@@ -383,7 +275,7 @@ fn set_parent_death_signal(parent: libc::pid_t) {
 }
 
 #[cfg(not(target_os = "linux"))]
-fn set_parent_death_signal(_parent: libc::pid_t) {}
+pub(crate) fn set_parent_death_signal(_parent: libc::pid_t) {}
 
 /// In the forked child: mark every fd >= 3 close-on-exec (not closed: std's
 /// exec-error pipe must survive until exec).
@@ -413,7 +305,7 @@ pub(crate) fn cloexec_inherited_fds() {
 }
 
 /// Send `sig` to process group `pgid`; ESRCH (group gone) is fine.
-fn signal_group(pgid: libc::pid_t, sig: libc::c_int) {
+pub(crate) fn signal_group(pgid: libc::pid_t, sig: libc::c_int) {
     if pgid <= 1 {
         return; // never our own group (0) or init's
     }
@@ -470,293 +362,9 @@ fn wait_child(
     Ok((child.wait()?, stop))
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// The running pipe readers of one call.
-struct Readers {
-    captures: [Arc<Mutex<Captured>>; 2],
-    handles: Vec<JoinHandle<()>>,
-    done: mpsc::Receiver<()>,
-    abandoned: Arc<AtomicBool>,
-}
-
-impl Drop for Readers {
-    fn drop(&mut self) {
-        // Readers not joined: make them stop calling on_line and exit.
-        self.abandoned.store(true, Ordering::Release);
-    }
-}
-
-/// Start the stdin writer and the two output readers.
-fn start_io(spec: &RunSpec, child: &mut Child, on_line: LineFn) -> io::Result<Readers> {
-    if let (Some(data), Some(mut stdin)) = (spec.stdin.clone(), child.stdin.take()) {
-        // Detached: it ends when everything is written or the pipe breaks.
-        thread::Builder::new()
-            .name("stdmcp-stdin".into())
-            .spawn(move || match stdin.write_all(&data) {
-                Err(e) if e.kind() != io::ErrorKind::BrokenPipe => {
-                    log::debug!("writing child stdin: {e}")
-                }
-                _ => {}
-            })?;
-    }
-    let (done_tx, done) = mpsc::channel();
-    let mut readers = Readers {
-        captures: [
-            Arc::new(Mutex::new(Captured::new(spec.stdout_cap))),
-            Arc::new(Mutex::new(Captured::new(spec.stderr_cap))),
-        ],
-        handles: Vec::new(),
-        done,
-        abandoned: Arc::new(AtomicBool::new(false)),
-    };
-    let pipes: [(Stream, Option<Box<dyn ReadFd>>); 2] = [
-        (
-            Stream::Stdout,
-            child.stdout.take().map(|p| Box::new(p) as _),
-        ),
-        (
-            Stream::Stderr,
-            child.stderr.take().map(|p| Box::new(p) as _),
-        ),
-    ];
-    for (i, (stream, pipe)) in pipes.into_iter().enumerate() {
-        let Some(pipe) = pipe else { continue };
-        let pump = Pump {
-            stream,
-            capture: Arc::clone(&readers.captures[i]),
-            on_line: Arc::clone(&on_line),
-            abandoned: Arc::clone(&readers.abandoned),
-            _done: done_tx.clone(),
-        };
-        let handle = thread::Builder::new()
-            .name(format!("stdmcp-{stream:?}").to_lowercase())
-            .spawn(move || pump.run(pipe))?;
-        readers.handles.push(handle);
-    }
-    Ok(readers)
-}
-
-impl Readers {
-    /// Wait up to `grace` for both readers to reach EOF; readers that don't
-    /// (a process that escaped the group holds the pipe) are abandoned and
-    /// what they captured so far is used.
-    fn finish(mut self, grace: Duration) -> (Captured, Captured) {
-        let deadline = Instant::now() + grace;
-        let all_done = loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match self.done.recv_timeout(left) {
-                Ok(()) => continue,
-                Err(RecvTimeoutError::Disconnected) => break true,
-                Err(RecvTimeoutError::Timeout) => break false,
-            }
-        };
-        if all_done {
-            for h in self.handles.drain(..) {
-                let _ = h.join();
-            }
-        } else {
-            log::debug!("output pipes still open after the child exited; abandoning readers");
-            self.abandoned.store(true, Ordering::Release);
-        }
-        let [out, err] = &self.captures;
-        let take = |c: &Arc<Mutex<Captured>>| std::mem::replace(&mut *lock(c), Captured::new(0));
-        (take(out), take(err))
-    }
-}
-
-trait ReadFd: Read + AsRawFd + Send {}
-impl<T: Read + AsRawFd + Send> ReadFd for T {}
-
-/// One pipe reader's state.
-struct Pump {
-    stream: Stream,
-    capture: Arc<Mutex<Captured>>,
-    on_line: LineFn,
-    abandoned: Arc<AtomicBool>,
-    /// Dropped when the thread ends, which tells `finish` it is done.
-    _done: mpsc::Sender<()>,
-}
-
-impl Pump {
-    fn run(self, mut pipe: Box<dyn ReadFd>) {
-        let mut buf = vec![0u8; 16 * 1024];
-        let mut lines = LineSplitter::default();
-        let emit = |line: &str| {
-            if !self.abandoned.load(Ordering::Acquire) {
-                (self.on_line)(self.stream, line);
-            }
-        };
-        loop {
-            if self.abandoned.load(Ordering::Acquire) {
-                return;
-            }
-            match wait_readable(pipe.as_raw_fd(), READER_POLL_MS) {
-                Ok(false) => continue,
-                Ok(true) => {}
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => log::debug!("poll on child pipe: {e}"), // fall back to a blocking read
-            }
-            match pipe.read(&mut buf) {
-                Ok(0) => break,
-                Ok(n) => {
-                    lock(&self.capture).push(&buf[..n]);
-                    lines.feed(&buf[..n], &emit);
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    log::debug!("reading child {:?}: {e}", self.stream);
-                    break;
-                }
-            }
-        }
-        lines.finish(&emit);
-    }
-}
-
-/// Wait until `fd` is readable (or hung up) or `timeout_ms` passed.
-fn wait_readable(fd: RawFd, timeout_ms: i32) -> io::Result<bool> {
-    let mut pfd = libc::pollfd {
-        fd,
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    // SAFETY: one valid pollfd, count 1.
-    let r = unsafe { libc::poll(&mut pfd, 1, timeout_ms) };
-    if r < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(r > 0)
-}
-
-/// Splits a byte stream into lines of at most `LINE_MAX` bytes.
-#[derive(Default)]
-struct LineSplitter {
-    buf: Vec<u8>,
-    pending: bool,
-}
-
-impl LineSplitter {
-    fn feed(&mut self, mut data: &[u8], emit: &dyn Fn(&str)) {
-        while let Some(i) = data.iter().position(|&b| b == b'\n') {
-            self.push(&data[..i]);
-            self.flush(emit);
-            data = &data[i + 1..];
-        }
-        self.push(data);
-    }
-
-    fn push(&mut self, data: &[u8]) {
-        if data.is_empty() {
-            return;
-        }
-        self.pending = true;
-        let room = LINE_MAX.saturating_sub(self.buf.len());
-        self.buf.extend_from_slice(&data[..room.min(data.len())]);
-    }
-
-    fn flush(&mut self, emit: &dyn Fn(&str)) {
-        let mut line: &[u8] = &self.buf;
-        if line.last() == Some(&b'\r') {
-            line = &line[..line.len() - 1];
-        }
-        emit(&String::from_utf8_lossy(complete_prefix(line)));
-        self.buf.clear();
-        self.pending = false;
-    }
-
-    fn finish(&mut self, emit: &dyn Fn(&str)) {
-        if self.pending {
-            self.flush(emit);
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn cap(cap: usize, chunks: &[&[u8]]) -> Captured {
-        let mut c = Captured::new(cap);
-        for ch in chunks {
-            c.push(ch);
-        }
-        c
-    }
-
-    #[test]
-    fn captured_small_output_is_kept_whole() {
-        let c = cap(10, &[b"abc", b"def", b"ghij"]);
-        assert_eq!(c.total_bytes(), 10);
-        assert!(!c.truncated());
-        assert_eq!(c.omitted_bytes(), 0);
-        assert_eq!(c.text(), "abcdefghij");
-    }
-
-    #[test]
-    fn captured_keeps_head_and_tail() {
-        let c = cap(10, &[b"0123", b"456789", b"ABCDEFGHIJ", b"KLMNOP"]);
-        assert_eq!(c.total_bytes(), 26);
-        assert!(c.truncated());
-        assert_eq!(c.omitted_bytes(), 16);
-        assert_eq!(c.kept_bytes(), b"01234LMNOP");
-        assert_eq!(c.text(), "01234\n[... 16 bytes omitted ...]\nLMNOP");
-        // One big chunk behaves the same as many small ones.
-        let d = cap(10, &[b"0123456789ABCDEFGHIJKLMNOP"]);
-        assert_eq!(d.text(), c.text());
-        let bytes: Vec<&[u8]> = b"0123456789ABCDEFGHIJKLMNOP".chunks(1).collect();
-        assert_eq!(cap(10, &bytes).text(), c.text());
-    }
-
-    #[test]
-    fn captured_odd_and_zero_caps() {
-        let c = cap(5, &[b"abcdefgh"]);
-        assert_eq!(c.kept_bytes(), b"abfgh");
-        let z = cap(0, &[b"abc"]);
-        assert_eq!(z.omitted_bytes(), 3);
-        assert_eq!(z.text(), "\n[... 3 bytes omitted ...]\n");
-    }
-
-    #[test]
-    fn captured_text_drops_cut_characters() {
-        // "é" is 2 bytes; cap 6 => head 3 bytes "aé" ... tail 3 bytes.
-        let c = cap(6, &["aéé-xyzéb".as_bytes()]);
-        assert!(c.truncated());
-        let t = c.text();
-        assert!(!t.contains('\u{fffd}'), "{t:?}");
-        assert!(t.starts_with("aé\n[..."), "{t:?}");
-        assert!(t.ends_with("]\nb") || t.ends_with("]\néb"), "{t:?}");
-        assert_eq!(complete_prefix("aé".as_bytes()), "aé".as_bytes());
-        assert_eq!(complete_prefix(&"a€".as_bytes()[..3]), b"a");
-        assert_eq!(complete_suffix(&"€b".as_bytes()[1..]), b"b");
-    }
-
-    fn split(chunks: &[&[u8]]) -> Vec<String> {
-        let out = std::cell::RefCell::new(Vec::new());
-        let emit = |l: &str| out.borrow_mut().push(l.to_string());
-        let mut s = LineSplitter::default();
-        for ch in chunks {
-            s.feed(ch, &emit);
-        }
-        s.finish(&emit);
-        out.into_inner()
-    }
-
-    #[test]
-    fn line_splitter() {
-        assert_eq!(
-            split(&[b"a\nb", b"c\r\n\n", b"tail"]),
-            ["a", "bc", "", "tail"]
-        );
-        assert_eq!(split(&[b"x\n"]), ["x"]);
-        let long = vec![b'z'; 5000];
-        let lines = split(&[&long, b"\nnext\n"]);
-        assert_eq!(lines.len(), 2);
-        assert_eq!(lines[0].len(), LINE_MAX);
-        assert_eq!(lines[1], "next");
-    }
 
     #[test]
     fn spawn_error_messages() {

@@ -1,5 +1,8 @@
 //! Command-line parsing and the `serve` and `check` commands.
 
+mod client;
+
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -61,6 +64,9 @@ pub fn run(args: Vec<String>) -> ExitCode {
         }
         "serve" => serve(rest),
         "check" => check(rest),
+        "tools" => client::tools(rest),
+        "call" => client::call(rest),
+        "ping" => client::ping(rest),
         other => usage(&format!("unknown command {other:?}")),
     }
 }
@@ -149,7 +155,9 @@ fn check(args: &[String]) -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    println!(
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
         "{}: OK. {} {} serves {} tool(s):",
         path.display(),
         manifest.name,
@@ -157,17 +165,17 @@ fn check(args: &[String]) -> ExitCode {
         manifest.tools.len()
     );
     for (name, dir) in &manifest.roots {
-        println!("  root {name} = {}", dir.display());
+        let _ = writeln!(out, "  root {name} = {}", dir.display());
     }
     for t in &manifest.tools {
-        println!();
+        out.push('\n');
         let title = t
             .title
             .as_deref()
             .map(|t| format!(" ({t})"))
             .unwrap_or_default();
-        println!("  {}{title}", t.name);
-        println!("    {}", t.description);
+        let _ = writeln!(out, "  {}{title}", t.name);
+        let _ = writeln!(out, "    {}", t.description);
         let argv: Vec<String> = t
             .args
             .iter()
@@ -193,7 +201,7 @@ fn check(args: &[String]) -> ExitCode {
                 ArgPart::Param { name, .. } => format!("{{{name}}}"),
             })
             .collect();
-        println!("    runs: {} {}", t.program.display(), argv.join(" "));
+        let _ = writeln!(out, "    runs: {} {}", t.program.display(), argv.join(" "));
         for (name, p) in &t.params {
             let ty = match &p.kind {
                 Kind::String => "string".to_owned(),
@@ -221,10 +229,10 @@ fn check(args: &[String]) -> ExitCode {
                 .as_deref()
                 .map(|d| format!(": {d}"))
                 .unwrap_or_default();
-            println!("    - {name} ({ty}{req}{def}){desc}");
+            let _ = writeln!(out, "    - {name} ({ty}{req}{def}){desc}");
         }
         let a = &t.annotations;
-        println!(
+        let _ = writeln!(out,
             "    timeout {:.0} s, output cap {} bytes, success codes {:?}, read-only {}, destructive {}",
             t.timeout.as_secs_f64(),
             t.max_output_bytes,
@@ -233,7 +241,20 @@ fn check(args: &[String]) -> ExitCode {
             a.destructive_hint.unwrap_or(true)
         );
     }
-    ExitCode::SUCCESS
+    emit(&out)
+}
+
+/// Writes CLI output; a closed pipe (`stdmcp check … | head`) is a normal end.
+pub fn emit(text: &str) -> ExitCode {
+    use std::io::Write;
+    match std::io::stdout().lock().write_all(text.as_bytes()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("stdmcp: cannot write output: {e}");
+            ExitCode::from(2)
+        }
+    }
 }
 
 fn opt<T: ToString>(v: &Option<T>) -> String {

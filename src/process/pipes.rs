@@ -1,0 +1,177 @@
+//! The stdin writer and the stdout/stderr reader threads of one call.
+
+use std::io::{self, Read, Write};
+use std::os::unix::io::{AsRawFd, RawFd};
+use std::process::Child;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
+
+use super::capture::{Captured, LineSplitter};
+use super::{LineFn, RunSpec, Stream};
+
+/// Pipe readers wake this often (ms) to notice that they were abandoned.
+const READER_POLL_MS: i32 = 500;
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The running pipe readers of one call.
+pub(super) struct Readers {
+    captures: [Arc<Mutex<Captured>>; 2],
+    handles: Vec<JoinHandle<()>>,
+    done: mpsc::Receiver<()>,
+    abandoned: Arc<AtomicBool>,
+}
+
+impl Drop for Readers {
+    fn drop(&mut self) {
+        // Readers not joined: make them stop calling on_line and exit.
+        self.abandoned.store(true, Ordering::Release);
+    }
+}
+
+/// Start the stdin writer and the two output readers.
+pub(super) fn start_io(spec: &RunSpec, child: &mut Child, on_line: LineFn) -> io::Result<Readers> {
+    if let (Some(data), Some(mut stdin)) = (spec.stdin.clone(), child.stdin.take()) {
+        // Detached: it ends when everything is written or the pipe breaks.
+        thread::Builder::new()
+            .name("stdmcp-stdin".into())
+            .spawn(move || match stdin.write_all(&data) {
+                Err(e) if e.kind() != io::ErrorKind::BrokenPipe => {
+                    log::debug!("writing child stdin: {e}")
+                }
+                _ => {}
+            })?;
+    }
+    let (done_tx, done) = mpsc::channel();
+    let mut readers = Readers {
+        captures: [
+            Arc::new(Mutex::new(Captured::new(spec.stdout_cap))),
+            Arc::new(Mutex::new(Captured::new(spec.stderr_cap))),
+        ],
+        handles: Vec::new(),
+        done,
+        abandoned: Arc::new(AtomicBool::new(false)),
+    };
+    let pipes: [(Stream, Option<Box<dyn ReadFd>>); 2] = [
+        (
+            Stream::Stdout,
+            child.stdout.take().map(|p| Box::new(p) as _),
+        ),
+        (
+            Stream::Stderr,
+            child.stderr.take().map(|p| Box::new(p) as _),
+        ),
+    ];
+    for (i, (stream, pipe)) in pipes.into_iter().enumerate() {
+        let Some(pipe) = pipe else { continue };
+        let pump = Pump {
+            stream,
+            capture: Arc::clone(&readers.captures[i]),
+            on_line: Arc::clone(&on_line),
+            abandoned: Arc::clone(&readers.abandoned),
+            _done: done_tx.clone(),
+        };
+        let handle = thread::Builder::new()
+            .name(format!("stdmcp-{stream:?}").to_lowercase())
+            .spawn(move || pump.run(pipe))?;
+        readers.handles.push(handle);
+    }
+    Ok(readers)
+}
+
+impl Readers {
+    /// Wait up to `grace` for both readers to reach EOF; readers that don't
+    /// (a process that escaped the group holds the pipe) are abandoned and
+    /// what they captured so far is used.
+    pub(super) fn finish(mut self, grace: Duration) -> (Captured, Captured) {
+        let deadline = Instant::now() + grace;
+        let all_done = loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.done.recv_timeout(left) {
+                Ok(()) => continue,
+                Err(RecvTimeoutError::Disconnected) => break true,
+                Err(RecvTimeoutError::Timeout) => break false,
+            }
+        };
+        if all_done {
+            for h in self.handles.drain(..) {
+                let _ = h.join();
+            }
+        } else {
+            log::debug!("output pipes still open after the child exited; abandoning readers");
+            self.abandoned.store(true, Ordering::Release);
+        }
+        let [out, err] = &self.captures;
+        let take = |c: &Arc<Mutex<Captured>>| std::mem::replace(&mut *lock(c), Captured::new(0));
+        (take(out), take(err))
+    }
+}
+
+trait ReadFd: Read + AsRawFd + Send {}
+impl<T: Read + AsRawFd + Send> ReadFd for T {}
+
+/// One pipe reader's state.
+struct Pump {
+    stream: Stream,
+    capture: Arc<Mutex<Captured>>,
+    on_line: LineFn,
+    abandoned: Arc<AtomicBool>,
+    /// Dropped when the thread ends, which tells `finish` it is done.
+    _done: mpsc::Sender<()>,
+}
+
+impl Pump {
+    fn run(self, mut pipe: Box<dyn ReadFd>) {
+        let mut buf = vec![0u8; 16 * 1024];
+        let mut lines = LineSplitter::default();
+        let emit = |line: &str| {
+            if !self.abandoned.load(Ordering::Acquire) {
+                (self.on_line)(self.stream, line);
+            }
+        };
+        loop {
+            if self.abandoned.load(Ordering::Acquire) {
+                return;
+            }
+            match wait_readable(pipe.as_raw_fd(), READER_POLL_MS) {
+                Ok(false) => continue,
+                Ok(true) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => log::debug!("poll on child pipe: {e}"), // fall back to a blocking read
+            }
+            match pipe.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => {
+                    lock(&self.capture).push(&buf[..n]);
+                    lines.feed(&buf[..n], &emit);
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    log::debug!("reading child {:?}: {e}", self.stream);
+                    break;
+                }
+            }
+        }
+        lines.finish(&emit);
+    }
+}
+
+/// Wait until `fd` is readable (or hung up) or `timeout_ms` passed.
+fn wait_readable(fd: RawFd, timeout_ms: i32) -> io::Result<bool> {
+    let mut pfd = libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd, count 1.
+    let r = unsafe { libc::poll(&mut pfd, 1, timeout_ms) };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(r > 0)
+}

@@ -1,0 +1,129 @@
+//! A long-lived child that speaks a protocol on its stdin/stdout: the MCP server that the
+//! client commands (`stdmcp call … -- SERVER`) and the benchmark driver talk to. Same rules
+//! as [`super::run`]: its own process group, a private stdin pipe, stdout piped, stderr
+//! drained (copied to ours), PDEATHSIG and the watchdog, killed as a group, always reaped.
+
+use std::io::{self, Read, Write};
+use std::os::unix::process::CommandExt;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::thread;
+use std::time::Duration;
+
+use wait_timeout::ChildExt;
+
+use super::{cloexec_inherited_fds, set_parent_death_signal, signal_group};
+use crate::reaper;
+
+/// A running server process.
+pub struct ServerProcess {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    stdout: Option<ChildStdout>,
+    _group: reaper::GroupGuard,
+    reaped: bool,
+}
+
+impl ServerProcess {
+    /// Starts `argv[0]` with the rest as arguments, in the caller's environment and directory.
+    /// Spawn from a thread that outlives the child (PDEATHSIG follows the spawning thread).
+    pub fn spawn(argv: &[String]) -> io::Result<ServerProcess> {
+        let (program, args) = argv
+            .split_first()
+            .ok_or_else(|| io::Error::other("empty command"))?;
+        let mut cmd = Command::new(program);
+        cmd.args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0);
+        let parent = std::process::id() as libc::pid_t;
+        // SAFETY: only async-signal-safe calls between fork and exec (prctl, getppid, _exit,
+        // close_range/fcntl), no allocation, no locks.
+        unsafe {
+            cmd.pre_exec(move || {
+                set_parent_death_signal(parent);
+                cloexec_inherited_fds();
+                Ok(())
+            });
+        }
+        let mut child = cmd.spawn()?;
+        let group = reaper::track(child.id() as i32);
+        if let Some(mut err) = child.stderr.take() {
+            // The server's log lines pass through; the copy ends at EOF.
+            let _ = thread::Builder::new()
+                .name("stdmcp-server-stderr".into())
+                .spawn(move || {
+                    let mut buf = [0u8; 8192];
+                    while let Ok(n) = err.read(&mut buf) {
+                        if n == 0 || io::stderr().write_all(&buf[..n]).is_err() {
+                            break;
+                        }
+                    }
+                });
+        }
+        Ok(ServerProcess {
+            stdin: child.stdin.take(),
+            stdout: child.stdout.take(),
+            child,
+            _group: group,
+            reaped: false,
+        })
+    }
+
+    /// The server's pid (also its process group id).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// The server's stdout (to read) and stdin (to write); once.
+    pub fn take_pipes(&mut self) -> (Box<dyn Read + Send>, Box<dyn Write + Send>) {
+        let out: Box<dyn Read + Send> = match self.stdout.take() {
+            Some(s) => Box::new(s),
+            None => Box::new(io::empty()),
+        };
+        let inp: Box<dyn Write + Send> = match self.stdin.take() {
+            Some(s) => Box::new(s),
+            None => Box::new(io::sink()),
+        };
+        (out, inp)
+    }
+
+    /// Ends the server as MCP clients should: with its stdin closed, waits up to `wait` for
+    /// it to exit, then SIGTERM to its group, a second, then SIGKILL; reaps it. Returns its
+    /// exit status when it exited by itself.
+    pub fn finish(mut self, wait: Duration) -> Option<std::process::ExitStatus> {
+        self.stdin = None;
+        let status = match self.child.wait_timeout(wait) {
+            Ok(Some(s)) => Some(s),
+            _ => {
+                let pgid = self.child.id() as libc::pid_t;
+                signal_group(pgid, libc::SIGTERM);
+                if !matches!(self.child.wait_timeout(Duration::from_secs(1)), Ok(Some(_))) {
+                    signal_group(pgid, libc::SIGKILL);
+                    let _ = self.child.wait();
+                }
+                None
+            }
+        };
+        self.sweep();
+        status
+    }
+
+    fn sweep(&mut self) {
+        if !self.reaped {
+            // Whatever is left of the server's group goes with it.
+            signal_group(self.child.id() as libc::pid_t, libc::SIGKILL);
+            self.reaped = true;
+        }
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        if !self.reaped {
+            signal_group(self.child.id() as libc::pid_t, libc::SIGKILL);
+            let _ = self.child.wait();
+            self.reaped = true;
+        }
+    }
+}
