@@ -11,7 +11,7 @@ use serde_json::json;
 use super::plan::plan;
 use super::{ProgressLines, ToolSpec};
 use crate::mcp::{CallToolResult, Content};
-use crate::process::{self, Outcome, RunError, RunSpec, Stream};
+use crate::process::{self, Outcome, RunError, RunSpec};
 use crate::server::{Ctx, Reporter};
 
 /// How often the latest output line may refresh the heartbeat message.
@@ -60,10 +60,7 @@ pub fn call(
 
 /// Output lines feed progress: declared progress lines become notifications; any other line
 /// becomes the message of the next heartbeat.
-fn line_handler(
-    reporter: Reporter,
-    progress: Option<ProgressLines>,
-) -> Arc<dyn Fn(Stream, &str) + Send + Sync> {
+fn line_handler(reporter: Reporter, progress: Option<ProgressLines>) -> process::LineFn {
     let last = Mutex::new(None::<Instant>);
     Arc::new(move |stream, line| {
         if !reporter.wants_progress() {
