@@ -357,3 +357,28 @@ fn p_stderr_mentions_builtin(dir: &Path) -> bool {
     out.stdout.is_empty()
         && String::from_utf8_lossy(&out.stderr).contains("serving the built-in manifest over")
 }
+
+#[test]
+fn shipped_manifests_follow_the_shipped_schema() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let schema: Value = serde_json::from_str(
+        &std::fs::read_to_string(root.join("docs/manifest.schema.json")).unwrap(),
+    )
+    .unwrap();
+    let mut checked = 0;
+    for path in [
+        "src/manifest/default.json",
+        "examples/provers.json",
+        "examples/dev.json",
+        "scripts/interop/test-manifest.json",
+    ] {
+        let m: Value =
+            serde_json::from_str(&std::fs::read_to_string(root.join(path)).unwrap()).unwrap();
+        stdmcp::schema::validate(&schema, &m).unwrap_or_else(|e| panic!("{path}: {e}"));
+        checked += 1;
+    }
+    // The schema rejects what the loader rejects.
+    let bad = json!({"name": "x", "tools": [{"name": "t", "description": "d", "program": "p", "param": {}}]});
+    assert!(stdmcp::schema::validate(&schema, &bad).is_err());
+    assert_eq!(checked, 4);
+}

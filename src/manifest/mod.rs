@@ -311,10 +311,12 @@ impl Manifest {
             }
             server = server.tool(tool);
         }
-        let mut options = Options::from_env();
-        options.heartbeat = self.defaults.heartbeat;
-        options.max_concurrent_calls = self.defaults.max_concurrent_calls;
-        server.options(options)
+        let options = Options {
+            heartbeat: self.defaults.heartbeat,
+            max_concurrent_calls: self.defaults.max_concurrent_calls,
+            ..Options::default()
+        };
+        server.options(options.with_env())
     }
 }
 

@@ -165,7 +165,12 @@ impl Options {
     /// Defaults, overridden by `STDMCP_HEARTBEAT_MS`, `STDMCP_DRAIN_MS` and
     /// `STDMCP_MAX_CONCURRENT_CALLS` when set.
     pub fn from_env() -> Options {
-        let mut o = Options::default();
+        Options::default().with_env()
+    }
+
+    /// These options, overridden by the environment variables of [`Options::from_env`].
+    pub fn with_env(self) -> Options {
+        let mut o = self;
         let num = |k: &str| {
             std::env::var(k)
                 .ok()

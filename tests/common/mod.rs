@@ -350,3 +350,28 @@ pub fn zombies_of(pid: i32) -> Vec<i32> {
     }
     out
 }
+
+/// Children of `pid` whose command name is `comm`.
+pub fn children_named(pid: i32, comm: &str) -> Vec<i32> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(p) = e.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{p}/stat")) else {
+            continue;
+        };
+        let Some((head, tail)) = stat.rsplit_once(')') else {
+            continue;
+        };
+        let name = head.split_once('(').map(|(_, n)| n).unwrap_or("");
+        let ppid = tail
+            .split_whitespace()
+            .nth(1)
+            .and_then(|s| s.parse::<i32>().ok());
+        if name == comm && ppid == Some(pid) && alive(p) {
+            out.push(p);
+        }
+    }
+    out
+}
