@@ -24,6 +24,26 @@ USAGE:
         Validate a manifest and print the tools a client would see. Problems are reported
         with their JSON path (for example tools[1].params.file.root). Exit 1 on problems.
 
+    stdmcp tools [OPTIONS] -- SERVER_CMD [ARGS...]
+        Start any stdio MCP server and list its tools: name, title, description, parameters.
+
+    stdmcp call TOOL [JSON_ARGS | --arg KEY=VALUE ...] [OPTIONS] -- SERVER_CMD [ARGS...]
+        Call one tool and print its content (text on stdout). Arguments are a JSON object, or
+        --arg pairs typed by the tool's schema (a string parameter keeps VALUE as text, others
+        parse it as JSON). Progress is drawn as a bar on stderr when it is a terminal, as
+        lines otherwise. Ctrl-C sends notifications/cancelled, waits briefly, and exits 130.
+
+    stdmcp ping [OPTIONS] -- SERVER_CMD [ARGS...]
+        Connect, ping (server/discover for 2026-07-28 servers), and report the timings.
+
+    Client options:
+        --era legacy|modern|auto   legacy: initialize (2025-11-25); modern: 2026-07-28;
+                                   auto (default): server/discover, then initialize if that
+                                   fails or gets no answer within 3 s
+        --json                     print the whole result (call) or tool list (tools) as JSON
+        --timeout SECONDS          give up (and cancel) after this long
+    The server's stderr passes through to stderr.
+
     stdmcp help | --help | -h        This text.
     stdmcp --version | -V            The version.
 
@@ -43,8 +63,8 @@ ENVIRONMENT:
     STDMCP_DRAIN_MS          how long calls may finish after stdin closes (default 1500)
 
 EXIT CODES:
-    0 success; 1 check found problems; 2 usage error or a manifest that cannot be served;
-    130 interrupted (SIGINT).
+    0 success; 1 check found problems, or the tool returned isError (call); 2 usage error,
+    a manifest that cannot be served, or a protocol or connection error; 130 interrupted.
 ";
 
 pub fn run(args: Vec<String>) -> ExitCode {
