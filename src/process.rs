@@ -224,6 +224,13 @@ fn command(spec: &RunSpec) -> Command {
     if let Some(cwd) = &spec.cwd {
         cmd.current_dir(cwd);
     }
+    harden(&mut cmd);
+    cmd
+}
+
+/// What every child gets between fork and exec: death with the spawning thread
+/// (`PR_SET_PDEATHSIG`) and none of the server's file descriptors.
+pub(crate) fn harden(cmd: &mut Command) {
     let parent = std::process::id() as libc::pid_t;
     // SAFETY: the closure runs between fork and exec and only makes
     // async-signal-safe calls (prctl, getppid, _exit, syscall, fcntl); it
@@ -235,7 +242,6 @@ fn command(spec: &RunSpec) -> Command {
             Ok(())
         });
     }
-    cmd
 }
 
 fn spawn_error(spec: &RunSpec, source: io::Error) -> RunError {

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use wait_timeout::ChildExt;
 
-use super::{cloexec_inherited_fds, set_parent_death_signal, signal_group};
+use super::signal_group;
 use crate::reaper;
 
 /// A running server process.
@@ -36,16 +36,7 @@ impl ServerProcess {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .process_group(0);
-        let parent = std::process::id() as libc::pid_t;
-        // SAFETY: only async-signal-safe calls between fork and exec (prctl, getppid, _exit,
-        // close_range/fcntl), no allocation, no locks.
-        unsafe {
-            cmd.pre_exec(move || {
-                set_parent_death_signal(parent);
-                cloexec_inherited_fds();
-                Ok(())
-            });
-        }
+        super::harden(&mut cmd);
         let mut child = cmd.spawn()?;
         let group = reaper::track(child.id() as i32);
         if let Some(mut err) = child.stderr.take() {

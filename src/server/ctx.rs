@@ -94,28 +94,13 @@ impl Ctx {
     /// Reports progress. Sent only when the request has a progress token, the call is still
     /// running and `progress` is greater than the last value sent; returns whether it was sent.
     pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) -> bool {
-        if !self.wants_progress {
-            return false;
-        }
-        self.shared.with_peer(|peer| {
-            peer.progress(
-                Instant::now(),
-                &self.id,
-                progress,
-                total,
-                message.map(str::to_owned),
-            )
-        })
+        self.reporter().progress(progress, total, message)
     }
 
     /// Sets the message the next heartbeat carries (for example the last line of output),
     /// without sending anything now.
     pub fn set_status(&self, message: impl Into<String>) {
-        if self.wants_progress {
-            let message = message.into();
-            self.shared
-                .with_peer(|peer| peer.set_status(&self.id, message));
-        }
+        self.reporter().set_status(message);
     }
 
     /// True once the call was cancelled by the client, its deadline passed, or the server is

@@ -94,6 +94,15 @@ impl Pool {
         }
     }
 
+    /// Threads waiting for work now.
+    pub fn idle_threads(&self) -> usize {
+        self.inner
+            .counts
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .idle
+    }
+
     /// Threads alive now.
     pub fn threads(&self) -> usize {
         self.inner
@@ -167,6 +176,15 @@ mod tests {
         }
         barrier.wait(); // all eight ran at once
         assert_eq!(pool.threads(), 8);
+        // Wait for the eight to go idle; a job submitted before that may start a ninth.
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while pool.idle_threads() < 8 {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "workers never went idle"
+            );
+            thread::yield_now();
+        }
         let (tx, rx) = crossbeam_channel::unbounded();
         for i in 0..100 {
             let tx = tx.clone();

@@ -326,52 +326,42 @@ pub fn wait_gone(pids: &[i32]) {
     }
 }
 
-/// Zombie children of `pid`.
-pub fn zombies_of(pid: i32) -> Vec<i32> {
+/// Every process as (pid, command name, state, parent pid), read from /proc.
+pub fn processes() -> Vec<(i32, String, String, i32)> {
     let mut out = Vec::new();
     for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(p) = e.file_name().to_string_lossy().parse::<i32>() else {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
             continue;
         };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{p}/stat")) else {
-            continue;
-        };
-        let fields: Vec<&str> = stat
-            .rsplit(')')
-            .next()
-            .unwrap_or("")
-            .split_whitespace()
-            .collect();
-        if fields.first() == Some(&"Z")
-            && fields.get(1).and_then(|s| s.parse::<i32>().ok()) == Some(pid)
-        {
-            out.push(p);
-        }
-    }
-    out
-}
-
-/// Children of `pid` whose command name is `comm`.
-pub fn children_named(pid: i32, comm: &str) -> Vec<i32> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(p) = e.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{p}/stat")) else {
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
             continue;
         };
         let Some((head, tail)) = stat.rsplit_once(')') else {
             continue;
         };
-        let name = head.split_once('(').map(|(_, n)| n).unwrap_or("");
-        let ppid = tail
-            .split_whitespace()
-            .nth(1)
-            .and_then(|s| s.parse::<i32>().ok());
-        if name == comm && ppid == Some(pid) && alive(p) {
-            out.push(p);
-        }
+        let comm = head.split_once('(').map_or("", |(_, n)| n).to_owned();
+        let mut fields = tail.split_whitespace();
+        let state = fields.next().unwrap_or("").to_owned();
+        let ppid = fields.next().and_then(|s| s.parse().ok()).unwrap_or(0);
+        out.push((pid, comm, state, ppid));
     }
     out
+}
+
+/// Zombie children of `pid`.
+pub fn zombies_of(pid: i32) -> Vec<i32> {
+    processes()
+        .into_iter()
+        .filter(|(_, _, state, ppid)| state == "Z" && *ppid == pid)
+        .map(|p| p.0)
+        .collect()
+}
+
+/// Live children of `pid` whose command name is `comm`.
+pub fn children_named(pid: i32, comm: &str) -> Vec<i32> {
+    processes()
+        .into_iter()
+        .filter(|(_, c, state, ppid)| c == comm && *ppid == pid && state != "Z")
+        .map(|p| p.0)
+        .collect()
 }
