@@ -5,6 +5,7 @@
 //! roots to canonical directories. Calling a tool builds an argv from the tool's template
 //! and the validated arguments ([`plan`]), then runs it through the process runner ([`run`]).
 
+mod json;
 mod parse;
 pub mod plan;
 pub mod run;

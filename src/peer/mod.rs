@@ -15,8 +15,10 @@
 //!
 //! Call `poll_effect` until it returns `None` after every input or command.
 
+mod batch;
 mod calls;
 mod client;
+mod modern;
 mod server;
 
 use std::collections::{HashMap, VecDeque};
@@ -173,7 +175,7 @@ pub struct Peer {
     /// Server role: open `subscriptions/listen` requests.
     listens: Vec<RequestId>,
     /// Server role, 2025-03-26: batches waiting for their responses.
-    batches: Vec<server::Batch>,
+    batches: Vec<batch::Batch>,
     /// Requests this side sent and not yet answered.
     outbound: HashMap<RequestId, client::Outbound>,
     next_id: i64,

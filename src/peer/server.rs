@@ -11,9 +11,7 @@ use serde_json::{json, Map, Value};
 
 use super::calls::Inflight;
 use super::{Call, Effect, Peer, Work};
-use crate::jsonrpc::{
-    self, ErrorCode, ErrorObject, Incoming, Message, Notification, Request, RequestId,
-};
+use crate::jsonrpc::{ErrorObject, Incoming, Message, Notification, Request, RequestId};
 use crate::mcp::{
     self, gate, meta_key, method, ClientCapabilities, InitializeResult, LogLevel, ProtocolVersion,
 };
@@ -28,34 +26,16 @@ pub(super) struct Session {
     pub client_capabilities: ClientCapabilities,
 }
 
-/// A 2025-03-26 batch whose responses are collected into one array (mcp-spec.md §1.2).
-#[derive(Debug)]
-pub(super) struct Batch {
-    pub pending: Vec<RequestId>,
-    pub responses: Vec<Vec<u8>>,
-    pub open: bool,
-}
-
 /// How one request is to be answered: which revision, which era's result shape.
 #[derive(Clone, Debug)]
-struct Ctx {
-    version: ProtocolVersion,
-    modern: bool,
-    caps: ClientCapabilities,
-    log_level: Option<LogLevel>,
+pub(super) struct Ctx {
+    pub version: ProtocolVersion,
+    pub modern: bool,
+    pub caps: ClientCapabilities,
+    pub log_level: Option<LogLevel>,
 }
 
-const REMOVED_IN_2026: [&str; 7] = [
-    method::INITIALIZE,
-    method::PING,
-    method::LOGGING_SET_LEVEL,
-    method::RESOURCES_SUBSCRIBE,
-    method::RESOURCES_UNSUBSCRIBE,
-    "tasks/result",
-    "tasks/list",
-];
-
-fn meta(params: &Value) -> Option<&Map<String, Value>> {
+pub(super) fn meta(params: &Value) -> Option<&Map<String, Value>> {
     params.get("_meta").and_then(Value::as_object)
 }
 
@@ -68,83 +48,7 @@ impl Peer {
         }
     }
 
-    fn server_batch(&mut self, now: Instant, items: Vec<Result<Message, jsonrpc::Invalid>>) {
-        if !self
-            .negotiated_version()
-            .is_some_and(ProtocolVersion::has_batches)
-        {
-            let e = ErrorObject::invalid_request(
-                "Invalid request: JSON-RPC batches are only allowed in protocol revision 2025-03-26",
-            );
-            return self.send_error(None, &e);
-        }
-        if items.is_empty() {
-            return self.send_error(
-                None,
-                &ErrorObject::invalid_request("Invalid request: empty batch"),
-            );
-        }
-        let pending = items
-            .iter()
-            .filter_map(|m| match m {
-                Ok(Message::Request(r)) => Some(r.id.clone()),
-                _ => None,
-            })
-            .collect();
-        self.batches.push(Batch {
-            pending,
-            responses: Vec::new(),
-            open: true,
-        });
-        let index = self.batches.len() - 1;
-        for item in items {
-            match item {
-                Ok(Message::Request(r)) if r.method == method::INITIALIZE => {
-                    let e = ErrorObject::invalid_request(
-                        "Invalid request: initialize must not be part of a batch",
-                    );
-                    self.send_error(Some(&r.id), &e);
-                }
-                Ok(msg) => self.server_message(now, msg),
-                Err(invalid) => {
-                    let mut out = Vec::new();
-                    jsonrpc::write_error(&mut out, invalid.id.as_ref(), &invalid.error);
-                    self.batches[index].responses.push(out);
-                }
-            }
-        }
-        self.batches[index].open = false;
-        self.flush_batch(index);
-    }
-
-    pub(super) fn flush_batch(&mut self, index: usize) {
-        let batch = &self.batches[index];
-        if batch.open || !batch.pending.is_empty() {
-            return;
-        }
-        let batch = self.batches.remove(index);
-        if batch.responses.is_empty() {
-            return;
-        }
-        let mut out = vec![b'['];
-        for (i, r) in batch.responses.iter().enumerate() {
-            if i > 0 {
-                out.push(b',');
-            }
-            out.extend_from_slice(r);
-        }
-        out.push(b']');
-        self.send_json(out);
-    }
-
-    pub(super) fn forget_in_batches(&mut self, id: &RequestId) {
-        if let Some(i) = self.batches.iter().position(|b| b.pending.contains(id)) {
-            self.batches[i].pending.retain(|p| p != id);
-            self.flush_batch(i);
-        }
-    }
-
-    fn server_message(&mut self, now: Instant, msg: Message) {
+    pub(super) fn server_message(&mut self, now: Instant, msg: Message) {
         match msg {
             Message::Request(req) => self.server_request(now, req),
             Message::Notification(n) => self.server_notification(n),
@@ -247,7 +151,7 @@ impl Peer {
     }
 
     /// The server's capabilities for a revision (mcp-spec.md §2.1, §2.2).
-    fn capabilities(&self, v: ProtocolVersion, modern: bool) -> Value {
+    pub(super) fn capabilities(&self, v: ProtocolVersion, modern: bool) -> Value {
         let c = &self.catalog;
         let mut caps = json!({ "tools": { "listChanged": false }, "logging": {} });
         if !c.prompts.is_empty() {
@@ -268,67 +172,6 @@ impl Peer {
 
     fn has_completions(&self) -> bool {
         !self.catalog.prompts.is_empty() || !self.catalog.resource_templates.is_empty()
-    }
-
-    fn modern_request(&mut self, now: Instant, req: Request, version: &Value) {
-        let Some(asked) = version.as_str() else {
-            let e = ErrorObject::invalid_params(format!(
-                "_meta \"{}\" must be a string",
-                meta_key::PROTOCOL_VERSION
-            ));
-            return self.send_error(Some(&req.id), &e);
-        };
-        let Some(version) = ProtocolVersion::parse(asked) else {
-            let e = ErrorObject::new(
-                ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,
-                format!("Unsupported protocol version: {asked}"),
-            )
-            .with_data(json!({ "supported": ProtocolVersion::all_strs(), "requested": asked }));
-            return self.send_error(Some(&req.id), &e);
-        };
-        let caps = match meta(&req.params).and_then(|m| m.get(meta_key::CLIENT_CAPABILITIES)) {
-            Some(c @ Value::Object(_)) => c.clone(),
-            _ => {
-                let e = ErrorObject::invalid_params(format!(
-                    "Missing required _meta field \"{}\" (an object)",
-                    meta_key::CLIENT_CAPABILITIES
-                ));
-                return self.send_error(Some(&req.id), &e);
-            }
-        };
-        let log_level = match Peer::check_log_level(&req.params) {
-            Ok(l) => l,
-            Err(e) => return self.send_error(Some(&req.id), &e),
-        };
-        let ctx = Ctx {
-            version,
-            modern: true,
-            caps: ClientCapabilities(caps),
-            log_level,
-        };
-        match req.method.as_str() {
-            method::DISCOVER => {
-                let result = json!({
-                    "supportedVersions": ProtocolVersion::all_strs(),
-                    "capabilities": self.capabilities(version, true),
-                    "instructions": self.catalog.instructions,
-                });
-                let mut result = result;
-                if self.catalog.instructions.is_none() {
-                    result.as_object_mut().map(|o| o.remove("instructions"));
-                }
-                self.send_modern_result(&req.id, &result, true);
-            }
-            method::SUBSCRIPTIONS_LISTEN => self.listen(req),
-            m if REMOVED_IN_2026.contains(&m) => {
-                let e = ErrorObject::new(
-                    ErrorCode::METHOD_NOT_FOUND,
-                    format!("Method not found: {m} (not part of protocol 2026-07-28)"),
-                );
-                self.send_error(Some(&req.id), &e)
-            }
-            _ => self.common_request(now, req, ctx),
-        }
     }
 
     fn legacy_request(&mut self, now: Instant, req: Request, ctx: Ctx) {
@@ -373,7 +216,7 @@ impl Peer {
     }
 
     /// Methods both eras share.
-    fn common_request(&mut self, now: Instant, req: Request, ctx: Ctx) {
+    pub(super) fn common_request(&mut self, now: Instant, req: Request, ctx: Ctx) {
         let catalog = self.catalog.clone();
         let v = ctx.version;
         match req.method.as_str() {
@@ -423,7 +266,7 @@ impl Peer {
     }
 
     /// A page of a list result (mcp-spec.md §4.5); the cursor is the offset, as text.
-    fn list<T, U: Serialize>(
+    pub(super) fn list<T, U: Serialize>(
         &mut self,
         req: &Request,
         ctx: &Ctx,
@@ -465,43 +308,6 @@ impl Peer {
         } else {
             self.send_result(&req.id, &result);
         }
-    }
-
-    /// Adds what every 2026-07-28 result carries: `resultType`, server info, and for
-    /// cacheable results `ttlMs`/`cacheScope` (mcp-spec.md §1.1, §2.2, §4.8).
-    pub(super) fn send_modern_result<T: Serialize + ?Sized>(
-        &mut self,
-        id: &RequestId,
-        result: &T,
-        cacheable: bool,
-    ) {
-        let mut v = match serde_json::to_value(result) {
-            Ok(Value::Object(m)) => m,
-            Ok(other) => {
-                let mut m = Map::new();
-                m.insert("value".into(), other);
-                m
-            }
-            Err(e) => {
-                return self.send_error(
-                    Some(id),
-                    &ErrorObject::internal(format!("could not serialize a result: {e}")),
-                )
-            }
-        };
-        v.insert("resultType".into(), json!("complete"));
-        let info = serde_json::to_value(&self.catalog.server_info).unwrap_or(Value::Null);
-        match v.entry("_meta").or_insert_with(|| json!({})) {
-            Value::Object(m) => {
-                m.insert(meta_key::SERVER_INFO.into(), info);
-            }
-            other => *other = json!({ meta_key::SERVER_INFO: info }),
-        }
-        if cacheable {
-            v.insert("ttlMs".into(), json!(self.config.list_ttl_ms));
-            v.insert("cacheScope".into(), json!("public"));
-        }
-        self.send_result(id, &Value::Object(v));
     }
 
     fn call_tool(&mut self, now: Instant, req: Request, ctx: Ctx) {
@@ -628,43 +434,6 @@ impl Peer {
             wants_progress,
             client_capabilities: ctx.caps,
         }));
-    }
-
-    fn listen(&mut self, req: Request) {
-        // The lists never change at run time, so every list-change stream is honoured
-        // trivially; resource subscriptions only for resources that exist (§4.7).
-        let asked = req
-            .params
-            .get("notifications")
-            .cloned()
-            .unwrap_or(json!({}));
-        let mut honoured = Map::new();
-        for key in [
-            "toolsListChanged",
-            "promptsListChanged",
-            "resourcesListChanged",
-        ] {
-            if asked.get(key) == Some(&Value::Bool(true)) {
-                honoured.insert(key.into(), Value::Bool(true));
-            }
-        }
-        if let Some(Value::Array(uris)) = asked.get("resourceSubscriptions") {
-            let known: Vec<Value> = uris
-                .iter()
-                .filter(|u| {
-                    self.catalog
-                        .resources
-                        .iter()
-                        .any(|r| Some(r.uri.as_str()) == u.as_str())
-                })
-                .cloned()
-                .collect();
-            honoured.insert("resourceSubscriptions".into(), Value::Array(known));
-        }
-        let id = serde_json::to_value(&req.id).unwrap_or(Value::Null);
-        let ack = json!({ "_meta": { meta_key::SUBSCRIPTION_ID: id }, "notifications": honoured });
-        self.send_notification(method::SUBSCRIPTIONS_ACKNOWLEDGED, &ack);
-        self.listens.push(req.id);
     }
 
     /// Stops accepting requests: new ones are answered with an error at once; work in flight
