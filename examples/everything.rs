@@ -213,18 +213,11 @@ fn conformance_tools(server: Server) -> Server {
             }
             Ok(CallToolResult::text("Progress tool completed"))
         }))
-        .tool(ToolDef::new(
+        .tool(sample_tool(
             "test_sampling",
             "Asks the client's model to answer a prompt",
             schema(json!({"prompt": {"type": "string", "description": "The prompt to send"}}), &["prompt"]),
-            |ctx, args| {
-                let prompt = args["prompt"].as_str().unwrap_or_default();
-                let r = ctx
-                    .create_message(json!({"messages": [{"role": "user", "content": {"type": "text", "text": prompt}}], "maxTokens": 100}))
-                    .map_err(|e| ToolError::msg(e.message))?;
-                let text = r.pointer("/content/text").and_then(Value::as_str).unwrap_or("");
-                Ok(CallToolResult::text(format!("LLM response: {text}")))
-            },
+            |args| args["prompt"].as_str().unwrap_or_default().to_owned(),
         ))
         .tool(elicit_tool(
             "test_elicitation",
@@ -273,17 +266,69 @@ fn conformance_tools(server: Server) -> Server {
         .tool(ToolDef::new(
             "json_schema_2020_12_tool",
             "Tool with JSON Schema 2020-12 features",
+            // The suite's SEP-1613/SEP-2106 fixture: every keyword must survive tools/list.
             json!({
                 "$schema": "https://json-schema.org/draft/2020-12/schema",
                 "type": "object",
-                "$defs": {"address": {"type": "object", "properties": {"street": {"type": "string"}, "city": {"type": "string"}}}},
-                "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+                "$defs": {"address": {
+                    "$anchor": "addressDef",
+                    "type": "object",
+                    "properties": {"street": {"type": "string"}, "city": {"type": "string"}}
+                }},
+                "properties": {
+                    "name": {"type": "string"},
+                    "address": {"$ref": "#/$defs/address"},
+                    "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+                    "phone": {"type": "string"},
+                    "email": {"type": "string"}
+                },
+                "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+                "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+                "then": {"required": ["phone"]},
+                "else": {"required": ["email"]},
                 "additionalProperties": false
             }),
             |_, args| Ok(CallToolResult::text(format!("JSON Schema 2020-12 tool called with: {args}"))),
         ))
+        // Diagnostic tools of the suite's 2026-07-28 `server-stateless` scenario.
+        .tool(ToolDef::new("test_logging_tool", "Sends log messages (info) while running", no_args(), |ctx, _| {
+            for m in ["Logging tool started", "Logging tool running", "Logging tool done"] {
+                ctx.log(LogLevel::Info, m);
+            }
+            Ok(CallToolResult::text("Logging tool executed"))
+        }))
+        .tool(elicit_tool("test_streaming_elicitation", no_args(), |_| {
+            json!({"message": "Please confirm", "requestedSchema": {
+                "type": "object",
+                "properties": {"confirmed": {"type": "boolean", "description": "Confirm"}},
+                "required": ["confirmed"]
+            }})
+        }))
+        .tool(sample_tool(
+            "test_missing_capability",
+            "Needs the client's sampling capability",
+            no_args(),
+            |_| "Say hello".to_owned(),
+        ))
 }
 
+/// A tool that asks the client's model (`sampling/createMessage`) and returns its answer.
+fn sample_tool(
+    name: &str,
+    description: &str,
+    input: Value,
+    prompt: fn(&Value) -> String,
+) -> ToolDef {
+    ToolDef::new(name, description, input, move |ctx, args| {
+        let request = json!({"messages": [{"role": "user", "content": {"type": "text", "text": prompt(&args)}}], "maxTokens": 100});
+        let r = ctx.create_message(request).map_err(|e| ToolError::msg(e.message))?;
+        let text = r.pointer("/content/text").and_then(Value::as_str).unwrap_or("");
+        Ok(CallToolResult::text(format!("LLM response: {text}")))
+    })
+    .requires("sampling")
+}
+
+/// A tool that asks the user (`elicitation/create`) and returns the answer.
 fn elicit_tool(name: &str, input: Value, params: fn(&Value) -> Value) -> ToolDef {
     ToolDef::new(
         name,
@@ -300,6 +345,7 @@ fn elicit_tool(name: &str, input: Value, params: fn(&Value) -> Value) -> ToolDef
             )))
         },
     )
+    .requires("elicitation")
 }
 
 fn prompt(name: &str, description: &str, args: &[&str]) -> Prompt {

@@ -318,6 +318,15 @@ pub struct InitializeResult {
     pub instructions: Option<String>,
 }
 
+/// The -32021 error of 2026-07-28 for a client capability `capability` that `what` needs.
+pub fn missing_capability(capability: &str, what: &str) -> crate::jsonrpc::ErrorObject {
+    crate::jsonrpc::ErrorObject::new(
+        crate::jsonrpc::ErrorCode::MISSING_CLIENT_CAPABILITY,
+        format!("{what} needs the client capability `{capability}`, which this request does not declare"),
+    )
+    .with_data(serde_json::json!({ "requiredCapabilities": { capability: {} } }))
+}
+
 /// Client capabilities as declared (kept as JSON; only membership is tested).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ClientCapabilities(pub Value);

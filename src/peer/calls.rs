@@ -28,6 +28,8 @@ pub(super) struct Inflight {
     pub version: ProtocolVersion,
     /// 2026-07-28 path: results carry `resultType` and server info.
     pub modern: bool,
+    /// The result carries caching hints in 2026-07-28 (`resources/read`, mcp-spec.md §4.8).
+    pub cacheable: bool,
     pub progress_token: Option<Value>,
     /// Per-request log level (2026-07-28), or `None`.
     pub log_level: Option<LogLevel>,
@@ -44,6 +46,7 @@ impl Inflight {
         Inflight {
             version,
             modern,
+            cacheable: false,
             progress_token: None,
             log_level: None,
             started: now,
@@ -84,7 +87,7 @@ impl Peer {
             }
             Outcome::Value(v) => {
                 if call.modern {
-                    self.send_modern_result(id, &v, false);
+                    self.send_modern_result(id, &v, call.cacheable);
                 } else {
                     self.send_result(id, &v);
                 }

@@ -7,7 +7,7 @@ use std::time::Instant;
 use serde_json::{json, Map, Value};
 
 use super::{Effect, Peer};
-use crate::jsonrpc::{self, ErrorCode, ErrorObject, Incoming, Message, RequestId, Response};
+use crate::jsonrpc::{self, ErrorObject, Incoming, Message, RequestId, Response};
 use crate::mcp::{meta_key, method, Implementation, ProtocolVersion};
 
 /// How a client frames its requests.
@@ -129,20 +129,14 @@ impl Peer {
             return Err(ErrorObject::internal("the call is no longer running"));
         };
         if inflight.modern {
-            return Err(ErrorObject::new(
-                ErrorCode::MISSING_CLIENT_CAPABILITY,
-                format!("{method} is not available to 2026-07-28 requests from this server"),
-            ));
+            // 2026-07-28 servers send no requests (multi-round-trip results are not implemented).
+            return Err(crate::mcp::missing_capability(capability, method));
         }
         let Some(session) = &self.session else {
             return Err(ErrorObject::internal("no session"));
         };
         if !session.client_capabilities.has(capability) {
-            return Err(ErrorObject::new(
-                ErrorCode::MISSING_CLIENT_CAPABILITY,
-                format!("the client did not declare the {capability} capability"),
-            )
-            .with_data(json!({ "requiredCapabilities": { capability: {} } })));
+            return Err(crate::mcp::missing_capability(capability, method));
         }
         Ok(self.request(method, params, false))
     }

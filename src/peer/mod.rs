@@ -56,6 +56,9 @@ pub struct Catalog {
     pub resources: Vec<Resource>,
     /// The resource templates.
     pub resource_templates: Vec<ResourceTemplate>,
+    /// Client capabilities each tool needs (`"sampling"`, `"elicitation"`, `"roots"`), by
+    /// tool index; a call without them is refused before it starts.
+    pub tool_requirements: Vec<Vec<String>>,
 }
 
 impl Catalog {

@@ -340,6 +340,23 @@ impl Peer {
             let e = ErrorObject::invalid_params(format!("Unknown tool: {name}"));
             return self.send_error(Some(&req.id), &e);
         };
+        // A tool that needs a client capability this request lacks (mcp-spec.md §2.2):
+        // -32021 in 2026-07-28, a tool error before (the code does not exist there).
+        let requires = self
+            .catalog
+            .tool_requirements
+            .get(index)
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        if let Some(missing) = requires.iter().find(|c| !ctx.caps.has(c)) {
+            if ctx.modern {
+                let e = crate::mcp::missing_capability(missing, &format!("Tool {name}"));
+                return self.send_error(Some(&req.id), &e);
+            }
+            let text = format!("Tool {name} needs the client capability `{missing}`, which this client did not declare");
+            let result = gate::call_result(mcp::CallToolResult::error(text), ctx.version);
+            return self.send_result(&req.id, &result);
+        }
         // Arguments that fail the schema are a tool error the model can correct, in every
         // revision (mcp-spec.md §5.3, §11 Q4).
         if let Err(problem) = schema::validate(&self.catalog.tools[index].input_schema, &arguments)
@@ -425,6 +442,7 @@ impl Peer {
             .filter(|t| t.is_string() || t.is_number())
             .cloned();
         inflight.log_level = ctx.log_level;
+        inflight.cacheable = matches!(work, Work::ReadResource { .. });
         let wants_progress = inflight.progress_token.is_some();
         self.calls.insert(req.id.clone(), inflight);
         self.effects.push_back(Effect::Start(Call {

@@ -66,6 +66,7 @@ pub struct ToolDef {
     tool: Tool,
     handler: Arc<ToolFn>,
     timeout: Option<Duration>,
+    requires: Vec<String>,
 }
 
 impl ToolDef {
@@ -90,6 +91,7 @@ impl ToolDef {
             },
             handler: Arc::new(handler),
             timeout: None,
+            requires: Vec::new(),
         }
     }
 
@@ -115,6 +117,14 @@ impl ToolDef {
     /// [`crate::cancel::CancelReason::Deadline`] (the handler still answers).
     pub fn timeout(mut self, timeout: Duration) -> ToolDef {
         self.timeout = Some(timeout);
+        self
+    }
+
+    /// A client capability the tool needs (`"sampling"`, `"elicitation"`, `"roots"`): a call
+    /// from a client that did not declare it is refused before the handler runs (-32021 in
+    /// 2026-07-28, an `isError` result before).
+    pub fn requires(mut self, capability: impl Into<String>) -> ToolDef {
+        self.requires.push(capability.into());
         self
     }
 
@@ -251,10 +261,12 @@ impl Server {
         match self.catalog.tool_index(&def.tool.name) {
             Some(i) => {
                 self.catalog.tools[i] = def.tool;
+                self.catalog.tool_requirements[i] = def.requires;
                 self.handlers.tools[i] = entry;
             }
             None => {
                 self.catalog.tools.push(def.tool);
+                self.catalog.tool_requirements.push(def.requires);
                 self.handlers.tools.push(entry);
             }
         }

@@ -46,7 +46,9 @@ pub(super) fn catalog() -> Catalog {
                 "sleep",
                 json!({"type":"object","properties":{"ms":{"type":"integer","minimum":0}}}),
             ),
+            tool("ask", json!({"type":"object"})),
         ],
+        tool_requirements: vec![vec![], vec![], vec![], vec!["sampling".into()]],
         prompts: vec![Prompt {
             name: "p".into(),
             title: None,
@@ -234,7 +236,7 @@ fn modern_discover_and_errors() {
     let r = h.one(
         json!({"jsonrpc":"2.0","id":5,"method":"tools/list","params":{"_meta":modern_meta()}}),
     );
-    assert_eq!(r["result"]["tools"].as_array().unwrap().len(), 3);
+    assert_eq!(r["result"]["tools"].as_array().unwrap().len(), 4);
     assert_eq!(r["result"]["cacheScope"], "public");
     let mut meta = modern_meta();
     meta["io.modelcontextprotocol/logLevel"] = json!("loud");
@@ -589,4 +591,50 @@ fn listen_is_acknowledged_and_closed_at_shutdown() {
     assert_eq!(out.cancelled, vec![RequestId::number(9)]);
     let r = h.one(json!({"jsonrpc":"2.0","id":10,"method":"ping"}));
     assert_eq!(r["error"]["code"], -32603);
+}
+
+#[test]
+fn tools_needing_a_client_capability() {
+    let mut h = H::new();
+    let mut req = call(json!(1), "ask", json!({}), None);
+    req["params"]["_meta"] = modern_meta();
+    let r = h.one(req.clone());
+    assert_eq!(r["error"]["code"], -32021);
+    assert_eq!(
+        r["error"]["data"],
+        json!({"requiredCapabilities": {"sampling": {}}})
+    );
+    req["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] = json!({"sampling": {}});
+    assert_eq!(h.req(req).started.len(), 1);
+    // Before 2026-07-28 the code does not exist: a tool error says what is missing.
+    let mut h = H::new();
+    h.one(json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{}}}));
+    let r = h.one(call(json!(2), "ask", json!({}), None));
+    assert_eq!(r["result"]["isError"], true);
+    assert!(r["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .contains("`sampling`"));
+}
+
+#[test]
+fn modern_resource_reads_carry_caching_hints() {
+    let mut h = H::new();
+    let out = h.req(json!({"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"test://r","_meta":modern_meta()}}));
+    assert_eq!(out.started.len(), 1);
+    h.peer.finish(
+        h.now,
+        &RequestId::number(1),
+        Outcome::Value(json!({"contents": []})),
+    );
+    let sent = h.drain().sent;
+    assert_eq!(sent[0]["result"]["cacheScope"], "public");
+    assert!(sent[0]["result"]["ttlMs"].is_u64());
+    // Tool results are not cacheable.
+    let mut req = call(json!(2), "echo", json!({"text": "x"}), None);
+    req["params"]["_meta"] = modern_meta();
+    h.req(req);
+    h.peer
+        .finish_tool(h.now, &RequestId::number(2), CallToolResult::text("x"));
+    assert!(h.drain().sent[0]["result"].get("ttlMs").is_none());
 }
