@@ -1,0 +1,814 @@
+//! The stdmcp benchmark driver (not a libtest bench: `harness = false`).
+//!
+//! ```text
+//! cargo bench --bench mcp -- [--quick] [--only NAME,...] [--out FILE.json]
+//! ```
+//!
+//! Servers: stdmcp (`target/release/examples/everything`), the official-SDK peers of
+//! `bench/peers/peers.json` (install with `bash bench/peers/install.sh`), and FLOOR, a
+//! canned-response program (this binary run as `mcp --floor`). Measurements, each a median
+//! of repeated runs, the servers interleaved in a rotating order per repetition, a fresh
+//! server process per run:
+//!
+//! | group | figures |
+//! |---|---|
+//! | `cold` | spawn → initialize response; spawn → tools/list response; idle tree RSS |
+//! | `seq` | one echo at a time: p50, p99, mean |
+//! | `pipe` | echo with 64 in flight: calls/s |
+//! | `conc` | 200 × `sleep 1000 ms` at once: wall time, peak tree RSS |
+//! | `progress` | `sleep 2000 ms` with a progress token: count, mean and max gap |
+//! | `cancel` | cancel a running sleep, echo at once: cancel sent → echo answered |
+//! | `child` | cancel a running `spawn`: cancel sent → child `sleep` gone or a zombie |
+//! | `size` | binary or install size |
+//!
+//! `seq` runs with the driver and the server pinned to one CPU (`taskset`; `--no-pin` to
+//! not): on a VM, wake-ups across vCPUs made the latency bimodal.
+//!
+//! `--only` takes server names and/or group names. A server that fails a run gets `n/a`
+//! with the reason; the run goes on. Results go to `--out` (default
+//! `bench/results/mcp.json`), a summary table to stdout, progress to stderr (where the
+//! servers' own stderr also goes). `STDMCP_BENCH_SERVER="CMD ARGS"` replaces stdmcp's argv.
+#![allow(clippy::print_stdout)]
+
+#[path = "mcp/floor.rs"]
+mod floor;
+#[path = "mcp/measure.rs"]
+mod measure;
+#[path = "mcp/procfs.rs"]
+mod procfs;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::{Instant, SystemTime};
+
+use serde_json::{json, Map, Value};
+
+use measure::{Figures, Kind, Plan, Spec};
+
+/// A reported figure.
+struct Metric {
+    key: &'static str,
+    group: &'static str,
+    label: &'static str,
+    unit: &'static str,
+    /// "lower", "higher", or "info" (no better direction).
+    better: &'static str,
+}
+
+const fn m(
+    key: &'static str,
+    group: &'static str,
+    label: &'static str,
+    unit: &'static str,
+    better: &'static str,
+) -> Metric {
+    Metric {
+        key,
+        group,
+        label,
+        unit,
+        better,
+    }
+}
+
+const METRICS: &[Metric] = &[
+    m(
+        "cold_init_ms",
+        "cold",
+        "cold start: spawn → initialize response",
+        "ms",
+        "lower",
+    ),
+    m(
+        "cold_list_ms",
+        "cold",
+        "cold start: spawn → first tools/list response",
+        "ms",
+        "lower",
+    ),
+    m(
+        "idle_rss_mib",
+        "cold",
+        "idle RSS after initialize + tools/list (process tree)",
+        "MiB",
+        "lower",
+    ),
+    m(
+        "idle_anon_mib",
+        "cold",
+        "idle RssAnon (heap and stacks, no shared pages)",
+        "MiB",
+        "lower",
+    ),
+    m(
+        "seq_p50_us",
+        "seq",
+        "sequential echo latency p50",
+        "µs",
+        "lower",
+    ),
+    m(
+        "seq_p99_us",
+        "seq",
+        "sequential echo latency p99",
+        "µs",
+        "lower",
+    ),
+    m(
+        "seq_mean_us",
+        "seq",
+        "sequential echo latency mean",
+        "µs",
+        "lower",
+    ),
+    m(
+        "pipe_calls_per_s",
+        "pipe",
+        "pipelined echo throughput (64 in flight)",
+        "calls/s",
+        "higher",
+    ),
+    m(
+        "conc_wall_ms",
+        "conc",
+        "concurrent sleeps: wall time until all answered",
+        "ms",
+        "lower",
+    ),
+    m(
+        "conc_peak_rss_mib",
+        "conc",
+        "concurrent sleeps: peak RSS (process tree)",
+        "MiB",
+        "lower",
+    ),
+    m(
+        "conc_peak_procs",
+        "conc",
+        "concurrent sleeps: processes in the tree (max)",
+        "",
+        "info",
+    ),
+    m(
+        "progress_count",
+        "progress",
+        "progress: notifications received",
+        "",
+        "info",
+    ),
+    m(
+        "progress_mean_ms",
+        "progress",
+        "progress: mean gap between notifications",
+        "ms",
+        "info",
+    ),
+    m(
+        "progress_max_ms",
+        "progress",
+        "progress: max gap (from the request on)",
+        "ms",
+        "lower",
+    ),
+    m(
+        "progress_total_ms",
+        "progress",
+        "progress: request → answer",
+        "ms",
+        "info",
+    ),
+    m(
+        "cancel_next_ms",
+        "cancel",
+        "cancel → next answer (echo)",
+        "ms",
+        "lower",
+    ),
+    m(
+        "child_gone_ms",
+        "child",
+        "cancel → child process gone",
+        "ms",
+        "lower",
+    ),
+    m("size_mib", "size", "binary / install size", "MiB", "lower"),
+];
+
+const GROUPS: &[&str] = &[
+    "cold", "seq", "pipe", "conc", "progress", "cancel", "child", "size",
+];
+
+struct Args {
+    quick: bool,
+    pin: bool,
+    only: Vec<String>,
+    out: PathBuf,
+}
+
+fn parse_args() -> Result<Args, String> {
+    let mut args = Args {
+        quick: false,
+        pin: true,
+        only: Vec::new(),
+        out: PathBuf::from("bench/results/mcp.json"),
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--quick" => args.quick = true,
+            "--no-pin" => args.pin = false,
+            "--only" => {
+                let v = it.next().ok_or("--only needs a value")?;
+                args.only
+                    .extend(v.split(',').filter(|s| !s.is_empty()).map(str::to_owned));
+            }
+            "--out" => args.out = it.next().ok_or("--out needs a value")?.into(),
+            // cargo bench passes --bench to harness = false targets.
+            "--bench" => {}
+            "-h" | "--help" => return Err(
+                "usage: cargo bench --bench mcp -- [--quick] [--no-pin] [--only NAME,...] [--out FILE.json]\n\
+                            NAME: a server (stdmcp, floor, a peers.json name) or a group \
+                            (cold seq pipe conc progress cancel child size)"
+                    .into(),
+            ),
+            other => return Err(format!("unknown argument {other:?} (try --help)")),
+        }
+    }
+    Ok(args)
+}
+
+/// The repository root: where the peers' relative argv and the default output live.
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `target/release/examples/everything`, next to this binary (`target/release/deps/mcp-…`).
+fn stdmcp_exe() -> PathBuf {
+    std::env::current_exe()
+        .ok()
+        .and_then(|e| Some(e.parent()?.parent()?.join("examples/everything")))
+        .filter(|p| p.exists())
+        .unwrap_or_else(|| root().join("target/release/examples/everything"))
+}
+
+fn servers() -> Result<Vec<Spec>, String> {
+    let exe = std::env::current_exe().map_err(|e| format!("current_exe: {e}"))?;
+    // STDMCP_BENCH_SERVER overrides stdmcp's argv (whitespace-separated), e.g. to run an
+    // unstripped build, or the server under `perf record`.
+    let argv = match std::env::var("STDMCP_BENCH_SERVER") {
+        Ok(s) if !s.trim().is_empty() => s.split_whitespace().map(str::to_owned).collect(),
+        _ => vec![stdmcp_exe().display().to_string()],
+    };
+    let mut out = vec![Spec {
+        name: "stdmcp".into(),
+        argv,
+        kind: Kind::Stdmcp,
+    }];
+    let peers_file = root().join("bench/peers/peers.json");
+    match std::fs::read_to_string(&peers_file)
+        .map_err(|e| e.to_string())
+        .and_then(|s| serde_json::from_str::<Value>(&s).map_err(|e| e.to_string()))
+    {
+        Ok(Value::Array(peers)) => {
+            for p in peers {
+                let name = p["name"].as_str().unwrap_or_default().to_owned();
+                let argv: Vec<String> = p["argv"]
+                    .as_array()
+                    .map(|a| {
+                        a.iter()
+                            .filter_map(|s| s.as_str().map(str::to_owned))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                if name.is_empty() || argv.is_empty() {
+                    eprintln!(
+                        "bench: skipping a malformed entry of {}: {p}",
+                        peers_file.display()
+                    );
+                    continue;
+                }
+                out.push(Spec {
+                    name,
+                    argv,
+                    kind: Kind::Peer,
+                });
+            }
+        }
+        Ok(_) => eprintln!(
+            "bench: {} is not a JSON array; no peers",
+            peers_file.display()
+        ),
+        Err(e) => eprintln!("bench: cannot read {}: {e}; no peers", peers_file.display()),
+    }
+    out.push(Spec {
+        name: "floor".into(),
+        argv: vec![exe.display().to_string(), "--floor".into()],
+        kind: Kind::Floor,
+    });
+    Ok(out)
+}
+
+/// This process's CPU affinity list as `taskset` prints it (`0,1`, `0-3`).
+fn affinity() -> Option<String> {
+    let out = std::process::Command::new("taskset")
+        .args(["-cp", &std::process::id().to_string()])
+        .output()
+        .ok()?;
+    let text = String::from_utf8(out.stdout).ok()?;
+    let list = text.rsplit(':').next()?.trim().to_owned();
+    (out.status.success() && !list.is_empty()).then_some(list)
+}
+
+/// Sets the CPU affinity of every thread of this process (servers spawned later inherit it).
+fn set_affinity(cpus: &str) -> bool {
+    std::process::Command::new("taskset")
+        .args(["-a", "-cp", cpus, &std::process::id().to_string()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// The last CPU of an affinity list.
+fn last_cpu(list: &str) -> Option<String> {
+    let last = list.rsplit(',').next()?;
+    Some(last.rsplit('-').next()?.trim().to_owned())
+}
+
+/// Newest modification time of the files under `dir` (recursively).
+fn newest(dir: &Path) -> Option<SystemTime> {
+    let meta = std::fs::metadata(dir).ok()?;
+    if !meta.is_dir() {
+        return meta.modified().ok();
+    }
+    std::fs::read_dir(dir)
+        .ok()?
+        .flatten()
+        .filter_map(|e| newest(&e.path()))
+        .max()
+}
+
+/// Warns when stdmcp's binary is older than its sources (`cargo bench` does not build
+/// examples; scripts/bench.sh does).
+fn warn_if_stale(spec: &Spec) {
+    let Ok(built) = std::fs::metadata(&spec.argv[0]).and_then(|m| m.modified()) else {
+        return;
+    };
+    let sources = ["src", "examples/everything.rs", "Cargo.toml", "Cargo.lock"]
+        .iter()
+        .filter_map(|p| newest(&root().join(p)))
+        .max();
+    if sources.is_some_and(|s| s > built) {
+        eprintln!(
+            "bench: warning: {} is older than the sources; run cargo build --release --examples",
+            spec.argv[0]
+        );
+    }
+}
+
+/// Why a server cannot be checked at all (its program is missing), if so.
+fn missing(spec: &Spec) -> Option<String> {
+    let prog = Path::new(&spec.argv[0]);
+    if prog.components().count() > 1 {
+        if !prog.exists() {
+            let hint = match spec.kind {
+                Kind::Stdmcp => "cargo build --release --examples",
+                _ => "bash bench/peers/install.sh",
+            };
+            return Some(format!("{} not found (run {hint})", prog.display()));
+        }
+    } else if !std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).any(|d| d.join(prog).is_file()))
+        .unwrap_or(false)
+    {
+        return Some(format!("{} not on PATH", prog.display()));
+    }
+    for a in &spec.argv[1..] {
+        let script = a.ends_with(".py") || a.ends_with(".mjs") || a.ends_with(".js");
+        if script && !Path::new(a).exists() {
+            return Some(format!("{a} not found"));
+        }
+    }
+    None
+}
+
+/// Whether a group applies to a server; the reason when not.
+fn applies(group: &str, spec: &Spec) -> Result<(), String> {
+    match (spec.kind, group) {
+        (Kind::Floor, "cold" | "seq" | "pipe") => Ok(()),
+        (Kind::Floor, "size") => Err("the floor is this driver binary run as `mcp --floor`".into()),
+        (Kind::Floor, _) => Err("the floor has no tools (canned answers only)".into()),
+        _ => Ok(()),
+    }
+}
+
+/// What a server's install consists of, and its size.
+fn size_of(spec: &Spec) -> Result<(String, f64), String> {
+    let path: PathBuf = match (spec.kind, spec.name.as_str()) {
+        (Kind::Stdmcp, _) => PathBuf::from(&spec.argv[0]),
+        (_, n) if n.starts_with("rmcp") => PathBuf::from(&spec.argv[0]),
+        (_, "python") => root().join("bench/peers/.build/venv"),
+        (_, "typescript") => root().join("bench/peers/.build/ts/node_modules"),
+        _ => return Err("no size rule for this server".into()),
+    };
+    let bytes = procfs::disk_bytes(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let what = match path.strip_prefix(root()) {
+        Ok(rel) => rel.display().to_string(),
+        Err(_) => path.display().to_string(),
+    };
+    Ok((what, bytes as f64 / (1024.0 * 1024.0)))
+}
+
+fn run_trial(group: &str, spec: &Spec, plan: &Plan, rep: usize) -> Result<Figures, String> {
+    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match group {
+        "cold" => measure::cold(spec, plan, rep < plan.idle_reps),
+        "seq" => measure::sequential(spec, plan),
+        "pipe" => measure::pipelined(spec, plan),
+        "conc" => measure::concurrent(spec, plan),
+        "progress" => measure::progress(spec, plan),
+        "cancel" => measure::cancel_next(spec, plan),
+        "child" => measure::cancel_child(spec, plan),
+        other => Err(format!("unknown group {other}")),
+    }));
+    match caught {
+        Ok(r) => r,
+        Err(p) => Err(format!(
+            "the driver panicked: {}",
+            p.downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| p.downcast_ref::<&str>().copied())
+                .unwrap_or("?")
+        )),
+    }
+}
+
+fn reps(group: &str, plan: &Plan) -> usize {
+    match group {
+        "cold" => plan.cold_reps,
+        "seq" => plan.seq_reps,
+        "pipe" => plan.pipe_reps,
+        "conc" => plan.conc_reps,
+        "progress" => plan.progress_reps,
+        "cancel" => plan.cancel_reps,
+        "child" => plan.child_reps,
+        _ => 1,
+    }
+}
+
+/// Runs and failures of one (server, metric).
+#[derive(Default)]
+struct Cell {
+    runs: Vec<f64>,
+    failures: Vec<String>,
+    na: Option<String>,
+    note: Option<String>,
+}
+
+fn median(v: &[f64]) -> Option<f64> {
+    let mut s: Vec<f64> = v.iter().copied().filter(|x| x.is_finite()).collect();
+    if s.is_empty() {
+        return None;
+    }
+    s.sort_by(f64::total_cmp);
+    let n = s.len();
+    Some(if n % 2 == 1 {
+        s[n / 2]
+    } else {
+        (s[n / 2 - 1] + s[n / 2]) / 2.0
+    })
+}
+
+fn fmt_value(v: f64) -> String {
+    let a = v.abs();
+    if a >= 1000.0 {
+        format!("{v:.0}")
+    } else if a >= 100.0 {
+        format!("{v:.1}")
+    } else if a >= 1.0 {
+        format!("{v:.2}")
+    } else {
+        format!("{v:.3}")
+    }
+}
+
+fn plan_json(p: &Plan) -> Value {
+    json!({
+        "quick": p.quick,
+        "cold_reps": p.cold_reps, "idle_reps": p.idle_reps, "idle_settle_ms": p.idle_settle.as_millis() as u64,
+        "seq_reps": p.seq_reps, "seq_warmup": p.seq_warmup, "seq_calls": p.seq_calls,
+        "pipe_reps": p.pipe_reps, "pipe_warmup": p.pipe_warmup, "pipe_calls": p.pipe_calls, "in_flight": p.in_flight,
+        "conc_reps": p.conc_reps, "conc_calls": p.conc_calls, "conc_ms": p.conc_ms,
+        "progress_reps": p.progress_reps, "progress_ms": p.progress_ms,
+        "cancel_reps": p.cancel_reps, "child_reps": p.child_reps,
+    })
+}
+
+fn main() -> std::process::ExitCode {
+    if std::env::args().nth(1).as_deref() == Some("--floor") {
+        return match floor::serve() {
+            Ok(()) => std::process::ExitCode::SUCCESS,
+            Err(_) => std::process::ExitCode::FAILURE,
+        };
+    }
+    let args = match parse_args() {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("{e}");
+            return std::process::ExitCode::from(2);
+        }
+    };
+    if let Err(e) = std::env::set_current_dir(root()) {
+        eprintln!("bench: cannot enter {}: {e}", root().display());
+        return std::process::ExitCode::FAILURE;
+    }
+    let mut all = match servers() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("bench: {e}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    let plan = if args.quick {
+        Plan::quick()
+    } else {
+        Plan::full()
+    };
+    let only_groups: Vec<&str> = GROUPS
+        .iter()
+        .copied()
+        .filter(|g| args.only.iter().any(|o| o == g))
+        .collect();
+    let only_servers: Vec<&String> = args
+        .only
+        .iter()
+        .filter(|o| !GROUPS.contains(&o.as_str()))
+        .collect();
+    for o in &only_servers {
+        if !all.iter().any(|s| &&s.name == o) {
+            eprintln!("bench: --only {o}: no such server or group");
+            return std::process::ExitCode::from(2);
+        }
+    }
+    if !only_servers.is_empty() {
+        all.retain(|s| only_servers.contains(&&s.name));
+    }
+    let groups: Vec<&str> = if only_groups.is_empty() {
+        GROUPS.to_vec()
+    } else {
+        only_groups
+    };
+
+    let started = Instant::now();
+    let started_unix = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let mut cells: BTreeMap<(String, &'static str), Cell> = BTreeMap::new();
+    let original_affinity = if args.pin { affinity() } else { None };
+    let mut seq_pinned: Option<String> = None;
+
+    // Servers whose program is missing are n/a throughout.
+    let mut runnable: Vec<Spec> = Vec::new();
+    for s in &all {
+        match missing(s) {
+            Some(why) => {
+                eprintln!("bench: {}: n/a: {why}", s.name);
+                for mt in METRICS {
+                    cells.entry((s.name.clone(), mt.key)).or_default().na = Some(why.clone());
+                }
+            }
+            None => {
+                if s.kind == Kind::Stdmcp && std::env::var_os("STDMCP_BENCH_SERVER").is_none() {
+                    warn_if_stale(s);
+                }
+                runnable.push(s.clone());
+            }
+        }
+    }
+    // Warm up: the first spawn starts the runner's watchdog in this process; keep it out
+    // of the first cold start measured.
+    if let Some(f) = runnable.iter().find(|s| s.kind == Kind::Floor) {
+        if let Err(e) = measure::cold(f, &plan, false) {
+            eprintln!("bench: warm-up with the floor failed: {e}");
+        }
+    }
+
+    for &group in &groups {
+        let group_metrics: Vec<&Metric> = METRICS.iter().filter(|m| m.group == group).collect();
+        let eligible: Vec<&Spec> = runnable
+            .iter()
+            .filter(|s| match applies(group, s) {
+                Ok(()) => true,
+                Err(why) => {
+                    for mt in &group_metrics {
+                        cells.entry((s.name.clone(), mt.key)).or_default().na = Some(why.clone());
+                    }
+                    false
+                }
+            })
+            .collect();
+        if group == "size" {
+            for s in eligible {
+                let cell = cells.entry((s.name.clone(), "size_mib")).or_default();
+                match size_of(s) {
+                    Ok((what, mib)) => {
+                        cell.runs.push(mib);
+                        cell.note = Some(what);
+                    }
+                    Err(e) => cell.na = Some(e),
+                }
+            }
+            continue;
+        }
+        let n = reps(group, &plan);
+        // Sequential latency is a ping-pong of wake-ups; on a VM a wake-up across vCPUs
+        // costs tens of µs or nothing depending on where the scheduler put the threads, and
+        // runs came out bimodal (14 or 65 µs for the same server). Client and server share
+        // one CPU for this group, so it measures the work and the thread switches per call.
+        let restore = match (&original_affinity, args.pin && group == "seq") {
+            (Some(all), true) => {
+                let one = last_cpu(all);
+                match one.as_deref().filter(|c| set_affinity(c)) {
+                    Some(c) => {
+                        eprintln!("bench: seq: client and servers pinned to CPU {c}");
+                        seq_pinned = Some(c.to_owned());
+                        Some(all.clone())
+                    }
+                    None => {
+                        eprintln!("bench: seq: cannot pin to one CPU (taskset); running unpinned");
+                        None
+                    }
+                }
+            }
+            _ => None,
+        };
+        for rep in 0..n {
+            let k = eligible.len().max(1);
+            for i in 0..eligible.len() {
+                let s = eligible[(i + rep) % k];
+                let t = Instant::now();
+                let r = run_trial(group, s, &plan, rep);
+                let took = t.elapsed();
+                match r {
+                    Ok(figs) => {
+                        let shown: Vec<String> = figs
+                            .iter()
+                            .map(|(k, v)| format!("{k}={}", fmt_value(*v)))
+                            .collect();
+                        eprintln!(
+                            "[{group} {}/{n}] {:<11} {} ({:.1}s)",
+                            rep + 1,
+                            s.name,
+                            shown.join(" "),
+                            took.as_secs_f64()
+                        );
+                        for (key, v) in figs {
+                            if let Some(mk) = METRICS.iter().find(|m| m.key == key) {
+                                cells
+                                    .entry((s.name.clone(), mk.key))
+                                    .or_default()
+                                    .runs
+                                    .push(v);
+                            }
+                        }
+                    }
+                    Err(e) => {
+                        eprintln!("[{group} {}/{n}] {:<11} FAILED: {e}", rep + 1, s.name);
+                        for mt in &group_metrics {
+                            // The idle RSS is only taken in the first few cold runs.
+                            if mt.key.starts_with("idle_") && rep >= plan.idle_reps {
+                                continue;
+                            }
+                            cells
+                                .entry((s.name.clone(), mt.key))
+                                .or_default()
+                                .failures
+                                .push(e.clone());
+                        }
+                    }
+                }
+            }
+        }
+        if let Some(all) = restore {
+            if !set_affinity(&all) {
+                eprintln!("bench: cannot restore the CPU affinity {all}");
+            }
+        }
+    }
+
+    // Medians, ratios, JSON.
+    let value_of =
+        |cells: &BTreeMap<(String, &'static str), Cell>, server: &str, key: &'static str| {
+            cells
+                .get(&(server.to_owned(), key))
+                .filter(|c| c.na.is_none())
+                .and_then(|c| median(&c.runs))
+        };
+    let mut results = Map::new();
+    for s in &all {
+        let mut per = Map::new();
+        for mt in METRICS {
+            if !groups.contains(&mt.group) {
+                continue;
+            }
+            let cell = cells.get(&(s.name.clone(), mt.key));
+            let entry = match (cell, value_of(&cells, &s.name, mt.key)) {
+                (Some(c), _) if c.na.is_some() => json!({"na": c.na}),
+                (Some(c), Some(v)) => {
+                    let mut e = json!({"value": v, "runs": c.runs});
+                    if let Some(base) = value_of(&cells, "stdmcp", mt.key) {
+                        if base != 0.0 {
+                            e["ratio"] = json!(v / base);
+                        }
+                    }
+                    if !c.failures.is_empty() {
+                        e["failures"] = json!(c.failures);
+                    }
+                    if let Some(n) = &c.note {
+                        e["what"] = json!(n);
+                    }
+                    e
+                }
+                (Some(c), None) if !c.failures.is_empty() => {
+                    json!({"na": c.failures[0], "failures": c.failures})
+                }
+                _ => json!({"na": "not measured"}),
+            };
+            per.insert(mt.key.into(), entry);
+        }
+        results.insert(s.name.clone(), Value::Object(per));
+    }
+    let metrics: Vec<Value> = METRICS
+        .iter()
+        .filter(|m| groups.contains(&m.group))
+        .map(|m| json!({"key": m.key, "group": m.group, "label": m.label, "unit": m.unit, "better": m.better}))
+        .collect();
+    let doc = json!({
+        "schema": 1,
+        "tool": "cargo bench --bench mcp",
+        "started_unix": started_unix,
+        "duration_s": started.elapsed().as_secs_f64(),
+        "nproc": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0),
+        "plan": plan_json(&plan),
+        "seq_pinned_cpu": seq_pinned,
+        "baseline": "stdmcp",
+        "servers": all.iter().map(|s| json!({
+            "name": s.name,
+            "argv": s.argv,
+            "kind": format!("{:?}", s.kind).to_lowercase(),
+        })).collect::<Vec<_>>(),
+        "groups": groups,
+        "metrics": metrics,
+        "results": results,
+    });
+
+    // Summary table on stdout.
+    let names: Vec<&str> = all.iter().map(|s| s.name.as_str()).collect();
+    print!("{:<52}", "figure (median)");
+    for n in &names {
+        print!(" {n:>18}");
+    }
+    println!();
+    for mt in METRICS.iter().filter(|m| groups.contains(&m.group)) {
+        print!("{:<52}", format!("{} [{}]", mt.label, mt.unit));
+        for n in &names {
+            let e = &doc["results"][*n][mt.key];
+            let cell = match (e["value"].as_f64(), e["ratio"].as_f64()) {
+                (Some(v), Some(r)) if *n != "stdmcp" => format!("{} ({:.2}x)", fmt_value(v), r),
+                (Some(v), _) => fmt_value(v),
+                _ => "n/a".into(),
+            };
+            print!(" {cell:>18}");
+        }
+        println!();
+    }
+    for n in &names {
+        for mt in METRICS.iter().filter(|m| groups.contains(&m.group)) {
+            let e = &doc["results"][*n][mt.key];
+            if let Some(why) = e["na"].as_str() {
+                if why != "the floor has no tools (canned answers only)" {
+                    println!("  {n} {}: n/a: {why}", mt.key);
+                }
+            }
+        }
+    }
+
+    if let Some(dir) = args.out.parent().filter(|d| !d.as_os_str().is_empty()) {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    let text = serde_json::to_string_pretty(&doc).unwrap_or_default();
+    match std::fs::write(&args.out, text + "\n") {
+        Ok(()) => {
+            eprintln!(
+                "bench: wrote {} ({:.0}s)",
+                args.out.display(),
+                started.elapsed().as_secs_f64()
+            );
+            std::process::ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("bench: cannot write {}: {e}", args.out.display());
+            std::process::ExitCode::FAILURE
+        }
+    }
+}

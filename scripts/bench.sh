@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The stdmcp benchmark, end to end: installs/builds the SDK peers (bench/peers/install.sh),
+# builds stdmcp in release, runs the driver (cargo bench --bench mcp) and writes the report.
+#
+#   scripts/bench.sh                 # full run (several minutes): docs/bench.md, docs/bench.svg,
+#                                    #   docs/bench-table.md (the README table)
+#   scripts/bench.sh --quick         # tiny counts (CI: builds and completes in well under 2 min);
+#                                    #   report in bench/results/quick/, docs/ left alone
+#   scripts/bench.sh [--quick] --only stdmcp,floor,pipe   # further arguments go to the driver
+#
+# Raw results: bench/results/mcp[-quick].json; the driver's log (including the servers' own
+# stderr): bench/results/mcp[-quick].log.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+QUICK=()
+if [ "${1:-}" = "--quick" ]; then
+  QUICK=(--quick)
+  shift
+fi
+SUFFIX="${QUICK:+-quick}"
+RESULTS=bench/results
+OUT="$RESULTS/mcp$SUFFIX.json"
+LOG="$RESULTS/mcp$SUFFIX.log"
+DOCS=docs
+[ -n "$SUFFIX" ] && DOCS="$RESULTS/quick"
+mkdir -p "$RESULTS" "$DOCS"
+
+echo "== peers"
+bash bench/peers/install.sh
+echo "== stdmcp (release)"
+cargo build --release --examples
+cargo bench --bench mcp --no-run
+
+echo "== driver: cargo bench --bench mcp -- ${QUICK[*]} --out $OUT $* (log: $LOG)"
+# Progress lines to the terminal; everything, with the servers' stderr, to the log.
+set +e
+cargo bench --bench mcp -- "${QUICK[@]}" --out "$OUT" "$@" \
+  2> >(tee "$LOG" | grep --line-buffered -E '^(\[|bench:)' >&2)
+status=$?
+set -e
+sleep 0.2  # let the stderr filter drain
+if [ "$status" -ne 0 ] || [ ! -s "$OUT" ]; then
+  echo "bench: the driver failed (exit $status); see $LOG" >&2
+  exit 1
+fi
+
+echo "== report: $DOCS/bench.md, $DOCS/bench.svg, $DOCS/bench-table.md"
+python3 scripts/bench_report.py "$OUT" "$DOCS"

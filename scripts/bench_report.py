@@ -1,0 +1,418 @@
+#!/usr/bin/env python3
+"""Turns the benchmark driver's JSON into docs: bench.md, bench.svg and bench-table.md.
+
+Usage: python3 scripts/bench_report.py RESULTS.json OUTDIR
+
+python3 standard library only. Machine information and the peers' versions are read here
+(nproc, /proc/cpuinfo, uname, the installed SDK packages), so run it on the machine that ran
+the benchmark, right after it (scripts/bench.sh does).
+"""
+
+import datetime
+import html
+import json
+import math
+import os
+import platform
+import re
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BUILD = os.path.join(ROOT, "bench", "peers", ".build")
+
+
+def sh(*argv):
+    try:
+        return subprocess.run(argv, capture_output=True, text=True, timeout=20, cwd=ROOT).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
+def read(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
+def machine():
+    cpu = ""
+    for line in read("/proc/cpuinfo").splitlines():
+        if line.startswith("model name"):
+            cpu = line.split(":", 1)[1].strip()
+            break
+    mem = ""
+    m = re.search(r"MemTotal:\s+(\d+) kB", read("/proc/meminfo"))
+    if m:
+        mem = f"{int(m.group(1)) / 1024 / 1024:.1f} GiB"
+    return {
+        "nproc": sh("nproc") or str(os.cpu_count()),
+        "cpu": cpu or platform.processor() or "?",
+        "memory": mem,
+        "kernel": f"{platform.system()} {platform.release()}",
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "load": read("/proc/loadavg").split(" ")[:3],
+        "rustc": sh("rustc", "-V"),
+    }
+
+
+def cargo_lock_version(lock, name):
+    text = read(lock)
+    m = re.search(r'\[\[package\]\]\nname = "' + re.escape(name) + r'"\nversion = "([^"]+)"', text)
+    return m.group(1) if m else "?"
+
+
+def package_json_version(path):
+    try:
+        return json.loads(read(path)).get("version", "?")
+    except ValueError:
+        return "?"
+
+
+def versions():
+    py = os.path.join(BUILD, "venv", "bin", "python")
+    mcp_py = sh(py, "-c", "import importlib.metadata as m; print(m.version('mcp'))") if os.path.exists(py) else ""
+    nm = os.path.join(BUILD, "ts", "node_modules")
+    stdmcp = re.search(r'^version = "([^"]+)"', read(os.path.join(ROOT, "Cargo.toml")), re.M)
+    rev = sh("git", "rev-parse", "--short", "HEAD")
+    dirty = sh("git", "status", "--porcelain", "--untracked-files=no")
+    return {
+        "stdmcp": (stdmcp.group(1) if stdmcp else "?") + (f" (git {rev}{', modified' if dirty else ''})" if rev else ""),
+        "rmcp": cargo_lock_version(os.path.join(ROOT, "bench", "peers", "rmcp", "Cargo.lock"), "rmcp")
+        + ", tokio " + cargo_lock_version(os.path.join(ROOT, "bench", "peers", "rmcp", "Cargo.lock"), "tokio"),
+        "python": f"mcp {mcp_py or '?'} on " + (sh(py, "-V") if os.path.exists(py) else "?"),
+        "typescript": "@modelcontextprotocol/sdk "
+        + package_json_version(os.path.join(nm, "@modelcontextprotocol", "sdk", "package.json"))
+        + ", zod " + package_json_version(os.path.join(nm, "zod", "package.json"))
+        + " on Node.js " + (sh("node", "--version") or "?"),
+    }
+
+
+def fmt(v):
+    if v is None:
+        return "n/a"
+    a = abs(v)
+    if a >= 10000:
+        return f"{v:,.0f}"
+    if a >= 100:
+        return f"{v:.0f}"
+    if a >= 10:
+        return f"{v:.1f}"
+    if a >= 1:
+        return f"{v:.2f}"
+    return f"{v:.3f}"
+
+
+def pct(x):
+    """A relative margin: +12%, -3.4%."""
+    p = x * 100
+    return f"{p:+.1f}%" if abs(p) < 10 else f"{p:+.0f}%"
+
+
+def fmt_ratio(r):
+    if r is None:
+        return ""
+    if r >= 100:
+        return f"{r:.0f}×"
+    if r >= 10:
+        return f"{r:.1f}×"
+    return f"{r:.2f}×"
+
+
+class Results:
+    def __init__(self, doc):
+        self.doc = doc
+        self.servers = [s["name"] for s in doc["servers"]]
+        self.metrics = {m["key"]: m for m in doc["metrics"]}
+
+    def entry(self, server, key):
+        return self.doc["results"].get(server, {}).get(key, {"na": "not measured"})
+
+    def value(self, server, key):
+        return self.entry(server, key).get("value")
+
+    def cell(self, server, key, ratio=True):
+        e = self.entry(server, key)
+        if "value" not in e:
+            return "n/a"
+        text = fmt(e["value"])
+        if e.get("failures"):
+            text += "†"
+        if ratio and server != "stdmcp" and e.get("ratio") is not None:
+            text += f" ({fmt_ratio(e['ratio'])})"
+        return text
+
+
+def targets(res):
+    """(target, measured, met, margin) rows; None when a figure is missing."""
+    rows = []
+    s = lambda k: res.value("stdmcp", k)  # noqa: E731
+
+    def ratio_row(text, key, others, need):
+        base = s(key)
+        vals = [(o, res.value(o, key)) for o in others if res.value(o, key) is not None]
+        if base is None or not vals:
+            rows.append((text, "n/a (" + ", ".join(others) + " not measured)", None, ""))
+            return
+        name, best = max(vals, key=lambda x: x[1])
+        got = base / best
+        label = f"{fmt(base)} vs {name} {fmt(best)} calls/s = {got:.2f}×"
+        rows.append((text, label, got >= need, f"{pct(got / need - 1)} vs the {need}× needed"))
+
+    ratio_row("pipelined throughput ≥ 2.5× the TypeScript SDK", "pipe_calls_per_s", ["typescript"], 2.5)
+    ratio_row("pipelined throughput ≥ 1.5× rmcp's fastest transport", "pipe_calls_per_s",
+              [n for n in res.servers if n.startswith("rmcp")], 1.5)
+    ratio_row("pipelined throughput ≥ ½ the floor's", "pipe_calls_per_s", ["floor"], 0.5)
+
+    base, fl = s("seq_p50_us"), res.value("floor", "seq_p50_us")
+    if base is not None and fl is not None:
+        got = base / fl
+        rows.append(("sequential p50 within 1.5× of the floor",
+                     f"{fmt(base)} µs vs floor {fmt(fl)} µs = {got:.2f}×", got <= 1.5,
+                     f"{pct(got / 1.5 - 1)} vs the 1.5× allowed"))
+    else:
+        rows.append(("sequential p50 within 1.5× of the floor", "n/a", None, ""))
+
+    def limit_row(text, key, limit, unit):
+        v = s(key)
+        if v is None:
+            rows.append((text, "n/a", None, ""))
+            return
+        rows.append((text, f"{fmt(v)} {unit}", v < limit, f"{pct(v / limit - 1)} vs the {fmt(limit)} {unit} limit"))
+
+    limit_row("cold start (spawn → initialize response) < 2 ms", "cold_init_ms", 2.0, "ms")
+    limit_row("idle RSS < 3 MiB", "idle_rss_mib", 3.0, "MiB")
+    limit_row("200 concurrent sleeps < 8 MiB peak RSS", "conc_peak_rss_mib", 8.0, "MiB")
+    limit_row("cancel → child gone < 2 ms", "child_gone_ms", 2.0, "ms")
+    return rows
+
+
+def md_table(header, rows):
+    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    out += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(out)
+
+
+def headline_table(res):
+    cols = [
+        ("cold start", "cold_init_ms", "ms"),
+        ("echo p50", "seq_p50_us", "µs"),
+        ("pipelined", "pipe_calls_per_s", "calls/s"),
+        ("idle RSS", "idle_rss_mib", "MiB"),
+        ("200 sleeps peak RSS", "conc_peak_rss_mib", "MiB"),
+        ("cancel → child gone", "child_gone_ms", "ms"),
+        ("size", "size_mib", "MiB"),
+    ]
+    header = ["server"] + [f"{c} ({u})" for c, _, u in cols]
+    rows = [[f"**{n}**" if n == "stdmcp" else n] + [res.cell(n, k) for _, k, _ in cols] for n in res.servers]
+    return md_table(header, rows)
+
+
+def svg_chart(res):
+    """Two horizontal bar panels on log scales: pipelined calls/s and sequential p50 µs."""
+    panels = [
+        ("Pipelined echo throughput, calls/s (64 in flight; higher is better)", "pipe_calls_per_s"),
+        ("Sequential echo latency p50, µs (lower is better)", "seq_p50_us"),
+    ]
+    names = res.servers
+    width, left, right, bar_h, gap = 760, 110, 90, 18, 6
+    panel_h = 40 + len(names) * (bar_h + gap) + 24
+    height = 36 + panel_h * len(panels)
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
+        'font-family="Helvetica, Arial, sans-serif" font-size="12">',
+        f'<rect width="{width}" height="{height}" fill="#ffffff"/>',
+        f'<text x="{width / 2}" y="22" text-anchor="middle" font-size="15" font-weight="bold">'
+        "stdmcp vs the official MCP SDKs over stdio (log scales)</text>",
+    ]
+    plot_w = width - left - right
+    for p, (title, key) in enumerate(panels):
+        top = 36 + p * panel_h
+        vals = {n: res.value(n, key) for n in names}
+        present = [v for v in vals.values() if v]
+        out.append(f'<text x="{left}" y="{top + 16}" font-weight="bold">{html.escape(title)}</text>')
+        if not present:
+            out.append(f'<text x="{left}" y="{top + 40}">no data</text>')
+            continue
+        lo = 10 ** math.floor(math.log10(min(present)))
+        if min(present) / lo < 2:  # keep the shortest bar visible
+            lo /= 10
+        hi = 10 ** math.ceil(math.log10(max(present)))
+        if hi <= lo:
+            hi = lo * 10
+        span = math.log10(hi) - math.log10(lo)
+        x = lambda v: left + (math.log10(v) - math.log10(lo)) / span * plot_w  # noqa: E731
+        y0 = top + 28
+        y1 = y0 + len(names) * (bar_h + gap)
+        d = lo
+        while d <= hi * 1.0001:
+            gx = x(d)
+            out.append(f'<line x1="{gx:.1f}" y1="{y0 - 4}" x2="{gx:.1f}" y2="{y1}" stroke="#dddddd"/>')
+            label = f"{d:,.0f}" if d >= 1 else f"{d:g}"
+            out.append(f'<text x="{gx:.1f}" y="{y1 + 14}" text-anchor="middle" fill="#666666" font-size="10">{label}</text>')
+            d *= 10
+        for i, n in enumerate(names):
+            y = y0 + i * (bar_h + gap)
+            out.append(f'<text x="{left - 8}" y="{y + bar_h - 5}" text-anchor="end">{html.escape(n)}</text>')
+            v = vals[n]
+            if not v:
+                out.append(f'<text x="{left + 4}" y="{y + bar_h - 5}" fill="#999999">n/a</text>')
+                continue
+            color = "#d9534f" if n == "stdmcp" else ("#999999" if n == "floor" else "#4a78b5")
+            w = max(x(v) - left, 1.0)
+            out.append(f'<rect x="{left}" y="{y}" width="{w:.1f}" height="{bar_h}" fill="{color}"/>')
+            out.append(f'<text x="{left + w + 5:.1f}" y="{y + bar_h - 5}">{html.escape(fmt(v))}</text>')
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
+
+
+def describe(plan, pinned):
+    q = " (`--quick`: tiny counts, not for comparison)" if plan.get("quick") else ""
+    pin_note = (f"; client and server pinned to CPU {pinned} (see below)" if pinned
+                else "; unpinned")
+    return f"""Counts{q}: every figure is the median over repeated runs, each run against a freshly
+spawned server; in each repetition the servers take turns in a rotated order.
+
+| measurement | what is timed | runs |
+|---|---|---|
+| cold start | spawn → `initialize` response; spawn → first `tools/list` response (after `notifications/initialized`) | {plan['cold_reps']} |
+| idle RSS | VmRSS summed over the server and its descendants, {plan['idle_settle_ms']} ms after `tools/list` | {plan['idle_reps']} |
+| sequential echo | {plan['seq_calls']:,} `tools/call echo` one at a time (after {plan['seq_warmup']:,} warm-up calls): p50, p99, mean round trip{pin_note} | {plan['seq_reps']} |
+| pipelined echo | {plan['pipe_calls']:,} echo calls, {plan['in_flight']} kept in flight (after {plan['pipe_warmup']:,} warm-up calls): calls/s | {plan['pipe_reps']} |
+| concurrent sleeps | {plan['conc_calls']} × `sleep {{ms: {plan['conc_ms']}}}` sent at once: wall time to the last answer; peak tree VmRSS sampled every 2 ms | {plan['conc_reps']} |
+| progress | `sleep {{ms: {plan['progress_ms']}}}` with a progress token: notifications, mean and max gap (the first gap counted from the request) | {plan['progress_reps']} |
+| cancel → next answer | `sleep {{ms: 60000}}` with progress; after the first progress: `notifications/cancelled` and at once an echo; cancel sent → echo answered | {plan['cancel_reps']} |
+| cancel → child gone | `spawn {{ms: 60000}}`; once the child `sleep` shows in /proc: cancel; time until its /proc entry is gone or a zombie (tight polling) | {plan['child_reps']} |
+| size | stdmcp and rmcp: the release binary as built (stripped); Python: the venv; TypeScript: node_modules (apparent bytes, like `du -sb`; the Python and Node.js runtimes themselves not counted) | 1 |
+
+The client is stdmcp's own synchronous client (`stdmcp::client::Client`, legacy-era
+`initialize`), the same for every server, so its cost is in every figure: the floor shows it.
+The FLOOR is a program that answers each request line with a canned response line (id copied
+by string scanning, no JSON parsing): the cost of the pipes and of the client alone.
+
+Sequential latency is a ping-pong of thread wake-ups. On this VM a wake-up across vCPUs
+costs tens of microseconds or almost nothing depending on where the scheduler placed the
+threads, and unpinned runs came out bimodal (about 14 or 65 µs for the same server, 5 or
+60 µs for the floor). The sequential group therefore runs with the driver and the server on
+one CPU (`taskset`; the driver's `--no-pin` turns this off): it measures the work and the
+thread switches each call costs. The other groups run unpinned on all CPUs."""
+
+
+def main():
+    args = sys.argv[1:]
+    if len(args) < 2:
+        sys.exit(__doc__)
+    src, outdir = args[0], args[1]
+    with open(src, encoding="utf-8") as f:
+        doc = json.load(f)
+    res = Results(doc)
+    mach, vers = machine(), versions()
+    os.makedirs(outdir, exist_ok=True)
+
+    lines = ["# stdmcp benchmark", ""]
+    if doc["plan"].get("quick"):
+        lines += ["**Quick run (`--quick`): tiny counts, one repetition; a smoke test of the benchmark, "
+                  "not numbers to compare.**", ""]
+    lines += [
+        "Generated by `scripts/bench.sh` (driver: `cargo bench --bench mcp`, report: "
+        "`scripts/bench_report.py`). The machine is shared and noisy: read ratios, not digits.",
+        "",
+        "## Machine",
+        "",
+        f"- CPUs (`nproc`): {mach['nproc']}; CPU: {mach['cpu']}; memory: {mach['memory']}",
+        f"- Kernel: {mach['kernel']}; load average when the report was made: {' '.join(mach['load'])}",
+        f"- Date: {mach['date']}; benchmark ran {doc.get('duration_s', 0):.0f} s; {mach['rustc']}",
+        "",
+        "## Servers",
+        "",
+        md_table(["server", "what", "argv"], [
+            [s["name"],
+             {"stdmcp": "stdmcp " + vers["stdmcp"] + ", `everything` example",
+              "floor": "canned answers, no JSON parsing (the transport's floor)"}.get(
+                 s["name"], vers["python"] if s["name"] == "python" else vers["typescript"]
+                 if s["name"] == "typescript" else "rmcp " + vers["rmcp"] if s["name"].startswith("rmcp") else ""),
+             "`" + " ".join(os.path.relpath(a, ROOT) if a.startswith(ROOT) else a for a in s["argv"]) + "`"]
+            for s in doc["servers"]
+        ]),
+        "",
+        "## Targets",
+        "",
+    ]
+    trows = targets(res)
+    met = sum(1 for r in trows if r[2] is True)
+    lines += [
+        md_table(["target", "measured (stdmcp)", "result", "margin"],
+                 [[t, m, "n/a" if ok is None else ("**met**" if ok else "**missed**"), margin]
+                  for t, m, ok, margin in trows]),
+        "",
+        f"{met} of {len(trows)} targets met.",
+        "",
+        "## Headline",
+        "",
+        headline_table(res),
+        "",
+        "![pipelined throughput and sequential latency per server](bench.svg)",
+        "",
+        "## Every figure",
+        "",
+        "Medians; in parentheses the ratio to stdmcp's figure (value ÷ stdmcp's: above 1 is more "
+        "time, memory or calls/s than stdmcp). † some runs failed (see below).",
+        "",
+    ]
+    header = ["figure", "unit"] + res.servers
+    rows = []
+    for m in doc["metrics"]:
+        rows.append([m["label"], m["unit"]] + [res.cell(n, m["key"]) for n in res.servers])
+    lines += [md_table(header, rows), ""]
+
+    notes = []
+    for n in res.servers:
+        seen = set()
+        for m in doc["metrics"]:
+            e = res.entry(n, m["key"])
+            why = e.get("na")
+            if why and why not in seen and "no tools" not in why:
+                seen.add(why)
+                notes.append(f"- {n}, {m['label']}: n/a: {why}")
+            for f in e.get("failures", []) if "value" in e else []:
+                if f not in seen:
+                    seen.add(f)
+                    notes.append(f"- {n}, {m['label']}: a run failed: {f}")
+    if notes:
+        lines += ["Not measured or failed:", ""] + notes + [""]
+    lines += ["The floor has no tools: the sleep, progress and cancel figures do not apply to it.", ""]
+    lines += ["## Method", "", describe(doc["plan"], doc.get("seq_pinned_cpu")), ""]
+    lines += [
+        "## Reproduce",
+        "",
+        "```sh",
+        "scripts/bench.sh            # peers, release build, full run (several minutes), docs/bench.*",
+        "scripts/bench.sh --quick    # the same in seconds, report in bench/results/quick/",
+        "cargo bench --bench mcp -- --only stdmcp,floor,pipe     # a subset (servers and/or groups)",
+        "```",
+        "",
+        "Profiling stdmcp under the same load: build it unstripped "
+        "(`CARGO_PROFILE_RELEASE_STRIP=false CARGO_PROFILE_RELEASE_DEBUG=line-tables-only cargo build "
+        "--release --example everything --target-dir /tmp/prof`) and run e.g. "
+        "`STDMCP_BENCH_SERVER=\"perf record -g -o /tmp/perf.data /tmp/prof/release/examples/everything\" "
+        "cargo bench --bench mcp -- --only stdmcp,pipe`.",
+        "",
+    ]
+    with open(os.path.join(outdir, "bench.md"), "w", encoding="utf-8") as f:
+        f.write("\n".join(lines))
+    with open(os.path.join(outdir, "bench.svg"), "w", encoding="utf-8") as f:
+        f.write(svg_chart(res))
+    table = headline_table(res) + "\n\n" + (
+        f"{mach['nproc']} CPUs ({mach['cpu']}), {mach['kernel']}, {mach['date']}; medians, "
+        "ratios to stdmcp in parentheses; details in [docs/bench.md](docs/bench.md).\n")
+    with open(os.path.join(outdir, "bench-table.md"), "w", encoding="utf-8") as f:
+        f.write(table)
+    print(table)
+    print("targets: " + "; ".join(
+        f"{t}: {'n/a' if ok is None else ('met' if ok else 'MISSED')} ({m})" for t, m, ok, _ in trows))
+
+
+if __name__ == "__main__":
+    main()
