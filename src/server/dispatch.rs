@@ -13,6 +13,7 @@ use std::time::Instant;
 use crossbeam_channel::Sender;
 use serde_json::{json, Value};
 
+use super::outbox::Outbox;
 use super::{match_template, Ctx, Handlers, Options, Pool};
 use crate::cancel::{CancelReason, CancelToken};
 use crate::jsonrpc::{ErrorObject, RequestId};
@@ -41,7 +42,7 @@ pub(super) struct State {
 
 pub(crate) struct Shared {
     state: Mutex<State>,
-    pub out: Sender<Vec<u8>>,
+    pub out: Outbox,
     pub events: Sender<Event>,
     pub timer: Sender<()>,
     pub pool: Pool,
@@ -51,7 +52,7 @@ pub(crate) struct Shared {
 impl Shared {
     pub fn new(
         peer: Peer,
-        out: Sender<Vec<u8>>,
+        out: Outbox,
         events: Sender<Event>,
         timer: Sender<()>,
         handlers: Handlers,
@@ -103,7 +104,7 @@ impl Shared {
                     if log::log_enabled!(log::Level::Trace) {
                         log::trace!("> {}", String::from_utf8_lossy(&bytes).trim_end());
                     }
-                    let _ = self.out.send(bytes);
+                    self.out.send(bytes);
                 }
                 Effect::Start(call) => self.start(st, call),
                 Effect::Cancel(id) => {

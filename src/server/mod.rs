@@ -7,6 +7,7 @@
 
 mod ctx;
 mod dispatch;
+mod outbox;
 mod pool;
 mod runtime;
 

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 
 use super::dispatch::{Event, Shared};
+use super::outbox::{outbox, Inbox};
 use super::Server;
 use crate::framing::FrameDecoder;
 use crate::peer::{self, Peer};
@@ -31,7 +32,7 @@ pub(super) fn serve(
         ..peer::Config::default()
     };
     let peer = Peer::server(Arc::new(server.catalog), config);
-    let (out_tx, out_rx) = crossbeam_channel::unbounded::<Vec<u8>>();
+    let (out_tx, out_rx) = outbox();
     let (ev_tx, ev_rx) = crossbeam_channel::unbounded::<Event>();
     let (timer_tx, timer_rx) = crossbeam_channel::bounded::<()>(1);
     let shared = Arc::new(Shared::new(
@@ -64,7 +65,7 @@ pub(super) fn serve(
 
     let code = shutdown(&shared, &ev_rx, &options);
     shared.stop_timer();
-    let _ = out_tx.send(Vec::new()); // tells the writer to flush and stop
+    out_tx.send(Vec::new()); // tells the writer to flush and stop
     if written_rx.recv_timeout(FLUSH_WAIT).is_err() {
         log::warn!("the writer did not finish flushing in time");
     }
@@ -173,22 +174,17 @@ fn reader(
 
 /// The only owner of stdout. Gathers what is queued, writes it in one go and flushes when
 /// the queue is empty. An empty message means: flush and stop. A broken pipe ends the session.
-fn writer(
-    mut output: Box<dyn Write + Send>,
-    rx: Receiver<Vec<u8>>,
-    events: Sender<Event>,
-    done: Sender<()>,
-) {
+fn writer(mut output: Box<dyn Write + Send>, rx: Inbox, events: Sender<Event>, done: Sender<()>) {
     let mut buf = Vec::with_capacity(READ_CHUNK);
     let mut broken = false;
-    'outer: while let Ok(first) = rx.recv() {
+    'outer: while let Some(first) = rx.recv() {
         let mut stop = first.is_empty();
         buf.extend_from_slice(&first);
         while !stop && buf.len() < WRITE_BATCH {
             match rx.try_recv() {
-                Ok(m) if m.is_empty() => stop = true,
-                Ok(m) => buf.extend_from_slice(&m),
-                Err(_) => break,
+                Some(m) if m.is_empty() => stop = true,
+                Some(m) => buf.extend_from_slice(&m),
+                None => break,
             }
         }
         if !broken && !buf.is_empty() {
