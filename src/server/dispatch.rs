@@ -38,6 +38,10 @@ pub(super) struct State {
     pub deadlines: Vec<(Instant, RequestId)>,
     pub draining: bool,
     pub stopped: bool,
+    /// Work to hand to the pool once the lock is released (waking a worker is a syscall).
+    jobs: Vec<super::pool::Job>,
+    /// The writer must be woken once the lock is released.
+    ring_writer: bool,
 }
 
 pub(crate) struct Shared {
@@ -71,6 +75,8 @@ impl Shared {
                 deadlines: Vec::new(),
                 draining: false,
                 stopped: false,
+                jobs: Vec::new(),
+                ring_writer: false,
             }),
             out,
             events,
@@ -89,7 +95,22 @@ impl Shared {
         let mut st = self.lock();
         let r = f(&mut st);
         self.apply(&mut st);
+        self.release(st);
         r
+    }
+
+    /// Lets go of the lock, then does what needs no lock: wakes the writer and hands new work
+    /// to the pool (both may be syscalls; the bytes were queued in order under the lock).
+    fn release(&self, mut st: MutexGuard<'_, State>) {
+        let jobs = std::mem::take(&mut st.jobs);
+        let ring = std::mem::take(&mut st.ring_writer);
+        drop(st);
+        if ring {
+            self.out.ring();
+        }
+        for job in jobs {
+            self.pool.submit(job);
+        }
     }
 
     /// Runs `f` on the peer, then carries out its effects.
@@ -104,7 +125,7 @@ impl Shared {
                     if log::log_enabled!(log::Level::Trace) {
                         log::trace!("> {}", String::from_utf8_lossy(&bytes).trim_end());
                     }
-                    self.out.send(bytes);
+                    st.ring_writer |= self.out.push(bytes);
                 }
                 Effect::Start(call) => self.start(st, call),
                 Effect::Cancel(id) => {
@@ -158,7 +179,9 @@ impl Shared {
             client_capabilities: call.client_capabilities,
         };
         let work = call.work;
-        self.pool.submit(Box::new(move || {
+        // Submitted by `with_state` after the lock is released; the token is registered
+        // already, so a cancel that arrives first is seen when the job starts.
+        st.jobs.push(Box::new(move || {
             let outcome = run(&ctx, work);
             ctx.shared.finish(&ctx.id, outcome);
         }));
@@ -173,6 +196,7 @@ impl Shared {
         if st.draining && st.peer.calls_in_flight() == 0 {
             let _ = self.events.send(Event::Idle);
         }
+        self.release(st);
     }
 
     /// The next time the timer must act: a heartbeat or a deadline.
@@ -206,6 +230,7 @@ impl Shared {
             }
         }
         self.apply(&mut st);
+        self.release(st);
     }
 
     /// Handles frames from the reader under one lock.

@@ -63,15 +63,26 @@ pub(crate) fn outbox() -> (Outbox, Inbox) {
 impl Outbox {
     /// Queues bytes; wakes the writer if it sleeps.
     pub fn send(&self, bytes: Vec<u8>) {
+        if self.push(bytes) {
+            self.ring();
+        }
+    }
+
+    /// Queues bytes without waking the writer; true if it must be woken with [`Outbox::ring`]
+    /// (which may happen later, outside a lock).
+    pub fn push(&self, bytes: Vec<u8>) -> bool {
         if let Some(tx) = &self.tx {
             let _ = tx.send(bytes);
         }
         // Pairs with the fence in `Inbox::recv`: either the writer's re-check sees the
         // message, or this load sees it asleep.
         fence(Ordering::SeqCst);
-        if self.bell.sleeping.load(Ordering::SeqCst) {
-            self.bell.ring();
-        }
+        self.bell.sleeping.load(Ordering::SeqCst)
+    }
+
+    /// Wakes the writer.
+    pub fn ring(&self) {
+        self.bell.ring();
     }
 }
 
