@@ -253,8 +253,20 @@ impl Peer {
 
     /// Handles one frame from the other side.
     pub fn handle_frame(&mut self, now: Instant, frame: Frame) {
-        self.framing = frame.framing;
-        match jsonrpc::parse(&frame.body) {
+        let parsed = jsonrpc::parse(&frame.body);
+        self.handle_parsed(now, frame.framing, parsed);
+    }
+
+    /// Handles a frame already parsed with [`jsonrpc::parse`] (so that a caller can parse
+    /// outside whatever lock guards the peer).
+    pub fn handle_parsed(
+        &mut self,
+        now: Instant,
+        framing: Framing,
+        parsed: Result<jsonrpc::Incoming, ErrorObject>,
+    ) {
+        self.framing = framing;
+        match parsed {
             Err(parse_error) if self.role == Role::Client => Peer::client_parse_error(&parse_error),
             Err(parse_error) => self.send_error(None, &parse_error),
             Ok(incoming) => match self.role {

@@ -238,16 +238,23 @@ impl Shared {
         self: &Arc<Self>,
         frames: Vec<Result<crate::framing::Frame, crate::framing::FrameError>>,
     ) {
+        // Parsing needs no state: it happens before the lock is taken.
+        let parsed: Vec<_> = frames
+            .into_iter()
+            .map(|f| {
+                f.map(|frame| {
+                    if log::log_enabled!(log::Level::Trace) {
+                        log::trace!("< {}", String::from_utf8_lossy(&frame.body));
+                    }
+                    (frame.framing, crate::jsonrpc::parse(&frame.body))
+                })
+            })
+            .collect();
         let now = Instant::now();
         self.with_state(|st| {
-            for f in frames {
-                match f {
-                    Ok(frame) => {
-                        if log::log_enabled!(log::Level::Trace) {
-                            log::trace!("< {}", String::from_utf8_lossy(&frame.body));
-                        }
-                        st.peer.handle_frame(now, frame);
-                    }
+            for p in parsed {
+                match p {
+                    Ok((framing, incoming)) => st.peer.handle_parsed(now, framing, incoming),
                     Err(e) => {
                         log::warn!("discarded a frame: {e}");
                         st.peer.handle_frame_error(&e);
