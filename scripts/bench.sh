@@ -47,3 +47,16 @@ fi
 
 echo "== report: $DOCS/bench.md, $DOCS/bench.svg, $DOCS/bench-table.md"
 python3 scripts/bench_report.py "$OUT" "$DOCS"
+
+# A full run (all servers, all groups) also replaces the README's benchmark table.
+if [ -z "$SUFFIX" ] && [ $# -eq 0 ]; then
+  python3 - "$DOCS/bench-table.md" README.md <<'PY'
+import sys
+table, readme = open(sys.argv[1]).read().strip(), sys.argv[2]
+text = open(readme).read()
+start, end = "<!-- bench:start -->", "<!-- bench:end -->"
+a, b = text.index(start) + len(start), text.index(end)
+open(readme, "w").write(text[:a] + "\n" + table + "\n" + text[b:])
+PY
+  echo "== README.md benchmark table updated"
+fi

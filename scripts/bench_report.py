@@ -349,6 +349,14 @@ def main():
         "",
         f"{met} of {len(trows)} targets met.",
         "",
+    ]
+    # Why targets are missed, with the profiles behind it: written by hand, kept beside the
+    # generated report so that a rerun keeps it.
+    analysis = os.path.join(ROOT, "docs", "bench-analysis.md")
+    if os.path.exists(analysis):
+        with open(analysis) as f:
+            lines += [f.read().rstrip(), ""]
+    lines += [
         "## Headline",
         "",
         headline_table(res),
