@@ -59,7 +59,7 @@ const notes = {
   'prompts-get-embedded-resource': '',
   'prompts-get-with-image': '',
   'v2:server-stateless':
-    'SEP-2575. Passing: `server/discover`, serverInfo in result `_meta`, -32022 with supported/requested, -32601 for initialize/ping/logging/setLevel/resources/(un)subscribe/unknown, no logs without `logLevel` (`test_logging_tool`), no server requests on the stream (`test_streaming_elicitation` answers with an `isError` result), `subscriptions/listen` ack + filter. The `_meta`-missing -32602/400 checks and the -32020 header check are answered by the bridge\'s SDK classifier and never reach the server. **Fails** `sep-2575-server-rejects-undeclared-capability` (+ its HTTP-400 check): **server gap**, a tool handler cannot answer with JSON-RPC error -32021 and no tool can declare the client capabilities it needs, so `test_missing_capability` runs and returns an `isError` result. The list_changed checks are SKIPPED (lists never change; no `test_trigger_*_change` tools)',
+    'SEP-2575. Passing: `server/discover`, serverInfo in result `_meta`, -32022 with supported/requested, -32601 for initialize/ping/logging/setLevel/resources/(un)subscribe/unknown, no logs without `logLevel` (`test_logging_tool`), no server requests on the stream (`test_streaming_elicitation` answers with an `isError` result), `subscriptions/listen` ack + filter. The `_meta`-missing -32602/400 checks and the -32020 header check are answered by the bridge\'s SDK classifier and never reach the server. `test_missing_capability` declares that it needs `sampling` (`ToolDef::requires`), so a request without it gets -32021 with `data.requiredCapabilities`. The two list_changed checks are SKIPPED (lists never change; no `test_trigger_*_change` tools)',
   'v2:json-schema-2020-12': 'SEP-2106 keywords (`allOf`/`anyOf`, `if`/`then`/`else`, `$anchor`) kept verbatim; pending in the suite',
   'v2:resources-read-text': '',
   'v2:resources-read-binary': '',
@@ -72,11 +72,10 @@ const notes = {
   'v2:http-header-validation': 'SEP-2243 `Mcp-Method`/`Mcp-Name` header checks: done by the bridge (its SDK classifier and `validateModernHeaders`)',
   'v2:http-custom-header-server-validation': 'SEP-2243 `x-mcp-header` parameters: validated by the bridge, untestable because no fixture tool declares `x-mcp-header` (pending in the suite)',
 };
-const cacheGap =
-  '**server gap**: 2026-07-28 `resources/read` results lack `ttlMs` and `cacheScope` (required on `ReadResourceResult` by the 2026-07-28 schema, mcp-spec.md §4.8); stdmcp adds them only to discover/list results';
+const cacheHints = '2026-07-28 `resources/read` results carry `ttlMs`/`cacheScope` (required on `ReadResourceResult`, mcp-spec.md §4.8)';
 for (const s of ['resources-read-text', 'resources-read-binary', 'resources-templates-read'])
-  notes[`v2:${s}`] = `wire-schema-valid fails: ${cacheGap}`;
-notes['v2:caching'] += `; \`resources/read\` fails: ${cacheGap}`;
+  notes[`v2:${s}`] = cacheHints;
+notes['v2:caching'] += `, and on \`resources/read\``;
 const mrtr =
   '**server gap**: multi-round-trip requests (`input_required` results, `inputRequests`/`inputResponses`/`requestState`, SEP-2322) are not implemented in stdmcp, so the `test_input_required_result_*` fixtures cannot be written (a handler cannot return `resultType: "input_required"`)';
 for (const s of [
@@ -208,22 +207,13 @@ classifies a POST by its \`MCP-Protocol-Version\` header / \`_meta\`):
   * a server -> client *request* on a 2026-07-28 request makes the bridge fail it with -32603 (stdmcp
     never sends one in that era, so this is never hit).
 
-### Server-side gaps (src/), with wire evidence
+### Server-side gaps (src/)
 
-1. **\`resources/read\` results of 2026-07-28 lack \`ttlMs\`/\`cacheScope\`.** Wire
-   (\`logs/v0.2/resources-read-text.log\`): \`{"jsonrpc":"2.0","id":1,"result":{"_meta":{"io.modelcontextprotocol/serverInfo":{...}},"contents":[...],"resultType":"complete"}}\`.
-   The 2026-07-28 schema requires both on \`ReadResourceResult\` (mcp-spec.md §4.8). Cause:
-   \`Peer::finish\` sends every \`Outcome::Value\` with \`send_modern_result(id, &v, false)\`
-   (src/peer/calls.rs); only lists and discover pass \`cacheable = true\`. Fails resources-read-text,
-   resources-read-binary, resources-templates-read (\`wire-schema-valid\`) and caching.
-2. **No way to answer -32021 (MissingRequiredClientCapability) from a tool.** \`test_missing_capability\`
-   (needs \`sampling\`, called with \`clientCapabilities: {}\`) answers
-   \`{"result":{...,"content":[{"text":"sampling/createMessage is not available to 2026-07-28 requests from this server","type":"text"}],"isError":true}}\`:
-   handlers return \`ToolError(String)\` only, so the -32021 that \`Ctx::create_message\` gets becomes an
-   \`isError\` result, and the modern-era -32021 from \`request_for_call\` carries no
-   \`data.requiredCapabilities\`. Fails server-stateless (2 checks).
-3. **Multi-round-trip requests (\`input_required\`, SEP-2322) are not implemented** (README: "Not
-   implemented"). 10 input-required-result-* scenarios fail; 3 pass only vacuously.
+Multi-round-trip requests (\`input_required\` results, SEP-2322) are not implemented (README: "Not
+implemented"): 10 input-required-result-* scenarios fail, and 3 pass only vacuously. Two gaps this
+suite found earlier are fixed, with unit tests in src/peer/tests: 2026-07-28 \`resources/read\` results
+now carry \`ttlMs\`/\`cacheScope\`, and a tool can declare the client capabilities it needs
+(\`ToolDef::requires\`), so a request without them gets -32021 with \`data.requiredCapabilities\`.
 
 ## What the suite cannot tell about a stdio server
 
