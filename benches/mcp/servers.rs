@@ -1,0 +1,174 @@
+//! The servers under test: stdmcp, the SDK peers of bench/peers/peers.json, the floor; CPU
+//! affinity; checks that a server can run at all.
+
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use serde_json::Value;
+
+use crate::measure::{Kind, Spec};
+
+/// The repository root: where the peers' relative argv and the default output live.
+pub(crate) fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `target/release/examples/everything`, next to this binary (`target/release/deps/mcp-…`).
+pub(crate) fn stdmcp_exe() -> PathBuf {
+    std::env::current_exe()
+        .ok()
+        .and_then(|e| Some(e.parent()?.parent()?.join("examples/everything")))
+        .filter(|p| p.exists())
+        .unwrap_or_else(|| root().join("target/release/examples/everything"))
+}
+
+pub(crate) fn servers() -> Result<Vec<Spec>, String> {
+    let exe = std::env::current_exe().map_err(|e| format!("current_exe: {e}"))?;
+    // STDMCP_BENCH_SERVER overrides stdmcp's argv (whitespace-separated), e.g. to run an
+    // unstripped build, or the server under `perf record`.
+    let argv = match std::env::var("STDMCP_BENCH_SERVER") {
+        Ok(s) if !s.trim().is_empty() => s.split_whitespace().map(str::to_owned).collect(),
+        _ => vec![stdmcp_exe().display().to_string()],
+    };
+    let mut out = vec![Spec {
+        name: "stdmcp".into(),
+        argv,
+        kind: Kind::Stdmcp,
+    }];
+    let peers_file = root().join("bench/peers/peers.json");
+    match std::fs::read_to_string(&peers_file)
+        .map_err(|e| e.to_string())
+        .and_then(|s| serde_json::from_str::<Value>(&s).map_err(|e| e.to_string()))
+    {
+        Ok(Value::Array(peers)) => {
+            for p in peers {
+                let name = p["name"].as_str().unwrap_or_default().to_owned();
+                let argv: Vec<String> = p["argv"]
+                    .as_array()
+                    .map(|a| {
+                        a.iter()
+                            .filter_map(|s| s.as_str().map(str::to_owned))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                if name.is_empty() || argv.is_empty() {
+                    eprintln!(
+                        "bench: skipping a malformed entry of {}: {p}",
+                        peers_file.display()
+                    );
+                    continue;
+                }
+                out.push(Spec {
+                    name,
+                    argv,
+                    kind: Kind::Peer,
+                });
+            }
+        }
+        Ok(_) => eprintln!(
+            "bench: {} is not a JSON array; no peers",
+            peers_file.display()
+        ),
+        Err(e) => eprintln!("bench: cannot read {}: {e}; no peers", peers_file.display()),
+    }
+    out.push(Spec {
+        name: "floor".into(),
+        argv: vec![exe.display().to_string(), "--floor".into()],
+        kind: Kind::Floor,
+    });
+    Ok(out)
+}
+
+/// This process's CPU affinity list as `taskset` prints it (`0,1`, `0-3`).
+pub(crate) fn affinity() -> Option<String> {
+    let out = std::process::Command::new("taskset")
+        .args(["-cp", &std::process::id().to_string()])
+        .output()
+        .ok()?;
+    let text = String::from_utf8(out.stdout).ok()?;
+    let list = text.rsplit(':').next()?.trim().to_owned();
+    (out.status.success() && !list.is_empty()).then_some(list)
+}
+
+/// Sets the CPU affinity of every thread of this process (servers spawned later inherit it).
+pub(crate) fn set_affinity(cpus: &str) -> bool {
+    std::process::Command::new("taskset")
+        .args(["-a", "-cp", cpus, &std::process::id().to_string()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// The last CPU of an affinity list.
+pub(crate) fn last_cpu(list: &str) -> Option<String> {
+    let last = list.rsplit(',').next()?;
+    Some(last.rsplit('-').next()?.trim().to_owned())
+}
+
+/// Newest modification time of the files under `dir` (recursively).
+pub(crate) fn newest(dir: &Path) -> Option<SystemTime> {
+    let meta = std::fs::metadata(dir).ok()?;
+    if !meta.is_dir() {
+        return meta.modified().ok();
+    }
+    std::fs::read_dir(dir)
+        .ok()?
+        .flatten()
+        .filter_map(|e| newest(&e.path()))
+        .max()
+}
+
+/// Warns when stdmcp's binary is older than its sources (`cargo bench` does not build
+/// examples; scripts/bench.sh does).
+pub(crate) fn warn_if_stale(spec: &Spec) {
+    let Ok(built) = std::fs::metadata(&spec.argv[0]).and_then(|m| m.modified()) else {
+        return;
+    };
+    let sources = ["src", "examples/everything.rs", "Cargo.toml", "Cargo.lock"]
+        .iter()
+        .filter_map(|p| newest(&root().join(p)))
+        .max();
+    if sources.is_some_and(|s| s > built) {
+        eprintln!(
+            "bench: warning: {} is older than the sources; run cargo build --release --examples",
+            spec.argv[0]
+        );
+    }
+}
+
+/// Why a server cannot be checked at all (its program is missing), if so.
+pub(crate) fn missing(spec: &Spec) -> Option<String> {
+    let prog = Path::new(&spec.argv[0]);
+    if prog.components().count() > 1 {
+        if !prog.exists() {
+            let hint = match spec.kind {
+                Kind::Stdmcp => "cargo build --release --examples",
+                _ => "bash bench/peers/install.sh",
+            };
+            return Some(format!("{} not found (run {hint})", prog.display()));
+        }
+    } else if !std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).any(|d| d.join(prog).is_file()))
+        .unwrap_or(false)
+    {
+        return Some(format!("{} not on PATH", prog.display()));
+    }
+    for a in &spec.argv[1..] {
+        let script = a.ends_with(".py") || a.ends_with(".mjs") || a.ends_with(".js");
+        if script && !Path::new(a).exists() {
+            return Some(format!("{a} not found"));
+        }
+    }
+    None
+}
+
+/// Whether a group applies to a server; the reason when not.
+pub(crate) fn applies(group: &str, spec: &Spec) -> Result<(), String> {
+    match (spec.kind, group) {
+        (Kind::Floor, "cold" | "seq" | "pipe") => Ok(()),
+        (Kind::Floor, "size") => Err("the floor is this driver binary run as `mcp --floor`".into()),
+        (Kind::Floor, _) => Err("the floor has no tools (canned answers only)".into()),
+        _ => Ok(()),
+    }
+}
