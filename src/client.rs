@@ -71,6 +71,8 @@ pub enum EraChoice {
 
 /// How long `EraChoice::Auto` waits for an answer to its `server/discover` probe.
 pub const PROBE_WAIT: Duration = Duration::from_secs(3);
+/// How long opening a session waits for `initialize` (or a modern `server/discover`).
+pub const OPEN_WAIT: Duration = Duration::from_secs(30);
 
 /// A connected client.
 pub struct Client {
@@ -249,7 +251,12 @@ impl Client {
                 capabilities: caps.clone(),
                 client_info: client_info.clone(),
             });
-            let deadline = (era == EraChoice::Auto).then(|| Instant::now() + PROBE_WAIT);
+            let wait = if era == EraChoice::Auto {
+                PROBE_WAIT
+            } else {
+                OPEN_WAIT
+            };
+            let deadline = Some(Instant::now() + wait);
             match self.request(method::DISCOVER, json!({}), deadline, |_, _| {}) {
                 Ok(info) => {
                     self.server_info = info;
@@ -267,7 +274,8 @@ impl Client {
             "capabilities": caps,
             "clientInfo": client_info,
         });
-        let result = self.request(method::INITIALIZE, params, None, |_, _| {})?;
+        let deadline = Some(Instant::now() + OPEN_WAIT);
+        let result = self.request(method::INITIALIZE, params, deadline, |_, _| {})?;
         self.version = result
             .get("protocolVersion")
             .and_then(Value::as_str)
