@@ -70,26 +70,8 @@ pub fn tool_definition(spec: &ToolSpec, roots: &BTreeMap<String, PathBuf>) -> To
 fn param_schema(p: &Param, roots: &BTreeMap<String, PathBuf>) -> Value {
     let mut s = match &p.kind {
         Kind::String => json!({"type": "string", "maxLength": p.max_length}),
-        Kind::Integer { minimum, maximum } => {
-            let mut s = json!({"type": "integer"});
-            if let Some(m) = minimum {
-                s["minimum"] = json!(m);
-            }
-            if let Some(m) = maximum {
-                s["maximum"] = json!(m);
-            }
-            s
-        }
-        Kind::Number { minimum, maximum } => {
-            let mut s = json!({"type": "number"});
-            if let Some(m) = minimum {
-                s["minimum"] = json!(m);
-            }
-            if let Some(m) = maximum {
-                s["maximum"] = json!(m);
-            }
-            s
-        }
+        Kind::Integer { minimum, maximum } => ranged("integer", json!(minimum), json!(maximum)),
+        Kind::Number { minimum, maximum } => ranged("number", json!(minimum), json!(maximum)),
         Kind::Boolean => json!({"type": "boolean"}),
         Kind::Enum(values) => json!({"type": "string", "enum": values}),
         Kind::Array { max_items } => {
@@ -116,6 +98,17 @@ fn param_schema(p: &Param, roots: &BTreeMap<String, PathBuf>) -> Value {
     }
     if let Some(d) = &p.default {
         s["default"] = d.clone();
+    }
+    s
+}
+
+/// `{"type": ty}` with the bounds that are not null.
+fn ranged(ty: &str, minimum: Value, maximum: Value) -> Value {
+    let mut s = json!({ "type": ty });
+    for (k, v) in [("minimum", minimum), ("maximum", maximum)] {
+        if !v.is_null() {
+            s[k] = v;
+        }
     }
     s
 }
