@@ -402,3 +402,61 @@ pub fn confine(root: &Path, p: &Path, must_exist: bool) -> Result<PathBuf, Strin
         ))
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::manifest::Manifest;
+
+    #[test]
+    fn schemas_carry_bounds_and_refusals_name_the_argument() {
+        let m = Manifest::parse(
+            r#"{"name": "t", "tools": [{"name": "n", "description": "d", "program": "true",
+                "args": [{"param": "count", "flag": "-n"}, {"param": "word"}],
+                "params": {"count": {"type": "integer", "minimum": 1, "maximum": 9},
+                           "ratio": {"type": "number", "maximum": 0.5},
+                           "word": {"type": "string", "maxLength": 5}},
+                "stdin": "ratio"}]}"#,
+            Path::new("."),
+        );
+        // A number parameter cannot feed stdin: the loader says so.
+        let errors = m.unwrap_err();
+        assert!(
+            errors.iter().any(|e| e.path == "tools[0].stdin"),
+            "{errors:?}"
+        );
+
+        let m = Manifest::parse(
+            r#"{"name": "t", "tools": [{"name": "n", "description": "d", "program": "true",
+                "args": [{"param": "count", "flag": "-n"}, {"param": "ratio"}, {"param": "word"}],
+                "params": {"count": {"type": "integer", "minimum": 1, "maximum": 9},
+                           "ratio": {"type": "number", "maximum": 0.5},
+                           "word": {"type": "string", "maxLength": 5}}}]}"#,
+            Path::new("."),
+        )
+        .unwrap();
+        let tool = &m.tools[0];
+        let def = tool_definition(tool, &m.roots);
+        let props = &def.input_schema["properties"];
+        assert_eq!(
+            props["count"],
+            json!({"type": "integer", "minimum": 1, "maximum": 9})
+        );
+        assert_eq!(props["ratio"], json!({"type": "number", "maximum": 0.5}));
+        assert_eq!(props["word"], json!({"type": "string", "maxLength": 5}));
+
+        let ok = plan(tool, &m.roots, &json!({"count": 3, "word": "abc"})).unwrap();
+        assert_eq!(
+            ok.argv,
+            vec![OsString::from("-n"), "3".into(), "abc".into()]
+        );
+        assert_eq!(
+            plan(tool, &m.roots, &json!({"count": 10})).unwrap_err(),
+            "argument `count`: 10 is outside the allowed range 1..=9"
+        );
+        assert!(plan(tool, &m.roots, &json!({"word": "-x"}))
+            .unwrap_err()
+            .contains("starts with '-'"));
+    }
+}
