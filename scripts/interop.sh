@@ -9,7 +9,7 @@
 #   STDMCP_SERVER            same, as one shell command string
 #   STDMCP_MANIFEST_SERVER   optional second target, e.g.
 #                            "target/debug/stdmcp serve --config scripts/interop/test-manifest.json";
-#                            only connect + tools/list (count > 0) run on it
+#                            connect, tools/list and calls of its tools run on it
 #   INTEROP_DIR              install dir for the pinned SDKs (default target/interop); reused while
 #                            scripts/interop/requirements.txt and package-lock.json are unchanged
 #
@@ -153,6 +153,9 @@ for i in "${!target_names[@]}"; do
         --method tools/call --tool-name echo --tool-arg text=hi
     else
       inspector "$era" "$target" tools/list "r.tools.length > 0 || 'no tools'" --method tools/list
+      inspector "$era" "$target" tools/call-echo_args \
+        "(!r.isError && r.content[0]?.text === 'hi\\n') || JSON.stringify(r).slice(0, 200)" \
+        --method tools/call --tool-name echo_args --tool-arg text=hi
     fi
   done
 done

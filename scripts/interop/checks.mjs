@@ -86,13 +86,24 @@ export async function unknownTool(sdk) {
   return 'isError result';
 }
 
+/** The test manifest's tools: a program's output as text, its exit code as structured content. */
+export async function manifestCalls(sdk) {
+  let r = await sdk.callTool({ name: 'echo_args', arguments: { text: 'hello interop' } });
+  expect(texts(r).join() === 'hello interop\n', `echo_args got ${JSON.stringify(r)}`);
+  expect(r.structuredContent?.exitCode === 0, `structuredContent=${JSON.stringify(r.structuredContent)}`);
+  r = await sdk.callTool({ name: 'word_count', arguments: { text: 'one two three' } });
+  expect(texts(r)[0]?.trim() === '3', `word_count got ${JSON.stringify(r)}`);
+  r = await sdk.callTool({ name: 'echo_args', arguments: { text: '-rf' } });
+  expect(r.isError === true && texts(r)[0]?.includes("starts with '-'"), `a leading dash was not refused: ${JSON.stringify(r)}`);
+}
+
 /** The check list for one target; `connectFn` connects and returns a note with the version. */
 export async function runAll(prefix, target, sdk, connectFn, eraCheck) {
   if (!(await check(prefix, 'initialize', connectFn))) return;
   if (eraCheck) await check(prefix, 'era', eraCheck);
   if (target !== 'everything') {
-    await check(prefix, 'tools/list', () => toolsList(sdk, []));
-    console.log(`SKIP ${prefix}/tool-calls: only run on the everything target`);
+    await check(prefix, 'tools/list', () => toolsList(sdk, ['echo_args', 'word_count']));
+    await check(prefix, 'manifest-calls', () => manifestCalls(sdk));
     return;
   }
   await check(prefix, 'tools/list', () => toolsList(sdk, ['echo', 'add', 'sleep', 'fail']));

@@ -138,6 +138,17 @@ async def unknown(session):
     return "isError result"
 
 
+async def manifest_calls(session):
+    """The test manifest's tools: a program's output as text, its exit code as structured content."""
+    r = await session.call_tool("echo_args", {"text": "hello interop"})
+    expect(texts(r) == ["hello interop\n"], f"echo_args got {r}")
+    expect((r.structured_content or {}).get("exitCode") == 0, f"structuredContent={r.structured_content}")
+    r = await session.call_tool("word_count", {"text": "one two three"})
+    expect(texts(r) and texts(r)[0].strip() == "3", f"word_count got {r}")
+    r = await session.call_tool("echo_args", {"text": "-rf"})
+    expect(r.is_error and "starts with '-'" in texts(r)[0], f"a leading dash was not refused: {r}")
+
+
 async def main(target, era, command):
     checks = Checks(era, target)
     params = StdioServerParameters(command=command[0], args=command[1:])
@@ -149,8 +160,8 @@ async def main(target, era, command):
                 if era == "auto":
                     await checks.run("era", check_modern, session)
                 if target != "everything":
-                    await checks.run("tools/list", tools_list, session, [])
-                    print(f"SKIP {checks.prefix}/tool-calls: only run on the everything target", flush=True)
+                    await checks.run("tools/list", tools_list, session, ["echo_args", "word_count"])
+                    await checks.run("manifest-calls", manifest_calls, session)
                     return
                 await checks.run("tools/list", tools_list, session, ["echo", "add", "sleep", "fail"])
                 await checks.run("echo", echo, session)
