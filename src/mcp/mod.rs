@@ -327,11 +327,22 @@ pub fn missing_capability(capability: &str, what: &str) -> crate::jsonrpc::Error
     .with_data(serde_json::json!({ "requiredCapabilities": { capability: {} } }))
 }
 
-/// Client capabilities as declared (kept as JSON; only membership is tested).
+/// Client capabilities as declared (kept as JSON; only membership is tested). Shared, so
+/// that handing them to every call of a session costs a reference count, not a copy.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct ClientCapabilities(pub Value);
+pub struct ClientCapabilities(std::sync::Arc<Value>);
 
 impl ClientCapabilities {
+    /// The capabilities a client declared.
+    pub fn new(declared: Value) -> ClientCapabilities {
+        ClientCapabilities(std::sync::Arc::new(declared))
+    }
+
+    /// As declared.
+    pub fn as_value(&self) -> &Value {
+        &self.0
+    }
+
     /// True when the capability `name` (e.g. `"sampling"`) is declared.
     pub fn has(&self, name: &str) -> bool {
         self.0.get(name).is_some_and(|v| !v.is_null())

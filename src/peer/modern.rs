@@ -56,7 +56,7 @@ impl Peer {
         let ctx = Ctx {
             version,
             modern: true,
-            caps: ClientCapabilities(caps),
+            caps: ClientCapabilities::new(caps),
             log_level,
         };
         match req.method.as_str() {

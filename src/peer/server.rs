@@ -135,7 +135,7 @@ impl Peer {
             version,
             initialized: false,
             log_level: None,
-            client_capabilities: ClientCapabilities(caps),
+            client_capabilities: ClientCapabilities::new(caps),
         });
         let result = InitializeResult {
             protocol_version: version.as_str().to_owned(),
