@@ -170,9 +170,10 @@ fn injection_attempts_are_refused_and_nothing_runs() {
     let huge = "x".repeat(200);
     let attempts = [
         (json!({"value": "-rf"}), "starts with '-'"),
-        (json!({"value": "a; rm -rf /"}), "metacharacter"),
-        (json!({"value": "$(id)"}), "metacharacter"),
-        (json!({"value": "`id`"}), "metacharacter"),
+        // Shell punctuation is ordinary text here (no shell, no interpreter: see
+        // tests/confinement.rs); control characters are not.
+        (json!({"value": "a\nrm -rf /"}), "control character"),
+        (json!({"words": ["ok", "\u{1b}[2J"]}), "control character"),
         (
             json!({"words": ["ok", "--output=/etc/x"]}),
             "starts with '-'",
