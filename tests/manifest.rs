@@ -381,5 +381,26 @@ fn shipped_manifests_follow_the_shipped_schema() {
     // The schema rejects what the loader rejects.
     let bad = json!({"name": "x", "tools": [{"name": "t", "description": "d", "program": "p", "param": {}}]});
     assert!(stdmcp::schema::validate(&schema, &bad).is_err());
+    // Keywords of another type, and arrays of arrays, as the loader refuses them.
+    let with = |p: Value| {
+        let m = json!({"name": "x", "tools": [{"name": "t", "description": "d", "program": "p",
+                       "args": [{"param": "p"}], "params": {"p": p}}]});
+        stdmcp::schema::validate(&schema, &m)
+    };
+    for p in [
+        json!({"type": "string", "minimum": 1}),
+        json!({"type": "integer", "maxLength": 3}),
+        json!({"type": "string", "root": "r"}),
+        json!({"type": "path"}),
+        json!({"type": "array", "items": {"type": "array"}}),
+        json!({"type": "array", "items": {"type": "path", "root": "r", "default": "."}}),
+        json!({"type": "array", "items": {"type": "path", "root": "r"}, "maxLength": 9}),
+    ] {
+        assert!(with(p.clone()).is_err(), "{p}");
+    }
+    assert!(
+        with(json!({"type": "array", "items": {"type": "path", "root": "r", "kind": "file"}}))
+            .is_ok()
+    );
     assert_eq!(checked, 4);
 }

@@ -242,3 +242,83 @@ pub fn warnings(m: &Manifest) -> Vec<ManifestError> {
         .flat_map(|(i, t)| tool_warnings(t, &format!("tools[{i}]")))
         .collect()
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn parts(v: serde_json::Value) -> Vec<ArgPart> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|a| match a {
+                serde_json::Value::String(s) => ArgPart::Literal(s.clone()),
+                o => ArgPart::Param {
+                    name: o["param"].as_str().unwrap().to_owned(),
+                    flag: o["flag"].as_str().map(str::to_owned),
+                    joined: o["joined"].as_bool().unwrap_or(false),
+                },
+            })
+            .collect()
+    }
+
+    fn code(program: &str, args: serde_json::Value) -> Vec<String> {
+        code_params(Path::new(program), &parts(args))
+    }
+
+    #[test]
+    fn finds_values_that_become_code() {
+        assert_eq!(base_name("/usr/bin/python3.11"), "python");
+        assert_eq!(code("/bin/sh", json!(["-c", {"param": "s"}])), ["s"]);
+        assert_eq!(
+            code("/usr/bin/python3", json!([{"param": "s", "flag": "-c"}])),
+            ["s"]
+        );
+        assert_eq!(
+            code(
+                "perl",
+                json!([{"param": "s", "flag": "-e", "joined": true}])
+            ),
+            ["s"]
+        );
+        assert_eq!(
+            code(
+                "/usr/bin/env",
+                json!(["-i", "A=1", "timeout", "5", "bash", "-c", {"param": "s"}])
+            ),
+            ["s"]
+        );
+        // Data, not code: a positional parameter of the script, a script file, a plain tool.
+        assert!(code("sh", json!(["-c", "echo \"$1\"", "sh", {"param": "s"}])).is_empty());
+        assert!(code("python3", json!(["script.py", {"param": "s"}])).is_empty());
+        assert!(code("grep", json!(["-e", {"param": "s"}])).is_empty());
+        let r = risks(
+            Path::new("find"),
+            &parts(json!([".", "-exec", {"param": "p"}, ";"])),
+        );
+        assert!(matches!(&r[..], [Risk::Program { arg: 2, runner, .. }] if runner == "find"));
+        let r = risks(
+            Path::new("xargs"),
+            &parts(json!(["-n", "1", {"param": "p"}])),
+        );
+        assert!(matches!(&r[..], [Risk::Program { arg: 2, .. }]));
+    }
+
+    #[test]
+    fn knows_when_stdin_is_a_script_and_what_looks_like_a_path() {
+        let stdin = |p: &str, a| stdin_is_code(Path::new(p), &parts(a));
+        assert!(stdin("python3", json!([])));
+        assert!(stdin("bash", json!(["-s"])));
+        assert!(!stdin("python3", json!(["script.py"])));
+        assert!(!stdin("sh", json!(["-c", "cat"])));
+        assert!(!stdin("cat", json!([])));
+        for n in ["path", "paths", "file", "input_file", "out_dir", "Files"] {
+            assert!(looks_like_path(n), "{n}");
+        }
+        for n in ["profile", "pattern", "filter", "directory_count"] {
+            assert!(!looks_like_path(n), "{n}");
+        }
+    }
+}

@@ -218,3 +218,93 @@ fn path(
     }
     Ok(Checked::One(resolved.into_os_string()))
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use std::collections::BTreeMap;
+
+    fn param(kind: Kind, allow: bool) -> Param {
+        Param {
+            description: None,
+            kind,
+            required: false,
+            default: None,
+            allow_leading_dash: false,
+            allow_metacharacters: allow,
+            max_length: 100,
+            in_code: false,
+        }
+    }
+
+    const ARGV: Use = Use {
+        argv: true,
+        code: false,
+        files: true,
+    };
+
+    #[test]
+    fn one_character_model_for_every_type() {
+        let roots = BTreeMap::new();
+        let string = param(Kind::String, false);
+        let items = Kind::Array {
+            max_items: 4,
+            items: Box::new(param(Kind::String, false)),
+        };
+        let enumerated = Kind::Enum(vec!["a;b".into(), "x$(y)".into()]);
+        // Ordinary text, punctuation included, passes in argv and on stdin.
+        for (p, v) in [
+            (string.clone(), json!("with; semicolon (a|b)?")),
+            (param(items.clone(), false), json!(["x&y", "$HOME"])),
+            (param(enumerated.clone(), false), json!("x$(y)")),
+            (
+                param(
+                    Kind::Number {
+                        minimum: None,
+                        maximum: None,
+                    },
+                    false,
+                ),
+                json!(-1.5),
+            ),
+        ] {
+            assert!(check(&p, &v, &roots, ARGV).is_ok(), "{v}");
+        }
+        // Control characters: refused in argv, allowed on stdin or when the parameter allows.
+        let stdin = Use {
+            argv: false,
+            ..ARGV
+        };
+        assert!(check(&string, &json!("a\nb"), &roots, ARGV)
+            .unwrap_err()
+            .contains("control"));
+        assert!(check(&string, &json!("a\nb"), &roots, stdin).is_ok());
+        assert!(check(&param(Kind::String, true), &json!("a\nb"), &roots, ARGV).is_ok());
+        let e = check(
+            &param(items.clone(), false),
+            &json!(["ok", "a\rb"]),
+            &roots,
+            ARGV,
+        );
+        assert!(e.unwrap_err().starts_with("item 1: "));
+        // NUL: refused everywhere, even when allowed.
+        for u in [ARGV, stdin] {
+            let e = check(&param(Kind::String, true), &json!("a\u{0}"), &roots, u);
+            assert!(e.unwrap_err().contains("NUL"));
+        }
+        // Spliced into code: metacharacters refused in every type unless allowed.
+        let code = Use { code: true, ..ARGV };
+        for (p, v) in [
+            (string.clone(), json!("hi; id")),
+            (param(items, false), json!(["ok", "`id`"])),
+            (param(enumerated, false), json!("x$(y)")),
+        ] {
+            let e = check(&p, &v, &roots, code).unwrap_err();
+            assert!(e.contains("metacharacter"), "{v}: {e}");
+        }
+        assert!(check(&string, &json!("hello world"), &roots, code).is_ok());
+        assert!(check(&param(Kind::String, true), &json!("hi; id"), &roots, code).is_ok());
+    }
+}
