@@ -156,7 +156,9 @@ fn array_items_that_are_paths_stay_in_their_root() {
 fn ordinary_text_passes_and_metacharacters_matter_only_in_code() {
     let dir = temp_dir("meta");
     std::fs::create_dir_all(dir.join("r")).unwrap();
-    let odd = "x$(id);rm -rf ~|sh";
+    // The issue's example was `x$(id);rm -rf ~|sh`; a test must stay harmless even when the
+    // code it guards is broken (a shell would then run it), so the payload only leaves a trace.
+    let odd = "x$(id);touch PWNED|cat";
     std::fs::write(dir.join("r").join(odd), "odd file\n").unwrap();
     let marker = dir.join("marker");
     let m = json!({
@@ -170,10 +172,10 @@ fn ordinary_text_passes_and_metacharacters_matter_only_in_code() {
             {"name": "multi", "description": "newlines allowed", "program": fixture("record.sh"),
              "env": {"MARKER": marker}, "args": [{"param": "lines"}],
              "params": {"lines": {"type": "string", "allowMetacharacters": true}}},
-            {"name": "shcat", "description": "a value spliced into shell code", "program": "sh",
+            {"name": "shcat", "description": "a value spliced into shell code", "program": "sh", "cwd": dir,
              "args": ["-c", {"param": "file", "flag": "cat ", "joined": true}],
              "params": {"file": {"type": "path", "root": "r"}}},
-            {"name": "shecho", "description": "a string spliced into shell code", "program": "sh",
+            {"name": "shecho", "description": "a string spliced into shell code", "program": "sh", "cwd": dir,
              "args": ["-c", {"param": "word", "flag": "echo ", "joined": true}],
              "params": {"word": {"type": "string"}}}
         ]
@@ -218,9 +220,10 @@ fn ordinary_text_passes_and_metacharacters_matter_only_in_code() {
     // Spliced into shell code, metacharacters are refused, whatever the type.
     let (is_error, text) = call(&mut p, 30, "shcat", json!({"file": odd}));
     assert!(is_error && text.contains("metacharacter"), "{text}");
-    let (is_error, text) = call(&mut p, 31, "shecho", json!({"word": "hi; id"}));
+    let (is_error, text) = call(&mut p, 31, "shecho", json!({"word": "hi; touch PWNED"}));
     assert!(is_error && text.contains("metacharacter"), "{text}");
     let (is_error, text) = call(&mut p, 32, "shecho", json!({"word": "hello"}));
     assert_eq!((is_error, text.as_str()), (false, "hello\n"));
     p.finish();
+    assert!(!dir.join("PWNED").exists(), "a value was run as shell code");
 }

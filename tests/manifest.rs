@@ -172,7 +172,7 @@ fn injection_attempts_are_refused_and_nothing_runs() {
         (json!({"value": "-rf"}), "starts with '-'"),
         // Shell punctuation is ordinary text here (no shell, no interpreter: see
         // tests/confinement.rs); control characters are not.
-        (json!({"value": "a\nrm -rf /"}), "control character"),
+        (json!({"value": "a\ntouch PWNED"}), "control character"),
         (json!({"words": ["ok", "\u{1b}[2J"]}), "control character"),
         (
             json!({"words": ["ok", "--output=/etc/x"]}),
