@@ -77,7 +77,7 @@ fn impossible_parameters_are_refused() {
         ),
         (
             json!({"type": "path", "root": "r", "default": "/etc"}),
-            "tools[0].params.p.default: /etc resolves to /etc, outside the allowed directory",
+            "tools[0].params.p.default: /etc leads outside the allowed directory",
         ),
         (
             json!({"type": "path", "root": "r", "default": "../x"}),

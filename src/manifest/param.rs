@@ -212,14 +212,16 @@ fn enum_values(o: &Obj<'_>, errs: &mut Errors) -> Vec<String> {
 
 fn array(o: &Obj<'_>, roots: &BTreeMap<String, PathBuf>, errs: &mut Errors) -> Kind {
     let max_items = o.count("maxItems", errs).unwrap_or(MAX_ITEMS);
+    // These keys are also read (and their errors reported) for the array itself.
+    let errs_seen = &mut Errors(Vec::new());
     let strings = Param {
         description: None,
         kind: Kind::String,
         required: false,
         default: None,
-        allow_leading_dash: o.boolean("allowLeadingDash", errs).unwrap_or(false),
-        allow_metacharacters: o.boolean("allowMetacharacters", errs).unwrap_or(false),
-        max_length: o.count("maxLength", errs).unwrap_or(MAX_LENGTH),
+        allow_leading_dash: o.boolean("allowLeadingDash", errs_seen).unwrap_or(false),
+        allow_metacharacters: o.boolean("allowMetacharacters", errs_seen).unwrap_or(false),
+        max_length: o.count("maxLength", errs_seen).unwrap_or(MAX_LENGTH),
         in_code: false,
     };
     let items = match o.map.get("items") {

@@ -112,26 +112,14 @@ pub(super) fn check(
             }) else {
                 return type_err("an integer");
             };
-            if minimum.is_some_and(|m| i < m) || maximum.is_some_and(|m| i > m) {
-                return Err(format!(
-                    "{i} is outside the allowed range {}..={}",
-                    bound(minimum),
-                    bound(maximum)
-                ));
-            }
+            in_range(i, minimum, maximum)?;
             one(i.to_string())
         }
         Kind::Number { minimum, maximum } => {
             let Some(x) = v.as_f64() else {
                 return type_err("a number");
             };
-            if minimum.is_some_and(|m| x < m) || maximum.is_some_and(|m| x > m) {
-                return Err(format!(
-                    "{x} is outside the allowed range {}..={}",
-                    bound(minimum),
-                    bound(maximum)
-                ));
-            }
+            in_range(x, minimum, maximum)?;
             one(v.to_string())
         }
         Kind::Boolean => v
@@ -178,8 +166,21 @@ pub(super) fn check(
     }
 }
 
-fn bound<T: ToString>(b: &Option<T>) -> String {
-    b.as_ref().map(ToString::to_string).unwrap_or_default()
+fn in_range<T: PartialOrd + ToString>(
+    x: T,
+    minimum: &Option<T>,
+    maximum: &Option<T>,
+) -> Result<(), String> {
+    let bound = |b: &Option<T>| b.as_ref().map(ToString::to_string).unwrap_or_default();
+    if minimum.as_ref().is_some_and(|m| x < *m) || maximum.as_ref().is_some_and(|m| x > *m) {
+        return Err(format!(
+            "{} is outside the allowed range {}..={}",
+            x.to_string(),
+            bound(minimum),
+            bound(maximum)
+        ));
+    }
+    Ok(())
 }
 
 /// A path value: confined, of the right kind, and its resolved form obeying the character
