@@ -133,6 +133,8 @@ fn impossible_parameters_are_refused() {
         json!({"type": "array", "maxItems": 2, "default": ["a", "b"]}),
         json!({"type": "path", "root": "r", "default": "."}),
         json!({"type": "array", "items": {"type": "path", "root": "r", "kind": "file"}}),
+        json!({"type": "integer", "default": -1, "allowLeadingDash": true}),
+        json!({"type": "enum", "values": ["-v", "-q"], "allowLeadingDash": true}),
     ] {
         let (code, out, err) = one(param.clone());
         assert_eq!(code, 0, "{param}: {out}{err}");
@@ -192,6 +194,17 @@ fn values_that_become_code_or_choose_the_program_are_warned_about() {
             "{program} {args}: missing {want:?} in\n{err}"
         );
     }
+    // Text that names a file is confined to nothing: say so.
+    let (code, _, err) = check(
+        "cat",
+        json!([{"param": "input_file"}]),
+        json!({"input_file": {"type": "string"}}),
+    );
+    assert_eq!(code, 0);
+    assert!(
+        err.contains("tools[0].params.input_file: input_file looks like a path but is plain text"),
+        "{err}"
+    );
     // A value handed to a shell as a positional parameter is data, not code: no warning.
     let (code, _, err) = check(
         "sh",

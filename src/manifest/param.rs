@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::json::{is_env_name, Errors, Obj};
-use super::value::{self, Use};
+use super::value::{self, Checked, Use};
 use super::{lint, plan, ArgPart, Kind, Param, PathKind};
 
 /// Keywords that apply to some types only.
@@ -281,6 +281,21 @@ pub(super) fn finish(
         }
     }
     for (name, p) in params.iter() {
+        let standalone = args
+            .iter()
+            .any(|a| matches!(a, ArgPart::Param { name: n, flag: None, .. } if n == name));
+        let dash_ok = match &p.kind {
+            Kind::Array { items, .. } => items.allow_leading_dash,
+            _ => p.allow_leading_dash,
+        };
+        if let (Kind::Enum(values), true, false) = (&p.kind, standalone, dash_ok) {
+            if let Some(v) = values.iter().find(|v| v.starts_with('-')) {
+                errs.add(
+                    &format!("{}.params.{name}.values", o.path),
+                    format!("{v:?} starts with '-' and is passed as a standalone argument: it would always be refused without allowLeadingDash"),
+                );
+            }
+        }
         let Some(d) = &p.default else { continue };
         let undeclared =
             |k: &Kind| matches!(k, Kind::Path { root, .. } if !roots.contains_key(root));
@@ -296,8 +311,19 @@ pub(super) fn finish(
             code: false,
             files: false,
         };
-        if let Err(e) = value::check(p, d, roots, at) {
-            errs.add(&format!("{}.params.{name}.default", o.path), e);
+        let at_default = format!("{}.params.{name}.default", o.path);
+        let dash = |v: &std::ffi::OsString| {
+            standalone && !dash_ok && v.as_encoded_bytes().starts_with(b"-")
+        };
+        match value::check(p, d, roots, at) {
+            Err(e) => errs.add(&at_default, e),
+            Ok(Checked::One(v)) if dash(&v) => {
+                errs.add(&at_default, "starts with '-' and is passed as a standalone argument: it would always be refused without allowLeadingDash");
+            }
+            Ok(Checked::Many(vs)) if vs.iter().any(dash) => {
+                errs.add(&at_default, "has an item that starts with '-' and is passed as a standalone argument: it would always be refused without allowLeadingDash");
+            }
+            Ok(_) => {}
         }
     }
 }
