@@ -119,6 +119,18 @@ fn impossible_parameters_are_refused() {
             json!({"type": "array", "items": {"type": "path", "root": "r"}, "maxLength": 9}),
             "tools[0].params.p.maxLength: set it in items",
         ),
+        (
+            json!({"type": "integer", "default": -1}),
+            "tools[0].params.p.default: starts with '-'",
+        ),
+        (
+            json!({"type": "array", "default": ["a", "-b"]}),
+            "tools[0].params.p.default: has an item that starts with '-'",
+        ),
+        (
+            json!({"type": "enum", "values": ["-v", "-q"]}),
+            "tools[0].params.p.values: \"-v\" starts with '-'",
+        ),
     ];
     for (param, want) in cases {
         let (code, out, err) = one(param.clone());
