@@ -170,9 +170,10 @@ fn injection_attempts_are_refused_and_nothing_runs() {
     let huge = "x".repeat(200);
     let attempts = [
         (json!({"value": "-rf"}), "starts with '-'"),
-        (json!({"value": "a; rm -rf /"}), "metacharacter"),
-        (json!({"value": "$(id)"}), "metacharacter"),
-        (json!({"value": "`id`"}), "metacharacter"),
+        // Shell punctuation is ordinary text here (no shell, no interpreter: see
+        // tests/confinement.rs); control characters are not.
+        (json!({"value": "a\ntouch PWNED"}), "control character"),
+        (json!({"words": ["ok", "\u{1b}[2J"]}), "control character"),
         (
             json!({"words": ["ok", "--output=/etc/x"]}),
             "starts with '-'",
@@ -380,5 +381,26 @@ fn shipped_manifests_follow_the_shipped_schema() {
     // The schema rejects what the loader rejects.
     let bad = json!({"name": "x", "tools": [{"name": "t", "description": "d", "program": "p", "param": {}}]});
     assert!(stdmcp::schema::validate(&schema, &bad).is_err());
+    // Keywords of another type, and arrays of arrays, as the loader refuses them.
+    let with = |p: Value| {
+        let m = json!({"name": "x", "tools": [{"name": "t", "description": "d", "program": "p",
+                       "args": [{"param": "p"}], "params": {"p": p}}]});
+        stdmcp::schema::validate(&schema, &m)
+    };
+    for p in [
+        json!({"type": "string", "minimum": 1}),
+        json!({"type": "integer", "maxLength": 3}),
+        json!({"type": "string", "root": "r"}),
+        json!({"type": "path"}),
+        json!({"type": "array", "items": {"type": "array"}}),
+        json!({"type": "array", "items": {"type": "path", "root": "r", "default": "."}}),
+        json!({"type": "array", "items": {"type": "path", "root": "r"}, "maxLength": 9}),
+    ] {
+        assert!(with(p.clone()).is_err(), "{p}");
+    }
+    assert!(
+        with(json!({"type": "array", "items": {"type": "path", "root": "r", "kind": "file"}}))
+            .is_ok()
+    );
     assert_eq!(checked, 4);
 }

@@ -160,6 +160,7 @@ fn serve(args: &[String]) -> ExitCode {
             );
         }
     }
+    warn_all(&manifest);
     manifest.into_server().serve_stdio()
 }
 
@@ -175,6 +176,7 @@ fn check(args: &[String]) -> ExitCode {
             return ExitCode::from(1);
         }
     };
+    warn_all(&manifest);
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -223,21 +225,7 @@ fn check(args: &[String]) -> ExitCode {
             .collect();
         let _ = writeln!(out, "    runs: {} {}", t.program.display(), argv.join(" "));
         for (name, p) in &t.params {
-            let ty = match &p.kind {
-                Kind::String => "string".to_owned(),
-                Kind::Integer { minimum, maximum } => {
-                    format!("integer {}..{}", opt(minimum), opt(maximum))
-                }
-                Kind::Number { minimum, maximum } => {
-                    format!("number {}..{}", opt(minimum), opt(maximum))
-                }
-                Kind::Boolean => "boolean".to_owned(),
-                Kind::Enum(v) => format!("one of {}", v.join("|")),
-                Kind::Array { max_items } => format!("array of up to {max_items} strings"),
-                Kind::Path { root, kind, .. } => {
-                    format!("{kind:?} path in root {root}").to_lowercase()
-                }
-            };
+            let ty = type_name(&p.kind);
             let req = if p.required { ", required" } else { "" };
             let def = p
                 .default
@@ -274,6 +262,33 @@ pub fn emit(text: &str) -> ExitCode {
             eprintln!("stdmcp: cannot write output: {e}");
             ExitCode::from(2)
         }
+    }
+}
+
+/// A parameter's type as `check` shows it (`file path in root problems`).
+fn type_name(kind: &Kind) -> String {
+    match kind {
+        Kind::String => "string".to_owned(),
+        Kind::Integer { minimum, maximum } => {
+            format!("integer {}..{}", opt(minimum), opt(maximum))
+        }
+        Kind::Number { minimum, maximum } => format!("number {}..{}", opt(minimum), opt(maximum)),
+        Kind::Boolean => "boolean".to_owned(),
+        Kind::Enum(v) => format!("one of {}", v.join("|")),
+        Kind::Array { max_items, items } => {
+            format!(
+                "array of up to {max_items} items, each {}",
+                type_name(&items.kind)
+            )
+        }
+        Kind::Path { root, kind, .. } => format!("{kind:?} path in root {root}").to_lowercase(),
+    }
+}
+
+/// Prints what is allowed but risky (a value run as code…) on stderr.
+fn warn_all(manifest: &Manifest) {
+    for w in manifest::lint::warnings(manifest) {
+        eprintln!("stdmcp: warning: {w}");
     }
 }
 

@@ -5,10 +5,16 @@
 //! roots to canonical directories. Calling a tool builds an argv from the tool's template
 //! and the validated arguments ([`plan`]), then runs it through the process runner ([`run`]).
 
+mod confine;
 mod json;
+pub mod lint;
+mod param;
 mod parse;
 pub mod plan;
 pub mod run;
+mod value;
+
+pub use confine::confine;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -134,7 +140,7 @@ pub enum ArgPart {
 }
 
 /// A typed parameter.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Param {
     /// What it means, for the model.
     pub description: Option<String>,
@@ -146,10 +152,14 @@ pub struct Param {
     pub default: Option<Value>,
     /// Allow a standalone value starting with `-` (refused by default: option injection).
     pub allow_leading_dash: bool,
-    /// Allow shell metacharacters in values (refused by default in argv values).
+    /// Allow control characters (newlines…) in argv values, and shell metacharacters in a
+    /// value spliced into interpreter code (both refused by default; NUL is always refused).
     pub allow_metacharacters: bool,
     /// Longest string value, in characters.
     pub max_length: usize,
+    /// The value is spliced into code an interpreter runs (`sh -c`, `python3 -c`…), found
+    /// by [`lint::code_params`] when the manifest is loaded.
+    pub in_code: bool,
 }
 
 /// Parameter types.
@@ -175,10 +185,12 @@ pub enum Kind {
     Boolean,
     /// One of a list of strings.
     Enum(Vec<String>),
-    /// A list of strings.
+    /// A list of values, each checked as `items` (strings unless the manifest says otherwise).
     Array {
         /// Most items allowed.
         max_items: usize,
+        /// What each item must be (never an array or a boolean).
+        items: Box<Param>,
     },
     /// A path confined to a declared root (after resolving symlinks).
     Path {

@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::json::{is_env_name, Errors, Obj};
+use super::json::{Errors, Obj};
+use super::param;
 use super::{
     ArgPart, Cwd, Defaults, Kind, Manifest, ManifestError, Param, PathKind, ProgressLines, ToolSpec,
 };
@@ -229,8 +230,9 @@ fn tool(
         },
         None => PathBuf::new(),
     };
-    let params = params(&o, roots, errs);
+    let mut params = param::params(&o, roots, errs);
     let args = args(&o, &params, errs);
+    param::finish(&o, &mut params, &program, &args, roots, errs);
     let stdin = o.string("stdin", errs);
     if let Some(s) = &stdin {
         match params.get(s) {
@@ -347,135 +349,6 @@ fn progress(o: &Obj<'_>, errs: &mut Errors) -> Option<ProgressLines> {
         }
     };
     Some(ProgressLines { prefix, stream })
-}
-
-fn params(
-    o: &Obj<'_>,
-    roots: &BTreeMap<String, PathBuf>,
-    errs: &mut Errors,
-) -> BTreeMap<String, Param> {
-    let mut out = BTreeMap::new();
-    let Some(v) = o.map.get("params") else {
-        return out;
-    };
-    let Some(ps) = Obj::new(v, &o.at("params"), errs) else {
-        return out;
-    };
-    for (name, v) in ps.map {
-        let path = ps.at(name);
-        if !is_env_name(name) {
-            errs.add(
-                &path,
-                "a parameter name must be letters, digits and _ (not starting with a digit)",
-            );
-        }
-        if let Some(p) = param(v, &path, roots, errs) {
-            out.insert(name.clone(), p);
-        }
-    }
-    out
-}
-
-fn param(
-    v: &Value,
-    path: &str,
-    roots: &BTreeMap<String, PathBuf>,
-    errs: &mut Errors,
-) -> Option<Param> {
-    let o = Obj::new(v, path, errs)?;
-    o.only(
-        &[
-            "type",
-            "description",
-            "required",
-            "default",
-            "values",
-            "minimum",
-            "maximum",
-            "maxLength",
-            "maxItems",
-            "allowLeadingDash",
-            "allowMetacharacters",
-            "root",
-            "mustExist",
-            "kind",
-        ],
-        errs,
-    );
-    let kind = match o.required_string("type", errs)?.as_str() {
-        "string" => Kind::String,
-        "integer" => Kind::Integer {
-            minimum: o.int("minimum", errs),
-            maximum: o.int("maximum", errs),
-        },
-        "number" => Kind::Number {
-            minimum: o.number("minimum", f64::MIN, errs),
-            maximum: o.number("maximum", f64::MIN, errs),
-        },
-        "boolean" => Kind::Boolean,
-        "enum" => {
-            let values = o.strings("values", errs);
-            if values.is_empty() {
-                errs.add(
-                    &o.at("values"),
-                    "an enum needs a non-empty array of string values",
-                );
-            }
-            Kind::Enum(values)
-        }
-        "array" => Kind::Array {
-            max_items: o.count("maxItems", errs).unwrap_or(64),
-        },
-        "path" => {
-            let root = o.required_string("root", errs).unwrap_or_default();
-            if !root.is_empty() && !roots.contains_key(&root) {
-                errs.add(&o.at("root"), format!("names no declared root: {root}"));
-            }
-            let kind = match o.string("kind", errs).as_deref() {
-                None | Some("any") => PathKind::Any,
-                Some("file") => PathKind::File,
-                Some("dir") => PathKind::Dir,
-                Some(k) => {
-                    errs.add(
-                        &o.at("kind"),
-                        format!("must be \"file\", \"dir\" or \"any\", not {k:?}"),
-                    );
-                    PathKind::Any
-                }
-            };
-            Kind::Path {
-                root,
-                must_exist: o.boolean("mustExist", errs).unwrap_or(true),
-                kind,
-            }
-        }
-        other => {
-            errs.add(
-                &o.at("type"),
-                format!(
-                    "unknown type {other:?} (string, integer, number, boolean, enum, array, path)"
-                ),
-            );
-            return None;
-        }
-    };
-    let required = o.boolean("required", errs).unwrap_or(false);
-    let default = o.map.get("default").cloned();
-    if required && default.is_some() {
-        errs.add(
-            &o.at("default"),
-            "a required parameter cannot have a default",
-        );
-    }
-    Some(Param {
-        description: o.string("description", errs),
-        kind,
-        required,
-        default,
-        allow_leading_dash: o.boolean("allowLeadingDash", errs).unwrap_or(false),
-        allow_metacharacters: o.boolean("allowMetacharacters", errs).unwrap_or(false),
-        max_length: o.count("maxLength", errs).unwrap_or(4096),
-    })
 }
 
 fn args(o: &Obj<'_>, params: &BTreeMap<String, Param>, errs: &mut Errors) -> Vec<ArgPart> {

@@ -1,14 +1,16 @@
 //! From a tool's template and a call's arguments to what runs: argv, working directory,
-//! stdin and environment. Everything a caller controls is checked here, before anything runs:
-//! types and limits, option injection (a standalone value starting with `-`), shell
-//! metacharacters, NUL bytes, and paths that leave their root (`..`, symlinks).
+//! stdin and environment. Everything a caller controls is checked before anything runs:
+//! each value against its parameter ([`super::value`]: types, limits, characters, paths
+//! confined to their root), then option injection (a standalone value starting with `-`).
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
-use std::path::{Component, Path, PathBuf};
+use std::os::unix::ffi::OsStringExt;
+use std::path::PathBuf;
 
 use serde_json::{json, Map, Value};
 
+use super::value::{check, short, Checked, Use};
 use super::{ArgPart, Cwd, Kind, Param, PathKind, ToolSpec};
 use crate::mcp::Tool;
 
@@ -18,10 +20,7 @@ pub const INHERITED_ENV: [&str; 9] = [
     "PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR",
 ];
 
-/// Characters a shell would interpret. stdmcp never runs a shell, but a program may hand its
-/// arguments to one (`sh -c`, make variables, git aliases), so argv values carrying them are
-/// refused unless the parameter sets `allowMetacharacters`.
-pub const METACHARACTERS: &str = "`$;|&<>(){}[]\\'\"*?!~#\n\r";
+pub use super::value::METACHARACTERS;
 
 /// What one call runs.
 #[derive(Clone, Debug, PartialEq)]
@@ -34,14 +33,6 @@ pub struct Plan {
     pub stdin: Option<Vec<u8>>,
     /// The whole environment of the program.
     pub env: Vec<(OsString, OsString)>,
-}
-
-/// A checked parameter value.
-#[derive(Clone, Debug, PartialEq)]
-enum Checked {
-    Text(String),
-    Flag(bool),
-    List(Vec<String>),
 }
 
 /// The `tools/list` definition of a manifest tool: an input schema generated from its
@@ -68,14 +59,23 @@ pub fn tool_definition(spec: &ToolSpec, roots: &BTreeMap<String, PathBuf>) -> To
 }
 
 fn param_schema(p: &Param, roots: &BTreeMap<String, PathBuf>) -> Value {
+    let mut s = value_schema(p, roots);
+    if let Some(d) = &p.default {
+        s["default"] = d.clone();
+    }
+    s
+}
+
+/// The schema of one value (of a parameter, or of each item of an array).
+fn value_schema(p: &Param, roots: &BTreeMap<String, PathBuf>) -> Value {
     let mut s = match &p.kind {
         Kind::String => json!({"type": "string", "maxLength": p.max_length}),
         Kind::Integer { minimum, maximum } => ranged("integer", json!(minimum), json!(maximum)),
         Kind::Number { minimum, maximum } => ranged("number", json!(minimum), json!(maximum)),
         Kind::Boolean => json!({"type": "boolean"}),
         Kind::Enum(values) => json!({"type": "string", "enum": values}),
-        Kind::Array { max_items } => {
-            json!({"type": "array", "items": {"type": "string", "maxLength": p.max_length}, "maxItems": max_items})
+        Kind::Array { max_items, items } => {
+            json!({"type": "array", "items": value_schema(items, roots), "maxItems": max_items})
         }
         Kind::Path { .. } => json!({"type": "string", "maxLength": p.max_length}),
     };
@@ -95,9 +95,6 @@ fn param_schema(p: &Param, roots: &BTreeMap<String, PathBuf>) -> Value {
     }
     if !description.is_empty() {
         s["description"] = json!(description);
-    }
-    if let Some(d) = &p.default {
-        s["default"] = d.clone();
     }
     s
 }
@@ -157,11 +154,12 @@ pub fn plan(
             None if p.required => return Err(format!("missing required argument `{name}`")),
             None => continue,
         };
-        let in_argv = spec
-            .args
-            .iter()
-            .any(|a| matches!(a, ArgPart::Param { name: n, .. } if n == name));
-        let checked = check(p, v, roots, in_argv).map_err(|e| format!("argument `{name}`: {e}"))?;
+        let at = Use {
+            argv: in_argv(&spec.args, name),
+            code: false,
+            files: true,
+        };
+        let checked = check(p, v, roots, at).map_err(|e| format!("argument `{name}`: {e}"))?;
         values.insert(name.as_str(), checked);
     }
     let mut argv = Vec::new();
@@ -172,28 +170,35 @@ pub fn plan(
                 let (Some(v), Some(p)) = (values.get(name.as_str()), spec.params.get(name)) else {
                     continue;
                 };
-                let items = match v {
-                    Checked::Flag(true) => {
+                let (items, dash_ok) = match (v, &p.kind) {
+                    (Checked::Flag(true), _) => {
                         argv.extend(flag.iter().map(OsString::from));
                         continue;
                     }
-                    Checked::Flag(false) => continue,
-                    Checked::Text(t) => vec![t.clone()],
-                    Checked::List(l) => l.clone(),
+                    (Checked::Flag(false), _) => continue,
+                    (Checked::One(t), _) => (vec![t.clone()], p.allow_leading_dash),
+                    (Checked::Many(l), Kind::Array { items, .. }) => {
+                        (l.clone(), items.allow_leading_dash)
+                    }
+                    (Checked::Many(l), _) => (l.clone(), p.allow_leading_dash),
                 };
                 for item in items {
                     match (flag, joined) {
-                        (Some(f), true) => argv.push(format!("{f}{item}").into()),
-                        (Some(f), false) => argv.extend([OsString::from(f), item.into()]),
+                        (Some(f), true) => {
+                            let mut joined = OsString::from(f);
+                            joined.push(&item);
+                            argv.push(joined);
+                        }
+                        (Some(f), false) => argv.extend([OsString::from(f), item]),
                         (None, _) => {
                             // A standalone value that starts with '-' would be read as an option.
-                            if item.starts_with('-') && !p.allow_leading_dash {
+                            if item.as_encoded_bytes().starts_with(b"-") && !dash_ok {
                                 return Err(format!(
                                     "argument `{name}`: the value {:?} starts with '-' and would be read as an option",
-                                    short(&item)
+                                    short(&item.to_string_lossy())
                                 ));
                             }
-                            argv.push(item.into());
+                            argv.push(item);
                         }
                     }
                 }
@@ -204,14 +209,14 @@ pub fn plan(
         .stdin
         .as_ref()
         .and_then(|s| match values.get(s.as_str()) {
-            Some(Checked::Text(t)) => Some(t.clone().into_bytes()),
+            Some(Checked::One(t)) => Some(t.clone().into_vec()),
             _ => None,
         });
     let cwd = match &spec.cwd {
         None => None,
         Some(Cwd::Fixed(d)) => Some(d.clone()),
         Some(Cwd::Param(p)) => match values.get(p.as_str()) {
-            Some(Checked::Text(d)) => Some(PathBuf::from(d)),
+            Some(Checked::One(d)) => Some(PathBuf::from(d)),
             _ => return Err(format!("missing argument `{p}` (the working directory)")),
         },
     };
@@ -221,6 +226,12 @@ pub fn plan(
         stdin,
         env: environment(spec),
     })
+}
+
+/// Whether the template puts `name`'s value in argv.
+pub(super) fn in_argv(args: &[ArgPart], name: &str) -> bool {
+    args.iter()
+        .any(|a| matches!(a, ArgPart::Param { name: n, .. } if n == name))
 }
 
 fn environment(spec: &ToolSpec) -> Vec<(OsString, OsString)> {
@@ -240,174 +251,12 @@ fn environment(spec: &ToolSpec) -> Vec<(OsString, OsString)> {
     env.into_iter().collect()
 }
 
-fn short(s: &str) -> String {
-    if s.chars().count() > 40 {
-        format!("{}...", s.chars().take(37).collect::<String>())
-    } else {
-        s.to_owned()
-    }
-}
-
-fn check_text(p: &Param, s: &str, argv_value: bool) -> Result<String, String> {
-    let n = s.chars().count();
-    if n > p.max_length {
-        return Err(format!(
-            "is {n} characters long, more than the maximum of {}",
-            p.max_length
-        ));
-    }
-    if s.contains('\0') {
-        return Err("contains a NUL byte".into());
-    }
-    if argv_value && !p.allow_metacharacters {
-        if let Some(c) = s.chars().find(|c| METACHARACTERS.contains(*c)) {
-            return Err(format!(
-                "{:?} contains the shell metacharacter {c:?}, which this parameter does not allow",
-                short(s)
-            ));
-        }
-    }
-    Ok(s.to_owned())
-}
-
-fn check(
-    p: &Param,
-    v: &Value,
-    roots: &BTreeMap<String, PathBuf>,
-    in_argv: bool,
-) -> Result<Checked, String> {
-    let type_err = |want: &str| Err(format!("expected {want}, got {v}"));
-    match &p.kind {
-        Kind::String => match v {
-            // A value only sent on stdin never reaches a shell through argv.
-            Value::String(s) => Ok(Checked::Text(check_text(p, s, in_argv)?)),
-            _ => type_err("a string"),
-        },
-        Kind::Integer { minimum, maximum } => {
-            let Some(i) = v.as_i64().or_else(|| {
-                v.as_f64()
-                    .filter(|f| f.fract() == 0.0 && f.abs() < 9e15)
-                    .map(|f| f as i64)
-            }) else {
-                return type_err("an integer");
-            };
-            if minimum.is_some_and(|m| i < m) || maximum.is_some_and(|m| i > m) {
-                return Err(format!(
-                    "{i} is outside the allowed range {}..={}",
-                    fmt_bound(*minimum),
-                    fmt_bound(*maximum)
-                ));
-            }
-            Ok(Checked::Text(i.to_string()))
-        }
-        Kind::Number { minimum, maximum } => {
-            let Some(x) = v.as_f64() else {
-                return type_err("a number");
-            };
-            if minimum.is_some_and(|m| x < m) || maximum.is_some_and(|m| x > m) {
-                return Err(format!("{x} is outside the allowed range"));
-            }
-            Ok(Checked::Text(v.to_string()))
-        }
-        Kind::Boolean => v
-            .as_bool()
-            .map(Checked::Flag)
-            .ok_or_else(|| format!("expected true or false, got {v}")),
-        Kind::Enum(values) => match v.as_str() {
-            Some(s) if values.iter().any(|x| x == s) => Ok(Checked::Text(s.to_owned())),
-            _ => Err(format!("{v} is not one of {}", values.join(", "))),
-        },
-        Kind::Array { max_items } => {
-            let Some(items) = v.as_array() else {
-                return type_err("an array of strings");
-            };
-            if items.len() > *max_items {
-                return Err(format!(
-                    "has {} items, more than the maximum of {max_items}",
-                    items.len()
-                ));
-            }
-            let mut out = Vec::new();
-            for item in items {
-                let Some(s) = item.as_str() else {
-                    return Err(format!("expected strings, got {item}"));
-                };
-                out.push(check_text(p, s, true)?);
-            }
-            Ok(Checked::List(out))
-        }
-        Kind::Path {
-            root,
-            must_exist,
-            kind,
-        } => {
-            let Some(s) = v.as_str() else {
-                return type_err("a path (a string)");
-            };
-            check_text(p, s, false)?;
-            let root_dir = roots
-                .get(root)
-                .ok_or_else(|| format!("root {root} is not declared"))?;
-            let resolved = confine(root_dir, Path::new(s), *must_exist)?;
-            let is_dir = resolved.is_dir();
-            match kind {
-                PathKind::File if *must_exist && !resolved.is_file() => {
-                    Err(format!("{s} is not a file"))
-                }
-                PathKind::Dir if *must_exist && !is_dir => Err(format!("{s} is not a directory")),
-                _ => Ok(Checked::Text(resolved.to_string_lossy().into_owned())),
-            }
-        }
-    }
-}
-
-fn fmt_bound(b: Option<i64>) -> String {
-    b.map_or_else(String::new, |b| b.to_string())
-}
-
-/// Resolves `p` (relative to `root`, or absolute) with symlinks followed, and checks that the
-/// result is inside `root` (itself canonical).
-pub fn confine(root: &Path, p: &Path, must_exist: bool) -> Result<PathBuf, String> {
-    let joined = if p.is_absolute() {
-        p.to_path_buf()
-    } else {
-        root.join(p)
-    };
-    let resolved = if must_exist {
-        std::fs::canonicalize(&joined)
-            .map_err(|e| format!("{} cannot be used: {e}", p.display()))?
-    } else {
-        // The parent must exist; the last component must be a plain name.
-        let name = match joined.components().next_back() {
-            Some(Component::Normal(n)) => n.to_owned(),
-            _ => return Err(format!("{} does not end in a file name", p.display())),
-        };
-        let parent = joined
-            .parent()
-            .ok_or_else(|| format!("{} has no parent directory", p.display()))?;
-        let parent = std::fs::canonicalize(parent)
-            .map_err(|e| format!("the directory of {} cannot be used: {e}", p.display()))?;
-        let candidate = parent.join(name);
-        // An existing symlink in the last place is followed too.
-        std::fs::canonicalize(&candidate).unwrap_or(candidate)
-    };
-    if resolved.starts_with(root) {
-        Ok(resolved)
-    } else {
-        Err(format!(
-            "{} resolves to {}, outside the allowed directory {}",
-            p.display(),
-            resolved.display(),
-            root.display()
-        ))
-    }
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use crate::manifest::Manifest;
+    use std::path::Path;
 
     #[test]
     fn schemas_carry_bounds_and_refusals_name_the_argument() {

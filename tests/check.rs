@@ -1,0 +1,227 @@
+//! `stdmcp check`: manifests that could never work are refused with the JSON path of each
+//! problem, and risky ones (a value that becomes code) are warned about.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::process::Command;
+
+use common::{stdmcp_bin, temp_dir};
+use serde_json::{json, Value};
+
+/// Runs `stdmcp check` on a manifest with one tool `t` running `program` with `args` and
+/// `params`; returns (exit code, stdout, stderr).
+fn check(program: &str, args: Value, params: Value) -> (i32, String, String) {
+    let dir = temp_dir("check");
+    std::fs::create_dir_all(dir.join("r")).unwrap();
+    let m = json!({"name": "c", "roots": {"r": "r"},
+                   "tools": [{"name": "t", "description": "d", "program": program,
+                              "args": args, "params": params}]});
+    let path = dir.join("m.json");
+    std::fs::write(&path, m.to_string()).unwrap();
+    let out = Command::new(stdmcp_bin())
+        .arg("check")
+        .arg(&path)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+/// A tool passing parameter `p` (declared as `param`) as one argument of `echo`.
+fn one(param: Value) -> (i32, String, String) {
+    check("echo", json!([{"param": "p"}]), json!({ "p": param }))
+}
+
+#[test]
+fn impossible_parameters_are_refused() {
+    let cases = [
+        (
+            json!({"type": "integer", "minimum": 10, "maximum": 1}),
+            "tools[0].params.p.maximum: 1 is below the minimum 10",
+        ),
+        (
+            json!({"type": "number", "minimum": 0.5, "maximum": 0.25}),
+            "tools[0].params.p.maximum: 0.25 is below the minimum 0.5",
+        ),
+        (
+            json!({"type": "enum", "values": ["a", "b"], "default": "c"}),
+            "tools[0].params.p.default: \"c\" is not one of a, b",
+        ),
+        (
+            json!({"type": "string", "maxLength": 3, "default": "toolong"}),
+            "tools[0].params.p.default: is 7 characters long, more than the maximum of 3",
+        ),
+        (
+            json!({"type": "array", "default": "x"}),
+            "tools[0].params.p.default: expected an array",
+        ),
+        (
+            json!({"type": "array", "maxItems": 1, "default": ["a", "b"]}),
+            "tools[0].params.p.default: has 2 items",
+        ),
+        (
+            json!({"type": "integer", "maximum": 5, "default": 9}),
+            "tools[0].params.p.default: 9 is outside the allowed range",
+        ),
+        (
+            json!({"type": "integer", "default": "3"}),
+            "tools[0].params.p.default: expected an integer",
+        ),
+        (
+            json!({"type": "boolean", "default": 1}),
+            "tools[0].params.p.default: expected true or false",
+        ),
+        (
+            json!({"type": "path", "root": "r", "default": "/etc"}),
+            "tools[0].params.p.default: /etc leads outside the allowed directory",
+        ),
+        (
+            json!({"type": "path", "root": "r", "default": "../x"}),
+            "outside the allowed directory",
+        ),
+        (
+            json!({"type": "string", "minimum": 1}),
+            "tools[0].params.p.minimum: applies only to integer and number parameters",
+        ),
+        (
+            json!({"type": "integer", "maxLength": 3}),
+            "tools[0].params.p.maxLength: applies only to",
+        ),
+        (
+            json!({"type": "string", "values": ["a"]}),
+            "tools[0].params.p.values: applies only to enum parameters",
+        ),
+        (
+            json!({"type": "string", "root": "r"}),
+            "tools[0].params.p.root: applies only to path parameters",
+        ),
+        (
+            json!({"type": "string", "maxItems": 2}),
+            "tools[0].params.p.maxItems: applies only to array parameters",
+        ),
+        (
+            json!({"type": "enum", "values": ["a", "a"]}),
+            "tools[0].params.p.values: \"a\" is listed twice",
+        ),
+        (
+            json!({"type": "array", "items": {"type": "array"}}),
+            "tools[0].params.p.items.type: array items cannot be",
+        ),
+        (
+            json!({"type": "array", "items": {"type": "path", "root": "nope"}}),
+            "tools[0].params.p.items.root: names no declared root: nope",
+        ),
+        (
+            json!({"type": "array", "items": {"type": "path", "root": "r"}, "maxLength": 9}),
+            "tools[0].params.p.maxLength: set it in items",
+        ),
+        (
+            json!({"type": "integer", "default": -1}),
+            "tools[0].params.p.default: starts with '-'",
+        ),
+        (
+            json!({"type": "array", "default": ["a", "-b"]}),
+            "tools[0].params.p.default: has an item that starts with '-'",
+        ),
+        (
+            json!({"type": "enum", "values": ["-v", "-q"]}),
+            "tools[0].params.p.values: \"-v\" starts with '-'",
+        ),
+    ];
+    for (param, want) in cases {
+        let (code, out, err) = one(param.clone());
+        assert_eq!(code, 1, "{param}: {out}{err}");
+        assert!(out.is_empty(), "{param}: {out}");
+        assert!(err.contains(want), "{param}: missing {want:?} in\n{err}");
+    }
+    // Their sound neighbours pass.
+    for param in [
+        json!({"type": "integer", "minimum": 1, "maximum": 1, "default": 1}),
+        json!({"type": "enum", "values": ["a", "b"], "default": "b"}),
+        json!({"type": "array", "maxItems": 2, "default": ["a", "b"]}),
+        json!({"type": "path", "root": "r", "default": "."}),
+        json!({"type": "array", "items": {"type": "path", "root": "r", "kind": "file"}}),
+        json!({"type": "integer", "default": -1, "allowLeadingDash": true}),
+        json!({"type": "enum", "values": ["-v", "-q"], "allowLeadingDash": true}),
+    ] {
+        let (code, out, err) = one(param.clone());
+        assert_eq!(code, 0, "{param}: {out}{err}");
+    }
+}
+
+#[test]
+fn values_that_become_code_or_choose_the_program_are_warned_about() {
+    let cases = [
+        (
+            "sh",
+            json!(["-c", {"param": "p"}]),
+            "tools[0].args[1]: p is run as code by sh -c",
+        ),
+        (
+            "bash",
+            json!(["-c", {"param": "p", "flag": "echo ", "joined": true}]),
+            "run as code by bash -c",
+        ),
+        (
+            "python3",
+            json!(["-c", {"param": "p"}]),
+            "run as code by python3 -c",
+        ),
+        (
+            "env",
+            json!(["node", "-e", {"param": "p"}]),
+            "run as code by node -e",
+        ),
+        (
+            "perl",
+            json!([{"param": "p", "flag": "-e"}]),
+            "run as code by perl -e",
+        ),
+        (
+            "env",
+            json!([{"param": "p"}]),
+            "tools[0].args[0]: p chooses the program env runs",
+        ),
+        (
+            "xargs",
+            json!([{"param": "p"}]),
+            "chooses the program xargs runs",
+        ),
+        (
+            "find",
+            json!([".", "-exec", {"param": "p"}, ";"]),
+            "chooses the program find runs",
+        ),
+    ];
+    for (program, args, want) in cases {
+        let (code, out, err) = check(program, args.clone(), json!({"p": {"type": "string"}}));
+        assert_eq!(code, 0, "{program} {args}: {err}");
+        assert!(out.contains(": OK."), "{out}");
+        assert!(
+            err.contains("warning: ") && err.contains(want),
+            "{program} {args}: missing {want:?} in\n{err}"
+        );
+    }
+    // Text that names a file is confined to nothing: say so.
+    let (code, _, err) = check(
+        "cat",
+        json!([{"param": "input_file"}]),
+        json!({"input_file": {"type": "string"}}),
+    );
+    assert_eq!(code, 0);
+    assert!(
+        err.contains("tools[0].params.input_file: input_file looks like a path but is plain text"),
+        "{err}"
+    );
+    // A value handed to a shell as a positional parameter is data, not code: no warning.
+    let (code, _, err) = check(
+        "sh",
+        json!(["-c", "grep -- \"$1\" file", "sh", {"param": "p"}]),
+        json!({"p": {"type": "string"}}),
+    );
+    assert_eq!((code, err.as_str()), (0, ""));
+}
