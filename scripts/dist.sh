@@ -80,12 +80,12 @@ else
     'mount --bind /dev/null "$0/dev/null" && exec chroot "$0" "$@"' "$root")
 fi
 server=("${enter[@]}" /stdmcp serve --config /manifest.json)
-listed=$(timeout 30 "$bin" tools --json -- "${server[@]}")
+listed=$(timeout 30 "$bin" tools --json -- "${server[@]}") || fail "tools/list in the empty root failed"
 case $listed in
   *'"name": "version"'* | *'"name":"version"'*) ;;
   *) fail "tools/list in the empty root did not list the tool: $listed" ;;
 esac
-called=$(timeout 30 "$bin" call version -- "${server[@]}")
+called=$(timeout 30 "$bin" call version -- "${server[@]}") || fail "the call in the empty root failed"
 [ "$called" = "stdmcp $version" ] || fail "the call in the empty root printed: $called"
 say "empty root ($(ls -A "$root" | tr '\n' ' ')): serve, tools/list and a call passed"
 
