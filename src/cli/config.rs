@@ -97,6 +97,9 @@ struct Request {
 }
 
 pub fn config(args: &[String]) -> ExitCode {
+    if args.iter().any(|a| a == "--help" || a == "-h") {
+        return emit(super::HELP);
+    }
     let req = match parse_args(args) {
         Ok(r) => r,
         Err(msg) => return usage(&msg),
