@@ -1,6 +1,7 @@
 //! Command-line parsing and the `serve` and `check` commands.
 
 mod client;
+mod config;
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -43,6 +44,14 @@ USAGE:
         --json                     print the whole result (call) or tool list (tools) as JSON
         --timeout SECONDS          give up (and cancel) after this long
     The server's stderr passes through to stderr.
+
+    stdmcp config CLIENT [--name NAME] [--config FILE | --root DIR] [--install]
+        Print the configuration of CLIENT (claude-code, claude-desktop, cursor, vscode, codex,
+        gemini, windsurf) for `stdmcp serve`: absolute paths, the environment the client would
+        not pass, a tool timeout above the manifest's longest. The manifest is FILE, else the
+        one serve would find here, else the built-in one over DIR (default: here). --install
+        merges it into the client's file (a backup first; other servers kept) and says what
+        changed.
 
     stdmcp help | --help | -h        This text.
     stdmcp --version | -V            The version.
@@ -87,6 +96,7 @@ pub fn run(args: Vec<String>) -> ExitCode {
         "tools" => client::tools(rest),
         "call" => client::call(rest),
         "ping" => client::ping(rest),
+        "config" => config::config(rest),
         other => usage(&format!("unknown command {other:?}")),
     }
 }

@@ -1,0 +1,393 @@
+//! `stdmcp config CLIENT`: the ready-to-paste configuration of one MCP client, with absolute
+//! paths, the environment the client would not pass, and a tool timeout long enough for the
+//! manifest's longest tool; `--install` merges it into the client's own file.
+//!
+//! The document goes to stdout (JSON, TOML for Codex, and for Claude Code a `claude mcp add`
+//! line before the `.mcp.json` document); advice on where it goes and what it sets, to stderr.
+
+mod install;
+mod toml;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use serde_json::{json, Map, Value};
+use stdmcp::manifest::{self, Manifest};
+
+use super::{emit, report, usage};
+
+/// Variables Codex passes to a server from its own environment (openai/codex
+/// `codex-rs/rmcp-client/src/utils.rs`, `DEFAULT_ENV_VARS`); every other one is cleared
+/// unless the entry names it in `env_vars`.
+const CODEX_KEEPS: &[&str] = &[
+    "HOME", "LOGNAME", "PATH", "SHELL", "USER", "LANG", "LC_ALL", "TERM", "TMPDIR", "TZ",
+];
+
+/// Variables `stdmcp serve` passes to every tool (README, "Security model"); the ones Codex
+/// would clear are named in its `env_vars`.
+const SERVE_PASSES: &[&str] = &[
+    "PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR",
+];
+
+/// Added to the longest tool's deadline and kill grace for the client's own timeout, so the
+/// server's deadline (a precise error) fires before the client gives up.
+const CLIENT_MARGIN: Duration = Duration::from_secs(10);
+
+/// The clients `config` knows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Client {
+    ClaudeCode,
+    ClaudeDesktop,
+    Cursor,
+    VsCode,
+    Codex,
+    Gemini,
+    Windsurf,
+}
+
+impl Client {
+    const ALL: [(&'static str, Client); 7] = [
+        ("claude-code", Client::ClaudeCode),
+        ("claude-desktop", Client::ClaudeDesktop),
+        ("cursor", Client::Cursor),
+        ("vscode", Client::VsCode),
+        ("codex", Client::Codex),
+        ("gemini", Client::Gemini),
+        ("windsurf", Client::Windsurf),
+    ];
+
+    fn parse(s: &str) -> Option<Client> {
+        Client::ALL.iter().find(|(n, _)| *n == s).map(|(_, c)| *c)
+    }
+
+    /// The key that holds the servers in the client's JSON file.
+    fn servers_key(self) -> &'static str {
+        match self {
+            Client::VsCode => "servers",
+            _ => "mcpServers",
+        }
+    }
+}
+
+/// What one client entry says, whatever the client's syntax.
+#[derive(Debug)]
+pub struct Entry {
+    pub name: String,
+    /// The running binary, absolute.
+    pub command: PathBuf,
+    pub args: Vec<String>,
+    /// Variables set for the server (`STDMCP_ROOT` for the built-in manifest).
+    pub env: BTreeMap<String, String>,
+    /// Variables of the client's environment the server needs passed through.
+    pub pass_env: Vec<String>,
+    /// The longest tool deadline plus kill grace plus a margin, in whole seconds.
+    pub timeout_secs: u64,
+    /// What is served, for the notes.
+    pub serves: String,
+}
+
+struct Request {
+    client: Client,
+    name: Option<String>,
+    install: bool,
+    config: Option<PathBuf>,
+    root: Option<PathBuf>,
+}
+
+pub fn config(args: &[String]) -> ExitCode {
+    if args.iter().any(|a| a == "--help" || a == "-h") {
+        return emit(super::HELP);
+    }
+    let req = match parse_args(args) {
+        Ok(r) => r,
+        Err(msg) => return usage(&msg),
+    };
+    let entry = match build_entry(&req) {
+        Ok(e) => e,
+        Err(code) => return code,
+    };
+    if req.install {
+        return install::install(req.client, &entry);
+    }
+    eprint!("{}", notes(req.client, &entry));
+    emit(&render(req.client, &entry))
+}
+
+fn parse_args(args: &[String]) -> Result<Request, String> {
+    let names: Vec<&str> = Client::ALL.iter().map(|(n, _)| *n).collect();
+    let Some(first) = args.first() else {
+        return Err(format!("config needs a client: {}", names.join(", ")));
+    };
+    let client = Client::parse(first)
+        .ok_or_else(|| format!("unknown client {first:?}; one of {}", names.join(", ")))?;
+    let mut req = Request {
+        client,
+        name: None,
+        install: false,
+        config: None,
+        root: None,
+    };
+    let mut it = args[1..].iter();
+    while let Some(a) = it.next() {
+        let (flag, inline) = match a.split_once('=') {
+            Some((f, v)) if f.starts_with("--") => (f, Some(v.to_owned())),
+            _ => (a.as_str(), None),
+        };
+        let mut value = || inline.clone().or_else(|| it.next().cloned());
+        match flag {
+            "--install" if inline.is_none() => req.install = true,
+            "--name" => req.name = Some(value().ok_or("--name needs a value")?),
+            "--config" | "-c" => req.config = Some(value().ok_or("--config needs a file")?.into()),
+            "--root" => req.root = Some(value().ok_or("--root needs a directory")?.into()),
+            "serve" if inline.is_none() => {} // `config CLIENT serve --config F` reads naturally
+            other => return Err(format!("config: unexpected argument {other:?}")),
+        }
+    }
+    if let Some(n) = &req.name {
+        if n.is_empty()
+            || !n
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        {
+            return Err(format!(
+                "--name {n:?}: use letters, digits, '-' and '_' (clients use it in tool names)"
+            ));
+        }
+    }
+    if req.config.is_some() && req.root.is_some() {
+        return Err(
+            "--root sets the workspace of the built-in manifest; with --config, \
+                    declare roots in the manifest"
+                .into(),
+        );
+    }
+    Ok(req)
+}
+
+fn build_entry(req: &Request) -> Result<Entry, ExitCode> {
+    let command = std::env::current_exe()
+        .and_then(|p| p.canonicalize())
+        .map_err(|e| {
+            eprintln!("stdmcp: cannot find the path of this binary: {e}");
+            ExitCode::from(2)
+        })?;
+    // A manifest `serve` would discover from here (./stdmcp.json, $STDMCP_CONFIG) is pinned
+    // by absolute path: the client starts the server in a directory of its own choosing.
+    let config = match &req.config {
+        Some(c) => Some(c.clone()),
+        None if req.root.is_none() => manifest::discover(),
+        None => None,
+    };
+    let mut env = BTreeMap::new();
+    let mut args = vec!["serve".to_owned()];
+    let (manifest, serves) = match config {
+        Some(path) => {
+            let abs = absolute(&path)?;
+            let m = Manifest::load(&abs).map_err(|errors| {
+                report(&abs, &errors);
+                ExitCode::from(2)
+            })?;
+            args.push("--config".into());
+            args.push(abs.display().to_string());
+            let serves = format!("{} ({} tools)", abs.display(), m.tools.len());
+            (m, serves)
+        }
+        None => {
+            let m = match &req.root {
+                Some(root) => builtin_at(root)?,
+                None => Manifest::default_manifest().map_err(|errors| {
+                    report(Path::new("the built-in manifest"), &errors);
+                    ExitCode::from(2)
+                })?,
+            };
+            let root = m.roots.values().next().cloned().unwrap_or_default();
+            env.insert("STDMCP_ROOT".to_owned(), root.display().to_string());
+            let serves = format!("the built-in read-only tools over {}", root.display());
+            (m, serves)
+        }
+    };
+    let name = req.name.clone().unwrap_or_else(|| default_name(&manifest));
+    Ok(Entry {
+        name,
+        command,
+        args,
+        env,
+        pass_env: pass_env(&manifest),
+        timeout_secs: client_timeout(&manifest).as_secs(),
+        serves,
+    })
+}
+
+/// The built-in manifest over `root`, which must be a directory.
+fn builtin_at(root: &Path) -> Result<Manifest, ExitCode> {
+    let abs = absolute(root)?;
+    if !abs.is_dir() {
+        eprintln!("stdmcp: --root {}: not a directory", root.display());
+        return Err(ExitCode::from(2));
+    }
+    Manifest::parse(manifest::DEFAULT_MANIFEST, &abs).map_err(|errors| {
+        report(Path::new("the built-in manifest"), &errors);
+        ExitCode::from(2)
+    })
+}
+
+fn absolute(p: &Path) -> Result<PathBuf, ExitCode> {
+    p.canonicalize().map_err(|e| {
+        eprintln!("stdmcp: {}: {e}", p.display());
+        ExitCode::from(2)
+    })
+}
+
+/// The manifest's name as a server key: `stdmcp` for the built-in one, otherwise its name
+/// with anything but letters, digits, '-' and '_' turned into '-'.
+fn default_name(m: &Manifest) -> String {
+    if m.name == "stdmcp-default" {
+        return "stdmcp".to_owned();
+    }
+    let n: String = m
+        .name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    let n = n.trim_matches('-');
+    if n.is_empty() {
+        "stdmcp".to_owned()
+    } else {
+        n.to_owned()
+    }
+}
+
+/// The longest tool deadline plus its kill grace plus a margin, rounded up to seconds.
+pub fn client_timeout(m: &Manifest) -> Duration {
+    let longest = m
+        .tools
+        .iter()
+        .map(|t| t.timeout + t.kill_grace)
+        .max()
+        .unwrap_or(m.defaults.timeout + m.defaults.kill_grace);
+    Duration::from_secs((longest + CLIENT_MARGIN).as_secs_f64().ceil() as u64)
+}
+
+/// Variables the server passes to its tools that Codex would clear.
+fn pass_env(m: &Manifest) -> Vec<String> {
+    let mut names: Vec<String> = SERVE_PASSES
+        .iter()
+        .map(|s| (*s).to_owned())
+        .chain(m.defaults.pass_env.iter().cloned())
+        .chain(m.tools.iter().flat_map(|t| t.pass_env.iter().cloned()))
+        .filter(|n| !CODEX_KEEPS.contains(&n.as_str()))
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// The client's server entry as JSON (every client but Codex).
+pub fn json_entry(client: Client, e: &Entry) -> Value {
+    let mut o = Map::new();
+    if client == Client::VsCode {
+        o.insert("type".into(), json!("stdio"));
+    }
+    o.insert("command".into(), json!(e.command.display().to_string()));
+    o.insert("args".into(), json!(e.args));
+    if !e.env.is_empty() {
+        o.insert("env".into(), json!(e.env));
+    }
+    if client == Client::Gemini {
+        o.insert("timeout".into(), json!(e.timeout_secs * 1000));
+    }
+    Value::Object(o)
+}
+
+/// The whole document for one client, as printed.
+pub fn render(client: Client, e: &Entry) -> String {
+    if client == Client::Codex {
+        return toml::codex_table(e);
+    }
+    let doc = json!({ client.servers_key(): { e.name.as_str(): json_entry(client, e) } });
+    let json = serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n";
+    if client != Client::ClaudeCode {
+        return json;
+    }
+    let mut line = vec![
+        "claude".to_owned(),
+        "mcp".into(),
+        "add".into(),
+        "--transport".into(),
+        "stdio".into(),
+        "--scope".into(),
+        "user".into(),
+    ];
+    for (k, v) in &e.env {
+        line.push("--env".into());
+        line.push(format!("{k}={v}"));
+    }
+    line.push(e.name.clone());
+    line.push("--".into());
+    line.push(e.command.display().to_string());
+    line.extend(e.args.iter().cloned());
+    let line: Vec<String> = line.iter().map(|w| shell_quote(w)).collect();
+    format!("{}\n\n{json}", line.join(" "))
+}
+
+/// `w` as one POSIX shell word.
+fn shell_quote(w: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "_-./=:,+@%".contains(c);
+    if !w.is_empty() && w.chars().all(plain) {
+        w.to_owned()
+    } else {
+        format!("'{}'", w.replace('\'', r"'\''"))
+    }
+}
+
+/// Where the entry goes, what it sets and what the client does with it (stderr).
+fn notes(client: Client, e: &Entry) -> String {
+    let t = e.timeout_secs;
+    let mut s = format!("# {} serves {}.\n", e.name, e.serves);
+    let per = match client {
+        Client::ClaudeCode => format!(
+            "# Run the line (all projects), or put the JSON in a project's .mcp.json (each user \
+             approves it once).\n# Claude Code's tool timeout is MCP_TOOL_TIMEOUT (ms): set \
+             \"env\": {{\"MCP_TOOL_TIMEOUT\": \"{}\"}} in ~/.claude/settings.json for \
+             tools up to {t} s.\n",
+            t * 1000
+        ),
+        Client::ClaudeDesktop => format!(
+            "# Merge into {} (or: stdmcp config claude-desktop --install), then restart \
+             Claude Desktop.\n# Claude Desktop gives a tool about 60 s and has no setting for \
+             it; this manifest allows {t} s.\n",
+            install::target_path(client).map_or("claude_desktop_config.json".into(), |p| p
+                .display()
+                .to_string())
+        ),
+        Client::Cursor => format!(
+            "# Merge into ~/.cursor/mcp.json (all projects) or .cursor/mcp.json (this project).\n\
+             # Cursor has no per-server timeout setting; this manifest allows {t} s.\n"
+        ),
+        Client::VsCode => format!(
+            "# Merge into .vscode/mcp.json of the workspace (or the user profile's mcp.json).\n\
+             # VS Code has no per-server timeout setting; this manifest allows {t} s.\n"
+        ),
+        Client::Codex => {
+            "# Append to ~/.codex/config.toml (or: stdmcp config codex --install).\n".to_owned()
+        }
+        Client::Gemini => "# Merge into ~/.gemini/settings.json (all folders) or \
+             .gemini/settings.json. Gemini CLI starts no MCP server in a folder it does not \
+             trust: trust it when asked, or run /permissions.\n"
+            .to_owned(),
+        Client::Windsurf => format!(
+            "# Merge into ~/.codeium/windsurf/mcp_config.json, then refresh MCP servers.\n\
+             # Windsurf has no per-server timeout setting; this manifest allows {t} s.\n"
+        ),
+    };
+    s.push_str(&per);
+    s
+}
