@@ -8,7 +8,12 @@
 //! (close-on-exec, so no tool child ever inherits it). The server writes
 //! `+PGID` after spawning a tool and `-PGID` after it reaped and swept it.
 //! When the pipe reaches EOF — the server exited or died, however — the shell
-//! sends SIGKILL to every group still listed and exits.
+//! sends SIGKILL to every group still listed, then to every process whose
+//! environment carries this server's call marker (`STDMCP_CALL=<instance>.`,
+//! see [`crate::process::orphans`]; found with `grep -z` over
+//! `/proc/*/environ`, again until none is left), and exits. The marker scan
+//! finds what left the process groups (`setsid`, double forks) and was
+//! reparented to init when the server died.
 //!
 //! The watchdog is started lazily by the first [`track`]. If it cannot be
 //! started a warning is logged and tool calls go on without it.
@@ -31,6 +36,17 @@ while IFS= read -r line; do
   esac
 done
 for g in $groups; do kill -KILL "-$g" 2>/dev/null; done
+case $1 in ''|*[!0-9a-f-]*) exit 0 ;; esac
+round=0
+while [ "$round" -lt 50 ]; do
+  round=$((round + 1))
+  found=$(grep -lzs -e "^STDMCP_CALL=$1\." /proc/[0-9]*/environ 2>/dev/null)
+  [ -n "$found" ] || break
+  for f in $found; do
+    p=${f#/proc/}
+    kill -KILL "${p%/environ}" 2>/dev/null
+  done
+done
 exit 0
 "#;
 
@@ -165,6 +181,8 @@ fn spawn_watchdog() -> std::io::Result<Watchdog> {
     let mut cmd = Command::new("/bin/sh");
     cmd.arg("-c")
         .arg(SCRIPT)
+        .arg("stdmcp-watchdog")
+        .arg(crate::process::orphans::instance())
         .env_clear()
         .env("PATH", "/usr/bin:/bin")
         .current_dir("/")

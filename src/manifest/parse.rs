@@ -11,7 +11,7 @@ use super::{
     ArgPart, Cwd, Defaults, Kind, Manifest, ManifestError, Param, PathKind, ProgressLines, ToolSpec,
 };
 use crate::mcp::ToolAnnotations;
-use crate::process::Stream;
+use crate::process::{Limits, Stream};
 
 fn is_tool_name(s: &str) -> bool {
     (1..=128).contains(&s.len())
@@ -98,6 +98,10 @@ fn defaults(v: &Value, errs: &mut Errors) -> Defaults {
             "maxConcurrentCalls",
             "env",
             "passEnv",
+            "maxMemoryMB",
+            "cpuSeconds",
+            "maxFileSizeMB",
+            "nice",
         ],
         errs,
     );
@@ -118,7 +122,31 @@ fn defaults(v: &Value, errs: &mut Errors) -> Defaults {
     }
     d.env = o.env("env", errs);
     d.pass_env = o.strings("passEnv", errs);
+    d.limits = limits(&o, d.limits, errs);
     d
+}
+
+/// The resource limit keys of an object (`defaults`, a tool, a session kind): each one
+/// given replaces `base`'s.
+pub(super) fn limits(o: &Obj<'_>, base: Limits, errs: &mut Errors) -> Limits {
+    let mb = |key: &str, errs: &mut Errors| o.count(key, errs).map(|n| n as u64);
+    let nice = o.int("nice", errs).and_then(|n| match i32::try_from(n) {
+        Ok(n @ 0..=19) => Some(n),
+        _ => {
+            errs.add(
+                &o.at("nice"),
+                "must be an integer from 0 to 19 (only lowering the priority is allowed)",
+            );
+            None
+        }
+    });
+    Limits {
+        max_memory_mb: mb("maxMemoryMB", errs),
+        cpu_seconds: mb("cpuSeconds", errs),
+        max_file_size_mb: mb("maxFileSizeMB", errs),
+        nice,
+    }
+    .or(base)
 }
 
 fn resolve(base: &Path, p: &str) -> PathBuf {
@@ -208,6 +236,11 @@ fn tool(
             "maxOutputBytes",
             "successCodes",
             "progress",
+            "lineBuffered",
+            "maxMemoryMB",
+            "cpuSeconds",
+            "maxFileSizeMB",
+            "nice",
         ],
         errs,
     );
@@ -304,6 +337,8 @@ fn tool(
             .unwrap_or(d.max_output_bytes),
         success_codes,
         progress: progress(&o, errs),
+        line_buffered: o.boolean("lineBuffered", errs).unwrap_or(false),
+        limits: limits(&o, d.limits, errs),
     })
 }
 
