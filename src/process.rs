@@ -273,7 +273,10 @@ fn on_child_path(spec: &RunSpec, name: &std::ffi::OsStr) -> Option<PathBuf> {
     let path = spec.env.iter().find(|(k, _)| k == "PATH").map(|(_, v)| v)?;
     std::env::split_paths(path)
         .map(|dir| dir.join(name))
-        .find(|p| p.metadata().is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0))
+        .find(|p| {
+            p.metadata()
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
 }
 
 /// The program's path as the child would find it (so that a missing program is a spawn

@@ -80,7 +80,12 @@ fn escaped_processes_die_with_their_call_and_are_reaped() {
     let mut p = serve();
     for (i, how) in WAYS.into_iter().enumerate() {
         let id = json!(i);
-        p.call(id.clone(), "escape", json!({"how": how, "then": "exit"}), None);
+        p.call(
+            id.clone(),
+            "escape",
+            json!({"how": how, "then": "exit"}),
+            None,
+        );
         let r = p.response(&id);
         assert_eq!(r["result"].get("isError"), None, "{how}: {r}");
         let pid = escaped_pid(&text(&r));
@@ -169,9 +174,17 @@ fn heartbeat_carries_the_latest_line_of_either_stream() {
 fn limits_reach_the_child_and_check_shows_them() {
     let mut p = serve();
     p.call(json!(1), "nice", json!({}), None);
-    assert_eq!(text(&p.response(&json!(1))).trim(), "3", "the defaults' nice");
+    assert_eq!(
+        text(&p.response(&json!(1))).trim(),
+        "3",
+        "the defaults' nice"
+    );
     p.call(json!(2), "nicer", json!({}), None);
-    assert_eq!(text(&p.response(&json!(2))).trim(), "9", "the tool's own nice");
+    assert_eq!(
+        text(&p.response(&json!(2))).trim(),
+        "9",
+        "the tool's own nice"
+    );
     p.finish();
     let out = Command::new(stdmcp_bin())
         .arg("check")

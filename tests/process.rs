@@ -411,7 +411,11 @@ fn environment_is_exactly_the_spec() {
     let mut got: BTreeSet<String> = o.stdout.text().lines().map(str::to_string).collect();
     // Plus the call's marker, which finds its processes (see `process::orphans`).
     let marker = format!("STDMCP_CALL={}.", stdmcp::process::orphans::instance());
-    let marked: Vec<String> = got.iter().filter(|l| l.starts_with(&marker)).cloned().collect();
+    let marked: Vec<String> = got
+        .iter()
+        .filter(|l| l.starts_with(&marker))
+        .cloned()
+        .collect();
     assert_eq!(marked.len(), 1, "{got:?}");
     got.remove(&marked[0]);
     let want: BTreeSet<String> = ["PATH=/usr/local/bin:/usr/bin:/bin", "FOO=bar baz", "EMPTY="]
@@ -537,9 +541,15 @@ fn memory_limit_makes_a_big_allocation_fail() {
         },
     );
     let text = o.stdout.text();
-    assert!(text.contains("MemoryError") && text.contains("exit 1"), "{text}");
+    assert!(
+        text.contains("MemoryError") && text.contains("exit 1"),
+        "{text}"
+    );
     // Without the limit the same allocation succeeds.
-    assert!(limited(big, Limits::default()).stdout.text().contains("exit 0"));
+    assert!(limited(big, Limits::default())
+        .stdout
+        .text()
+        .contains("exit 0"));
 }
 
 #[test]

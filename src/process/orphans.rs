@@ -54,7 +54,8 @@ pub(super) fn become_subreaper() {
         #[cfg(target_os = "linux")]
         {
             // SAFETY: prctl with integer arguments only.
-            let r = unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1 as libc::c_ulong, 0, 0, 0) };
+            let r =
+                unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1 as libc::c_ulong, 0, 0, 0) };
             if r != 0 {
                 log::warn!(
                     "could not become a child subreaper ({}); processes that leave a \
@@ -207,10 +208,34 @@ mod tests {
         assert_eq!(p.pid, me);
         assert!(p.start > 0);
         let mine = [
-            Proc { pid: 10, state: b'S', ppid: 1, pgid: 10, start: 1 },
-            Proc { pid: 11, state: b'S', ppid: 10, pgid: 10, start: 1 },
-            Proc { pid: 12, state: b'S', ppid: 11, pgid: 12, start: 1 },
-            Proc { pid: 13, state: b'S', ppid: 1, pgid: 13, start: 1 },
+            Proc {
+                pid: 10,
+                state: b'S',
+                ppid: 1,
+                pgid: 10,
+                start: 1,
+            },
+            Proc {
+                pid: 11,
+                state: b'S',
+                ppid: 10,
+                pgid: 10,
+                start: 1,
+            },
+            Proc {
+                pid: 12,
+                state: b'S',
+                ppid: 11,
+                pgid: 12,
+                start: 1,
+            },
+            Proc {
+                pid: 13,
+                state: b'S',
+                ppid: 1,
+                pgid: 13,
+                start: 1,
+            },
         ];
         let d: Vec<i32> = descendants(10, &mine).iter().map(|p| p.pid).collect();
         assert_eq!(d, [11, 12]);
