@@ -199,3 +199,30 @@ fn limits_reach_the_child_and_check_shows_them() {
         "{shown}"
     );
 }
+
+#[test]
+fn a_served_servers_escaped_process_dies_with_the_client() {
+    // `stdmcp tools -- SERVER`: the server (a shell that starts an escaping process, then
+    // becomes `stdmcp serve`) is the client's child; what it started goes when the client ends.
+    let dir = temp_dir("client-escape");
+    let pidfile = dir.join("pid");
+    let server = format!(
+        "setsid sleep 4246 </dev/null >/dev/null 2>&1 & echo $! > '{}'; exec '{}' serve --config '{}'",
+        pidfile.display(),
+        stdmcp_bin().display(),
+        manifest_file().display()
+    );
+    let out = Command::new(stdmcp_bin())
+        .args(["tools", "--", "sh", "-c", &server])
+        .output()
+        .unwrap();
+    let listed = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && listed.contains("heartbeat"), "{listed}");
+    let pid: i32 = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let _cleanup = KillOnDrop(pid);
+    wait_gone(&[pid]);
+}
