@@ -12,7 +12,7 @@ use std::process::Command;
 use common::{alive, fixture, send_signal, stdmcp_bin, temp_dir, wait_gone, zombies_of, Proc};
 use serde_json::{json, Value};
 
-const WAYS: [&str; 3] = ["setsid", "double", "nohup"];
+const WAYS: [&str; 4] = ["setsid", "double", "nohup", "tree"];
 
 fn manifest_file() -> PathBuf {
     let dir = temp_dir("containment");
@@ -94,6 +94,8 @@ fn escaped_processes_die_with_their_call_and_are_reaped() {
         // Reparented to the server (a subreaper) and reaped there, not left a zombie.
         assert!(!zombies_of(p.pid()).contains(&pid), "{how}: zombie {pid}");
     }
+    // Nor any other process of theirs (the tree's sleep dies before or after its shell).
+    assert_eq!(zombies_of(p.pid()), Vec::<i32>::new());
     let (_, status) = p.finish();
     assert!(status.success());
 }
@@ -217,7 +219,10 @@ fn a_served_servers_escaped_process_dies_with_the_client() {
         .output()
         .unwrap();
     let listed = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success() && listed.contains("heartbeat"), "{listed}");
+    assert!(
+        out.status.success() && listed.contains("heartbeat"),
+        "{listed}"
+    );
     let pid: i32 = std::fs::read_to_string(&pidfile)
         .unwrap()
         .trim()

@@ -14,7 +14,7 @@
 //! and replaces its environment with one without the marker (`env -i`, `execve` with a new
 //! environment), and a process that cannot be signalled (another user's, setuid).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, Once, OnceLock, PoisonError};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -74,6 +74,7 @@ struct Proc {
     state: u8,
     ppid: i32,
     pgid: i32,
+    sid: i32,
     start: u64,
 }
 
@@ -86,6 +87,7 @@ fn stat(pid: i32) -> Option<Proc> {
         state: *f.first()?.as_bytes().first()?,
         ppid: f.get(1)?.parse().ok()?,
         pgid: f.get(2)?.parse().ok()?,
+        sid: f.get(3)?.parse().ok()?,
         start: f.get(19)?.parse().ok()?,
     })
 }
@@ -127,8 +129,16 @@ fn has_env(pid: i32, needle: &[u8]) -> bool {
 
 /// Kill every process of the call whose leader (process group `pgid`, environment marker
 /// `marker`) was just reaped, and reap the ones reparented to us.
+///
+/// Also reaped: any zombie child of ours in another session. A zombie's environment cannot
+/// be read, so this is how the middle process of a double fork (`fork`, `setsid`, `fork`,
+/// exit), which exits on its own, is found. None of the runner's children is in another
+/// session (process group leaders cannot call `setsid`), so this never takes an exit
+/// status a `Child` waits for; a program embedding stdmcp that starts children of its own
+/// in a new session must not rely on waiting for them once it uses the runner.
 pub(super) fn sweep(pgid: libc::pid_t, marker: &str) {
     let me = std::process::id() as i32;
+    let my_sid = stat(me).map_or(0, |p| p.sid);
     let needle = format!("{MARKER}={marker}").into_bytes();
     let mut found: BTreeMap<i32, u64> = BTreeMap::new();
     for _ in 0..ROUNDS {
@@ -136,7 +146,12 @@ pub(super) fn sweep(pgid: libc::pid_t, marker: &str) {
         let mut live = 0;
         for p in descendants(me, &all_processes()) {
             let zombie = p.state == b'Z' || p.state == b'X';
-            if p.pgid != pgid && (zombie || !has_env(p.pid, &needle)) {
+            let ours = if zombie {
+                p.pgid == pgid || (p.ppid == me && p.sid != my_sid && my_sid != 0)
+            } else {
+                p.pgid == pgid || has_env(p.pid, &needle)
+            };
+            if !ours {
                 continue;
             }
             found.insert(p.pid, p.start);
@@ -150,17 +165,21 @@ pub(super) fn sweep(pgid: libc::pid_t, marker: &str) {
             break;
         }
     }
+    let waiting = reap(found, Instant::now() + REAP_WAIT);
+    // Earlier sweeps' stragglers get one look each, without waiting for them.
     let mut leftover = LEFTOVER.lock().unwrap_or_else(PoisonError::into_inner);
-    found.append(&mut leftover);
-    *leftover = reap(found, Instant::now() + REAP_WAIT);
+    let dying: BTreeSet<i32> = leftover.keys().copied().collect();
+    leftover.retain(|&pid, &mut start| !reap_one(pid, start, &dying));
+    leftover.extend(waiting);
 }
 
 /// Reap the processes of `found` (pid -> start time) that are or become our zombie children;
-/// returns those still alive at `deadline`.
+/// returns those still alive at `deadline` (stuck in the kernel, say).
 fn reap(mut found: BTreeMap<i32, u64>, deadline: Instant) -> BTreeMap<i32, u64> {
     let mut pause = Duration::from_micros(200);
     loop {
-        found.retain(|&pid, &mut start| !reap_one(pid, start));
+        let dying: BTreeSet<i32> = found.keys().copied().collect();
+        found.retain(|&pid, &mut start| !reap_one(pid, start, &dying));
         if found.is_empty() || Instant::now() >= deadline {
             return found;
         }
@@ -169,21 +188,25 @@ fn reap(mut found: BTreeMap<i32, u64>, deadline: Instant) -> BTreeMap<i32, u64> 
     }
 }
 
-/// True when `pid` (started at `start`) is settled: reaped now, or gone, or not ours to reap.
-fn reap_one(pid: i32, start: u64) -> bool {
+/// True when `pid` (started at `start`) is settled: reaped now, gone, a new process, or a
+/// zombie whose parent is another process that lives on (it reaps it). False while it is
+/// alive, or a zombie of a parent in `dying` (it will be reparented to us).
+fn reap_one(pid: i32, start: u64, dying: &BTreeSet<i32>) -> bool {
     let Some(p) = stat(pid) else {
-        return true; // gone: reaped by its parent
+        return true;
     };
     if p.start != start {
-        return true; // a new process got the pid
+        return true;
     }
-    let me = std::process::id() as i32;
-    if p.ppid != me || (p.state != b'Z' && p.state != b'X') {
-        // Alive, or still the child of a dying process: not ours to reap yet.
+    if p.state != b'Z' && p.state != b'X' {
         return false;
     }
-    // SAFETY: waitpid on one pid we checked to be our zombie child (not one `Child` owns:
-    // the sweep only collects processes of the call other than its reaped leader).
+    if p.ppid != std::process::id() as i32 {
+        return !dying.contains(&p.ppid);
+    }
+    // SAFETY: waitpid on one pid we checked to be our zombie child, started when we saw it
+    // (a zombie keeps its pid, so it cannot be reused before this). It is not one a `Child`
+    // owns: the sweep collects only processes of a call other than its reaped leader.
     let r = unsafe { libc::waitpid(pid, std::ptr::null_mut(), libc::WNOHANG) };
     r == pid || r < 0
 }
