@@ -229,38 +229,21 @@ mod tests {
         let me = std::process::id() as i32;
         let p = stat(me).expect("own stat");
         assert_eq!(p.pid, me);
-        assert!(p.start > 0);
-        let mine = [
-            Proc {
-                pid: 10,
-                state: b'S',
-                ppid: 1,
-                pgid: 10,
-                start: 1,
-            },
-            Proc {
-                pid: 11,
-                state: b'S',
-                ppid: 10,
-                pgid: 10,
-                start: 1,
-            },
-            Proc {
-                pid: 12,
-                state: b'S',
-                ppid: 11,
-                pgid: 12,
-                start: 1,
-            },
-            Proc {
-                pid: 13,
-                state: b'S',
-                ppid: 1,
-                pgid: 13,
-                start: 1,
-            },
-        ];
-        let d: Vec<i32> = descendants(10, &mine).iter().map(|p| p.pid).collect();
+        assert!(p.start > 0 && p.sid > 0);
+    }
+
+    #[test]
+    fn descendants_follow_parents() {
+        let proc = |pid, ppid| Proc {
+            pid,
+            state: b'S',
+            ppid,
+            pgid: pid,
+            sid: 1,
+            start: 1,
+        };
+        let all = [proc(10, 1), proc(11, 10), proc(12, 11), proc(13, 1)];
+        let d: Vec<i32> = descendants(10, &all).iter().map(|p| p.pid).collect();
         assert_eq!(d, [11, 12]);
     }
 }
