@@ -149,6 +149,18 @@ pub(super) fn limits(o: &Obj<'_>, base: Limits, errs: &mut Errors) -> Limits {
     .or(base)
 }
 
+/// `lineBuffered`: runs the program under `stdbuf`, which must exist.
+fn line_buffered(o: &Obj<'_>, base: &Path, errs: &mut Errors) -> bool {
+    let on = o.boolean("lineBuffered", errs).unwrap_or(false);
+    if on && find_program("stdbuf", base).is_err() && !Path::new("/usr/bin/stdbuf").is_file() {
+        errs.add(
+            &o.at("lineBuffered"),
+            "needs stdbuf (GNU coreutils), which is not on PATH",
+        );
+    }
+    on
+}
+
 fn resolve(base: &Path, p: &str) -> PathBuf {
     let p = Path::new(p);
     if p.is_absolute() {
@@ -337,7 +349,7 @@ fn tool(
             .unwrap_or(d.max_output_bytes),
         success_codes,
         progress: progress(&o, errs),
-        line_buffered: o.boolean("lineBuffered", errs).unwrap_or(false),
+        line_buffered: line_buffered(&o, base, errs),
         limits: limits(&o, d.limits, errs),
     })
 }

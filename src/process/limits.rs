@@ -13,7 +13,8 @@ pub struct Limits {
     pub cpu_seconds: Option<u64>,
     /// Largest file the child may write, in MiB (`RLIMIT_FSIZE`): SIGXFSZ beyond it.
     pub max_file_size_mb: Option<u64>,
-    /// Niceness 0-19 (`setpriority`): higher runs at lower priority.
+    /// Niceness 0-19 (`setpriority`): higher runs at lower priority. A server that already
+    /// runs nicer than this keeps its own niceness for the child.
     pub nice: Option<i32>,
 }
 
@@ -51,7 +52,12 @@ impl Limits {
         if let Some(n) = self.nice {
             // SAFETY: setpriority with integer arguments only.
             if unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, n) } != 0 {
-                return Err(io::Error::last_os_error());
+                let err = io::Error::last_os_error();
+                // EACCES: the server already runs nicer than `n` and may not lower its
+                // niceness; the child keeps the (lower) priority it inherited.
+                if err.raw_os_error() != Some(libc::EACCES) {
+                    return Err(err);
+                }
             }
         }
         Ok(())
