@@ -68,11 +68,11 @@ fn escaped_pid(text: &str) -> i32 {
         .unwrap_or_else(|| panic!("no `escaped PID` line in {text:?}"))
 }
 
-fn text(r: &Value) -> String {
-    r["result"]["content"][0]["text"]
+/// What the tool printed on stdout (from the structured result).
+fn stdout(r: &Value) -> &str {
+    r["result"]["structuredContent"]["stdout"]
         .as_str()
         .unwrap_or_default()
-        .to_owned()
 }
 
 #[test]
@@ -88,7 +88,7 @@ fn escaped_processes_die_with_their_call_and_are_reaped() {
         );
         let r = p.response(&id);
         assert_eq!(r["result"].get("isError"), None, "{how}: {r}");
-        let pid = escaped_pid(&text(&r));
+        let pid = escaped_pid(stdout(&r));
         let _cleanup = KillOnDrop(pid);
         wait_gone(&[pid]);
         // Reparented to the server (a subreaper) and reaped there, not left a zombie.
@@ -177,13 +177,13 @@ fn limits_reach_the_child_and_check_shows_them() {
     let mut p = serve();
     p.call(json!(1), "nice", json!({}), None);
     assert_eq!(
-        text(&p.response(&json!(1))).trim(),
+        stdout(&p.response(&json!(1))).trim(),
         "3",
         "the defaults' nice"
     );
     p.call(json!(2), "nicer", json!({}), None);
     assert_eq!(
-        text(&p.response(&json!(2))).trim(),
+        stdout(&p.response(&json!(2))).trim(),
         "9",
         "the tool's own nice"
     );
