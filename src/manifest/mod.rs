@@ -6,6 +6,7 @@
 //! and the validated arguments ([`plan`]), then runs it through the process runner ([`run`]).
 
 mod json;
+mod limits;
 mod parse;
 pub mod plan;
 pub mod run;

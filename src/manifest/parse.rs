@@ -7,11 +7,12 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::json::{is_env_name, Errors, Obj};
+use super::limits::{limits, line_buffered};
 use super::{
     ArgPart, Cwd, Defaults, Kind, Manifest, ManifestError, Param, PathKind, ProgressLines, ToolSpec,
 };
 use crate::mcp::ToolAnnotations;
-use crate::process::{Limits, Stream};
+use crate::process::Stream;
 
 fn is_tool_name(s: &str) -> bool {
     (1..=128).contains(&s.len())
@@ -126,41 +127,6 @@ fn defaults(v: &Value, errs: &mut Errors) -> Defaults {
     d
 }
 
-/// The resource limit keys of an object (`defaults`, a tool, a session kind): each one
-/// given replaces `base`'s.
-pub(super) fn limits(o: &Obj<'_>, base: Limits, errs: &mut Errors) -> Limits {
-    let mb = |key: &str, errs: &mut Errors| o.count(key, errs).map(|n| n as u64);
-    let nice = o.int("nice", errs).and_then(|n| match i32::try_from(n) {
-        Ok(n @ 0..=19) => Some(n),
-        _ => {
-            errs.add(
-                &o.at("nice"),
-                "must be an integer from 0 to 19 (only lowering the priority is allowed)",
-            );
-            None
-        }
-    });
-    Limits {
-        max_memory_mb: mb("maxMemoryMB", errs),
-        cpu_seconds: mb("cpuSeconds", errs),
-        max_file_size_mb: mb("maxFileSizeMB", errs),
-        nice,
-    }
-    .or(base)
-}
-
-/// `lineBuffered`: runs the program under `stdbuf`, which must exist.
-fn line_buffered(o: &Obj<'_>, base: &Path, errs: &mut Errors) -> bool {
-    let on = o.boolean("lineBuffered", errs).unwrap_or(false);
-    if on && find_program("stdbuf", base).is_err() && !Path::new("/usr/bin/stdbuf").is_file() {
-        errs.add(
-            &o.at("lineBuffered"),
-            "needs stdbuf (GNU coreutils), which is not on PATH",
-        );
-    }
-    on
-}
-
 fn resolve(base: &Path, p: &str) -> PathBuf {
     let p = Path::new(p);
     if p.is_absolute() {
@@ -195,7 +161,7 @@ fn roots(top: &Obj<'_>, base: &Path, errs: &mut Errors) -> BTreeMap<String, Path
 }
 
 /// Finds a program: a path with a `/` (relative to the manifest), or a name on `PATH`.
-fn find_program(name: &str, base: &Path) -> Result<PathBuf, String> {
+pub(super) fn find_program(name: &str, base: &Path) -> Result<PathBuf, String> {
     let is_exec = |p: &Path| {
         use std::os::unix::fs::PermissionsExt;
         p.metadata()
