@@ -11,8 +11,9 @@
 //! * [`server`]: the threads that run a peer on stdin/stdout, and the API for tools.
 //! * [`cancel`]: the cancel token a call's handler sees.
 //! * [`process`]: the one runner every child process goes through (process group, caps,
-//!   SIGTERM then SIGKILL to the group, always reaped); [`reaper`]: the watchdog that kills
-//!   children even when the server itself is killed.
+//!   resource limits, SIGTERM then SIGKILL to the group, then everything else the call
+//!   started, found as a subreaper by an environment marker; always reaped); [`reaper`]: the
+//!   watchdog that does the same even when the server itself is killed.
 //! * [`manifest`]: local programs served as tools from a JSON manifest.
 //!
 //! # Threads
@@ -54,7 +55,8 @@ pub mod jsonrpc;
 pub mod manifest;
 pub mod mcp;
 pub mod peer;
-// The only FFI of the crate (killpg, prctl, close_range, poll), each call with a SAFETY note.
+// The only FFI of the crate (killpg, kill, waitpid, prctl, setrlimit, setpriority, close_range,
+// poll), each call with a SAFETY note.
 #[allow(unsafe_code)]
 pub mod process;
 #[allow(unsafe_code)]

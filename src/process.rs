@@ -3,16 +3,21 @@
 //! [`run`] spawns a program as the leader of its own process group with an
 //! explicit environment, feeds its stdin, captures stdout/stderr (bounded,
 //! head + tail), enforces a timeout and cancellation (SIGTERM to the group,
-//! SIGKILL after a grace period), and after the leader exits sweeps the whole
-//! group with SIGKILL so no process of the call outlives the call. A watchdog
-//! ([`crate::reaper`]) kills registered groups if the server itself dies.
+//! SIGKILL after a grace period), applies resource [`Limits`], and after the
+//! leader exits sweeps the group and everything else the call started (found
+//! through the subreaper and an environment marker, see [`orphans`]) with
+//! SIGKILL, so no process of the call outlives the call. A watchdog
+//! ([`crate::reaper`]) does the same if the server itself dies.
 //!
 //! The program that embeds this should ignore SIGPIPE (Rust binaries do by
 //! default) so a child that closes its stdin early yields EPIPE, not a signal.
 
 mod capture;
+mod limits;
+pub mod orphans;
 mod pipes;
 mod server;
+pub use limits::Limits;
 pub use server::ServerProcess;
 
 use std::ffi::OsString;
@@ -54,6 +59,11 @@ pub struct RunSpec {
     /// Bytes kept of each stream (first half + last half), see [`Captured`].
     pub stdout_cap: usize,
     pub stderr_cap: usize,
+    /// Resource limits applied in the child before exec.
+    pub limits: Limits,
+    /// Run the program under `stdbuf -oL -eL` so that glibc stdio flushes each line even
+    /// though stdout is a pipe (see [`run`]).
+    pub line_buffered: bool,
 }
 
 impl RunSpec {
@@ -70,6 +80,8 @@ impl RunSpec {
             kill_grace: Duration::from_secs(2),
             stdout_cap: 64 * 1024,
             stderr_cap: 64 * 1024,
+            limits: Limits::default(),
+            line_buffered: false,
         }
     }
 }
@@ -150,13 +162,24 @@ pub type LineFn = Arc<dyn Fn(Stream, &str) + Send + Sync>;
 /// The child is spawned AND waited for on the calling thread. This matters:
 /// `PR_SET_PDEATHSIG` fires when the *thread* that forked the child exits,
 /// not the process, so the forking thread must outlive the child.
+///
+/// The first call makes this process a child subreaper (`PR_SET_CHILD_SUBREAPER`):
+/// descendants of a call whose parent exits are reparented to this process, which
+/// reaps them at the end of the call (see [`orphans`]). The child's environment is
+/// `spec.env` plus `STDMCP_CALL=<marker>`.
+///
+/// With `spec.line_buffered` the program is started by `stdbuf -oL -eL` (found on
+/// the child's `PATH`, else `/usr/bin/stdbuf`); that works for dynamically linked
+/// programs that use C stdio, not for static or setuid ones.
 pub fn run(
     spec: &RunSpec,
     cancel: &CancelToken,
     on_spawn: &mut dyn FnMut(u32),
     on_line: LineFn,
 ) -> Result<Outcome, RunError> {
-    let mut cmd = command(spec);
+    orphans::become_subreaper();
+    let marker = orphans::new_marker();
+    let mut cmd = command(spec, &marker)?;
     let start = Instant::now();
     let mut child = cmd.spawn().map_err(|e| spawn_error(spec, e))?;
     let pid = child.id();
@@ -186,11 +209,12 @@ pub fn run(
     });
     let duration = start.elapsed();
     drop(hook);
-    // Sweep: kill whatever is left of the group (background jobs etc.).
+    // Sweep: kill whatever is left of the group (background jobs etc.) and
+    // whatever left the group but carries the call's marker; reap the orphans.
     // The leader was reaped just above, so its pid could in theory be reused,
     // but a new process would also have to become a group leader with that
     // pid within microseconds for this to hit it.
-    signal_group(pgid, libc::SIGKILL);
+    orphans::sweep(pgid, &marker);
     drop(registration);
 
     let ((status, stop), readers) = waited?;
@@ -208,11 +232,18 @@ pub fn run(
     })
 }
 
-fn command(spec: &RunSpec) -> Command {
-    let mut cmd = Command::new(&spec.program);
+fn command(spec: &RunSpec, marker: &str) -> Result<Command, RunError> {
+    let mut cmd = if spec.line_buffered {
+        let mut cmd = Command::new(find_stdbuf(spec)?);
+        cmd.args(["-oL", "-eL", "--"]).arg(resolve_program(spec)?);
+        cmd
+    } else {
+        Command::new(&spec.program)
+    };
     cmd.args(&spec.args)
         .env_clear()
         .envs(spec.env.iter().map(|(k, v)| (k, v)))
+        .env(orphans::MARKER, marker)
         .stdin(if spec.stdin.is_some() {
             Stdio::piped()
         } else {
@@ -225,7 +256,54 @@ fn command(spec: &RunSpec) -> Command {
         cmd.current_dir(cwd);
     }
     harden(&mut cmd);
-    cmd
+    let limits = spec.limits;
+    if !limits.is_empty() {
+        // SAFETY: `Limits::apply` only makes async-signal-safe calls (getrlimit,
+        // setrlimit, setpriority) and allocates nothing.
+        unsafe {
+            cmd.pre_exec(move || limits.apply());
+        }
+    }
+    Ok(cmd)
+}
+
+/// The child's `PATH` (from `spec.env`), searched for `name` like `execvp` would.
+fn on_child_path(spec: &RunSpec, name: &std::ffi::OsStr) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let path = spec.env.iter().find(|(k, _)| k == "PATH").map(|(_, v)| v)?;
+    std::env::split_paths(path)
+        .map(|dir| dir.join(name))
+        .find(|p| {
+            p.metadata()
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+}
+
+/// The program's path as the child would find it (so that a missing program is a spawn
+/// error, not `stdbuf`'s exit code 127).
+fn resolve_program(spec: &RunSpec) -> Result<PathBuf, RunError> {
+    if spec.program.components().count() > 1 || spec.program.is_absolute() {
+        return Ok(spec.program.clone());
+    }
+    on_child_path(spec, spec.program.as_os_str()).ok_or_else(|| RunError::Spawn {
+        program: spec.program.clone(),
+        source: io::Error::from(io::ErrorKind::NotFound),
+    })
+}
+
+fn find_stdbuf(spec: &RunSpec) -> Result<PathBuf, RunError> {
+    let fallback = PathBuf::from("/usr/bin/stdbuf");
+    match on_child_path(spec, "stdbuf".as_ref()) {
+        Some(p) => Ok(p),
+        None if fallback.is_file() => Ok(fallback),
+        None => Err(RunError::Spawn {
+            program: "stdbuf".into(),
+            source: io::Error::new(
+                io::ErrorKind::NotFound,
+                "line-buffered output needs stdbuf (GNU coreutils)",
+            ),
+        }),
+    }
 }
 
 /// What every child gets between fork and exec: death with the spawning thread

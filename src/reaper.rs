@@ -8,7 +8,12 @@
 //! (close-on-exec, so no tool child ever inherits it). The server writes
 //! `+PGID` after spawning a tool and `-PGID` after it reaped and swept it.
 //! When the pipe reaches EOF — the server exited or died, however — the shell
-//! sends SIGKILL to every group still listed and exits.
+//! sends SIGKILL to every group still listed, then to every process whose
+//! environment carries this server's call marker (`STDMCP_CALL=<instance>.`,
+//! see [`crate::process::orphans`]; found with `grep -z` over
+//! `/proc/*/environ`, again until none is left), and exits. The marker scan
+//! finds what left the process groups (`setsid`, double forks) and was
+//! reparented to init when the server died.
 //!
 //! The watchdog is started lazily by the first [`track`]. If it cannot be
 //! started a warning is logged and tool calls go on without it.
@@ -19,7 +24,9 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 /// The watchdog's POSIX sh (dash compatible) program. Groups are kept in a
-/// space-delimited string `" 12 345 "`; malformed lines are ignored.
+/// space-delimited string `" 12 345 "`; malformed lines are ignored. `$1` is the
+/// server's marker instance; marked processes are found with `grep -z`, or with `tr`
+/// and `grep` per process where `grep` has no `-z`.
 const SCRIPT: &str = r#"trap '' HUP INT TERM QUIT PIPE
 groups=' '
 while IFS= read -r line; do
@@ -31,6 +38,29 @@ while IFS= read -r line; do
   esac
 done
 for g in $groups; do kill -KILL "-$g" 2>/dev/null; done
+inst=$1
+case $inst in ''|*[!0-9a-f-]*) exit 0 ;; esac
+zok=0
+printf 'x\0' | grep -qz x 2>/dev/null && zok=1
+marked() {
+  if [ "$zok" = 1 ]; then
+    grep -lzs -e "^STDMCP_CALL=$inst\." /proc/[0-9]*/environ 2>/dev/null
+  else
+    for f in /proc/[0-9]*/environ; do
+      tr '\0' '\n' 2>/dev/null <"$f" | grep -q -e "^STDMCP_CALL=$inst\." && echo "$f"
+    done
+  fi
+}
+round=0
+while [ "$round" -lt 50 ]; do
+  round=$((round + 1))
+  found=$(marked)
+  [ -n "$found" ] || break
+  for f in $found; do
+    p=${f#/proc/}
+    kill -KILL "${p%/environ}" 2>/dev/null
+  done
+done
 exit 0
 "#;
 
@@ -165,6 +195,8 @@ fn spawn_watchdog() -> std::io::Result<Watchdog> {
     let mut cmd = Command::new("/bin/sh");
     cmd.arg("-c")
         .arg(SCRIPT)
+        .arg("stdmcp-watchdog")
+        .arg(crate::process::orphans::instance())
         .env_clear()
         .env("PATH", "/usr/bin:/bin")
         .current_dir("/")
@@ -241,6 +273,79 @@ mod tests {
         assert_eq!(keep.try_wait().expect("try_wait"), None);
         keep.kill().expect("kill keep");
         keep.wait().expect("wait keep");
+    }
+
+    /// Runs SCRIPT for instance `inst` with `path` as PATH, closes its stdin, and waits.
+    fn run_script(inst: &str, path: &str) {
+        let mut sh = Command::new("/bin/sh")
+            .arg("-c")
+            .arg(SCRIPT)
+            .arg("stdmcp-watchdog")
+            .arg(inst)
+            .env_clear()
+            .env("PATH", path)
+            .stdin(Stdio::piped())
+            .spawn()
+            .expect("spawn sh");
+        drop(sh.stdin.take());
+        assert!(sh.wait().expect("wait sh").success());
+    }
+
+    fn marked_sleep(marker: &str) -> std::process::Child {
+        Command::new("sleep")
+            .arg("1000")
+            .env("STDMCP_CALL", marker)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .process_group(0)
+            .spawn()
+            .expect("spawn sleep")
+    }
+
+    #[test]
+    fn script_kills_marked_processes_on_eof_with_and_without_grep_z() {
+        use std::os::unix::fs::PermissionsExt;
+        use std::os::unix::process::ExitStatusExt;
+        let me = std::process::id();
+        // A grep without -z, as some systems have: the per-process fallback is used.
+        let fake = std::env::temp_dir().join(format!("stdmcp-reaper-grep-{me}"));
+        std::fs::create_dir_all(&fake).expect("mkdir");
+        let grep = fake.join("grep");
+        std::fs::write(
+            &grep,
+            "#!/bin/sh\nfor a; do case $a in -*z*) exit 2 ;; esac; done\nexec /usr/bin/grep \"$@\"\n",
+        )
+        .expect("write fake grep");
+        std::fs::set_permissions(&grep, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        let fallback_path = format!("{}:/usr/bin:/bin", fake.display());
+        for (n, path) in ["/usr/bin:/bin", fallback_path.as_str()]
+            .into_iter()
+            .enumerate()
+        {
+            let inst = format!("{me}-fee{n}");
+            let mut doomed = marked_sleep(&format!("{inst}.7"));
+            let mut other = marked_sleep(&format!("{inst}0.7")); // another instance
+            run_script(&inst, path);
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+            let status = loop {
+                if let Some(status) = doomed.try_wait().expect("try_wait") {
+                    break status;
+                }
+                if std::time::Instant::now() > deadline {
+                    for c in [&mut doomed, &mut other] {
+                        let _ = c.kill();
+                        let _ = c.wait();
+                    }
+                    panic!("the marked process survived the watchdog (PATH={path})");
+                }
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            };
+            assert_eq!(status.signal(), Some(libc::SIGKILL), "PATH={path}");
+            assert_eq!(other.try_wait().expect("try_wait"), None, "PATH={path}");
+            other.kill().expect("kill other");
+            other.wait().expect("wait other");
+        }
+        let _ = std::fs::remove_dir_all(&fake);
     }
 
     #[test]

@@ -238,8 +238,17 @@ fn undeclared_server_environment_does_not_reach_the_child() {
         out.lines().all(|l| {
             let k = l.split('=').next().unwrap();
             [
-                "PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR",
+                "PATH",
+                "HOME",
+                "USER",
+                "LOGNAME",
+                "LANG",
+                "LC_ALL",
+                "LC_CTYPE",
+                "TZ",
+                "TMPDIR",
                 "DECLARED",
+                "STDMCP_CALL",
             ]
             .contains(&k)
         }),

@@ -128,6 +128,16 @@ fn long_runs_report_progress_and_cancel_kills_the_prover() {
         p.call(json!(1), tool, args, Some(json!("long")));
         // Heartbeats arrive while the prover works; then it is cancelled.
         p.recv_where("a heartbeat", |m| m["params"]["progressToken"] == "long");
+        if comm == "eprover" {
+            // E block-buffers a pipe; run line-buffered, its lines reach the heartbeat.
+            p.recv_where("a heartbeat carrying an E output line", |m| {
+                m["params"]["progressToken"] == "long"
+                    && m["params"]["message"]
+                        .as_str()
+                        .is_some_and(|s| s.starts_with('#'))
+            });
+        }
+        // Line-buffered E runs under `stdbuf`, which execs it in place (same pid).
         let prover = children_named(p.pid(), comm);
         assert_eq!(prover.len(), 1, "{comm} should be running");
         p.notify("notifications/cancelled", json!({"requestId": 1}));

@@ -258,6 +258,12 @@ fn check(args: &[String]) -> ExitCode {
             a.read_only_hint.unwrap_or(false),
             a.destructive_hint.unwrap_or(true)
         );
+        let buffering = if t.line_buffered {
+            ", output line-buffered (stdbuf)"
+        } else {
+            ""
+        };
+        let _ = writeln!(out, "    limits: {}{buffering}", t.limits);
     }
     emit(&out)
 }

@@ -7,6 +7,7 @@
 
 mod confine;
 mod json;
+mod limits;
 pub mod lint;
 mod param;
 mod parse;
@@ -25,7 +26,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::mcp::{Implementation, Tool, ToolAnnotations};
-use crate::process::Stream;
+use crate::process::{Limits, Stream};
 use crate::server::{Options, Server, ToolDef};
 
 /// The manifest served when none is configured.
@@ -69,6 +70,8 @@ pub struct Defaults {
     pub env: BTreeMap<String, String>,
     /// Variables of the server's environment passed to every tool.
     pub pass_env: Vec<String>,
+    /// Resource limits of every tool.
+    pub limits: Limits,
 }
 
 impl Default for Defaults {
@@ -81,6 +84,7 @@ impl Default for Defaults {
             max_concurrent_calls: 16,
             env: BTreeMap::new(),
             pass_env: Vec::new(),
+            limits: Limits::default(),
         }
     }
 }
@@ -120,6 +124,10 @@ pub struct ToolSpec {
     pub success_codes: Vec<i32>,
     /// Progress lines the program prints, if any.
     pub progress: Option<ProgressLines>,
+    /// Run the program with line-buffered stdout/stderr (`stdbuf -oL -eL`).
+    pub line_buffered: bool,
+    /// Resource limits (the tool's own keys over the defaults').
+    pub limits: Limits,
 }
 
 /// One element of an argument template.

@@ -7,6 +7,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::json::{Errors, Obj};
+use super::limits::{limits, line_buffered};
 use super::param;
 use super::{
     ArgPart, Cwd, Defaults, Kind, Manifest, ManifestError, Param, PathKind, ProgressLines, ToolSpec,
@@ -99,6 +100,10 @@ fn defaults(v: &Value, errs: &mut Errors) -> Defaults {
             "maxConcurrentCalls",
             "env",
             "passEnv",
+            "maxMemoryMB",
+            "cpuSeconds",
+            "maxFileSizeMB",
+            "nice",
         ],
         errs,
     );
@@ -119,6 +124,7 @@ fn defaults(v: &Value, errs: &mut Errors) -> Defaults {
     }
     d.env = o.env("env", errs);
     d.pass_env = o.strings("passEnv", errs);
+    d.limits = limits(&o, d.limits, errs);
     d
 }
 
@@ -156,7 +162,7 @@ fn roots(top: &Obj<'_>, base: &Path, errs: &mut Errors) -> BTreeMap<String, Path
 }
 
 /// Finds a program: a path with a `/` (relative to the manifest), or a name on `PATH`.
-fn find_program(name: &str, base: &Path) -> Result<PathBuf, String> {
+pub(super) fn find_program(name: &str, base: &Path) -> Result<PathBuf, String> {
     let is_exec = |p: &Path| {
         use std::os::unix::fs::PermissionsExt;
         p.metadata()
@@ -209,6 +215,11 @@ fn tool(
             "maxOutputBytes",
             "successCodes",
             "progress",
+            "lineBuffered",
+            "maxMemoryMB",
+            "cpuSeconds",
+            "maxFileSizeMB",
+            "nice",
         ],
         errs,
     );
@@ -306,6 +317,8 @@ fn tool(
             .unwrap_or(d.max_output_bytes),
         success_codes,
         progress: progress(&o, errs),
+        line_buffered: line_buffered(&o, base, errs),
+        limits: limits(&o, d.limits, errs),
     })
 }
 

@@ -3,7 +3,8 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::thread;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
@@ -38,6 +39,8 @@ pub fn call(
         kill_grace: spec.kill_grace,
         stdout_cap: spec.max_output_bytes,
         stderr_cap: spec.max_output_bytes,
+        limits: spec.limits,
+        line_buffered: spec.line_buffered,
     };
     let on_line = line_handler(ctx.reporter(), spec.progress.clone());
     let mut pid = None;
@@ -59,13 +62,13 @@ pub fn call(
 }
 
 /// Output lines feed progress: declared progress lines become notifications; any other line
-/// becomes the message of the next heartbeat.
+/// becomes the message of the next heartbeat: the latest complete line of either stream.
 fn line_handler(reporter: Reporter, progress: Option<ProgressLines>) -> process::LineFn {
-    let last = Mutex::new(None::<Instant>);
+    if !reporter.wants_progress() {
+        return Arc::new(|_, _| {});
+    }
+    let status = LatestLine::start(reporter.clone());
     Arc::new(move |stream, line| {
-        if !reporter.wants_progress() {
-            return;
-        }
         if let Some(p) = &progress {
             if stream == p.stream {
                 if let Some(rest) = line.strip_prefix(p.prefix.as_str()) {
@@ -77,15 +80,99 @@ fn line_handler(reporter: Reporter, progress: Option<ProgressLines>) -> process:
             }
         }
         let line = line.trim();
-        if line.is_empty() {
-            return;
-        }
-        let mut last = last.lock().unwrap_or_else(PoisonError::into_inner);
-        if last.is_none_or(|t| t.elapsed() >= STATUS_EVERY) {
-            *last = Some(Instant::now());
-            reporter.set_status(line);
+        if !line.is_empty() {
+            status.set(line);
         }
     })
+}
+
+/// The latest output line of a call, passed on to its heartbeat message at most every
+/// [`STATUS_EVERY`] (each pass takes the server's lock), and always the newest one: a line
+/// that arrives within the interval is passed on when it ends, by a helper thread, unless a
+/// newer line replaced it by then.
+struct LatestLine {
+    shared: Arc<(Mutex<Latest>, Condvar)>,
+    reporter: Reporter,
+}
+
+#[derive(Default)]
+struct Latest {
+    line: Option<String>,
+    last_pass: Option<Instant>,
+    /// The owner is gone: the helper thread ends.
+    closed: bool,
+}
+
+fn lock(m: &Mutex<Latest>) -> MutexGuard<'_, Latest> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl LatestLine {
+    fn start(reporter: Reporter) -> LatestLine {
+        let shared = Arc::new((Mutex::new(Latest::default()), Condvar::new()));
+        let (inner, to) = (Arc::clone(&shared), reporter.clone());
+        let spawned = thread::Builder::new()
+            .name("stdmcp-status".into())
+            .spawn(move || Self::pass_on_late_lines(&inner, &to));
+        if let Err(e) = spawned {
+            log::debug!("no status thread ({e}); heartbeats may show an older line");
+        }
+        LatestLine { shared, reporter }
+    }
+
+    fn set(&self, line: &str) {
+        let (m, cv) = &*self.shared;
+        let mut st = lock(m);
+        if st.last_pass.is_none_or(|t| t.elapsed() >= STATUS_EVERY) {
+            st.last_pass = Some(Instant::now());
+            st.line = None;
+            drop(st);
+            self.reporter.set_status(line);
+        } else {
+            st.line = Some(line.to_owned());
+            cv.notify_one();
+        }
+    }
+
+    /// The helper thread: passes on a waiting line once its interval is over.
+    fn pass_on_late_lines(shared: &(Mutex<Latest>, Condvar), reporter: &Reporter) {
+        let (m, cv) = shared;
+        let mut st = lock(m);
+        loop {
+            if st.closed {
+                return;
+            }
+            let due = match (&st.line, st.last_pass) {
+                (Some(_), Some(t)) => t + STATUS_EVERY,
+                _ => {
+                    st = cv.wait(st).unwrap_or_else(PoisonError::into_inner);
+                    continue;
+                }
+            };
+            let now = Instant::now();
+            if now < due {
+                st = cv
+                    .wait_timeout(st, due - now)
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .0;
+                continue;
+            }
+            if let Some(line) = st.line.take() {
+                st.last_pass = Some(now);
+                drop(st);
+                reporter.set_status(line);
+                st = lock(m);
+            }
+        }
+    }
+}
+
+impl Drop for LatestLine {
+    fn drop(&mut self) {
+        let (m, cv) = &*self.shared;
+        lock(m).closed = true;
+        cv.notify_one();
+    }
 }
 
 /// `progress[/total] [message]`.

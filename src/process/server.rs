@@ -1,7 +1,9 @@
 //! A long-lived child that speaks a protocol on its stdin/stdout: the MCP server that the
 //! client commands (`stdmcp call … -- SERVER`) and the benchmark driver talk to. Same rules
 //! as [`super::run`]: its own process group, a private stdin pipe, stdout piped, stderr
-//! drained (copied to ours), PDEATHSIG and the watchdog, killed as a group, always reaped.
+//! drained (copied to ours), PDEATHSIG and the watchdog, a call marker in its environment
+//! (see [`super::orphans`]), killed as a group with everything that carries the marker,
+//! always reaped.
 
 use std::io::{self, Read, Write};
 use std::os::unix::process::CommandExt;
@@ -20,6 +22,7 @@ pub struct ServerProcess {
     stdin: Option<ChildStdin>,
     stdout: Option<ChildStdout>,
     _group: reaper::GroupGuard,
+    marker: String,
     reaped: bool,
 }
 
@@ -30,8 +33,11 @@ impl ServerProcess {
         let (program, args) = argv
             .split_first()
             .ok_or_else(|| io::Error::other("empty command"))?;
+        super::orphans::become_subreaper();
+        let marker = super::orphans::new_marker();
         let mut cmd = Command::new(program);
         cmd.args(args)
+            .env(super::orphans::MARKER, &marker)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -57,6 +63,7 @@ impl ServerProcess {
             stdout: child.stdout.take(),
             child,
             _group: group,
+            marker,
             reaped: false,
         })
     }
@@ -100,10 +107,11 @@ impl ServerProcess {
         status
     }
 
+    /// After the server was reaped: whatever is left of its group, and whatever it started
+    /// that left the group but carries its marker, goes with it.
     fn sweep(&mut self) {
         if !self.reaped {
-            // Whatever is left of the server's group goes with it.
-            signal_group(self.child.id() as libc::pid_t, libc::SIGKILL);
+            super::orphans::sweep(self.child.id() as libc::pid_t, &self.marker);
             self.reaped = true;
         }
     }
@@ -114,7 +122,7 @@ impl Drop for ServerProcess {
         if !self.reaped {
             signal_group(self.child.id() as libc::pid_t, libc::SIGKILL);
             let _ = self.child.wait();
-            self.reaped = true;
+            self.sweep();
         }
     }
 }

@@ -1,0 +1,249 @@
+//! Finding everything a call started, even processes that left its process group.
+//!
+//! Two things make that possible. The runner makes this process a child subreaper
+//! (`PR_SET_CHILD_SUBREAPER`), so a descendant whose parent dies is reparented to us rather
+//! than to init: the whole tree of a call stays under the server. And every child's
+//! environment carries a marker, `STDMCP_CALL=<instance>.<call>`, which its descendants
+//! inherit. At the end of a call, [`sweep`] kills every descendant of ours that is in the
+//! call's process group or carries the call's marker, until none is left, and reaps the ones
+//! that were reparented to us (by pid, never `waitpid(-1)`, which would steal the statuses
+//! `Child::wait` needs). The watchdog ([`crate::reaper`]) looks for the instance's marker
+//! when the server dies.
+//!
+//! What escapes: a process that both leaves the call's process group (`setsid`, `setpgid`)
+//! and replaces its environment with one without the marker (`env -i`, `execve` with a new
+//! environment), and a process that cannot be signalled (another user's, setuid).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, Once, OnceLock, PoisonError};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// The environment variable that marks a call's processes.
+pub const MARKER: &str = "STDMCP_CALL";
+
+/// Kill-and-rescan rounds before giving up on a process that keeps forking.
+const ROUNDS: usize = 50;
+/// How long [`sweep`] waits for killed processes to die so it can reap them.
+const REAP_WAIT: Duration = Duration::from_secs(1);
+
+/// Killed processes that had not died when their sweep ended: reaped by a later sweep.
+static LEFTOVER: Mutex<BTreeMap<i32, u64>> = Mutex::new(BTreeMap::new());
+
+/// This server's marker prefix: `<pid>-<start time in µs, hex>`, unique per process.
+pub fn instance() -> &'static str {
+    static ID: OnceLock<String> = OnceLock::new();
+    ID.get_or_init(|| {
+        let micros = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_micros());
+        format!("{}-{micros:x}", std::process::id())
+    })
+}
+
+/// A new call's marker value, `<instance>.<n>`.
+pub(super) fn new_marker() -> String {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    format!("{}.{}", instance(), NEXT.fetch_add(1, Ordering::Relaxed))
+}
+
+/// Make this process a child subreaper (once; a failure is logged).
+pub(super) fn become_subreaper() {
+    static DONE: Once = Once::new();
+    DONE.call_once(|| {
+        #[cfg(target_os = "linux")]
+        {
+            // SAFETY: prctl with integer arguments only.
+            let r =
+                unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1 as libc::c_ulong, 0, 0, 0) };
+            if r != 0 {
+                log::warn!(
+                    "could not become a child subreaper ({}); processes that leave a \
+                     call's process group may escape",
+                    std::io::Error::last_os_error()
+                );
+            }
+        }
+    });
+}
+
+/// One line of `/proc/PID/stat`.
+#[derive(Clone, Copy, Debug)]
+struct Proc {
+    pid: i32,
+    state: u8,
+    ppid: i32,
+    pgid: i32,
+    sid: i32,
+    start: u64,
+}
+
+fn stat(pid: i32) -> Option<Proc> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (_, rest) = text.rsplit_once(") ")?;
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    Some(Proc {
+        pid,
+        state: *f.first()?.as_bytes().first()?,
+        ppid: f.get(1)?.parse().ok()?,
+        pgid: f.get(2)?.parse().ok()?,
+        sid: f.get(3)?.parse().ok()?,
+        start: f.get(19)?.parse().ok()?,
+    })
+}
+
+fn all_processes() -> Vec<Proc> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter_map(stat)
+        .collect()
+}
+
+/// The processes below `root` in the tree (`root` excluded).
+fn descendants(root: i32, procs: &[Proc]) -> Vec<Proc> {
+    let mut children: BTreeMap<i32, Vec<Proc>> = BTreeMap::new();
+    for p in procs {
+        children.entry(p.ppid).or_default().push(*p);
+    }
+    let mut out = Vec::new();
+    let mut todo = vec![root];
+    while let Some(pid) = todo.pop() {
+        for c in children.get(&pid).into_iter().flatten() {
+            if c.pid != root {
+                out.push(*c);
+                todo.push(c.pid);
+            }
+        }
+    }
+    out
+}
+
+/// True if `pid`'s environment contains `needle` (`NAME=value`) as a whole entry.
+fn has_env(pid: i32, needle: &[u8]) -> bool {
+    std::fs::read(format!("/proc/{pid}/environ"))
+        .is_ok_and(|env| env.split(|&b| b == 0).any(|entry| entry == needle))
+}
+
+/// Kill every process of the call whose leader (process group `pgid`, environment marker
+/// `marker`) was just reaped, and reap the ones reparented to us.
+///
+/// Also reaped: any zombie child of ours in another session. A zombie's environment cannot
+/// be read, so this is how the middle process of a double fork (`fork`, `setsid`, `fork`,
+/// exit), which exits on its own, is found. None of the runner's children is in another
+/// session (process group leaders cannot call `setsid`), so this never takes an exit
+/// status a `Child` waits for; a program embedding stdmcp that starts children of its own
+/// in a new session must not rely on waiting for them once it uses the runner.
+pub(super) fn sweep(pgid: libc::pid_t, marker: &str) {
+    let me = std::process::id() as i32;
+    let my_sid = stat(me).map_or(0, |p| p.sid);
+    let needle = format!("{MARKER}={marker}").into_bytes();
+    let mut found: BTreeMap<i32, u64> = BTreeMap::new();
+    for _ in 0..ROUNDS {
+        super::signal_group(pgid, libc::SIGKILL);
+        let mut live = 0;
+        for p in descendants(me, &all_processes()) {
+            let zombie = p.state == b'Z' || p.state == b'X';
+            let ours = if zombie {
+                p.pgid == pgid || (p.ppid == me && p.sid != my_sid && my_sid != 0)
+            } else {
+                p.pgid == pgid || has_env(p.pid, &needle)
+            };
+            if !ours {
+                continue;
+            }
+            found.insert(p.pid, p.start);
+            if !zombie {
+                live += 1;
+                // SAFETY: kill has no memory-safety preconditions.
+                unsafe { libc::kill(p.pid, libc::SIGKILL) };
+            }
+        }
+        if live == 0 {
+            break;
+        }
+    }
+    let waiting = reap(found, Instant::now() + REAP_WAIT);
+    // Earlier sweeps' stragglers get one look each, without waiting for them.
+    let mut leftover = LEFTOVER.lock().unwrap_or_else(PoisonError::into_inner);
+    let dying: BTreeSet<i32> = leftover.keys().copied().collect();
+    leftover.retain(|&pid, &mut start| !reap_one(pid, start, &dying));
+    leftover.extend(waiting);
+}
+
+/// Reap the processes of `found` (pid -> start time) that are or become our zombie children;
+/// returns those still alive at `deadline` (stuck in the kernel, say).
+fn reap(mut found: BTreeMap<i32, u64>, deadline: Instant) -> BTreeMap<i32, u64> {
+    let mut pause = Duration::from_micros(200);
+    loop {
+        let dying: BTreeSet<i32> = found.keys().copied().collect();
+        found.retain(|&pid, &mut start| !reap_one(pid, start, &dying));
+        if found.is_empty() || Instant::now() >= deadline {
+            return found;
+        }
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(20));
+    }
+}
+
+/// True when `pid` (started at `start`) is settled: reaped now, gone, a new process, or a
+/// zombie whose parent is another process that lives on (it reaps it). False while it is
+/// alive, or a zombie of a parent in `dying` (it will be reparented to us).
+fn reap_one(pid: i32, start: u64, dying: &BTreeSet<i32>) -> bool {
+    let Some(p) = stat(pid) else {
+        return true;
+    };
+    if p.start != start {
+        return true;
+    }
+    if p.state != b'Z' && p.state != b'X' {
+        return false;
+    }
+    if p.ppid != std::process::id() as i32 {
+        return !dying.contains(&p.ppid);
+    }
+    // SAFETY: waitpid on one pid we checked to be our zombie child, started when we saw it
+    // (a zombie keeps its pid, so it cannot be reused before this). It is not one a `Child`
+    // owns: the sweep collects only processes of a call other than its reaped leader.
+    let r = unsafe { libc::waitpid(pid, std::ptr::null_mut(), libc::WNOHANG) };
+    r == pid || r < 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn markers_are_unique_and_prefixed() {
+        let a = new_marker();
+        let b = new_marker();
+        assert_ne!(a, b);
+        assert!(a.starts_with(&format!("{}.", instance())), "{a}");
+        assert!(instance().starts_with(&format!("{}-", std::process::id())));
+    }
+
+    #[test]
+    fn stat_reads_this_process() {
+        let me = std::process::id() as i32;
+        let p = stat(me).expect("own stat");
+        assert_eq!(p.pid, me);
+        assert!(p.start > 0 && p.sid > 0);
+    }
+
+    #[test]
+    fn descendants_follow_parents() {
+        let proc = |pid, ppid| Proc {
+            pid,
+            state: b'S',
+            ppid,
+            pgid: pid,
+            sid: 1,
+            start: 1,
+        };
+        let all = [proc(10, 1), proc(11, 10), proc(12, 11), proc(13, 1)];
+        let d: Vec<i32> = descendants(10, &all).iter().map(|p| p.pid).collect();
+        assert_eq!(d, [11, 12]);
+    }
+}

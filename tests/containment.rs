@@ -1,0 +1,233 @@
+//! `stdmcp serve`: processes that leave their call's process group (setsid, double fork,
+//! nohup) are gone when the call ends and when the server exits, however it exits; resource
+//! limits reach the child; heartbeats carry the latest output line of either stream.
+#![cfg(target_os = "linux")]
+#![allow(unsafe_code, clippy::unwrap_used)]
+
+mod common;
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use common::{alive, fixture, send_signal, stdmcp_bin, temp_dir, wait_gone, zombies_of, Proc};
+use serde_json::{json, Value};
+
+const WAYS: [&str; 4] = ["setsid", "double", "nohup", "tree"];
+
+fn manifest_file() -> PathBuf {
+    let dir = temp_dir("containment");
+    let path = dir.join("tools.json");
+    let m = json!({
+        "name": "containment",
+        "version": "1.0.0",
+        "defaults": {"killGraceMs": 200, "nice": 3},
+        "tools": [
+            {"name": "escape", "description": "starts a process that leaves the call",
+             "program": fixture("escape.sh"),
+             "args": [{"param": "how"}, {"param": "then"}],
+             "params": {"how": {"type": "string", "maxLength": 10, "required": true},
+                        "then": {"type": "string", "maxLength": 10, "required": true}}},
+            {"name": "heartbeat", "description": "the heartbeat reproducer",
+             "program": fixture("heartbeat.sh")},
+            {"name": "nice", "description": "prints its niceness", "program": "sh",
+             "args": ["-c", "cut -d' ' -f19 /proc/self/stat"]},
+            {"name": "nicer", "description": "prints its niceness", "program": "sh",
+             "args": ["-c", "cut -d' ' -f19 /proc/self/stat"], "nice": 9, "cpuSeconds": 100,
+             "maxMemoryMB": 4096, "maxFileSizeMB": 10}
+        ]
+    });
+    std::fs::write(&path, m.to_string()).unwrap();
+    path
+}
+
+fn serve() -> Proc {
+    let mut cmd = Command::new(stdmcp_bin());
+    cmd.args(["serve", "--config"])
+        .arg(manifest_file())
+        .env("STDMCP_HEARTBEAT_MS", "50")
+        .env("STDMCP_DRAIN_MS", "100");
+    let mut p = Proc::start(cmd);
+    p.initialize("2025-06-18");
+    p
+}
+
+/// Kills the escaped process if the test fails, so a failure leaves nothing behind.
+struct KillOnDrop(i32);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        // SAFETY: kill has no memory-safety preconditions; the process may be gone already.
+        unsafe { libc::kill(self.0, libc::SIGKILL) };
+    }
+}
+
+fn escaped_pid(text: &str) -> i32 {
+    text.lines()
+        .find_map(|l| l.strip_prefix("escaped "))
+        .and_then(|p| p.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no `escaped PID` line in {text:?}"))
+}
+
+/// What the tool printed on stdout (from the structured result).
+fn stdout(r: &Value) -> &str {
+    r["result"]["structuredContent"]["stdout"]
+        .as_str()
+        .unwrap_or_default()
+}
+
+#[test]
+fn escaped_processes_die_with_their_call_and_are_reaped() {
+    let mut p = serve();
+    for (i, how) in WAYS.into_iter().enumerate() {
+        let id = json!(i);
+        p.call(
+            id.clone(),
+            "escape",
+            json!({"how": how, "then": "exit"}),
+            None,
+        );
+        let r = p.response(&id);
+        assert_eq!(r["result"].get("isError"), None, "{how}: {r}");
+        let pid = escaped_pid(stdout(&r));
+        let _cleanup = KillOnDrop(pid);
+        wait_gone(&[pid]);
+        // Reparented to the server (a subreaper) and reaped there, not left a zombie.
+        assert!(!zombies_of(p.pid()).contains(&pid), "{how}: zombie {pid}");
+    }
+    // Nor any other process of theirs (the tree's sleep dies before or after its shell).
+    assert_eq!(zombies_of(p.pid()), Vec::<i32>::new());
+    let (_, status) = p.finish();
+    assert!(status.success());
+}
+
+/// The server ends by `end` while a call whose escaped process is running is in flight.
+fn escape_then_end_server(how: &str, end: &str) {
+    let mut p = serve();
+    p.call(
+        json!(1),
+        "escape",
+        json!({"how": how, "then": "wait"}),
+        Some(json!("t")),
+    );
+    let m = p.recv_where("the escaped pid", |m| {
+        m["params"]["progressToken"] == "t"
+            && m["params"]["message"]
+                .as_str()
+                .is_some_and(|s| s.starts_with("escaped "))
+    });
+    let pid = escaped_pid(m["params"]["message"].as_str().unwrap());
+    let _cleanup = KillOnDrop(pid);
+    assert!(alive(pid), "{how}: the escaped process is not running");
+    match end {
+        "EOF" => p.close_stdin(),
+        "SIGTERM" => send_signal(p.pid(), libc::SIGTERM),
+        "SIGINT" => send_signal(p.pid(), libc::SIGINT),
+        "SIGKILL" => send_signal(p.pid(), libc::SIGKILL),
+        _ => unreachable!(),
+    }
+    p.drain_to_exit();
+    wait_gone(&[pid]);
+}
+
+#[test]
+fn escaped_processes_die_when_the_server_exits_by_eof() {
+    for how in WAYS {
+        escape_then_end_server(how, "EOF");
+    }
+}
+
+#[test]
+fn escaped_processes_die_when_the_server_exits_by_sigterm() {
+    for how in WAYS {
+        escape_then_end_server(how, "SIGTERM");
+    }
+}
+
+#[test]
+fn escaped_processes_die_when_the_server_exits_by_sigint() {
+    for how in WAYS {
+        escape_then_end_server(how, "SIGINT");
+    }
+}
+
+#[test]
+fn escaped_processes_die_when_the_server_is_sigkilled() {
+    for how in WAYS {
+        escape_then_end_server(how, "SIGKILL");
+    }
+}
+
+#[test]
+fn heartbeat_carries_the_latest_line_of_either_stream() {
+    let mut p = serve();
+    p.call(json!(1), "heartbeat", json!({}), Some(json!("hb")));
+    let says = |want: &'static str| {
+        move |m: &Value| m["params"]["progressToken"] == "hb" && m["params"]["message"] == want
+    };
+    // `two` follows `one` in the same chunk; `four` (stderr) follows `three` (stdout).
+    p.recv_where("a heartbeat saying two", says("two"));
+    p.recv_where("a heartbeat saying four", says("four"));
+    p.notify("notifications/cancelled", json!({"requestId": 1}));
+    let (_, status) = p.finish();
+    assert!(status.success());
+}
+
+#[test]
+fn limits_reach_the_child_and_check_shows_them() {
+    let mut p = serve();
+    p.call(json!(1), "nice", json!({}), None);
+    assert_eq!(
+        stdout(&p.response(&json!(1))).trim(),
+        "3",
+        "the defaults' nice"
+    );
+    p.call(json!(2), "nicer", json!({}), None);
+    assert_eq!(
+        stdout(&p.response(&json!(2))).trim(),
+        "9",
+        "the tool's own nice"
+    );
+    p.finish();
+    let out = Command::new(stdmcp_bin())
+        .arg("check")
+        .arg(manifest_file())
+        .output()
+        .unwrap();
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{shown}");
+    assert!(shown.contains("limits: nice 3\n"), "{shown}");
+    assert!(
+        shown.contains("limits: memory 4096 MiB, CPU 100 s, file size 10 MiB, nice 9\n"),
+        "{shown}"
+    );
+}
+
+#[test]
+fn a_served_servers_escaped_process_dies_with_the_client() {
+    // `stdmcp tools -- SERVER`: the server (a shell that starts an escaping process, then
+    // becomes `stdmcp serve`) is the client's child; what it started goes when the client ends.
+    let dir = temp_dir("client-escape");
+    let pidfile = dir.join("pid");
+    let server = format!(
+        "setsid sleep 4246 </dev/null >/dev/null 2>&1 & echo $! > '{}'; exec '{}' serve --config '{}'",
+        pidfile.display(),
+        stdmcp_bin().display(),
+        manifest_file().display()
+    );
+    let out = Command::new(stdmcp_bin())
+        .args(["tools", "--", "sh", "-c", &server])
+        .output()
+        .unwrap();
+    let listed = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && listed.contains("heartbeat"),
+        "{listed}"
+    );
+    let pid: i32 = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let _cleanup = KillOnDrop(pid);
+    wait_gone(&[pid]);
+}
