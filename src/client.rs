@@ -132,7 +132,9 @@ impl Client {
         let mut out = Vec::new();
         while let Some(e) = self.peer.poll_effect() {
             match e {
-                Effect::Send(bytes) => out.extend_from_slice(&bytes),
+                Effect::Send(bytes) | Effect::Progress { bytes, .. } => {
+                    out.extend_from_slice(&bytes)
+                }
                 Effect::Response(r) => self.events.push_back(Event::Response(r)),
                 Effect::Notification(n) if n.method == method::PROGRESS => {
                     let id = n

@@ -5,6 +5,7 @@
 //! different ids, and a large integer comes back byte-for-byte because the digits are kept as
 //! text rather than converted to a machine number.
 
+use std::borrow::Cow;
 use std::fmt;
 
 use serde::de::{Deserialize, Deserializer};
@@ -161,11 +162,11 @@ impl ErrorObject {
         ErrorObject::new(ErrorCode::INVALID_PARAMS, message)
     }
 
-    /// -32601 naming the method.
+    /// -32601 naming the method (quoted with [`quote`]).
     pub fn method_not_found(method: &str) -> ErrorObject {
         ErrorObject::new(
             ErrorCode::METHOD_NOT_FOUND,
-            format!("Method not found: {method}"),
+            format!("Method not found: {}", quote(method)),
         )
     }
 
@@ -184,6 +185,31 @@ impl fmt::Display for ErrorObject {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{} ({})", self.message, self.code.0)
     }
+}
+
+/// The most bytes of the other side's input an error quotes (a method name, a tool name, a
+/// cursor…); longer input is cut, and the quote says how long it was.
+pub const QUOTE_MAX: usize = 200;
+
+/// The longest error message written, in bytes: a safety net behind [`quote`] for messages
+/// that embed text from elsewhere (a parser's error, a handler's message).
+pub const MESSAGE_MAX: usize = 4096;
+
+/// `s` as an error message quotes it: whole when at most [`QUOTE_MAX`] bytes, else its
+/// start, cut at a character boundary, and its length.
+pub fn quote(s: &str) -> Cow<'_, str> {
+    clip(s, QUOTE_MAX)
+}
+
+fn clip(s: &str, max: usize) -> Cow<'_, str> {
+    if s.len() <= max {
+        return Cow::Borrowed(s);
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    Cow::Owned(format!("{}… ({} bytes)", &s[..end], s.len()))
 }
 
 /// A request: it expects a response with the same id.
@@ -409,6 +435,17 @@ pub fn write_error(out: &mut Vec<u8>, id: Option<&RequestId>, error: &ErrorObjec
         out.push(b',');
     }
     out.extend_from_slice(br#""error":"#);
+    let clipped;
+    let error = match clip(&error.message, MESSAGE_MAX) {
+        Cow::Borrowed(_) => error,
+        Cow::Owned(message) => {
+            clipped = ErrorObject {
+                message,
+                ..error.clone()
+            };
+            &clipped
+        }
+    };
     if write_value(out, error).is_err() {
         out.extend_from_slice(br#"{"code":-32603,"message":"Internal error"}"#);
     }

@@ -78,6 +78,9 @@ pub struct Config {
     pub page_size: usize,
     /// `ttlMs` on list results of the 2026-07-28 era (mcp-spec.md §4.8).
     pub list_ttl_ms: u64,
+    /// Requests whose work runs at once; later ones wait in arrival order for one to finish
+    /// (the runtime's worker pool has the same limit). Heartbeats of waiting requests say so.
+    pub max_running: usize,
 }
 
 impl Default for Config {
@@ -86,6 +89,7 @@ impl Default for Config {
             heartbeat: DEFAULT_HEARTBEAT,
             page_size: 100,
             list_ttl_ms: 300_000,
+            max_running: usize::MAX,
         }
     }
 }
@@ -139,6 +143,15 @@ pub struct Call {
 pub enum Effect {
     /// Write these bytes (one or more whole frames) to the other side.
     Send(Vec<u8>),
+    /// Write this progress frame of request `id` (server role). Until it is written, a later
+    /// `Progress` of the same request may replace it: values only increase, so a client that
+    /// reads slowly sees the latest progress instead of a backlog.
+    Progress {
+        /// The request the progress is about.
+        id: RequestId,
+        /// One whole frame.
+        bytes: Vec<u8>,
+    },
     /// Start this work; report its end with [`Peer::finish`].
     Start(Call),
     /// Stop the work of this request: it was cancelled, or the peer is shutting down.
@@ -173,8 +186,12 @@ pub struct Peer {
     framing: Framing,
     /// Server role: the handshake-era session, once `initialize` was answered.
     session: Option<server::Session>,
-    /// Server role: requests whose work is running.
+    /// Server role: requests whose work is running or waiting to run.
     calls: HashMap<RequestId, calls::Inflight>,
+    /// Server role: how many of `calls` run (the others wait in `waiting`).
+    running: usize,
+    /// Server role: requests waiting for a free slot, oldest first.
+    waiting: VecDeque<RequestId>,
     /// Server role: open `subscriptions/listen` requests.
     listens: Vec<RequestId>,
     /// Server role, 2025-03-26: batches waiting for their responses.
@@ -207,6 +224,8 @@ impl Peer {
             framing: Framing::Newline,
             session: None,
             calls: HashMap::new(),
+            running: 0,
+            waiting: VecDeque::new(),
             listens: Vec::new(),
             batches: Vec::new(),
             outbound: HashMap::new(),
@@ -299,15 +318,19 @@ impl Peer {
         out
     }
 
-    fn send_json(&mut self, json: Vec<u8>) {
-        let framed = match self.framing {
+    fn framed(&self, json: Vec<u8>) -> Vec<u8> {
+        match self.framing {
             Framing::Newline => {
                 let mut json = json;
                 json.push(b'\n');
                 json
             }
             Framing::ContentLength => self.frame(&json),
-        };
+        }
+    }
+
+    fn send_json(&mut self, json: Vec<u8>) {
+        let framed = self.framed(json);
         self.effects.push_back(Effect::Send(framed));
     }
 

@@ -2,8 +2,13 @@
 //!
 //! Whichever thread has something for the peer (the reader with frames, a worker with a
 //! result or progress, the timer with a heartbeat) takes the lock, hands it over, and carries
-//! out the effects before letting go. Bytes for stdout go to the writer's channel in the
+//! out the effects before letting go. Bytes for stdout go to the writer's queue in the
 //! order the peer produced them, so a call's progress always precedes its response.
+//!
+//! What may block or run foreign code happens after the lock is released ([`Shared::release`]):
+//! waking the writer and workers, and firing cancel tokens, whose hooks may report progress
+//! or log and so take the lock themselves. Workers wait for room in the writer's queue after
+//! that too, never under the lock.
 
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -42,6 +47,8 @@ pub(super) struct State {
     jobs: Vec<super::pool::Job>,
     /// The writer must be woken once the lock is released.
     ring_writer: bool,
+    /// Cancel tokens to fire once the lock is released (their hooks may take the lock).
+    fire: Vec<(CancelToken, CancelReason)>,
 }
 
 pub(crate) struct Shared {
@@ -77,6 +84,7 @@ impl Shared {
                 stopped: false,
                 jobs: Vec::new(),
                 ring_writer: false,
+                fire: Vec::new(),
             }),
             out,
             events,
@@ -99,17 +107,22 @@ impl Shared {
         r
     }
 
-    /// Lets go of the lock, then does what needs no lock: wakes the writer and hands new work
-    /// to the pool (both may be syscalls; the bytes were queued in order under the lock).
+    /// Lets go of the lock, then does what needs no lock: wakes the writer, hands new work
+    /// to the pool (both may be syscalls; the bytes were queued in order under the lock) and
+    /// fires cancel tokens, whose hooks thus run on this thread without the lock.
     fn release(&self, mut st: MutexGuard<'_, State>) {
         let jobs = std::mem::take(&mut st.jobs);
         let ring = std::mem::take(&mut st.ring_writer);
+        let fire = std::mem::take(&mut st.fire);
         drop(st);
         if ring {
             self.out.ring();
         }
         for job in jobs {
             self.pool.submit(job);
+        }
+        for (token, reason) in fire {
+            token.cancel(reason);
         }
     }
 
@@ -127,6 +140,12 @@ impl Shared {
                     }
                     st.ring_writer |= self.out.push(bytes);
                 }
+                Effect::Progress { id, bytes } => {
+                    if log::log_enabled!(log::Level::Trace) {
+                        log::trace!("> {}", String::from_utf8_lossy(&bytes).trim_end());
+                    }
+                    st.ring_writer |= self.out.push_progress(&id, bytes);
+                }
                 Effect::Start(call) => self.start(st, call),
                 Effect::Cancel(id) => {
                     let reason = if st.draining {
@@ -135,12 +154,12 @@ impl Shared {
                         CancelReason::Client
                     };
                     if let Some(token) = st.tokens.get(&id) {
-                        token.cancel(reason);
+                        st.fire.push((token.clone(), reason));
                     }
                 }
                 Effect::Response(r) => match st.waiters.remove(&r.id) {
                     Some(tx) => {
-                        let _ = tx.send(r.result);
+                        let _ = tx.try_send(r.result);
                     }
                     None => log::debug!("response {} has no waiter", r.id),
                 },
@@ -183,20 +202,28 @@ impl Shared {
         // already, so a cancel that arrives first is seen when the job starts.
         st.jobs.push(Box::new(move || {
             let outcome = run(&ctx, work);
-            ctx.shared.finish(&ctx.id, outcome);
+            ctx.shared.finish(&ctx.id, outcome, ctx.wants_progress);
         }));
     }
 
-    fn finish(self: &Arc<Self>, id: &RequestId, outcome: Outcome) {
+    /// Hands a call's outcome to the peer, which queues the response at once (a computed
+    /// result is never lost to a cancel that comes while the writer is behind); then, without
+    /// the lock, the worker waits while the writer's queue is full, so that it starts no new
+    /// work until the client reads.
+    fn finish(self: &Arc<Self>, id: &RequestId, outcome: Outcome, wants_progress: bool) {
         let mut st = self.lock();
         st.tokens.remove(id);
         st.deadlines.retain(|(_, d)| d != id);
         st.peer.finish(Instant::now(), id, outcome);
         self.apply(&mut st);
+        if wants_progress {
+            self.out.end_progress(id);
+        }
         if st.draining && st.peer.calls_in_flight() == 0 {
             let _ = self.events.send(Event::Idle);
         }
         self.release(st);
+        self.out.wait_for_room();
     }
 
     /// The next time the timer must act: a heartbeat or a deadline.
@@ -226,7 +253,8 @@ impl Shared {
         for id in due {
             if let Some(token) = st.tokens.get(&id) {
                 log::info!("request {id} reached its deadline");
-                token.cancel(CancelReason::Deadline);
+                let token = token.clone();
+                st.fire.push((token, CancelReason::Deadline));
             }
         }
         self.apply(&mut st);

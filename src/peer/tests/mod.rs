@@ -125,7 +125,7 @@ impl H {
         let mut out = Out::default();
         while let Some(e) = self.peer.poll_effect() {
             match e {
-                Effect::Send(bytes) => {
+                Effect::Send(bytes) | Effect::Progress { bytes, .. } => {
                     let mut dec = FrameDecoder::default();
                     dec.push(&bytes);
                     while let Some(f) = dec.next_frame() {
