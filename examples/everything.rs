@@ -105,11 +105,7 @@ fn flood(ctx: &Ctx, args: Value) -> ToolResult {
     let logs = count_arg(&args, "logs")?;
     let log_text = "l".repeat(count_arg(&args, "log_bytes")?);
     let padding = "m".repeat(count_arg(&args, "message_bytes")?);
-    let every = if logs == 0 {
-        usize::MAX
-    } else {
-        (progress / logs).max(1)
-    };
+    let every = progress.checked_div(logs).map_or(usize::MAX, |n| n.max(1));
     let mut logged = 0;
     for i in 1..=progress.max(logs) {
         if ctx.is_cancelled() {

@@ -311,3 +311,51 @@ fn a_slow_reader_at_sigterm_gets_whole_frames_and_every_result() {
     }
     check_progress(&all);
 }
+
+/// A client that reads nothing at all and sends SIGTERM: workers blocked on the full queue
+/// are released by the cancel, and the server gives up on stdout once it accepted nothing for
+/// the stall timeout, instead of hanging until SIGKILL.
+#[test]
+fn sigterm_with_a_client_that_reads_nothing_still_exits() {
+    let mut c = Client::start(&[
+        ("STDMCP_DRAIN_MS", "200"),
+        ("STDMCP_FLUSH_STALL_MS", "500"),
+        ("STDMCP_MAX_OUTGOING_BYTES", "65536"),
+    ]);
+    c.handshake();
+    c.pace(Pace::Stopped);
+    for id in 1..=4 {
+        let args = json!({"progress": 1000, "logs": 1000, "log_bytes": 4096});
+        c.call(id, args, Some(&format!("s{id}")));
+    }
+    // Proof that the queue is full and the workers wait: the server's stdout is not being
+    // read, so its writer is stuck; wait until the log traffic has filled the pipe and the
+    // queue (the writer thread blocks in write).
+    let pid = c.child.id();
+    let deadline = Instant::now() + PATIENCE;
+    while !writer_blocked(pid) {
+        assert!(Instant::now() < deadline, "the writer never blocked");
+        thread::sleep(Duration::from_millis(10));
+    }
+    send_signal(pid as i32, 15);
+    let status = loop {
+        if let Some(s) = c.child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(Instant::now() < deadline, "the server did not exit");
+        thread::sleep(Duration::from_millis(10));
+    };
+    assert!(status.success(), "{status:?}");
+}
+
+/// True when the server's writer thread sleeps in a pipe write.
+fn writer_blocked(pid: u32) -> bool {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return false;
+    };
+    tasks.flatten().any(|t| {
+        let comm = std::fs::read_to_string(t.path().join("comm")).unwrap_or_default();
+        let wchan = std::fs::read_to_string(t.path().join("wchan")).unwrap_or_default();
+        comm.trim() == "stdmcp-writer" && wchan.contains("pipe_write")
+    })
+}

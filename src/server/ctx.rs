@@ -147,7 +147,7 @@ impl Ctx {
             .shared
             .with_peer(|peer| peer.log(&self.id, level, None, data));
         if sent {
-            self.shared.out.wait_for_room();
+            self.shared.out.wait_for_room_unless(&self.cancel);
         }
         sent
     }
@@ -169,7 +169,7 @@ impl Ctx {
             st.waiters.insert(id.clone(), tx.clone());
             Ok::<_, ErrorObject>(id)
         })?;
-        self.shared.out.wait_for_room();
+        self.shared.out.wait_for_room_unless(&self.cancel);
         let cancelled = tx;
         let _guard = self.cancel.on_cancel(move || {
             let _ = cancelled.try_send(Err(ErrorObject::internal("the call was cancelled")));

@@ -19,6 +19,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::thread::{self, Thread};
 
+use crate::cancel::CancelToken;
 use crate::jsonrpc::RequestId;
 
 struct Item {
@@ -146,6 +147,31 @@ impl Outbox {
         if !NEVER_WAIT.with(Cell::get) {
             self.wait_for_room_always(1);
         }
+    }
+
+    /// As [`Outbox::wait_for_room`], but returns as soon as `token` is cancelled too (a
+    /// cancelled call sends nothing more, and should end soon).
+    pub fn wait_for_room_unless(&self, token: &CancelToken) {
+        if NEVER_WAIT.with(Cell::get) {
+            return;
+        }
+        let limit = self.0.limit;
+        if self.0.lock().bytes < limit {
+            return;
+        }
+        let inner = self.0.clone();
+        let _wake = token.on_cancel(move || {
+            // Under the queue lock, so that a waiter between its check and its wait is
+            // not missed.
+            let _q = inner.lock();
+            inner.room.notify_all();
+        });
+        let mut q = self.0.lock();
+        q.waiting += 1;
+        while q.bytes >= limit && !q.broken && !token.is_cancelled() {
+            q = self.0.room.wait(q).unwrap_or_else(PoisonError::into_inner);
+        }
+        q.waiting -= 1;
     }
 
     /// Blocks while `factor` times the limit or more is queued, on any thread.
@@ -348,6 +374,20 @@ mod tests {
         assert_eq!(rest, ["yyyyyyyy", "after"]);
         out.close();
         assert!(!inbox.recv(&mut batch, 1));
+    }
+
+    #[test]
+    fn a_cancel_releases_a_waiting_sender() {
+        let (out, _inbox) = outbox(4);
+        out.push(vec![0; 8]);
+        let token = CancelToken::new();
+        let waiter = {
+            let (out, token) = (out.clone(), token.clone());
+            thread::spawn(move || out.wait_for_room_unless(&token))
+        };
+        token.cancel(crate::cancel::CancelReason::Client);
+        waiter.join().unwrap();
+        out.wait_for_room_unless(&token); // already cancelled: returns at once
     }
 
     #[test]
