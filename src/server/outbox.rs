@@ -15,7 +15,7 @@
 
 use std::cell::Cell;
 use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::thread::{self, Thread};
 
@@ -51,6 +51,8 @@ struct Inner {
     writer: OnceLock<Thread>,
     /// Bytes the writer has handed to stdout so far.
     written: AtomicU64,
+    /// `Queue::bytes` as of the last change, read without the lock by the waits' fast path.
+    queued: AtomicUsize,
 }
 
 impl Inner {
@@ -91,6 +93,7 @@ pub(crate) fn outbox(limit: usize) -> (Outbox, Inbox) {
         limit: limit.max(1),
         writer: OnceLock::new(),
         written: AtomicU64::new(0),
+        queued: AtomicUsize::new(0),
     });
     (Outbox(inner.clone()), Inbox(inner))
 }
@@ -100,7 +103,9 @@ impl Outbox {
     /// [`Outbox::ring`] (which may happen later, outside a lock). Never blocks.
     pub fn push(&self, bytes: Vec<u8>) -> bool {
         let mut q = self.0.lock();
-        q.append(bytes, None)
+        let ring = q.append(bytes, None);
+        self.0.queued.store(q.bytes, Ordering::Relaxed);
+        ring
     }
 
     /// Queues a progress frame of call `id`, replacing the call's progress frame that is
@@ -113,10 +118,13 @@ impl Outbox {
                 let old = std::mem::replace(&mut item.bytes, bytes);
                 let new_len = item.bytes.len();
                 q.bytes = q.bytes - old.len() + new_len;
+                self.0.queued.store(q.bytes, Ordering::Relaxed);
                 return false;
             }
         }
-        q.append(bytes, Some(id.clone()))
+        let ring = q.append(bytes, Some(id.clone()));
+        self.0.queued.store(q.bytes, Ordering::Relaxed);
+        ring
     }
 
     /// The call has ended: a later progress frame with its id (a new call reusing the id)
@@ -156,7 +164,7 @@ impl Outbox {
             return;
         }
         let limit = self.0.limit;
-        if self.0.lock().bytes < limit {
+        if self.0.queued.load(Ordering::Relaxed) < limit {
             return;
         }
         let inner = self.0.clone();
@@ -177,6 +185,9 @@ impl Outbox {
     /// Blocks while `factor` times the limit or more is queued, on any thread.
     pub fn wait_for_room_always(&self, factor: usize) {
         let limit = self.0.limit.saturating_mul(factor);
+        if self.0.queued.load(Ordering::Relaxed) < limit {
+            return; // the common case, without the lock
+        }
         let mut q = self.0.lock();
         if q.bytes < limit || q.broken {
             return;
@@ -252,6 +263,7 @@ impl Inbox {
             taken += item.bytes.len();
             batch.push(item.bytes);
         }
+        self.0.queued.store(q.bytes, Ordering::Relaxed);
         let wake = q.waiting > 0;
         drop(q);
         if wake {
@@ -272,6 +284,7 @@ impl Inbox {
         q.items.clear();
         q.progress.clear();
         q.bytes = 0;
+        self.0.queued.store(0, Ordering::Relaxed);
         drop(q);
         self.0.room.notify_all();
     }
