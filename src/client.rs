@@ -151,7 +151,7 @@ impl Client {
                 }
                 Effect::Notification(n) => self.events.push_back(Event::Notification(n)),
                 Effect::Request(r) => self.events.push_back(Event::Request(r)),
-                Effect::Start(_) | Effect::Cancel(_) => {}
+                Effect::Start(_) | Effect::Cancel(_) | Effect::Deadline(_) => {}
             }
         }
         if !out.is_empty() {

@@ -42,6 +42,8 @@ pub(super) struct Inflight {
     pub last_total: Option<f64>,
     pub status: Option<String>,
     pub cancelled: bool,
+    /// The server-side deadline, until it has fired.
+    pub deadline: Option<Instant>,
 }
 
 impl Inflight {
@@ -59,6 +61,7 @@ impl Inflight {
             last_total: None,
             status: None,
             cancelled: false,
+            deadline: None,
         }
     }
 
@@ -148,6 +151,7 @@ impl Peer {
         match self.calls.get_mut(id) {
             Some(call) if !call.cancelled => {
                 call.cancelled = true;
+                call.deadline = None; // its work is being stopped already
                 self.effects.push_back(Effect::Cancel(id.clone()));
                 true
             }
@@ -261,6 +265,24 @@ impl Peer {
         true
     }
 
+    pub(super) fn next_deadline(&self) -> Option<Instant> {
+        self.calls.values().filter_map(|c| c.deadline).min()
+    }
+
+    /// Emits [`Effect::Deadline`] for every call whose deadline is due (once each).
+    fn fire_deadlines(&mut self, now: Instant) {
+        let mut due: Vec<RequestId> = Vec::new();
+        for (id, call) in &mut self.calls {
+            if call.deadline.is_some_and(|d| d <= now) {
+                call.deadline = None;
+                due.push(id.clone());
+            }
+        }
+        for id in due {
+            self.effects.push_back(Effect::Deadline(id));
+        }
+    }
+
     pub(super) fn next_heartbeat(&self) -> Option<Instant> {
         self.calls
             .values()
@@ -274,7 +296,9 @@ impl Peer {
     /// one, it creeps a thousandth of the remaining way towards it, so it always increases
     /// and never passes the total. The message is the call's status, how long it has run, or,
     /// for a call waiting for a free slot, how long it has waited and how many wait before it.
+    /// Calls whose server-side deadline is due get [`Effect::Deadline`].
     pub fn handle_timeout(&mut self, now: Instant) {
+        self.fire_deadlines(now);
         let due: Vec<RequestId> = self
             .calls
             .iter()

@@ -9,7 +9,7 @@
 //! * commands: [`Peer::request`], [`Peer::notify`] and [`Peer::cancel_request`] to talk to the
 //!   other side, and [`Peer::shutdown`];
 //! * time: [`Peer::poll_timeout`] says when [`Peer::handle_timeout`] must next be called (for
-//!   progress heartbeats); every time-dependent call takes `now`;
+//!   progress heartbeats and call deadlines); every time-dependent call takes `now`;
 //! * outputs: [`Peer::poll_effect`] pops what the caller must do: write bytes, start or stop
 //!   work, deliver a response or a notification.
 //!
@@ -59,6 +59,9 @@ pub struct Catalog {
     /// Client capabilities each tool needs (`"sampling"`, `"elicitation"`, `"roots"`), by
     /// tool index; a call without them is refused before it starts.
     pub tool_requirements: Vec<Vec<String>>,
+    /// Server-side deadline of each tool's calls, by tool index (missing: none). When it
+    /// passes, the peer emits [`Effect::Deadline`].
+    pub tool_timeouts: Vec<Option<Duration>>,
 }
 
 impl Catalog {
@@ -136,6 +139,8 @@ pub struct Call {
     pub wants_progress: bool,
     /// The client's capabilities (per request in 2026-07-28, per session before).
     pub client_capabilities: ClientCapabilities,
+    /// When the server-side deadline of the call passes, if its tool has one.
+    pub deadline: Option<Instant>,
 }
 
 /// What the caller must do next.
@@ -156,6 +161,9 @@ pub enum Effect {
     Start(Call),
     /// Stop the work of this request: it was cancelled, or the peer is shutting down.
     Cancel(RequestId),
+    /// The server-side deadline of this request passed: stop its work. Unlike a cancel, the
+    /// request is still answered (its tool says how it ended).
+    Deadline(RequestId),
     /// A response to a request this side sent with [`Peer::request`].
     Response(jsonrpc::Response),
     /// A notification from the other side that the peer does not handle itself
@@ -307,9 +315,12 @@ impl Peer {
         }
     }
 
-    /// When [`Peer::handle_timeout`] must next be called.
+    /// When [`Peer::handle_timeout`] must next be called: the next heartbeat or deadline.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        self.next_heartbeat()
+        match (self.next_heartbeat(), self.next_deadline()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     fn frame(&self, json: &[u8]) -> Vec<u8> {

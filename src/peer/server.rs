@@ -472,6 +472,11 @@ impl Peer {
             .cloned();
         inflight.log_level = ctx.log_level;
         inflight.cacheable = matches!(work, Work::ReadResource { .. });
+        if let Work::CallTool { tool, .. } = &work {
+            let timeout = self.catalog.tool_timeouts.get(*tool).copied().flatten();
+            inflight.deadline = timeout.map(|t| now + t);
+        }
+        let deadline = inflight.deadline;
         let wants_progress = inflight.progress_token.is_some();
         self.admit(&req.id, &mut inflight);
         self.calls.insert(req.id.clone(), inflight);
@@ -481,6 +486,7 @@ impl Peer {
             version: ctx.version,
             wants_progress,
             client_capabilities: ctx.caps,
+            deadline,
         }));
     }
 

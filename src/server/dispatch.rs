@@ -40,7 +40,6 @@ pub(super) struct State {
     pub tokens: HashMap<RequestId, CancelToken>,
     /// Server→client requests waiting for the client's answer.
     pub waiters: HashMap<RequestId, Sender<Result<Value, ErrorObject>>>,
-    pub deadlines: Vec<(Instant, RequestId)>,
     pub draining: bool,
     pub stopped: bool,
     /// Work to hand to the pool once the lock is released (waking a worker is a syscall).
@@ -79,7 +78,6 @@ impl Shared {
                 peer,
                 tokens: HashMap::new(),
                 waiters: HashMap::new(),
-                deadlines: Vec::new(),
                 draining: false,
                 stopped: false,
                 jobs: Vec::new(),
@@ -157,6 +155,12 @@ impl Shared {
                         st.fire.push((token.clone(), reason));
                     }
                 }
+                Effect::Deadline(id) => {
+                    if let Some(token) = st.tokens.get(&id) {
+                        log::info!("request {id} reached its deadline");
+                        st.fire.push((token.clone(), CancelReason::Deadline));
+                    }
+                }
                 Effect::Response(r) => match st.waiters.remove(&r.id) {
                     Some(tx) => {
                         let _ = tx.try_send(r.result);
@@ -177,14 +181,7 @@ impl Shared {
     fn start(self: &Arc<Self>, st: &mut State, call: Call) {
         let token = CancelToken::new();
         st.tokens.insert(call.id.clone(), token.clone());
-        let timeout = match &call.work {
-            Work::CallTool { tool, .. } => self.handlers.tools.get(*tool).and_then(|t| t.1),
-            _ => None,
-        };
-        let deadline = timeout.map(|t| Instant::now() + t);
-        if let Some(d) = deadline {
-            st.deadlines.push((d, call.id.clone()));
-        }
+        let deadline = call.deadline;
         if deadline.is_some() || call.wants_progress {
             self.wake_timer();
         }
@@ -213,7 +210,6 @@ impl Shared {
     fn finish(self: &Arc<Self>, id: &RequestId, outcome: Outcome, wants_progress: bool) {
         let mut st = self.lock();
         st.tokens.remove(id);
-        st.deadlines.retain(|(_, d)| d != id);
         st.peer.finish(Instant::now(), id, outcome);
         self.apply(&mut st);
         if wants_progress {
@@ -226,39 +222,17 @@ impl Shared {
         self.out.wait_for_room();
     }
 
-    /// The next time the timer must act: a heartbeat or a deadline.
+    /// The next time the timer must act (the peer's next heartbeat or deadline), and
+    /// whether the timer must stop.
     pub fn next_wake(&self) -> (Option<Instant>, bool) {
         let st = self.lock();
-        let heartbeat = st.peer.poll_timeout();
-        let deadline = st.deadlines.iter().map(|(d, _)| *d).min();
-        let next = match (heartbeat, deadline) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
-        (next, st.stopped)
+        (st.peer.poll_timeout(), st.stopped)
     }
 
     /// Heartbeats and deadlines that are due.
     pub fn on_timer(self: &Arc<Self>) {
         let now = Instant::now();
-        let mut st = self.lock();
-        st.peer.handle_timeout(now);
-        let due: Vec<RequestId> = st
-            .deadlines
-            .iter()
-            .filter(|(d, _)| *d <= now)
-            .map(|(_, id)| id.clone())
-            .collect();
-        st.deadlines.retain(|(d, _)| *d > now);
-        for id in due {
-            if let Some(token) = st.tokens.get(&id) {
-                log::info!("request {id} reached its deadline");
-                let token = token.clone();
-                st.fire.push((token, CancelReason::Deadline));
-            }
-        }
-        self.apply(&mut st);
-        self.release(st);
+        self.with_peer(|peer| peer.handle_timeout(now));
     }
 
     /// Handles frames from the reader under one lock.
@@ -320,7 +294,7 @@ fn run(ctx: &Ctx, work: Work) -> Outcome {
     let handlers = &ctx.shared.handlers;
     let result = catch_unwind(AssertUnwindSafe(|| match work {
         Work::CallTool { tool, arguments } => match handlers.tools.get(tool) {
-            Some((handler, _)) => Outcome::Tool(
+            Some(handler) => Outcome::Tool(
                 handler(ctx, arguments).unwrap_or_else(|e| CallToolResult::error(e.0)),
             ),
             None => Outcome::Error(ErrorObject::internal("no handler for this tool")),

@@ -227,7 +227,7 @@ pub(crate) struct TemplateEntry {
 
 /// Handlers by catalog index.
 pub(crate) struct Handlers {
-    tools: Vec<(Arc<ToolFn>, Option<Duration>)>,
+    tools: Vec<Arc<ToolFn>>,
     prompts: Vec<Arc<PromptFn>>,
     resources: HashMap<String, ResourceEntry>,
     templates: Vec<TemplateEntry>,
@@ -274,17 +274,19 @@ impl Server {
 
     /// Adds a tool. A tool with the name of an earlier one replaces it.
     pub fn tool(mut self, def: ToolDef) -> Server {
-        let entry = (def.handler, def.timeout);
-        match self.catalog.tool_index(&def.tool.name) {
+        let c = &mut self.catalog;
+        match c.tool_index(&def.tool.name) {
             Some(i) => {
-                self.catalog.tools[i] = def.tool;
-                self.catalog.tool_requirements[i] = def.requires;
-                self.handlers.tools[i] = entry;
+                c.tools[i] = def.tool;
+                c.tool_requirements[i] = def.requires;
+                c.tool_timeouts[i] = def.timeout;
+                self.handlers.tools[i] = def.handler;
             }
             None => {
-                self.catalog.tools.push(def.tool);
-                self.catalog.tool_requirements.push(def.requires);
-                self.handlers.tools.push(entry);
+                c.tools.push(def.tool);
+                c.tool_requirements.push(def.requires);
+                c.tool_timeouts.push(def.timeout);
+                self.handlers.tools.push(def.handler);
             }
         }
         self

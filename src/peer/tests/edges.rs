@@ -8,7 +8,7 @@ use serde_json::json;
 
 use super::{call, catalog, H};
 use crate::jsonrpc::{RequestId, QUOTE_MAX};
-use crate::peer::{Config, Outcome, Peer};
+use crate::peer::{Config, Effect, Outcome, Peer};
 
 fn limited(max_running: usize) -> H {
     let config = Config {
@@ -135,4 +135,30 @@ fn errors_quote_a_bounded_part_of_the_input() {
         assert!(text.len() < 2 * QUOTE_MAX + 300, "{method}: {}", text.len());
         assert!(text.contains("(2097152 bytes)"), "{text}");
     }
+}
+
+#[test]
+fn deadlines_are_timers_of_the_peer() {
+    let mut h = H::legacy("2025-11-25");
+    let t0 = h.now;
+    // The test catalog's `sleep` has a 30 s deadline.
+    let out = h.req(call(json!(1), "sleep", json!({}), None));
+    assert_eq!(out.started[0].deadline, Some(t0 + Duration::from_secs(30)));
+    let out = h.req(call(json!(2), "echo", json!({"text": "x"}), None));
+    assert_eq!(out.started[0].deadline, None);
+    assert_eq!(h.peer.poll_timeout(), Some(t0 + Duration::from_secs(30)));
+    h.peer.handle_timeout(t0 + Duration::from_secs(29));
+    assert!(h.drain().other.is_empty());
+    h.peer.handle_timeout(t0 + Duration::from_secs(30));
+    let out = h.drain();
+    assert_eq!(out.other, [Effect::Deadline(RequestId::number(1))]);
+    assert_eq!(h.peer.poll_timeout(), None, "a deadline fires once");
+    // Unlike a cancel, the call is still answered.
+    let t31 = t0 + Duration::from_secs(31);
+    h.peer.finish(
+        t31,
+        &RequestId::number(1),
+        Outcome::Value(json!({"done": 1})),
+    );
+    assert_eq!(h.drain().sent[0]["result"]["done"], 1);
 }
