@@ -183,7 +183,8 @@ fn reader(
                 let frames: Vec<_> = std::iter::from_fn(|| decoder.next_frame()).collect();
                 if !frames.is_empty() {
                     shared.handle_frames(frames);
-                    // Explicit: this thread is exempt from the implicit waits.
+                    // Only here does the reader wait, and only at twice the bound: a client
+                    // that sends requests without reading their answers.
                     shared.out.wait_for_room_always(READER_ROOM);
                 }
             }
@@ -204,8 +205,8 @@ fn reader(
 
 /// The only owner of stdout. Takes what is queued (up to `WRITE_BATCH` bytes), copies small
 /// frames into one buffer so that many frames cost one `write`, and writes large ones from
-/// where they are; flushes when the queue is empty. Stops when the queue is closed and
-/// everything was written. A broken pipe ends the session.
+/// where they are; flushes after each batch. Stops when the queue is closed and everything
+/// was written. A broken pipe ends the session (and what is queued is dropped).
 fn writer(
     mut output: Box<dyn Write + Send>,
     rx: &Inbox,
