@@ -41,8 +41,13 @@ struct Client {
 
 impl Client {
     fn start(env: &[(&str, &str)]) -> Client {
-        let mut child = Command::new(everything_bin())
-            .envs(env.iter().copied())
+        let mut cmd = Command::new(everything_bin());
+        cmd.envs(env.iter().copied());
+        Client::spawn(cmd)
+    }
+
+    fn spawn(mut cmd: Command) -> Client {
+        let mut child = cmd
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -122,7 +127,11 @@ impl Client {
     }
 
     fn call(&mut self, id: i64, args: Value, token: Option<&str>) {
-        let mut params = json!({"name": "flood", "arguments": args});
+        self.call_tool(id, "flood", args, token);
+    }
+
+    fn call_tool(&mut self, id: i64, tool: &str, args: Value, token: Option<&str>) {
+        let mut params = json!({"name": tool, "arguments": args});
         if let Some(t) = token {
             params["_meta"] = json!({ "progressToken": t });
         }
@@ -279,7 +288,11 @@ fn a_client_that_stops_reading_bounds_the_server_and_loses_nothing() {
 #[test]
 fn a_slow_reader_at_sigterm_gets_whole_frames_and_every_result() {
     // A generous drain: it ends as soon as the calls end, and they end on their own.
-    let mut c = Client::start(&[("STDMCP_DRAIN_MS", "10000")]);
+    // A generous stall timeout too: this client keeps reading, however loaded the machine.
+    let mut c = Client::start(&[
+        ("STDMCP_DRAIN_MS", "10000"),
+        ("STDMCP_FLUSH_STALL_MS", "10000"),
+    ]);
     c.handshake();
     c.pace(Pace::Slow {
         bytes: 64 * 1024,
@@ -358,4 +371,40 @@ fn writer_blocked(pid: u32) -> bool {
         let wchan = std::fs::read_to_string(t.path().join("wchan")).unwrap_or_default();
         comm.trim() == "stdmcp-writer" && wchan.contains("pipe_write")
     })
+}
+
+/// The reproducer as written: a manifest tool `seq -f 'P %g' 1 100000` with progress
+/// prefix `P`, a client reading 64 KiB every 30 ms, SIGTERM once progress flows. Whole frames
+/// only, and the result of the call.
+#[test]
+fn a_slow_reader_at_sigterm_gets_the_manifest_tools_result() {
+    let dir = common::temp_dir("seq-progress");
+    let manifest = dir.join("m.json");
+    let tool = json!({"name": "seqp", "description": "counts", "program": "seq",
+        "args": ["-f", "P %g", "1", "100000"], "progress": {"prefix": "P", "stream": "stdout"}});
+    let m = json!({"name": "repro", "version": "1.0.0", "tools": [tool]});
+    std::fs::write(&manifest, m.to_string()).unwrap();
+    let mut cmd = Command::new(common::stdmcp_bin());
+    cmd.args(["serve", "--config"]).arg(&manifest);
+    cmd.env("STDMCP_DRAIN_MS", "10000")
+        .env("STDMCP_FLUSH_STALL_MS", "10000");
+    let mut c = Client::spawn(cmd);
+    c.handshake();
+    c.pace(Pace::Slow {
+        bytes: 64 * 1024,
+        every: Duration::from_millis(30),
+    });
+    c.call_tool(1, "seqp", json!({}), Some("p"));
+    c.recv_where("the first progress", |m| {
+        m["params"]["progressToken"] == "p"
+    });
+    send_signal(c.child.id() as i32, 15);
+    let (all, status) = c.read_to_exit();
+    assert!(status.success(), "{status:?}");
+    let r = all
+        .iter()
+        .find(|m| m["id"] == 1)
+        .expect("the result was lost");
+    assert_eq!(r["result"]["structuredContent"]["exitCode"], 0, "{r}");
+    check_progress(&all);
 }
