@@ -363,14 +363,63 @@ fn sigterm_with_a_client_that_reads_nothing_still_exits() {
 
 /// True when the server's writer thread sleeps in a pipe write.
 fn writer_blocked(pid: u32) -> bool {
+    thread_waits(pid, "stdmcp-writer", "pipe_write")
+}
+
+/// True when the server's thread `name` sleeps in a kernel function containing `wchan`.
+fn thread_waits(pid: u32, name: &str, wchan: &str) -> bool {
     let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
         return false;
     };
     tasks.flatten().any(|t| {
         let comm = std::fs::read_to_string(t.path().join("comm")).unwrap_or_default();
-        let wchan = std::fs::read_to_string(t.path().join("wchan")).unwrap_or_default();
-        comm.trim() == "stdmcp-writer" && wchan.contains("pipe_write")
+        let at = std::fs::read_to_string(t.path().join("wchan")).unwrap_or_default();
+        comm.trim() == name && at.contains(wchan)
     })
+}
+
+/// A client that sends requests without reading the answers: the reader answers them on
+/// its own thread, so it is what must stop, at twice the queue bound (the client's writes
+/// then block, as on any pipe), and every answer arrives once the client reads.
+#[test]
+fn a_client_that_writes_without_reading_pauses_the_reader() {
+    const LISTS: i64 = 3000; // about 14 MB of answers
+    const CEILING: u64 = 12 * MIB;
+    let mut c = Client::start(&[("STDMCP_MAX_OUTGOING_BYTES", "65536")]);
+    c.handshake();
+    c.pace(Pace::Stopped);
+    let mut stdin = c.stdin.take().unwrap();
+    let sender = thread::spawn(move || {
+        for id in 1..=LISTS {
+            let r = json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"});
+            // Blocks while the server's reader pauses; fails only if the server died.
+            stdin.write_all(format!("{r}\n").as_bytes()).unwrap();
+        }
+        stdin
+    });
+    let pid = c.child.id();
+    let deadline = Instant::now() + PATIENCE;
+    while !thread_waits(pid, "stdmcp-reader", "futex") {
+        let rss = vm(pid, "VmRSS");
+        assert!(rss < CEILING, "server RSS {} MiB", rss / MIB);
+        assert!(Instant::now() < deadline, "the reader never paused");
+        thread::sleep(Duration::from_millis(10));
+    }
+    let peak = vm(pid, "VmHWM");
+    eprintln!(
+        "peak RSS with the reader paused: {:.1} MiB",
+        peak as f64 / MIB as f64
+    );
+    assert!(peak < CEILING, "peak RSS {} MiB", peak / MIB);
+    c.pace(Pace::Full);
+    drop(sender.join().unwrap()); // all sent: close stdin
+    let (all, status) = c.read_to_exit();
+    assert!(status.success());
+    let answered = all
+        .iter()
+        .filter(|m| m["result"]["tools"].is_array())
+        .count();
+    assert_eq!(answered as i64, LISTS);
 }
 
 /// The reproducer as written: a manifest tool `seq -f 'P %g' 1 100000` with progress

@@ -23,6 +23,10 @@ const WRITE_DIRECT: usize = 64 * 1024;
 /// The reader stops reading while this many times the queue limit is queued: only its own
 /// answers to a client that writes without reading can get there (workers wait at the limit).
 const READER_ROOM: usize = 2;
+/// Frames the reader hands to the dispatcher under one lock; between groups it checks the
+/// room in the writer's queue, so that a chunk of small requests with large answers (64 KiB
+/// of `tools/list`) cannot overshoot the bound by much.
+const FRAMES_PER_LOCK: usize = 64;
 
 pub(super) fn serve(
     server: Server,
@@ -180,9 +184,13 @@ fn reader(
             Ok(0) => break,
             Ok(n) => {
                 decoder.push(&buf[..n]);
-                let frames: Vec<_> = std::iter::from_fn(|| decoder.next_frame()).collect();
-                if !frames.is_empty() {
-                    shared.handle_frames(frames);
+                let mut frames = std::iter::from_fn(|| decoder.next_frame());
+                loop {
+                    let group: Vec<_> = frames.by_ref().take(FRAMES_PER_LOCK).collect();
+                    if group.is_empty() {
+                        break;
+                    }
+                    shared.handle_frames(group);
                     // Only here does the reader wait, and only at twice the bound: a client
                     // that sends requests without reading their answers.
                     shared.out.wait_for_room_always(READER_ROOM);
