@@ -11,6 +11,9 @@
 //! | `spawn {ms}` | runs the system `sleep` through the process runner; cancelling kills it |
 //! | `fail {}` | an `isError` result |
 //! | `panic {}` | a handler that panics (the server goes on) |
+//! | `flood {progress, message_bytes, logs, log_bytes, result_bytes}` | as fast as it can: `progress` progress reports with messages of about `message_bytes`, `logs` log messages of `log_bytes`, then a result of `result_bytes` |
+//! | `hooked {}` | a cancel hook that reports progress and logs; waits for the cancel |
+//! | `hooked_deadline {}` | the same, cancelled by its 100 ms deadline; answers how it ended |
 //! | `test_*`, `json_schema_2020_12_tool` | the conformance suite's fixtures |
 
 use std::sync::Arc;
@@ -87,6 +90,65 @@ fn spawn(ctx: &Ctx, args: Value) -> ToolResult {
     Ok(CallToolResult::text("spawned"))
 }
 
+fn count_arg(args: &Value, name: &str) -> Result<usize, ToolError> {
+    match args.get(name) {
+        None => Ok(0),
+        Some(_) => usize::try_from(int_arg(args, name)?.max(0))
+            .map_err(|_| ToolError::msg(format!("{name} is too large"))),
+    }
+}
+
+/// Floods the client: progress as fast as possible, log messages between them, then a large
+/// result (what a chatty build or prover does to a client that reads slowly).
+fn flood(ctx: &Ctx, args: Value) -> ToolResult {
+    let progress = count_arg(&args, "progress")?;
+    let logs = count_arg(&args, "logs")?;
+    let log_text = "l".repeat(count_arg(&args, "log_bytes")?);
+    let padding = "m".repeat(count_arg(&args, "message_bytes")?);
+    let every = progress.checked_div(logs).map_or(usize::MAX, |n| n.max(1));
+    let mut logged = 0;
+    for i in 1..=progress.max(logs) {
+        if ctx.is_cancelled() {
+            return Ok(CallToolResult::text("cancelled"));
+        }
+        if i <= progress {
+            let message = format!("P {i} {padding}");
+            ctx.progress(i as f64, None, Some(&message));
+        }
+        if logged < logs && i % every == 0 {
+            logged += 1;
+            ctx.log(LogLevel::Info, json!({"n": logged, "text": log_text}));
+        }
+    }
+    Ok(CallToolResult::text(
+        "r".repeat(count_arg(&args, "result_bytes")?),
+    ))
+}
+
+/// Waits for the cancel; the cancel hook reports progress and logs (as `Ctx::cancel_token`'s
+/// docs allow), then the handler answers how the call ended.
+fn hooked(ctx: &Ctx, _: Value) -> ToolResult {
+    let reporter = ctx.reporter();
+    ctx.progress(1.0, None, Some("waiting for the cancel"));
+    let _guard = ctx.cancel_token().on_cancel(move || {
+        reporter.progress(2.0, None, Some("cancel hook ran"));
+    });
+    let logged = {
+        let token = ctx.cancel_token().clone();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let _log_guard = token.on_cancel(move || {
+            let _ = tx.send(());
+        });
+        ctx.wait_cancelled(Instant::now() + Duration::from_secs(60));
+        rx.recv_timeout(Duration::from_secs(10)).is_ok()
+    };
+    ctx.log(LogLevel::Info, "the cancel hook ran");
+    Ok(CallToolResult::text(format!(
+        "cancelled: {:?}, hooks ran: {logged}",
+        ctx.cancel_reason()
+    )))
+}
+
 fn tools(server: Server) -> Server {
     server
         .tool(
@@ -152,6 +214,36 @@ fn tools(server: Server) -> Server {
             json!({"type": "object"}),
             |_, _| panic!("the panic tool panicked on purpose"),
         ))
+        .tool(ToolDef::new(
+            "flood",
+            "Reports progress and logs as fast as it can, then returns a large result.",
+            schema(
+                json!({
+                    "progress": {"type": "integer", "minimum": 0},
+                    "message_bytes": {"type": "integer", "minimum": 0},
+                    "logs": {"type": "integer", "minimum": 0},
+                    "log_bytes": {"type": "integer", "minimum": 0},
+                    "result_bytes": {"type": "integer", "minimum": 0}
+                }),
+                &[],
+            ),
+            flood,
+        ))
+        .tool(ToolDef::new(
+            "hooked",
+            "Waits for the cancel; its cancel hook reports progress.",
+            json!({"type": "object"}),
+            hooked,
+        ))
+        .tool(
+            ToolDef::new(
+                "hooked_deadline",
+                "Like hooked, cancelled by its 100 ms deadline.",
+                json!({"type": "object"}),
+                hooked,
+            )
+            .timeout(Duration::from_millis(100)),
+        )
 }
 
 fn conformance_tools(server: Server) -> Server {

@@ -5,6 +5,12 @@
 //! [`CancelToken::wait_until`] and runs each registered hook exactly once.
 //! Hooks run outside of the token's lock, so a hook may itself use the token
 //! (check it, register another hook, drop its own guard).
+//!
+//! In a server, hooks run on the thread that cancels, and never under the server's own
+//! lock: the reader thread for the client's `notifications/cancelled`, the timer thread when
+//! the call's deadline passes, the main thread at shutdown. A hook may therefore report
+//! progress or log through the call's `Ctx` or `Reporter`; it should be quick, since the
+//! reader handles no further frames until the hooks it fires have returned.
 
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

@@ -132,7 +132,9 @@ impl Client {
         let mut out = Vec::new();
         while let Some(e) = self.peer.poll_effect() {
             match e {
-                Effect::Send(bytes) => out.extend_from_slice(&bytes),
+                Effect::Send(bytes) | Effect::Progress { bytes, .. } => {
+                    out.extend_from_slice(&bytes)
+                }
                 Effect::Response(r) => self.events.push_back(Event::Response(r)),
                 Effect::Notification(n) if n.method == method::PROGRESS => {
                     let id = n
@@ -149,7 +151,7 @@ impl Client {
                 }
                 Effect::Notification(n) => self.events.push_back(Event::Notification(n)),
                 Effect::Request(r) => self.events.push_back(Event::Request(r)),
-                Effect::Start(_) | Effect::Cancel(_) => {}
+                Effect::Start(_) | Effect::Cancel(_) | Effect::Deadline(_) => {}
             }
         }
         if !out.is_empty() {

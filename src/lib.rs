@@ -21,27 +21,41 @@
 //! ```text
 //!   stdin                                                                stdout
 //!     │                                                                    ▲
-//! ┌───▼────────────┐  frames   ┌───────────────────────────┐  bytes   ┌────┴──────────┐
+//! ┌───▼────────────┐  frames   ┌───────────────────────────┐  frames  ┌────┴──────────┐
 //! │ stdmcp-reader  ├──────────►│ dispatcher: Mutex<Peer>   ├─────────►│ stdmcp-writer │
-//! │ FrameDecoder   │  (lock)   │ + cancel tokens, waiters  │ crossbeam│ sole owner of │
-//! └────────────────┘           └──┬──────────▲─────────▲───┘ channel  │ stdout        │
+//! │ FrameDecoder   │  (lock)   │ + cancel tokens, waiters  │ bounded  │ sole owner of │
+//! └────────────────┘           └──┬──────────▲─────────▲───┘ outbox   │ stdout        │
 //!                         Start   │  finish, │         │ heartbeats,└───────────────┘
 //!                         (pool)  │  progress│         │ deadlines
 //!                       ┌─────────▼──────────┴──┐  ┌───┴───────────┐
 //!                       │ stdmcp-worker × N     │  │ stdmcp-timer  │
-//!                       │ one per call in flight│  └───────────────┘
-//!                       │ AtomicBool cancel flag│
+//!                       │ one per call running; │  └───────────────┘
+//!                       │ more queue in the pool│
 //!                       └───────────────────────┘
 //! stdmcp-signals ──(SIGTERM, SIGHUP, SIGINT)──► main thread: shutdown sequence
 //! ```
 //!
 //! The dispatcher is not a thread of its own: whichever thread has input for the peer (the
 //! reader with frames, a worker with its result or progress, the timer with a heartbeat) takes
-//! the lock, hands the input over and carries out the peer's effects (bytes to the writer,
-//! work to the pool, cancel tokens fired) before letting go. Cheap methods (`initialize`,
-//! `server/discover`, `ping`, `tools/list`, cancellation) are thus answered on the reader
-//! thread, and a tool's result goes from its worker straight to the writer's queue, with
-//! two thread hand-offs per call instead of four.
+//! the lock, hands the input over and queues the peer's frames for the writer, in order,
+//! before letting go; then, without the lock, it wakes the writer, hands new work to the pool
+//! and fires cancel tokens (so a cancel hook runs on the reader, timer or main thread, and may
+//! itself report progress or log). Cheap methods (`initialize`, `server/discover`, `ping`,
+//! `tools/list`, cancellation) are thus answered on the reader thread, and a tool's result
+//! goes from its worker straight to the writer's queue, with two thread hand-offs per call
+//! instead of four.
+//!
+//! # Flow control
+//!
+//! The writer's queue (the outbox) is bounded in bytes ([`server::Options::max_outgoing_bytes`]).
+//! Pushing never blocks, since it happens under the lock. A worker that queued a result or a
+//! log message waits, after letting go of the lock, until the queue is below the bound, so a
+//! client that stops reading stops the tools' output, not the server's memory. A progress
+//! frame replaces the same call's progress that is still queued, so a slow client sees the
+//! latest progress rather than a backlog. The reader and the timer never wait (a cancel must
+//! get through); the reader only pauses at twice the bound, which only its own answers to a
+//! client that writes without reading can reach. At exit the writer writes everything queued,
+//! whole frames, for as long as the client keeps reading ([`server::Options::flush_stall`]).
 //!
 //! # Wire logging
 //!

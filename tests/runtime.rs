@@ -286,3 +286,134 @@ fn legacy_sampling_round_trip() {
     assert_eq!(r["result"]["content"][0]["text"], "LLM response: hello");
     p.finish();
 }
+
+/// A cancel hook that reports progress (as `Ctx::cancel_token` invites) runs without the
+/// dispatcher lock: the server goes on answering after the cancel and after a deadline.
+#[test]
+fn cancel_hooks_may_report_progress() {
+    let mut p = Proc::everything();
+    p.initialize("2025-06-18");
+    p.call(json!(1), "hooked", json!({}), Some(json!("h")));
+    p.recv_where("the hooked tool's first progress", |m| {
+        m["params"]["progressToken"] == "h"
+    });
+    p.notify("notifications/cancelled", json!({"requestId": 1}));
+    p.request(json!(2), "ping", json!({}));
+    assert_eq!(p.response(&json!(2))["result"], json!({}));
+    // A deadline fires the token on the timer thread; the hook runs there.
+    p.call(json!(3), "hooked_deadline", json!({}), Some(json!("d")));
+    let r = p.response(&json!(3));
+    assert_eq!(
+        r["result"]["content"][0]["text"],
+        "cancelled: Some(Deadline), hooks ran: true"
+    );
+    p.request(json!(4), "ping", json!({}));
+    assert_eq!(p.response(&json!(4))["result"], json!({}));
+    let (rest, status) = p.finish();
+    assert!(status.success());
+    assert!(rest.iter().all(|m| m["id"] != json!(1)), "{rest:?}");
+}
+
+/// Calls beyond the concurrency limit say in their heartbeats that they are queued, and how
+/// many wait before them.
+#[test]
+fn heartbeats_of_queued_calls_say_so() {
+    let mut p = Proc::everything_with(&[
+        ("STDMCP_MAX_CONCURRENT_CALLS", "1"),
+        ("STDMCP_HEARTBEAT_MS", "50"),
+    ]);
+    p.initialize("2025-06-18");
+    p.call(json!(1), "sleep", json!({"ms": 60_000}), Some(json!("a")));
+    p.recv_where("progress of the running call", |m| {
+        m["params"]["progressToken"] == "a"
+    });
+    p.call(json!(2), "echo", json!({"text": "b"}), Some(json!("b")));
+    p.call(json!(3), "echo", json!({"text": "c"}), Some(json!("c")));
+    let b = p.recv_where("a heartbeat of the first queued call", |m| {
+        m["params"]["progressToken"] == "b"
+    });
+    let b = b["params"]["message"].as_str().unwrap();
+    assert!(
+        b.starts_with("queued for ") && b.contains("next in line"),
+        "{b}"
+    );
+    let c = p.recv_where("a heartbeat of the second queued call", |m| {
+        m["params"]["progressToken"] == "c"
+    });
+    let c = c["params"]["message"].as_str().unwrap();
+    assert!(c.contains("1 call ahead"), "{c}");
+    assert!(c.contains("at most 1 call runs at once"), "{c}");
+    p.notify("notifications/cancelled", json!({"requestId": 1}));
+    assert_eq!(p.response(&json!(2))["result"]["content"][0]["text"], "b");
+    assert_eq!(p.response(&json!(3))["result"]["content"][0]["text"], "c");
+    p.finish();
+}
+
+#[test]
+fn a_duplicate_id_in_flight_is_refused_and_the_first_goes_on() {
+    let mut p = Proc::everything();
+    p.initialize("2025-06-18");
+    p.call(json!(7), "sleep", json!({"ms": 300}), None);
+    // Valid, invalid arguments, unknown tool: each duplicate is refused before anything else.
+    p.call(json!(7), "sleep", json!({"ms": 1}), None);
+    p.call(json!(7), "sleep", json!({"ms": "x"}), None);
+    p.call(json!(7), "nope", json!({}), None);
+    let (all, status) = p.finish();
+    assert!(status.success());
+    let sevens: Vec<&Value> = all.iter().filter(|m| m["id"] == json!(7)).collect();
+    assert_eq!(sevens.len(), 4, "{sevens:?}");
+    for dup in &sevens[..3] {
+        assert_eq!(dup["error"]["code"], -32600, "{dup}");
+    }
+    assert_eq!(sevens[3]["result"]["content"][0]["text"], "slept");
+}
+
+#[test]
+fn errors_quote_a_bounded_part_of_the_input() {
+    let mut p = Proc::everything();
+    let huge = "m".repeat(10 << 20);
+    // Before initialize: an unknown method is -32601, a known one says how to proceed.
+    p.request(json!(1), &huge, json!({}));
+    let r = p.response(&json!(1));
+    assert_eq!(r["error"]["code"], -32601);
+    assert!(r.to_string().len() < 1024, "{} bytes", r.to_string().len());
+    p.request(json!(2), "nope/nope", json!({}));
+    assert_eq!(p.response(&json!(2))["error"]["code"], -32601);
+    p.request(json!(3), "tools/list", json!({}));
+    assert_eq!(p.response(&json!(3))["error"]["code"], -32602);
+    p.initialize("2025-06-18");
+    let long_id = json!("i".repeat(1 << 20));
+    for (id, method, params) in [
+        (json!(4), huge.as_str(), json!({})),
+        (json!(5), "tools/call", json!({"name": huge})),
+        (json!(6), "tools/list", json!({"cursor": huge})),
+        (json!(7), "prompts/get", json!({"name": huge})),
+        (json!(8), "resources/read", json!({"uri": huge})),
+        (
+            json!(9),
+            "tools/call",
+            json!({"name": "sleep", "arguments": {"ms": huge}}),
+        ),
+        (
+            json!(10),
+            "tools/call",
+            json!({"name": "echo", "arguments": {huge.as_str(): 1, "text": "x"}}),
+        ),
+    ] {
+        p.request(id.clone(), method, params);
+        let r = p.response(&id);
+        assert!(
+            r.to_string().len() < 1024,
+            "{id}: {} bytes",
+            r.to_string().len()
+        );
+    }
+    p.request(json!(11), "ping", json!({"_meta": {"io.modelcontextprotocol/protocolVersion": huge, "io.modelcontextprotocol/clientCapabilities": {}}}));
+    let r = p.response(&json!(11));
+    assert!(r.to_string().len() < 1024, "{} bytes", r.to_string().len());
+    p.call(long_id.clone(), "sleep", json!({"ms": 200}), None);
+    p.call(long_id.clone(), "sleep", json!({"ms": 200}), None);
+    let dup = p.recv_where("the duplicate's error", |m| m.get("error").is_some());
+    assert!(dup["error"]["message"].as_str().unwrap().len() < 1024);
+    p.finish();
+}

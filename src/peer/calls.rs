@@ -33,12 +33,17 @@ pub(super) struct Inflight {
     pub progress_token: Option<Value>,
     /// Per-request log level (2026-07-28), or `None`.
     pub log_level: Option<LogLevel>,
+    /// When the request arrived.
     pub started: Instant,
+    /// When its work started; `None` while it waits for a free slot.
+    pub running_since: Option<Instant>,
     pub last_report: Instant,
     pub last_progress: Option<f64>,
     pub last_total: Option<f64>,
     pub status: Option<String>,
     pub cancelled: bool,
+    /// The server-side deadline, until it has fired.
+    pub deadline: Option<Instant>,
 }
 
 impl Inflight {
@@ -50,11 +55,13 @@ impl Inflight {
             progress_token: None,
             log_level: None,
             started: now,
+            running_since: Some(now),
             last_report: now,
             last_progress: None,
             last_total: None,
             status: None,
             cancelled: false,
+            deadline: None,
         }
     }
 
@@ -65,12 +72,14 @@ impl Inflight {
 
 impl Peer {
     /// Reports the end of a request's work (server role). Nothing is sent when the request
-    /// was cancelled; the entry is dropped either way.
-    pub fn finish(&mut self, _now: Instant, id: &RequestId, outcome: Outcome) {
+    /// was cancelled; the entry is dropped either way, and the oldest waiting request (if
+    /// any) starts running at `now`.
+    pub fn finish(&mut self, now: Instant, id: &RequestId, outcome: Outcome) {
         let Some(call) = self.calls.remove(id) else {
             log::debug!("finish for unknown request {id}");
             return;
         };
+        self.free_slot(now, id, call.running_since.is_some());
         if call.cancelled {
             log::debug!("request {id} was cancelled: its result is dropped");
             self.forget_in_batches(id);
@@ -98,11 +107,41 @@ impl Peer {
                 } else {
                     ErrorCode::RESOURCE_NOT_FOUND
                 };
+                let uri = crate::jsonrpc::quote(&uri);
                 let e = ErrorObject::new(code, format!("Resource not found: {uri}"))
                     .with_data(json!({ "uri": uri }));
                 self.send_error(Some(id), &e);
             }
             Outcome::Error(e) => self.send_error(Some(id), &e),
+        }
+    }
+
+    /// Admits a new request: running if a slot is free, else waiting in line.
+    pub(super) fn admit(&mut self, id: &RequestId, call: &mut Inflight) {
+        if self.running < self.config.max_running {
+            self.running += 1;
+        } else {
+            call.running_since = None;
+            self.waiting.push_back(id.clone());
+        }
+    }
+
+    /// A request left: its slot (or its place in line) is free; the oldest waiting request
+    /// takes a free slot, as the worker pool starts the oldest queued job.
+    fn free_slot(&mut self, now: Instant, id: &RequestId, was_running: bool) {
+        if !was_running {
+            self.waiting.retain(|w| w != id);
+            return;
+        }
+        self.running = self.running.saturating_sub(1);
+        while self.running < self.config.max_running {
+            let Some(next) = self.waiting.pop_front() else {
+                break;
+            };
+            if let Some(call) = self.calls.get_mut(&next) {
+                call.running_since = Some(now);
+                self.running += 1;
+            }
         }
     }
 
@@ -112,6 +151,7 @@ impl Peer {
         match self.calls.get_mut(id) {
             Some(call) if !call.cancelled => {
                 call.cancelled = true;
+                call.deadline = None; // its work is being stopped already
                 self.effects.push_back(Effect::Cancel(id.clone()));
                 true
             }
@@ -171,8 +211,21 @@ impl Peer {
             message,
         };
         let params = gate::progress(params, call.version);
-        self.send_notification(method::PROGRESS, &params);
-        true
+        let mut out = Vec::with_capacity(128);
+        match crate::jsonrpc::write_notification(&mut out, method::PROGRESS, &params) {
+            Ok(()) => {
+                let bytes = self.framed(out);
+                self.effects.push_back(Effect::Progress {
+                    id: id.clone(),
+                    bytes,
+                });
+                true
+            }
+            Err(e) => {
+                log::error!("could not write a progress notification: {e}");
+                false
+            }
+        }
     }
 
     /// Sets the message the next heartbeat of a request carries (e.g. the last output line),
@@ -212,6 +265,24 @@ impl Peer {
         true
     }
 
+    pub(super) fn next_deadline(&self) -> Option<Instant> {
+        self.calls.values().filter_map(|c| c.deadline).min()
+    }
+
+    /// Emits [`Effect::Deadline`] for every call whose deadline is due (once each).
+    fn fire_deadlines(&mut self, now: Instant) {
+        let mut due: Vec<RequestId> = Vec::new();
+        for (id, call) in &mut self.calls {
+            if call.deadline.is_some_and(|d| d <= now) {
+                call.deadline = None;
+                due.push(id.clone());
+            }
+        }
+        for id in due {
+            self.effects.push_back(Effect::Deadline(id));
+        }
+    }
+
     pub(super) fn next_heartbeat(&self) -> Option<Instant> {
         self.calls
             .values()
@@ -223,8 +294,11 @@ impl Peer {
     /// Sends heartbeat progress for every call that has a token and has not reported for the
     /// heartbeat interval. Without a tool-given total the value is the elapsed seconds; with
     /// one, it creeps a thousandth of the remaining way towards it, so it always increases
-    /// and never passes the total.
+    /// and never passes the total. The message is the call's status, how long it has run, or,
+    /// for a call waiting for a free slot, how long it has waited and how many wait before it.
+    /// Calls whose server-side deadline is due get [`Effect::Deadline`].
     pub fn handle_timeout(&mut self, now: Instant) {
+        self.fire_deadlines(now);
         let due: Vec<RequestId> = self
             .calls
             .iter()
@@ -234,6 +308,8 @@ impl Peer {
             .map(|(id, _)| id.clone())
             .collect();
         for id in due {
+            let ahead = self.waiting.iter().position(|w| *w == id);
+            let max_running = self.config.max_running;
             let Some(call) = self.calls.get_mut(&id) else {
                 continue;
             };
@@ -249,11 +325,14 @@ impl Peer {
                     (last.map_or(secs, |l| secs.max(l + 0.001)), None)
                 }
             };
-            let message = call
-                .status
-                .clone()
-                .or_else(|| Some(format!("running for {}", human(elapsed))));
-            self.emit_progress(now, &id, value, total, message);
+            let message = match (call.running_since, ahead) {
+                (Some(since), _) => call
+                    .status
+                    .clone()
+                    .unwrap_or_else(|| format!("running for {}", human(now - since))),
+                (None, ahead) => queued_message(elapsed, ahead.unwrap_or(0), max_running),
+            };
+            self.emit_progress(now, &id, value, total, Some(message));
         }
     }
 
@@ -263,14 +342,32 @@ impl Peer {
             .and_then(|m| m.get(mcp::meta_key::LOG_LEVEL))
         {
             None | Some(Value::Null) => Ok(None),
-            Some(Value::String(s)) => LogLevel::parse(s)
-                .map(Some)
-                .ok_or_else(|| ErrorObject::invalid_params(format!("Unknown log level: {s}"))),
+            Some(Value::String(s)) => LogLevel::parse(s).map(Some).ok_or_else(|| {
+                let s = crate::jsonrpc::quote(s);
+                ErrorObject::invalid_params(format!("Unknown log level: {s}"))
+            }),
             Some(_) => Err(ErrorObject::invalid_params(
                 "The log level must be a string",
             )),
         }
     }
+}
+
+fn queued_message(waited: Duration, ahead: usize, max_running: usize) -> String {
+    let line = match ahead {
+        0 => "next in line".to_owned(),
+        1 => "1 call ahead".to_owned(),
+        n => format!("{n} calls ahead"),
+    };
+    let calls = if max_running == 1 {
+        "call runs"
+    } else {
+        "calls run"
+    };
+    format!(
+        "queued for {} ({line}; at most {max_running} {calls} at once)",
+        human(waited)
+    )
 }
 
 fn human(d: Duration) -> String {

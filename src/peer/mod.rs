@@ -9,7 +9,7 @@
 //! * commands: [`Peer::request`], [`Peer::notify`] and [`Peer::cancel_request`] to talk to the
 //!   other side, and [`Peer::shutdown`];
 //! * time: [`Peer::poll_timeout`] says when [`Peer::handle_timeout`] must next be called (for
-//!   progress heartbeats); every time-dependent call takes `now`;
+//!   progress heartbeats and call deadlines); every time-dependent call takes `now`;
 //! * outputs: [`Peer::poll_effect`] pops what the caller must do: write bytes, start or stop
 //!   work, deliver a response or a notification.
 //!
@@ -59,6 +59,9 @@ pub struct Catalog {
     /// Client capabilities each tool needs (`"sampling"`, `"elicitation"`, `"roots"`), by
     /// tool index; a call without them is refused before it starts.
     pub tool_requirements: Vec<Vec<String>>,
+    /// Server-side deadline of each tool's calls, by tool index (missing: none). When it
+    /// passes, the peer emits [`Effect::Deadline`].
+    pub tool_timeouts: Vec<Option<Duration>>,
 }
 
 impl Catalog {
@@ -78,6 +81,9 @@ pub struct Config {
     pub page_size: usize,
     /// `ttlMs` on list results of the 2026-07-28 era (mcp-spec.md §4.8).
     pub list_ttl_ms: u64,
+    /// Requests whose work runs at once; later ones wait in arrival order for one to finish
+    /// (the runtime's worker pool has the same limit). Heartbeats of waiting requests say so.
+    pub max_running: usize,
 }
 
 impl Default for Config {
@@ -86,6 +92,7 @@ impl Default for Config {
             heartbeat: DEFAULT_HEARTBEAT,
             page_size: 100,
             list_ttl_ms: 300_000,
+            max_running: usize::MAX,
         }
     }
 }
@@ -132,6 +139,8 @@ pub struct Call {
     pub wants_progress: bool,
     /// The client's capabilities (per request in 2026-07-28, per session before).
     pub client_capabilities: ClientCapabilities,
+    /// When the server-side deadline of the call passes, if its tool has one.
+    pub deadline: Option<Instant>,
 }
 
 /// What the caller must do next.
@@ -139,10 +148,22 @@ pub struct Call {
 pub enum Effect {
     /// Write these bytes (one or more whole frames) to the other side.
     Send(Vec<u8>),
+    /// Write this progress frame of request `id` (server role). Until it is written, a later
+    /// `Progress` of the same request may replace it: values only increase, so a client that
+    /// reads slowly sees the latest progress instead of a backlog.
+    Progress {
+        /// The request the progress is about.
+        id: RequestId,
+        /// One whole frame.
+        bytes: Vec<u8>,
+    },
     /// Start this work; report its end with [`Peer::finish`].
     Start(Call),
     /// Stop the work of this request: it was cancelled, or the peer is shutting down.
     Cancel(RequestId),
+    /// The server-side deadline of this request passed: stop its work. Unlike a cancel, the
+    /// request is still answered (its tool says how it ended).
+    Deadline(RequestId),
     /// A response to a request this side sent with [`Peer::request`].
     Response(jsonrpc::Response),
     /// A notification from the other side that the peer does not handle itself
@@ -173,8 +194,12 @@ pub struct Peer {
     framing: Framing,
     /// Server role: the handshake-era session, once `initialize` was answered.
     session: Option<server::Session>,
-    /// Server role: requests whose work is running.
+    /// Server role: requests whose work is running or waiting to run.
     calls: HashMap<RequestId, calls::Inflight>,
+    /// Server role: how many of `calls` run (the others wait in `waiting`).
+    running: usize,
+    /// Server role: requests waiting for a free slot, oldest first.
+    waiting: VecDeque<RequestId>,
     /// Server role: open `subscriptions/listen` requests.
     listens: Vec<RequestId>,
     /// Server role, 2025-03-26: batches waiting for their responses.
@@ -207,6 +232,8 @@ impl Peer {
             framing: Framing::Newline,
             session: None,
             calls: HashMap::new(),
+            running: 0,
+            waiting: VecDeque::new(),
             listens: Vec::new(),
             batches: Vec::new(),
             outbound: HashMap::new(),
@@ -288,9 +315,12 @@ impl Peer {
         }
     }
 
-    /// When [`Peer::handle_timeout`] must next be called.
+    /// When [`Peer::handle_timeout`] must next be called: the next heartbeat or deadline.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        self.next_heartbeat()
+        match (self.next_heartbeat(), self.next_deadline()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     fn frame(&self, json: &[u8]) -> Vec<u8> {
@@ -299,15 +329,19 @@ impl Peer {
         out
     }
 
-    fn send_json(&mut self, json: Vec<u8>) {
-        let framed = match self.framing {
+    fn framed(&self, json: Vec<u8>) -> Vec<u8> {
+        match self.framing {
             Framing::Newline => {
                 let mut json = json;
                 json.push(b'\n');
                 json
             }
             Framing::ContentLength => self.frame(&json),
-        };
+        }
+    }
+
+    fn send_json(&mut self, json: Vec<u8>) {
+        let framed = self.framed(json);
         self.effects.push_back(Effect::Send(framed));
     }
 

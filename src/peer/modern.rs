@@ -9,7 +9,7 @@ use serde_json::{json, Map, Value};
 
 use super::server::{meta, Ctx};
 use super::Peer;
-use crate::jsonrpc::{ErrorCode, ErrorObject, Request, RequestId};
+use crate::jsonrpc::{self, ErrorCode, ErrorObject, Request, RequestId};
 use crate::mcp::{meta_key, method, ClientCapabilities, ProtocolVersion};
 
 const REMOVED_IN_2026: [&str; 7] = [
@@ -34,9 +34,11 @@ impl Peer {
         let Some(version) = ProtocolVersion::parse(asked) else {
             let e = ErrorObject::new(
                 ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,
-                format!("Unsupported protocol version: {asked}"),
+                format!("Unsupported protocol version: {}", jsonrpc::quote(asked)),
             )
-            .with_data(json!({ "supported": ProtocolVersion::all_strs(), "requested": asked }));
+            .with_data(
+                json!({ "supported": ProtocolVersion::all_strs(), "requested": jsonrpc::quote(asked) }),
+            );
             return self.send_error(Some(&req.id), &e);
         };
         let caps = match meta(&req.params).and_then(|m| m.get(meta_key::CLIENT_CAPABILITIES)) {

@@ -11,11 +11,29 @@ use serde_json::{json, Map, Value};
 
 use super::calls::Inflight;
 use super::{Call, Effect, Peer, Work};
-use crate::jsonrpc::{ErrorObject, Incoming, Message, Notification, Request, RequestId};
+use crate::jsonrpc::{self, ErrorObject, Incoming, Message, Notification, Request, RequestId};
 use crate::mcp::{
     self, gate, meta_key, method, ClientCapabilities, InitializeResult, LogLevel, ProtocolVersion,
 };
 use crate::schema;
+
+/// Methods this server answers once the era is known: before `initialize`, and without a
+/// 2026-07-28 `_meta`, these get -32602 saying how to proceed; any other method -32601.
+const SESSION_METHODS: [&str; 13] = [
+    method::DISCOVER,
+    method::SUBSCRIPTIONS_LISTEN,
+    method::TOOLS_LIST,
+    method::TOOLS_CALL,
+    method::PROMPTS_LIST,
+    method::PROMPTS_GET,
+    method::RESOURCES_LIST,
+    method::RESOURCES_TEMPLATES_LIST,
+    method::RESOURCES_READ,
+    method::RESOURCES_SUBSCRIBE,
+    method::RESOURCES_UNSUBSCRIBE,
+    method::COMPLETION_COMPLETE,
+    method::LOGGING_SET_LEVEL,
+];
 
 /// A handshake-era session (mcp-spec.md §2.1).
 #[derive(Debug)]
@@ -83,6 +101,15 @@ impl Peer {
             let e = ErrorObject::internal("The server is shutting down");
             return self.send_error(Some(&req.id), &e);
         }
+        // Before anything else: a duplicate must not be answered as if it were the first
+        // (JSON-RPC 2.0 ids are unique among requests in flight); the first one goes on.
+        if self.calls.contains_key(&req.id) || self.listens.contains(&req.id) {
+            let e = ErrorObject::invalid_request(format!(
+                "Invalid request: id {} is already in use by a request in flight",
+                jsonrpc::quote(&req.id.to_string())
+            ));
+            return self.send_error(Some(&req.id), &e);
+        }
         if let Some(v) = meta(&req.params).and_then(|m| m.get(meta_key::PROTOCOL_VERSION)) {
             let v = v.clone();
             return self.modern_request(now, req, &v);
@@ -101,6 +128,9 @@ impl Peer {
                 self.legacy_request(now, req, ctx)
             }
             None if req.method == method::PING => self.send_result(&req.id, &json!({})),
+            None if !SESSION_METHODS.contains(&req.method.as_str()) => {
+                self.send_error(Some(&req.id), &ErrorObject::method_not_found(&req.method))
+            }
             None => {
                 let e = ErrorObject::invalid_params(format!(
                     "{} needs either the initialize handshake first or, for protocol 2026-07-28, \
@@ -281,7 +311,10 @@ impl Peer {
                 _ => {
                     return self.send_error(
                         Some(&req.id),
-                        &ErrorObject::invalid_params(format!("Invalid cursor: {c}")),
+                        &ErrorObject::invalid_params(format!(
+                            "Invalid cursor: {}",
+                            jsonrpc::quote(c)
+                        )),
                     )
                 }
             },
@@ -337,7 +370,7 @@ impl Peer {
             }
         };
         let Some(index) = self.catalog.tool_index(name) else {
-            let e = ErrorObject::invalid_params(format!("Unknown tool: {name}"));
+            let e = ErrorObject::invalid_params(format!("Unknown tool: {}", jsonrpc::quote(name)));
             return self.send_error(Some(&req.id), &e);
         };
         // A tool that needs a client capability this request lacks (mcp-spec.md §2.2):
@@ -362,7 +395,10 @@ impl Peer {
         if let Err(problem) = schema::validate(&self.catalog.tools[index].input_schema, &arguments)
         {
             let result = gate::call_result(
-                mcp::CallToolResult::error(format!("Invalid arguments for tool {name}: {problem}")),
+                mcp::CallToolResult::error(format!(
+                    "Invalid arguments for tool {name}: {}",
+                    jsonrpc::quote(&problem)
+                )),
                 ctx.version,
             );
             return if ctx.modern {
@@ -392,7 +428,7 @@ impl Peer {
         let Some(index) = self.catalog.prompts.iter().position(|p| p.name == name) else {
             return self.send_error(
                 Some(&req.id),
-                &ErrorObject::invalid_params(format!("Unknown prompt: {name}")),
+                &ErrorObject::invalid_params(format!("Unknown prompt: {}", jsonrpc::quote(name))),
             );
         };
         let arguments = match req.params.get("arguments") {
@@ -429,13 +465,6 @@ impl Peer {
     }
 
     fn start(&mut self, now: Instant, req: Request, ctx: Ctx, work: Work) {
-        if self.calls.contains_key(&req.id) {
-            let e = ErrorObject::invalid_request(format!(
-                "Invalid request: id {} is already in use by a request in flight",
-                req.id
-            ));
-            return self.send_error(Some(&req.id), &e);
-        }
         let mut inflight = Inflight::new(now, ctx.version, ctx.modern);
         inflight.progress_token = meta(&req.params)
             .and_then(|m| m.get("progressToken"))
@@ -443,7 +472,13 @@ impl Peer {
             .cloned();
         inflight.log_level = ctx.log_level;
         inflight.cacheable = matches!(work, Work::ReadResource { .. });
+        if let Work::CallTool { tool, .. } = &work {
+            let timeout = self.catalog.tool_timeouts.get(*tool).copied().flatten();
+            inflight.deadline = timeout.map(|t| now + t);
+        }
+        let deadline = inflight.deadline;
         let wants_progress = inflight.progress_token.is_some();
+        self.admit(&req.id, &mut inflight);
         self.calls.insert(req.id.clone(), inflight);
         self.effects.push_back(Effect::Start(Call {
             id: req.id,
@@ -451,6 +486,7 @@ impl Peer {
             version: ctx.version,
             wants_progress,
             client_capabilities: ctx.caps,
+            deadline,
         }));
     }
 

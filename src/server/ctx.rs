@@ -115,6 +115,12 @@ impl Ctx {
     }
 
     /// The call's cancel token (for the process runner, or to register a hook).
+    ///
+    /// A hook runs once, on the thread that cancels: the reader thread for the client's
+    /// `notifications/cancelled`, the timer thread for the call's deadline, the main thread at
+    /// shutdown (or this thread, if registered after the cancel). It runs without any of the
+    /// server's locks held, so it may report progress or log; it should be quick, since the
+    /// reader reads no further frames until it returns.
     pub fn cancel_token(&self) -> &CancelToken {
         &self.cancel
     }
@@ -137,8 +143,13 @@ impl Ctx {
     /// Sends a log message (`notifications/message`) as the era allows; returns whether sent.
     pub fn log(&self, level: LogLevel, data: impl Into<Value>) -> bool {
         let data = data.into();
-        self.shared
-            .with_peer(|peer| peer.log(&self.id, level, None, data))
+        let sent = self
+            .shared
+            .with_peer(|peer| peer.log(&self.id, level, None, data));
+        if sent {
+            self.shared.out.wait_for_room_unless(&self.cancel);
+        }
+        sent
     }
 
     /// Sends a request to the client and blocks until it answers, the call is cancelled, or
@@ -158,6 +169,7 @@ impl Ctx {
             st.waiters.insert(id.clone(), tx.clone());
             Ok::<_, ErrorObject>(id)
         })?;
+        self.shared.out.wait_for_room_unless(&self.cancel);
         let cancelled = tx;
         let _guard = self.cancel.on_cancel(move || {
             let _ = cancelled.try_send(Err(ErrorObject::internal("the call was cancelled")));

@@ -2,8 +2,13 @@
 //!
 //! Whichever thread has something for the peer (the reader with frames, a worker with a
 //! result or progress, the timer with a heartbeat) takes the lock, hands it over, and carries
-//! out the effects before letting go. Bytes for stdout go to the writer's channel in the
+//! out the effects before letting go. Bytes for stdout go to the writer's queue in the
 //! order the peer produced them, so a call's progress always precedes its response.
+//!
+//! What may block or run foreign code happens after the lock is released ([`Shared::release`]):
+//! waking the writer and workers, and firing cancel tokens, whose hooks may report progress
+//! or log and so take the lock themselves. Workers wait for room in the writer's queue after
+//! that too, never under the lock.
 
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -35,13 +40,14 @@ pub(super) struct State {
     pub tokens: HashMap<RequestId, CancelToken>,
     /// Server→client requests waiting for the client's answer.
     pub waiters: HashMap<RequestId, Sender<Result<Value, ErrorObject>>>,
-    pub deadlines: Vec<(Instant, RequestId)>,
     pub draining: bool,
     pub stopped: bool,
     /// Work to hand to the pool once the lock is released (waking a worker is a syscall).
     jobs: Vec<super::pool::Job>,
     /// The writer must be woken once the lock is released.
     ring_writer: bool,
+    /// Cancel tokens to fire once the lock is released (their hooks may take the lock).
+    fire: Vec<(CancelToken, CancelReason)>,
 }
 
 pub(crate) struct Shared {
@@ -72,11 +78,11 @@ impl Shared {
                 peer,
                 tokens: HashMap::new(),
                 waiters: HashMap::new(),
-                deadlines: Vec::new(),
                 draining: false,
                 stopped: false,
                 jobs: Vec::new(),
                 ring_writer: false,
+                fire: Vec::new(),
             }),
             out,
             events,
@@ -99,17 +105,22 @@ impl Shared {
         r
     }
 
-    /// Lets go of the lock, then does what needs no lock: wakes the writer and hands new work
-    /// to the pool (both may be syscalls; the bytes were queued in order under the lock).
+    /// Lets go of the lock, then does what needs no lock: wakes the writer, hands new work
+    /// to the pool (both may be syscalls; the bytes were queued in order under the lock) and
+    /// fires cancel tokens, whose hooks thus run on this thread without the lock.
     fn release(&self, mut st: MutexGuard<'_, State>) {
         let jobs = std::mem::take(&mut st.jobs);
         let ring = std::mem::take(&mut st.ring_writer);
+        let fire = std::mem::take(&mut st.fire);
         drop(st);
         if ring {
             self.out.ring();
         }
         for job in jobs {
             self.pool.submit(job);
+        }
+        for (token, reason) in fire {
+            token.cancel(reason);
         }
     }
 
@@ -127,6 +138,12 @@ impl Shared {
                     }
                     st.ring_writer |= self.out.push(bytes);
                 }
+                Effect::Progress { id, bytes } => {
+                    if log::log_enabled!(log::Level::Trace) {
+                        log::trace!("> {}", String::from_utf8_lossy(&bytes).trim_end());
+                    }
+                    st.ring_writer |= self.out.push_progress(&id, bytes);
+                }
                 Effect::Start(call) => self.start(st, call),
                 Effect::Cancel(id) => {
                     let reason = if st.draining {
@@ -135,12 +152,18 @@ impl Shared {
                         CancelReason::Client
                     };
                     if let Some(token) = st.tokens.get(&id) {
-                        token.cancel(reason);
+                        st.fire.push((token.clone(), reason));
+                    }
+                }
+                Effect::Deadline(id) => {
+                    if let Some(token) = st.tokens.get(&id) {
+                        log::info!("request {id} reached its deadline");
+                        st.fire.push((token.clone(), CancelReason::Deadline));
                     }
                 }
                 Effect::Response(r) => match st.waiters.remove(&r.id) {
                     Some(tx) => {
-                        let _ = tx.send(r.result);
+                        let _ = tx.try_send(r.result);
                     }
                     None => log::debug!("response {} has no waiter", r.id),
                 },
@@ -158,14 +181,7 @@ impl Shared {
     fn start(self: &Arc<Self>, st: &mut State, call: Call) {
         let token = CancelToken::new();
         st.tokens.insert(call.id.clone(), token.clone());
-        let timeout = match &call.work {
-            Work::CallTool { tool, .. } => self.handlers.tools.get(*tool).and_then(|t| t.1),
-            _ => None,
-        };
-        let deadline = timeout.map(|t| Instant::now() + t);
-        if let Some(d) = deadline {
-            st.deadlines.push((d, call.id.clone()));
-        }
+        let deadline = call.deadline;
         if deadline.is_some() || call.wants_progress {
             self.wake_timer();
         }
@@ -183,54 +199,40 @@ impl Shared {
         // already, so a cancel that arrives first is seen when the job starts.
         st.jobs.push(Box::new(move || {
             let outcome = run(&ctx, work);
-            ctx.shared.finish(&ctx.id, outcome);
+            ctx.shared.finish(&ctx.id, outcome, ctx.wants_progress);
         }));
     }
 
-    fn finish(self: &Arc<Self>, id: &RequestId, outcome: Outcome) {
+    /// Hands a call's outcome to the peer, which queues the response at once (a computed
+    /// result is never lost to a cancel that comes while the writer is behind); then, without
+    /// the lock, the worker waits while the writer's queue is full, so that it starts no new
+    /// work until the client reads.
+    fn finish(self: &Arc<Self>, id: &RequestId, outcome: Outcome, wants_progress: bool) {
         let mut st = self.lock();
         st.tokens.remove(id);
-        st.deadlines.retain(|(_, d)| d != id);
         st.peer.finish(Instant::now(), id, outcome);
         self.apply(&mut st);
+        if wants_progress {
+            self.out.end_progress(id);
+        }
         if st.draining && st.peer.calls_in_flight() == 0 {
             let _ = self.events.send(Event::Idle);
         }
         self.release(st);
+        self.out.wait_for_room();
     }
 
-    /// The next time the timer must act: a heartbeat or a deadline.
+    /// The next time the timer must act (the peer's next heartbeat or deadline), and
+    /// whether the timer must stop.
     pub fn next_wake(&self) -> (Option<Instant>, bool) {
         let st = self.lock();
-        let heartbeat = st.peer.poll_timeout();
-        let deadline = st.deadlines.iter().map(|(d, _)| *d).min();
-        let next = match (heartbeat, deadline) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
-        (next, st.stopped)
+        (st.peer.poll_timeout(), st.stopped)
     }
 
     /// Heartbeats and deadlines that are due.
     pub fn on_timer(self: &Arc<Self>) {
         let now = Instant::now();
-        let mut st = self.lock();
-        st.peer.handle_timeout(now);
-        let due: Vec<RequestId> = st
-            .deadlines
-            .iter()
-            .filter(|(d, _)| *d <= now)
-            .map(|(_, id)| id.clone())
-            .collect();
-        st.deadlines.retain(|(d, _)| *d > now);
-        for id in due {
-            if let Some(token) = st.tokens.get(&id) {
-                log::info!("request {id} reached its deadline");
-                token.cancel(CancelReason::Deadline);
-            }
-        }
-        self.apply(&mut st);
-        self.release(st);
+        self.with_peer(|peer| peer.handle_timeout(now));
     }
 
     /// Handles frames from the reader under one lock.
@@ -292,7 +294,7 @@ fn run(ctx: &Ctx, work: Work) -> Outcome {
     let handlers = &ctx.shared.handlers;
     let result = catch_unwind(AssertUnwindSafe(|| match work {
         Work::CallTool { tool, arguments } => match handlers.tools.get(tool) {
-            Some((handler, _)) => Outcome::Tool(
+            Some(handler) => Outcome::Tool(
                 handler(ctx, arguments).unwrap_or_else(|e| CallToolResult::error(e.0)),
             ),
             None => Outcome::Error(ErrorObject::internal("no handler for this tool")),

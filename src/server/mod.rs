@@ -155,6 +155,13 @@ pub struct Options {
     pub worker_keep_alive: Duration,
     /// Handle SIGTERM, SIGHUP and SIGINT (default true; `serve_stdio` only).
     pub signals: bool,
+    /// Bytes queued for stdout beyond which workers wait for the client to read (default
+    /// 8 MiB). Progress is coalesced to the latest per call instead, and the reader stops
+    /// reading at twice this much.
+    pub max_outgoing_bytes: usize,
+    /// At exit, queued output is written for as long as the client keeps reading; the server
+    /// gives up when stdout accepted nothing for this long (default 2 s).
+    pub flush_stall: Duration,
 }
 
 impl Default for Options {
@@ -168,13 +175,16 @@ impl Default for Options {
             worker_stack: 1024 * 1024,
             worker_keep_alive: Duration::from_secs(30),
             signals: true,
+            max_outgoing_bytes: 8 << 20,
+            flush_stall: Duration::from_secs(2),
         }
     }
 }
 
 impl Options {
-    /// Defaults, overridden by `STDMCP_HEARTBEAT_MS`, `STDMCP_DRAIN_MS` and
-    /// `STDMCP_MAX_CONCURRENT_CALLS` when set.
+    /// Defaults, overridden by `STDMCP_HEARTBEAT_MS`, `STDMCP_DRAIN_MS`,
+    /// `STDMCP_MAX_CONCURRENT_CALLS`, `STDMCP_MAX_OUTGOING_BYTES` and `STDMCP_FLUSH_STALL_MS`
+    /// when set.
     pub fn from_env() -> Options {
         Options::default().with_env()
     }
@@ -196,6 +206,12 @@ impl Options {
         if let Some(n) = num("STDMCP_MAX_CONCURRENT_CALLS") {
             o.max_concurrent_calls = usize::try_from(n).unwrap_or(usize::MAX).max(1);
         }
+        if let Some(n) = num("STDMCP_MAX_OUTGOING_BYTES") {
+            o.max_outgoing_bytes = usize::try_from(n).unwrap_or(usize::MAX).max(1);
+        }
+        if let Some(ms) = num("STDMCP_FLUSH_STALL_MS") {
+            o.flush_stall = Duration::from_millis(ms);
+        }
         o
     }
 }
@@ -211,7 +227,7 @@ pub(crate) struct TemplateEntry {
 
 /// Handlers by catalog index.
 pub(crate) struct Handlers {
-    tools: Vec<(Arc<ToolFn>, Option<Duration>)>,
+    tools: Vec<Arc<ToolFn>>,
     prompts: Vec<Arc<PromptFn>>,
     resources: HashMap<String, ResourceEntry>,
     templates: Vec<TemplateEntry>,
@@ -258,17 +274,19 @@ impl Server {
 
     /// Adds a tool. A tool with the name of an earlier one replaces it.
     pub fn tool(mut self, def: ToolDef) -> Server {
-        let entry = (def.handler, def.timeout);
-        match self.catalog.tool_index(&def.tool.name) {
+        let c = &mut self.catalog;
+        match c.tool_index(&def.tool.name) {
             Some(i) => {
-                self.catalog.tools[i] = def.tool;
-                self.catalog.tool_requirements[i] = def.requires;
-                self.handlers.tools[i] = entry;
+                c.tools[i] = def.tool;
+                c.tool_requirements[i] = def.requires;
+                c.tool_timeouts[i] = def.timeout;
+                self.handlers.tools[i] = def.handler;
             }
             None => {
-                self.catalog.tools.push(def.tool);
-                self.catalog.tool_requirements.push(def.requires);
-                self.handlers.tools.push(entry);
+                c.tools.push(def.tool);
+                c.tool_requirements.push(def.requires);
+                c.tool_timeouts.push(def.timeout);
+                self.handlers.tools.push(def.handler);
             }
         }
         self

@@ -15,10 +15,18 @@ use crate::framing::FrameDecoder;
 use crate::peer::{self, Peer};
 
 const READ_CHUNK: usize = 64 * 1024;
-/// Bytes the writer gathers from its queue before one write.
+/// Bytes the writer takes from its queue at a time.
 const WRITE_BATCH: usize = 1 << 20;
-/// How long exit waits for the writer to flush what was queued.
-const FLUSH_WAIT: Duration = Duration::from_secs(2);
+/// Frames at least this large are written from where they are instead of being copied into
+/// the batch buffer.
+const WRITE_DIRECT: usize = 64 * 1024;
+/// The reader stops reading while this many times the queue limit is queued: only its own
+/// answers to a client that writes without reading can get there (workers wait at the limit).
+const READER_ROOM: usize = 2;
+/// Frames the reader hands to the dispatcher under one lock; between groups it checks the
+/// room in the writer's queue, so that a chunk of small requests with large answers (64 KiB
+/// of `tools/list`) cannot overshoot the bound by much.
+const FRAMES_PER_LOCK: usize = 64;
 
 pub(super) fn serve(
     server: Server,
@@ -29,10 +37,11 @@ pub(super) fn serve(
     let options = server.options.clone();
     let config = peer::Config {
         heartbeat: options.heartbeat,
+        max_running: options.max_concurrent_calls.max(1),
         ..peer::Config::default()
     };
     let peer = Peer::server(Arc::new(server.catalog), config);
-    let (out_tx, out_rx) = outbox();
+    let (out_tx, out_rx) = outbox(options.max_outgoing_bytes);
     let (ev_tx, ev_rx) = crossbeam_channel::unbounded::<Event>();
     let (timer_tx, timer_rx) = crossbeam_channel::bounded::<()>(1);
     let shared = Arc::new(Shared::new(
@@ -47,7 +56,7 @@ pub(super) fn serve(
     let (written_tx, written_rx) = crossbeam_channel::bounded::<()>(1);
     spawn("stdmcp-writer", {
         let ev = ev_tx.clone();
-        move || writer(output, out_rx, ev, written_tx)
+        move || writer(output, &out_rx, &ev, &written_tx)
     });
     spawn("stdmcp-reader", {
         let shared = shared.clone();
@@ -63,13 +72,35 @@ pub(super) fn serve(
         start_signals(ev_tx);
     }
 
+    // Cancel hooks fired by the shutdown sequence run on this thread: never wait for room.
+    super::outbox::never_wait_on_this_thread();
     let code = shutdown(&shared, &ev_rx, &options);
     shared.stop_timer();
-    out_tx.send(Vec::new()); // tells the writer to flush and stop
-    if written_rx.recv_timeout(FLUSH_WAIT).is_err() {
-        log::warn!("the writer did not finish flushing in time");
-    }
+    out_tx.close();
+    flush(&out_tx, &written_rx, options.flush_stall);
     code
+}
+
+/// Waits for the writer to write everything queued, as long as the client keeps reading:
+/// it gives up only when no byte was accepted for `stall`. (Then the process exits, perhaps
+/// in the middle of a frame: a client that stopped reading for that long has gone.)
+fn flush(out: &super::outbox::Outbox, done: &Receiver<()>, stall: Duration) {
+    let mut seen = out.written();
+    loop {
+        match done.recv_timeout(stall) {
+            Ok(()) | Err(RecvTimeoutError::Disconnected) => return,
+            Err(RecvTimeoutError::Timeout) => {
+                let now = out.written();
+                if now == seen {
+                    log::warn!(
+                        "the client read nothing for {stall:?}: exiting with output unwritten"
+                    );
+                    return;
+                }
+                seen = now;
+            }
+        }
+    }
 }
 
 fn spawn(name: &str, f: impl FnOnce() + Send + 'static) {
@@ -145,6 +176,7 @@ fn reader(
     events: Sender<Event>,
     max_frame_len: usize,
 ) {
+    super::outbox::never_wait_on_this_thread();
     let mut decoder = FrameDecoder::new(max_frame_len);
     let mut buf = vec![0u8; READ_CHUNK];
     loop {
@@ -152,9 +184,16 @@ fn reader(
             Ok(0) => break,
             Ok(n) => {
                 decoder.push(&buf[..n]);
-                let frames: Vec<_> = std::iter::from_fn(|| decoder.next_frame()).collect();
-                if !frames.is_empty() {
-                    shared.handle_frames(frames);
+                let mut frames = std::iter::from_fn(|| decoder.next_frame());
+                loop {
+                    let group: Vec<_> = frames.by_ref().take(FRAMES_PER_LOCK).collect();
+                    if group.is_empty() {
+                        break;
+                    }
+                    shared.handle_frames(group);
+                    // Only here does the reader wait, and only at twice the bound: a client
+                    // that sends requests without reading their answers.
+                    shared.out.wait_for_room_always(READER_ROOM);
                 }
             }
             Err(e) if e.kind() == ErrorKind::Interrupted => continue,
@@ -172,42 +211,69 @@ fn reader(
     let _ = events.send(Event::InputClosed);
 }
 
-/// The only owner of stdout. Gathers what is queued, writes it in one go and flushes when
-/// the queue is empty. An empty message means: flush and stop. A broken pipe ends the session.
-fn writer(mut output: Box<dyn Write + Send>, rx: Inbox, events: Sender<Event>, done: Sender<()>) {
+/// The only owner of stdout. Takes what is queued (up to `WRITE_BATCH` bytes), copies small
+/// frames into one buffer so that many frames cost one `write`, and writes large ones from
+/// where they are; flushes after each batch. Stops when the queue is closed and everything
+/// was written. A broken pipe ends the session (and what is queued is dropped).
+fn writer(
+    mut output: Box<dyn Write + Send>,
+    rx: &Inbox,
+    events: &Sender<Event>,
+    done: &Sender<()>,
+) {
+    let mut batch = Vec::new();
     let mut buf = Vec::with_capacity(READ_CHUNK);
-    let mut broken = false;
-    'outer: while let Some(first) = rx.recv() {
-        let mut stop = first.is_empty();
-        buf.extend_from_slice(&first);
-        while !stop && buf.len() < WRITE_BATCH {
-            match rx.try_recv() {
-                Some(m) if m.is_empty() => stop = true,
-                Some(m) => buf.extend_from_slice(&m),
-                None => break,
+    while rx.recv(&mut batch, WRITE_BATCH) {
+        let mut result = Ok(());
+        for frame in batch.drain(..) {
+            if result.is_err() {
+                continue;
             }
-        }
-        if !broken && !buf.is_empty() {
-            if let Err(e) = output.write_all(&buf).and_then(|()| output.flush()) {
-                if e.kind() == ErrorKind::BrokenPipe {
-                    log::info!("stdout closed by the client");
-                } else {
-                    log::warn!("writing stdout failed: {e}");
-                }
-                broken = true;
-                let _ = events.send(Event::OutputClosed);
+            if frame.len() < WRITE_DIRECT {
+                buf.extend_from_slice(&frame);
+                continue;
             }
+            result = write_counted(&mut *output, &buf, rx)
+                .and_then(|()| write_counted(&mut *output, &frame, rx));
+            buf.clear();
         }
+        let result = result
+            .and_then(|()| write_counted(&mut *output, &buf, rx))
+            .and_then(|()| output.flush());
         buf.clear();
-        if stop {
-            break 'outer;
+        if let Err(e) = result {
+            if e.kind() == ErrorKind::BrokenPipe {
+                log::info!("stdout closed by the client");
+            } else {
+                log::warn!("writing stdout failed: {e}");
+            }
+            rx.broken();
+            let _ = events.send(Event::OutputClosed);
         }
     }
     let _ = done.send(());
 }
 
+/// `write_all`, counting the bytes stdout accepts as it goes (the shutdown sequence watches
+/// them to tell a slow reader from a gone one).
+fn write_counted(output: &mut dyn Write, mut bytes: &[u8], rx: &Inbox) -> std::io::Result<()> {
+    while !bytes.is_empty() {
+        match output.write(bytes) {
+            Ok(0) => return Err(ErrorKind::WriteZero.into()),
+            Ok(n) => {
+                rx.wrote(n);
+                bytes = &bytes[n..];
+            }
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
 /// Sends heartbeats and fires deadlines; sleeps until the next one or until woken.
 fn timer(shared: Arc<Shared>, wake: Receiver<()>) {
+    super::outbox::never_wait_on_this_thread();
     loop {
         let (next, stopped) = shared.next_wake();
         if stopped {

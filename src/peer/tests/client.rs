@@ -16,7 +16,7 @@ fn forward(from: &mut Peer, to: &mut Peer, now: Instant, keep: &mut Vec<Effect>)
     let mut moved = false;
     while let Some(e) = from.poll_effect() {
         match e {
-            Effect::Send(bytes) => {
+            Effect::Send(bytes) | Effect::Progress { bytes, .. } => {
                 moved = true;
                 let mut dec = FrameDecoder::default();
                 dec.push(&bytes);

@@ -9,6 +9,7 @@ use serde_json::{json, Value};
 use super::*;
 
 mod client;
+mod edges;
 use crate::framing::FrameDecoder;
 use crate::mcp::{LogLevel, PromptArgument, ToolAnnotations};
 
@@ -49,6 +50,7 @@ pub(super) fn catalog() -> Catalog {
             tool("ask", json!({"type":"object"})),
         ],
         tool_requirements: vec![vec![], vec![], vec![], vec!["sampling".into()]],
+        tool_timeouts: vec![None, None, Some(Duration::from_secs(30)), None],
         prompts: vec![Prompt {
             name: "p".into(),
             title: None,
@@ -125,7 +127,7 @@ impl H {
         let mut out = Out::default();
         while let Some(e) = self.peer.poll_effect() {
             match e {
-                Effect::Send(bytes) => {
+                Effect::Send(bytes) | Effect::Progress { bytes, .. } => {
                     let mut dec = FrameDecoder::default();
                     dec.push(&bytes);
                     while let Some(f) = dec.next_frame() {

@@ -5,6 +5,7 @@
 //! different ids, and a large integer comes back byte-for-byte because the digits are kept as
 //! text rather than converted to a machine number.
 
+use std::borrow::Cow;
 use std::fmt;
 
 use serde::de::{Deserialize, Deserializer};
@@ -161,11 +162,11 @@ impl ErrorObject {
         ErrorObject::new(ErrorCode::INVALID_PARAMS, message)
     }
 
-    /// -32601 naming the method.
+    /// -32601 naming the method (quoted with [`quote`]).
     pub fn method_not_found(method: &str) -> ErrorObject {
         ErrorObject::new(
             ErrorCode::METHOD_NOT_FOUND,
-            format!("Method not found: {method}"),
+            format!("Method not found: {}", quote(method)),
         )
     }
 
@@ -184,6 +185,31 @@ impl fmt::Display for ErrorObject {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{} ({})", self.message, self.code.0)
     }
+}
+
+/// The most bytes of the other side's input an error quotes (a method name, a tool name, a
+/// cursor…); longer input is cut, and the quote says how long it was.
+pub const QUOTE_MAX: usize = 200;
+
+/// The longest error message written, in bytes: a safety net behind [`quote`] for messages
+/// that embed text from elsewhere (a parser's error, a handler's message).
+pub const MESSAGE_MAX: usize = 4096;
+
+/// `s` as an error message quotes it: whole when at most [`QUOTE_MAX`] bytes, else its
+/// start, cut at a character boundary, and its length.
+pub fn quote(s: &str) -> Cow<'_, str> {
+    clip(s, QUOTE_MAX)
+}
+
+fn clip(s: &str, max: usize) -> Cow<'_, str> {
+    if s.len() <= max {
+        return Cow::Borrowed(s);
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    Cow::Owned(format!("{}… ({} bytes)", &s[..end], s.len()))
 }
 
 /// A request: it expects a response with the same id.
@@ -287,7 +313,10 @@ pub fn parse(body: &[u8]) -> Result<Incoming, ErrorObject> {
             serde_json::from_slice::<serde::de::IgnoredAny>(body).map_err(parse_error)?;
             Ok(Incoming::Single(Err(Invalid {
                 id: salvage_id(body),
-                error: ErrorObject::invalid_request(format!("Invalid request: {e}")),
+                error: ErrorObject::invalid_request(format!(
+                    "Invalid request: {}",
+                    quote(&e.to_string())
+                )),
             })))
         }
         Err(e) => Err(parse_error(e)),
@@ -303,7 +332,10 @@ fn parse_one(text: &str) -> Result<Message, Invalid> {
         Ok(env) => from_envelope(env),
         Err(e) => Err(Invalid {
             id: salvage_id(text.as_bytes()),
-            error: ErrorObject::invalid_request(format!("Invalid request: {e}")),
+            error: ErrorObject::invalid_request(format!(
+                "Invalid request: {}",
+                quote(&e.to_string())
+            )),
         }),
     }
 }
@@ -409,6 +441,17 @@ pub fn write_error(out: &mut Vec<u8>, id: Option<&RequestId>, error: &ErrorObjec
         out.push(b',');
     }
     out.extend_from_slice(br#""error":"#);
+    let clipped;
+    let error = match clip(&error.message, MESSAGE_MAX) {
+        Cow::Borrowed(_) => error,
+        Cow::Owned(message) => {
+            clipped = ErrorObject {
+                message,
+                ..error.clone()
+            };
+            &clipped
+        }
+    };
     if write_value(out, error).is_err() {
         out.extend_from_slice(br#"{"code":-32603,"message":"Internal error"}"#);
     }
@@ -447,128 +490,4 @@ pub fn write_notification<T: Serialize + ?Sized>(
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    fn single(s: &str) -> Result<Message, Invalid> {
-        match parse(s.as_bytes()).unwrap() {
-            Incoming::Single(m) => m,
-            Incoming::Batch(_) => panic!("batch"),
-        }
-    }
-
-    #[test]
-    fn ids_keep_their_type_and_digits() {
-        let m = single(r#"{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}"#).unwrap();
-        let Message::Request(r) = m else { panic!() };
-        let mut out = Vec::new();
-        write_result(&mut out, &r.id, &json!({})).unwrap();
-        assert_eq!(
-            std::str::from_utf8(&out).unwrap(),
-            r#"{"jsonrpc":"2.0","id":9007199254740993,"result":{}}"#
-        );
-        let huge = "123456789012345678901234567890";
-        let m = single(&format!(
-            r#"{{"jsonrpc":"2.0","id":{huge},"method":"ping"}}"#
-        ))
-        .unwrap();
-        let Message::Request(r) = m else { panic!() };
-        assert_eq!(r.id, RequestId::Number(huge.into()));
-        assert_ne!(RequestId::number(1), RequestId::string("1"));
-        assert_eq!(
-            format!("{} {}", RequestId::number(1), RequestId::string("1")),
-            "1 \"1\""
-        );
-    }
-
-    #[test]
-    fn message_kinds() {
-        assert!(matches!(
-            single(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#),
-            Ok(Message::Notification(_))
-        ));
-        assert!(matches!(
-            single(r#"{"jsonrpc":"2.0","id":"a","result":null}"#),
-            Ok(Message::Response(Response {
-                result: Ok(Value::Null),
-                ..
-            }))
-        ));
-        let e = single(r#"{"jsonrpc":"2.0","id":3,"error":{"code":-32601,"message":"x"}}"#);
-        let Ok(Message::Response(Response { result: Err(e), .. })) = e else {
-            panic!()
-        };
-        assert_eq!(e.code, ErrorCode::METHOD_NOT_FOUND);
-    }
-
-    #[test]
-    fn bad_json_is_a_parse_error() {
-        for body in ["{", "{\"jsonrpc\":\"2.0\",\"id\":1,", "nope", "{\"a\":1}}"] {
-            let e = parse(body.as_bytes()).unwrap_err();
-            assert_eq!(e.code, ErrorCode::PARSE_ERROR, "{body}");
-        }
-    }
-
-    #[test]
-    fn bad_envelopes_keep_the_id_when_readable() {
-        let cases = [
-            (
-                r#"{"jsonrpc":"1.0","id":7,"method":"ping"}"#,
-                Some(RequestId::number(7)),
-            ),
-            (r#"{"id":7,"method":"ping"}"#, Some(RequestId::number(7))),
-            (
-                r#"{"jsonrpc":"2.0","id":"x","method":5}"#,
-                Some(RequestId::string("x")),
-            ),
-            (
-                r#"{"jsonrpc":"2.0","id":7,"method":"a","params":3}"#,
-                Some(RequestId::number(7)),
-            ),
-            (r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#, None),
-            (r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#, None),
-            (r#"{"jsonrpc":"2.0","id":2}"#, Some(RequestId::number(2))),
-            (r#"42"#, None),
-            (r#""str""#, None),
-        ];
-        for (body, id) in cases {
-            let Err(inv) = single(body) else {
-                panic!("{body} accepted")
-            };
-            assert_eq!(inv.error.code, ErrorCode::INVALID_REQUEST, "{body}");
-            assert_eq!(inv.id, id, "{body}");
-        }
-    }
-
-    #[test]
-    fn batches_parse_each_entry() {
-        let Incoming::Batch(items) =
-            parse(br#"[{"jsonrpc":"2.0","id":1,"method":"ping"}, 5]"#).unwrap()
-        else {
-            panic!()
-        };
-        assert!(items[0].is_ok());
-        assert!(items[1].is_err());
-    }
-
-    #[test]
-    fn writers_emit_compact_json() {
-        let mut out = Vec::new();
-        write_error(
-            &mut out,
-            None,
-            &ErrorObject::new(ErrorCode::PARSE_ERROR, "Parse error"),
-        );
-        assert_eq!(
-            String::from_utf8(out).unwrap(),
-            r#"{"jsonrpc":"2.0","error":{"code":-32700,"message":"Parse error"}}"#
-        );
-        let mut out = Vec::new();
-        write_notification(&mut out, "a/b", &json!({"x":"line\nbreak"})).unwrap();
-        assert!(!out.contains(&b'\n'));
-        let v: Value = serde_json::from_slice(&out).unwrap();
-        assert_eq!(v["params"]["x"], "line\nbreak");
-    }
-}
+mod tests;

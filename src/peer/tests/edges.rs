@@ -1,0 +1,164 @@
+//! Calls waiting for a slot, duplicate ids, unknown methods before the handshake, and
+//! bounded quotes of the client's input in errors.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use super::{call, catalog, H};
+use crate::jsonrpc::{RequestId, QUOTE_MAX};
+use crate::peer::{Config, Effect, Outcome, Peer};
+
+fn limited(max_running: usize) -> H {
+    let config = Config {
+        max_running,
+        ..Config::default()
+    };
+    let mut h = H {
+        peer: Peer::server(Arc::new(catalog()), config),
+        now: Instant::now(),
+    };
+    h.req(json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}));
+    h
+}
+
+#[test]
+fn heartbeats_of_waiting_calls_say_they_are_queued() {
+    let mut h = limited(1);
+    let t0 = h.now;
+    for (id, token) in [(1, "a"), (2, "b"), (3, "c")] {
+        let started = h.req(call(json!(id), "sleep", json!({}), Some(json!(token))));
+        assert_eq!(
+            started.started.len(),
+            1,
+            "the runtime queues the work itself"
+        );
+    }
+    h.peer.handle_timeout(t0 + Duration::from_secs(5));
+    let sent = h.drain().sent;
+    let message = |token: &str| {
+        sent.iter()
+            .find(|m| m["params"]["progressToken"] == token)
+            .map(|m| m["params"]["message"].as_str().unwrap().to_owned())
+            .unwrap()
+    };
+    assert_eq!(message("a"), "running for 5 s");
+    assert_eq!(
+        message("b"),
+        "queued for 5 s (next in line; at most 1 call runs at once)"
+    );
+    assert_eq!(
+        message("c"),
+        "queued for 5 s (1 call ahead; at most 1 call runs at once)"
+    );
+    // The running call ends at 7 s: the oldest waiting one starts then.
+    let t7 = t0 + Duration::from_secs(7);
+    h.peer
+        .finish(t7, &RequestId::number(1), Outcome::Value(json!({})));
+    h.drain();
+    h.peer.handle_timeout(t0 + Duration::from_secs(10));
+    let sent = h.drain().sent;
+    assert_eq!(sent.len(), 2, "{sent:?}");
+    for m in &sent {
+        let (token, text) = (&m["params"]["progressToken"], &m["params"]["message"]);
+        if token == "b" {
+            assert_eq!(text, "running for 3 s");
+            // The value counts from the request, so it keeps increasing.
+            assert_eq!(m["params"]["progress"], 10.0);
+        } else {
+            assert_eq!(
+                text,
+                "queued for 10 s (next in line; at most 1 call runs at once)"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_duplicate_id_is_refused_before_anything_else() {
+    let mut h = H::legacy("2025-11-25");
+    assert_eq!(
+        h.req(call(json!(7), "sleep", json!({}), None))
+            .started
+            .len(),
+        1
+    );
+    for dup in [
+        call(json!(7), "sleep", json!({}), None),
+        call(json!(7), "sleep", json!({"ms": "x"}), None),
+        call(json!(7), "nope", json!({}), None),
+        json!({"jsonrpc":"2.0","id":7,"method":"ping"}),
+    ] {
+        let r = h.one(dup);
+        assert_eq!(r["error"]["code"], -32600, "{r}");
+    }
+    // Once the first is answered, the id is free again.
+    h.peer
+        .finish(h.now, &RequestId::number(7), Outcome::Value(json!({})));
+    h.drain();
+    assert_eq!(
+        h.one(json!({"jsonrpc":"2.0","id":7,"method":"ping"}))["result"],
+        json!({})
+    );
+}
+
+#[test]
+fn before_initialize_unknown_methods_are_not_found() {
+    let mut h = H::new();
+    let r = h.one(json!({"jsonrpc":"2.0","id":1,"method":"nope"}));
+    assert_eq!(r["error"]["code"], -32601);
+    let r = h.one(json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo"}}));
+    assert_eq!(r["error"]["code"], -32602);
+    assert!(r["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("initialize"));
+}
+
+#[test]
+fn errors_quote_a_bounded_part_of_the_input() {
+    let mut h = H::legacy("2025-11-25");
+    let huge = "é".repeat(1 << 20);
+    for (method, params) in [
+        (huge.as_str(), json!({})),
+        ("tools/call", json!({"name": huge})),
+        ("tools/list", json!({"cursor": huge})),
+        ("prompts/get", json!({"name": huge})),
+        (
+            "ping",
+            json!({"_meta": {"io.modelcontextprotocol/protocolVersion": huge}}),
+        ),
+    ] {
+        let r = h.one(json!({"jsonrpc":"2.0","id":1,"method":method,"params":params}));
+        let text = r.to_string();
+        assert!(text.len() < 2 * QUOTE_MAX + 300, "{method}: {}", text.len());
+        assert!(text.contains("(2097152 bytes)"), "{text}");
+    }
+}
+
+#[test]
+fn deadlines_are_timers_of_the_peer() {
+    let mut h = H::legacy("2025-11-25");
+    let t0 = h.now;
+    // The test catalog's `sleep` has a 30 s deadline.
+    let out = h.req(call(json!(1), "sleep", json!({}), None));
+    assert_eq!(out.started[0].deadline, Some(t0 + Duration::from_secs(30)));
+    let out = h.req(call(json!(2), "echo", json!({"text": "x"}), None));
+    assert_eq!(out.started[0].deadline, None);
+    assert_eq!(h.peer.poll_timeout(), Some(t0 + Duration::from_secs(30)));
+    h.peer.handle_timeout(t0 + Duration::from_secs(29));
+    assert!(h.drain().other.is_empty());
+    h.peer.handle_timeout(t0 + Duration::from_secs(30));
+    let out = h.drain();
+    assert_eq!(out.other, [Effect::Deadline(RequestId::number(1))]);
+    assert_eq!(h.peer.poll_timeout(), None, "a deadline fires once");
+    // Unlike a cancel, the call is still answered.
+    let t31 = t0 + Duration::from_secs(31);
+    h.peer.finish(
+        t31,
+        &RequestId::number(1),
+        Outcome::Value(json!({"done": 1})),
+    );
+    assert_eq!(h.drain().sent[0]["result"]["done"], 1);
+}
