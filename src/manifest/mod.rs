@@ -11,6 +11,7 @@ pub mod lint;
 mod param;
 mod parse;
 pub mod plan;
+mod programs;
 pub mod run;
 mod value;
 
