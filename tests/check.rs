@@ -242,8 +242,9 @@ fn what_a_call_could_never_pass_and_what_it_always_can() {
     }
     // A path default that starts with '-' is passed resolved and absolute: callable.
     for param in [
+        json!({"type": "path", "root": "r", "default": "-x"}),
+        json!({"type": "array", "items": {"type": "path", "root": "r"}, "default": ["-x"]}),
         json!({"type": "path", "root": "r", "mustExist": false, "default": "-x"}),
-        json!({"type": "array", "items": {"type": "path", "root": "r", "mustExist": false}, "default": ["-x"]}),
     ] {
         let (code, out, err) = one(param.clone());
         assert_eq!(code, 0, "{param}: {out}{err}");
@@ -302,7 +303,7 @@ fn every_form_of_code_is_warned_about_and_a_script_s_arguments_are_not() {
         (
             "make",
             json!([p()]),
-            "p chooses code that make (an operand can be VAR=value)",
+            "p chooses code that make (as a VAR=value operand)",
         ),
     ] {
         let (code, out, err) = check(program, args.clone(), json!({"p": {"type": "string"}}));
@@ -312,6 +313,22 @@ fn every_form_of_code_is_warned_about_and_a_script_s_arguments_are_not() {
             err.contains(want),
             "{program} {args}: missing {want:?} in\n{err}"
         );
+    }
+    // Arguments that act as options without a leading '-': said, with the way out.
+    for (program, want) in [
+        (
+            "gcc",
+            "tools[0].args[0]: p is passed alone to gcc, which reads @FILE as more options",
+        ),
+        ("less", "which reads +CMD as a command run at start"),
+        ("scp", "which reads HOST:PATH as a remote location"),
+    ] {
+        let (code, _, err) = check(program, json!([p()]), json!({"p": {"type": "string"}}));
+        assert_eq!(code, 0, "{err}");
+        assert!(err.contains(want), "{program}: missing {want:?} in\n{err}");
+        let path = json!({"p": {"type": "path", "root": "r"}});
+        let (code, _, err) = check(program, json!([p()]), path);
+        assert_eq!((code, err.as_str()), (0, ""), "{program}");
     }
     let (code, _, err) = check(
         "python3",

@@ -10,7 +10,7 @@
 
 use std::path::Path;
 
-use super::programs::{describe, Operands, Program};
+use super::programs::{describe, operand_options, Operands, Program};
 use super::{ArgPart, Kind, Manifest, ManifestError, ToolSpec};
 
 /// `find` options whose next argument is a program.
@@ -320,7 +320,7 @@ impl Scan {
                 (!given).then(|| code(self.by("(its program text)")))
             }
             Operands::Code => Some(code(self.by("(run by sh -c)"))),
-            Operands::Assignments => Some(loads(self.by("(an operand can be VAR=value)"))),
+            Operands::Assignments => Some(loads(self.by("(as a VAR=value operand)"))),
             Operands::Program { .. } if self.skip > 0 => {
                 self.skip -= 1;
                 None
@@ -406,7 +406,7 @@ pub fn tool_warnings(spec: &ToolSpec, at: &str) -> Vec<ManifestError> {
             Risk::Loads { arg, param, by } => warn(
                 format!("{at}.args[{arg}]"),
                 format!(
-                    "{param} chooses code that {by} loads or runs (a module, a setting such as core.pager=, a variable such as CC=): the caller can make it run anything; offer fixed choices (an enum) instead"
+                    "{param} chooses code that {by} loads or runs: the caller can make it run anything (a module, a setting such as core.pager=…, a variable such as CC=…); offer fixed choices (an enum) instead"
                 ),
             ),
             Risk::Program { arg, param, runner } => warn(
@@ -431,6 +431,20 @@ pub fn tool_warnings(spec: &ToolSpec, at: &str) -> Vec<ManifestError> {
             Kind::Array { items, .. } => items.kind == Kind::String,
             _ => false,
         };
+        let alone = spec.args.iter().position(|a| {
+            matches!(a, ArgPart::Param { name: n, flag, .. }
+                if n == name && flag.as_deref().is_none_or(str::is_empty))
+        });
+        if let (true, Some(arg), Some(what)) = (
+            text,
+            alone,
+            operand_options(&spec.program.to_string_lossy()),
+        ) {
+            warn(format!("{at}.args[{arg}]"), format!(
+                "{name} is passed alone to {}, which reads {what}: only a leading '-' is refused; declare it as a path (passed absolute) or an enum to rule this out",
+                spec.program.file_name().map_or_else(|| spec.program.display().to_string(), |n| n.to_string_lossy().into_owned())
+            ));
+        }
         if text && looks_like_path(name) {
             warn(format!("{at}.params.{name}"), format!(
                 "{name} looks like a path but is plain text, confined to nothing; declare it as a path (or an array with path items) to keep it inside a root"
@@ -607,7 +621,7 @@ mod tests {
             (
                 "make",
                 json!([p()]),
-                "loads p make (an operand can be VAR=value)",
+                "loads p make (as a VAR=value operand)",
             ),
             ("find", json!([".", "-exec", p(), ";"]), "program p find"),
             ("xargs", json!(["-n", "1", p()]), "program p xargs"),

@@ -379,3 +379,32 @@ pub(super) fn describe(program: &str) -> Option<&'static Program> {
         by_name(base_name(real.to_str()?))
     })
 }
+
+/// Programs that read some arguments not starting with `-` as options or commands anyway:
+/// the base names, and what such an argument does.
+const OPERAND_OPTIONS: &[(&[&str], &str)] = &[
+    (
+        &[
+            "gcc", "g++", "cc", "c++", "clang", "clang++", "cpp", "ld", "gfortran", "javac",
+            "java", "jar", "rustc", "kotlinc", "scalac",
+        ],
+        "@FILE as more options read from FILE",
+    ),
+    (
+        &["vim", "vi", "nvim", "view", "ex", "less", "more"],
+        "+CMD as a command run at start (which can run a shell)",
+    ),
+    (
+        &["rsync", "scp", "sftp"],
+        "HOST:PATH as a remote location reached over ssh",
+    ),
+];
+
+/// What an argument of `program` that does not start with `-` can still do, if anything.
+pub(super) fn operand_options(program: &str) -> Option<&'static str> {
+    let name = base_name(program);
+    OPERAND_OPTIONS
+        .iter()
+        .find(|(names, _)| names.contains(&name))
+        .map(|(_, what)| *what)
+}
