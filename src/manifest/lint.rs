@@ -10,7 +10,7 @@
 
 use std::path::Path;
 
-use super::programs::{describe, operand_options, Operands, Program};
+use super::programs::{describe, operand_options, option, Operands, Opt, Program};
 use super::{ArgPart, Kind, Manifest, ManifestError, ToolSpec};
 
 /// `find` options whose next argument is a program.
@@ -48,96 +48,6 @@ pub enum Risk {
         /// The program and option (`perl -M`).
         by: String,
     },
-}
-
-/// What an option (a literal, or a parameter's flag) does, for a known program.
-#[derive(Clone, Debug, PartialEq)]
-enum Opt {
-    /// Its value (the next argument) is code.
-    Code(String),
-    /// Shell `-c`: the first operand is code.
-    ShellCode,
-    /// It takes the next argument as a value; `true` when that value is a program file.
-    Value(bool),
-    /// Its value (the next argument) chooses code to load.
-    Load(String),
-    /// Code or a program file given in the same argument (`-eprint`, `--file=x`).
-    Given,
-    /// A loads option with its value attached (`-MFoo`, `-mhttp.server`).
-    Loaded,
-    /// Some other option.
-    Other,
-    /// Not an option.
-    Operand,
-}
-
-/// Reads `s` as an option of `k`.
-fn option(k: &Program, s: &str) -> Opt {
-    if k.code.contains(&s) {
-        return if k.shell {
-            Opt::ShellCode
-        } else {
-            Opt::Code(s.to_owned())
-        };
-    }
-    if k.values.contains(&s) || k.files.contains(&s) {
-        return Opt::Value(k.files.contains(&s));
-    }
-    if k.loads.contains(&s) {
-        return Opt::Load(s.to_owned());
-    }
-    if (!s.starts_with('-') && !(k.shell && s.starts_with('+'))) || s.len() < 2 {
-        return Opt::Operand;
-    }
-    if let Some((name, _)) = s.split_once('=') {
-        return match option(k, name) {
-            Opt::Code(_) | Opt::ShellCode | Opt::Value(true) => Opt::Given,
-            Opt::Load(_) => Opt::Loaded,
-            _ => Opt::Other,
-        };
-    }
-    let letters = &s[1..];
-    if s.starts_with("--") || !letters.chars().all(|c| c.is_ascii_alphanumeric()) {
-        return Opt::Other;
-    }
-    if letters.len() == 1 {
-        return if k.shell && letters == "c" {
-            Opt::ShellCode
-        } else {
-            Opt::Other
-        };
-    }
-    // A cluster of short options: `-ec`, `-Sc`, `-ne`, `-lc`, `-Wignore`, `-MFoo`.
-    let mut shell_code = false;
-    for (j, c) in letters.char_indices() {
-        let one = format!("-{c}");
-        let last = j + 1 == letters.len();
-        if k.shell && c == 'c' {
-            shell_code = true;
-            continue;
-        }
-        let found = option(k, &one);
-        match found {
-            Opt::Code(_) | Opt::Value(_) | Opt::Load(_) if last => return found,
-            // `node -pe CODE`: both take code, the last one the next argument.
-            Opt::Code(_) => {
-                let tail = format!("-{}", &letters[letters.len() - 1..]);
-                return match option(k, &tail) {
-                    code @ Opt::Code(_) => code,
-                    _ => Opt::Given,
-                };
-            }
-            Opt::Value(true) => return Opt::Given,
-            Opt::Load(_) => return Opt::Loaded,
-            Opt::Value(false) => return Opt::Other,
-            _ => {}
-        }
-    }
-    if shell_code {
-        Opt::ShellCode
-    } else {
-        Opt::Other
-    }
 }
 
 /// What the scan of a template expects next.
