@@ -314,6 +314,14 @@ fn every_form_of_code_is_warned_about_and_a_script_s_arguments_are_not() {
             "{program} {args}: missing {want:?} in\n{err}"
         );
     }
+    // Fixed choices and numbers cannot name arbitrary code: no warning.
+    for param in [
+        json!({"type": "enum", "values": ["all", "clean"]}),
+        json!({"type": "integer"}),
+    ] {
+        let (code, _, err) = check("make", json!([p()]), json!({ "p": param }));
+        assert_eq!((code, err.as_str()), (0, ""), "{param}");
+    }
     // Arguments that act as options without a leading '-': said, with the way out.
     for (program, want) in [
         (

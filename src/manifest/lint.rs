@@ -11,7 +11,7 @@
 use std::path::Path;
 
 use super::programs::{describe, operand_options, option, Operands, Opt, Program};
-use super::{ArgPart, Kind, Manifest, ManifestError, ToolSpec};
+use super::{ArgPart, Kind, Manifest, ManifestError, Param, ToolSpec};
 
 /// `find` options whose next argument is a program.
 const FIND_EXEC: &[&str] = &["-exec", "-execdir", "-ok", "-okdir"];
@@ -293,6 +293,15 @@ fn looks_like_path(name: &str) -> bool {
         .any(|w| n == *w || n.ends_with(&format!("_{w}")))
 }
 
+/// A string, or an array of strings: any text the caller likes.
+fn free_text(p: &Param) -> bool {
+    match &p.kind {
+        Kind::String => true,
+        Kind::Array { items, .. } => items.kind == Kind::String,
+        _ => false,
+    }
+}
+
 /// Risky but valid things in one tool, with JSON paths under `at` (`tools[2]`).
 pub fn tool_warnings(spec: &ToolSpec, at: &str) -> Vec<ManifestError> {
     let mut out = Vec::new();
@@ -313,12 +322,13 @@ pub fn tool_warnings(spec: &ToolSpec, at: &str) -> Vec<ManifestError> {
                     "{param} is run as code by {by}: the caller can make it do anything the program can ({guard}); pass values as data instead, e.g. [\"sh\", \"-c\", \"cmd \\\"$1\\\"\", \"sh\", {{\"param\": \"{param}\"}}]"
                 ));
             }
-            Risk::Loads { arg, param, by } => warn(
-                format!("{at}.args[{arg}]"),
-                format!(
+            // Fixed choices (an enum) and numbers cannot name arbitrary code.
+            Risk::Loads { arg, param, by } if spec.params.get(&param).is_some_and(free_text) => {
+                warn(format!("{at}.args[{arg}]"), format!(
                     "{param} chooses code that {by} loads or runs: the caller can make it run anything (a module, a setting such as core.pager=…, a variable such as CC=…); offer fixed choices (an enum) instead"
-                ),
-            ),
+                ));
+            }
+            Risk::Loads { .. } => {}
             Risk::Program { arg, param, runner } => warn(
                 format!("{at}.args[{arg}]"),
                 format!(
@@ -336,11 +346,7 @@ pub fn tool_warnings(spec: &ToolSpec, at: &str) -> Vec<ManifestError> {
         }
     }
     for (name, p) in &spec.params {
-        let text = match &p.kind {
-            Kind::String => true,
-            Kind::Array { items, .. } => items.kind == Kind::String,
-            _ => false,
-        };
+        let text = free_text(p);
         let alone = spec.args.iter().position(|a| {
             matches!(a, ArgPart::Param { name: n, flag, .. }
                 if n == name && flag.as_deref().is_none_or(str::is_empty))
