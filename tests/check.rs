@@ -225,3 +225,123 @@ fn values_that_become_code_or_choose_the_program_are_warned_about() {
     );
     assert_eq!((code, err.as_str()), (0, ""));
 }
+
+#[test]
+fn what_a_call_could_never_pass_and_what_it_always_can() {
+    // An empty flag would hand the value over bare, past the leading-dash check.
+    for args in [
+        json!([{"param": "s", "flag": "", "joined": true}]),
+        json!([{"param": "s", "flag": ""}]),
+    ] {
+        let (code, _, err) = check("sort", args.clone(), json!({"s": {"type": "string"}}));
+        assert_eq!(code, 1, "{args}: {err}");
+        assert!(
+            err.contains("tools[0].args[0].flag: must not be empty"),
+            "{args}: {err}"
+        );
+    }
+    // A path default that starts with '-' is passed resolved and absolute: callable.
+    for param in [
+        json!({"type": "path", "root": "r", "default": "-x"}),
+        json!({"type": "array", "items": {"type": "path", "root": "r"}, "default": ["-x"]}),
+        json!({"type": "path", "root": "r", "mustExist": false, "default": "-x"}),
+    ] {
+        let (code, out, err) = one(param.clone());
+        assert_eq!(code, 0, "{param}: {out}{err}");
+    }
+    // An enum value run as code that holds a metacharacter could never be called.
+    let sh = |values: Value| {
+        check(
+            "sh",
+            json!(["-c", {"param": "p"}]),
+            json!({"p": {"type": "enum", "values": values}}),
+        )
+    };
+    let (code, _, err) = sh(json!(["a;b", "c"]));
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("tools[0].params.p.values: \"a;b\" contains the shell metacharacter ';'"),
+        "{err}"
+    );
+    let (code, _, err) = sh(json!(["a b", "c"]));
+    assert_eq!(code, 0, "{err}");
+    // Data (no interpreter): the same values are fine.
+    let (code, out, err) = one(json!({"type": "enum", "values": ["a;b", "c"]}));
+    assert_eq!(code, 0, "{out}{err}");
+}
+
+#[test]
+fn every_form_of_code_is_warned_about_and_a_script_s_arguments_are_not() {
+    let p = || json!({"param": "p"});
+    for (program, args, want) in [
+        (
+            "sh",
+            json!(["-ec", p()]),
+            "tools[0].args[1]: p is run as code by sh -c",
+        ),
+        (
+            "bash",
+            json!(["-c", "--", p()]),
+            "tools[0].args[2]: p is run as code by bash -c",
+        ),
+        (
+            "awk",
+            json!([p()]),
+            "tools[0].args[0]: p is run as code by awk (its program text)",
+        ),
+        (
+            "timeout",
+            json!(["-s", "KILL", "5", "sh", "-c", p()]),
+            "p is run as code by sh -c",
+        ),
+        ("env", json!(["-S", p()]), "p is run as code by env -S"),
+        (
+            "python3",
+            json!(["-m", p()]),
+            "p chooses code that python3 -m loads or runs",
+        ),
+        (
+            "make",
+            json!([p()]),
+            "p chooses code that make (as a VAR=value operand)",
+        ),
+    ] {
+        let (code, out, err) = check(program, args.clone(), json!({"p": {"type": "string"}}));
+        assert_eq!(code, 0, "{program} {args}: {err}");
+        assert!(out.contains(": OK."), "{out}");
+        assert!(
+            err.contains(want),
+            "{program} {args}: missing {want:?} in\n{err}"
+        );
+    }
+    // Fixed choices and numbers cannot name arbitrary code: no warning.
+    for param in [
+        json!({"type": "enum", "values": ["all", "clean"]}),
+        json!({"type": "integer"}),
+    ] {
+        let (code, _, err) = check("make", json!([p()]), json!({ "p": param }));
+        assert_eq!((code, err.as_str()), (0, ""), "{param}");
+    }
+    // Arguments that act as options without a leading '-': said, with the way out.
+    for (program, want) in [
+        (
+            "gcc",
+            "tools[0].args[0]: p is passed alone to gcc, which reads @FILE as more options",
+        ),
+        ("less", "which reads +CMD as a command run at start"),
+        ("scp", "which reads HOST:PATH as a remote location"),
+    ] {
+        let (code, _, err) = check(program, json!([p()]), json!({"p": {"type": "string"}}));
+        assert_eq!(code, 0, "{err}");
+        assert!(err.contains(want), "{program}: missing {want:?} in\n{err}");
+        let path = json!({"p": {"type": "path", "root": "r"}});
+        let (code, _, err) = check(program, json!([p()]), path);
+        assert_eq!((code, err.as_str()), (0, ""), "{program}");
+    }
+    let (code, _, err) = check(
+        "python3",
+        json!(["/x/script.py", "-c", p()]),
+        json!({"p": {"type": "string"}}),
+    );
+    assert_eq!((code, err.as_str()), (0, ""));
+}

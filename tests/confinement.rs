@@ -227,3 +227,49 @@ fn ordinary_text_passes_and_metacharacters_matter_only_in_code() {
     p.finish();
     assert!(!dir.join("PWNED").exists(), "a value was run as shell code");
 }
+
+#[test]
+fn code_is_recognised_in_every_form_and_a_script_s_arguments_are_data() {
+    let dir = temp_dir("forms");
+    std::fs::create_dir_all(dir.join("r")).unwrap();
+    let marker = dir.join("marker");
+    let echo = json!({"param": "word", "flag": "echo ", "joined": true});
+    let tool = |name: &str, program: &str, args: Value| {
+        json!({"name": name, "description": "d", "program": program, "cwd": dir,
+               "args": args, "params": {"word": {"type": "string"}}})
+    };
+    let m = json!({
+        "name": "t", "roots": {"r": "r"},
+        "tools": [
+            tool("cluster", "sh", json!(["-ec", echo])),
+            tool("dashdash", "sh", json!(["-c", "--", echo])),
+            tool("timeout", "timeout", json!(["-s", "KILL", "30", "sh", "-c", echo])),
+            tool("awk", "awk", json!([{"param": "word"}])),
+            {"name": "script", "description": "d", "program": "sh", "env": {"MARKER": marker},
+             "args": [fixture("record.sh"), "-c", {"param": "word"}],
+             "params": {"word": {"type": "string"}}}
+        ]
+    });
+    let mut p = serve(&dir, &m);
+    // Payloads only leave a trace in the test's directory, should a guard be broken.
+    for (i, (tool, word)) in [
+        ("cluster", "hi; touch PWNED"),
+        ("dashdash", "hi; touch PWNED"),
+        ("timeout", "hi; touch PWNED"),
+        ("awk", "BEGIN{system(\"touch PWNED\")}"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let (is_error, text) = call(&mut p, i as i64, tool, json!({ "word": word }));
+        assert!(is_error && text.contains("metacharacter"), "{tool}: {text}");
+    }
+    let (is_error, text) = call(&mut p, 10, "cluster", json!({"word": "hello"}));
+    assert_eq!((is_error, text.as_str()), (false, "hello\n"));
+    // After the script, `-c` and the value are the script's data: passed as they are.
+    let (is_error, text) = call(&mut p, 11, "script", json!({"word": "a;b"}));
+    assert!(!is_error, "{text}");
+    assert_eq!(std::fs::read_to_string(&marker).unwrap(), "-c a;b\n");
+    p.finish();
+    assert!(!dir.join("PWNED").exists(), "a value was run as code");
+}

@@ -78,6 +78,12 @@ pub fn confine(root: &Path, p: &Path, must_exist: bool) -> Result<PathBuf, Refus
             }
             _ => {
                 let next = at.join(&part);
+                // Only the root and its ancestors (real directories, the root being
+                // canonical) are ever looked at: a walk that steps outside is refused before
+                // it can learn what exists there, even if it would come back.
+                if !next.starts_with(root) && !root.starts_with(&next) {
+                    return Err(outside());
+                }
                 let fail = |why: String| {
                     if next.starts_with(root) {
                         Refusal::Unusable(format!("{} cannot be used: {why}", p.display()))
@@ -148,9 +154,22 @@ mod tests {
         assert_eq!(ok("s/../f", true).unwrap(), root.join("f"));
         assert_eq!(ok("s/new", false).unwrap(), root.join("sub/new"));
         assert_eq!(ok("sub/./", true).unwrap(), root.join("sub"));
-        // `..` applies to where a symlink led, not to the link's own directory.
-        assert_eq!(ok("o/../root/f", true).unwrap(), root.join("f"));
-        assert!(matches!(ok("o/../out", true), Err(Refusal::Outside(_))));
+        // A link to an absolute path inside the root walks down through its ancestors.
+        symlink(root.join("sub"), root.join("abs")).unwrap();
+        assert_eq!(ok("abs", true).unwrap(), root.join("sub"));
+        assert_eq!(ok("abs/../f", true).unwrap(), root.join("f"));
+        assert_eq!(ok("../root/f", true).unwrap(), root.join("f"));
+        // `..` applies to where a symlink led; a walk that leaves the root is refused even
+        // if it comes back, the same way whether what it passed exists or not.
+        for p in [
+            "o/../root/f",
+            "../out/../root/f",
+            "../nope/../root/f",
+            "o/../out",
+        ] {
+            let why = format!("{p} leads outside the allowed directory {}", root.display());
+            assert_eq!(ok(p, true), Err(Refusal::Outside(why)), "{p}");
+        }
         for p in [
             "dangle",
             "o/new",

@@ -1,52 +1,17 @@
 //! Where a caller's value stops being data: spliced into code an interpreter runs
-//! (`sh -c`, `python3 -c`, `node -e`…), naming the program a runner starts (`env`, `xargs`,
-//! `find -exec`…), or fed as a script on an interpreter's stdin. The loader marks code
+//! (`sh -c`, `python3 -c`, `node -e`, `awk`'s program text…), naming the program a runner
+//! starts (`env`, `xargs`, `find -exec`…), choosing code to load (`perl -M`, `git -c`, `make
+//! VAR=value`), or fed as a script on an interpreter's stdin. What is known about each
+//! program is in [`super::programs`]; the scan stops at an interpreter's first operand (the
+//! script: what follows is its data). The loader marks code
 //! parameters (their values are refused shell metacharacters unless `allowMetacharacters`);
 //! `stdmcp check` and `serve` warn about every such place, and about string parameters that
 //! look like paths but are not confined to a root.
 
 use std::path::Path;
 
-use super::{ArgPart, Kind, Manifest, ManifestError, ToolSpec};
-
-/// Interpreters, and the options whose value is code.
-const INTERPRETERS: &[(&str, &[&str])] = &[
-    ("sh", &["-c"]),
-    ("bash", &["-c"]),
-    ("dash", &["-c"]),
-    ("ash", &["-c"]),
-    ("zsh", &["-c"]),
-    ("ksh", &["-c"]),
-    ("mksh", &["-c"]),
-    ("fish", &["-c", "--command"]),
-    ("pwsh", &["-c", "-Command"]),
-    ("python", &["-c"]),
-    ("pypy", &["-c"]),
-    ("node", &["-e", "--eval", "-p", "--print"]),
-    ("nodejs", &["-e", "--eval", "-p", "--print"]),
-    ("deno", &["eval"]),
-    ("perl", &["-e", "-E"]),
-    ("ruby", &["-e"]),
-    ("php", &["-r"]),
-    ("lua", &["-e"]),
-    ("luajit", &["-e"]),
-    ("julia", &["-e", "--eval"]),
-    ("Rscript", &["-e"]),
-    ("R", &["-e"]),
-    ("osascript", &["-e"]),
-    ("tclsh", &["-c"]),
-    ("swipl", &["-g", "-t"]),
-    ("poly", &["--eval"]),
-    ("awk", &["--source", "-e"]),
-    ("gawk", &["--source", "-e"]),
-    ("sed", &["-e", "--expression"]),
-];
-
-/// Programs that run another program named by their first operand.
-const RUNNERS: &[&str] = &[
-    "env", "xargs", "nice", "nohup", "timeout", "stdbuf", "setsid", "sudo", "doas", "time", "chrt",
-    "ionice", "taskset", "strace", "flock", "watch", "parallel",
-];
+use super::programs::{describe, operand_options, option, Operands, Opt, Program};
+use super::{ArgPart, Kind, Manifest, ManifestError, Param, ToolSpec};
 
 /// `find` options whose next argument is a program.
 const FIND_EXEC: &[&str] = &["-exec", "-execdir", "-ok", "-okdir"];
@@ -54,13 +19,13 @@ const FIND_EXEC: &[&str] = &["-exec", "-execdir", "-ok", "-okdir"];
 /// A place where a parameter's value stops being data.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Risk {
-    /// `args[arg]` splices `param` into code run by `interpreter option`.
+    /// `args[arg]` splices `param` into code run by `by` (`sh -c`, `awk (its program text)`).
     Code {
         /// Index in `args`.
         arg: usize,
         /// The parameter.
         param: String,
-        /// The interpreter and its code option, as written (`sh -c`).
+        /// The interpreter and how it takes the code, as written (`sh -c`).
         by: String,
     },
     /// `args[arg]`, a value of `param`, names the program `runner` starts.
@@ -72,83 +37,225 @@ pub enum Risk {
         /// The runner (`env`, `xargs`, `find`).
         runner: String,
     },
+    /// `args[arg]`, a value of `param`, chooses code that `by` loads or runs: a module
+    /// (`perl -M`, `python -m`, `node -r`), a setting (`git -c core.pager=…`), a variable
+    /// (`make CC=…`). Warned about; its characters are not what makes it dangerous.
+    Loads {
+        /// Index in `args`.
+        arg: usize,
+        /// The parameter.
+        param: String,
+        /// The program and option (`perl -M`).
+        by: String,
+    },
 }
 
-/// A program's name without directory and version (`/usr/bin/python3.11` → `python`).
-fn base_name(program: &str) -> &str {
-    let name = Path::new(program)
-        .file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or(program);
-    name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.' || c == '-')
+/// What the scan of a template expects next.
+#[derive(Clone, Debug, PartialEq)]
+enum Next {
+    Nothing,
+    /// The code of this option.
+    Code(String),
+    /// A value of some option.
+    Value,
+    /// The choice of code of this option.
+    Load(String),
+    /// The program `find -exec` runs.
+    Program,
 }
 
-fn code_options(program: &str) -> &'static [&'static str] {
-    let name = base_name(program);
-    INTERPRETERS
-        .iter()
-        .find(|(n, _)| *n == name)
-        .map_or(&[], |(_, o)| *o)
+/// The scan of a template, program by program (a runner hands over to the program it runs).
+struct Scan {
+    /// The program as written.
+    name: String,
+    known: Option<&'static Program>,
+    next: Next,
+    /// Shell `-c` seen: the first operand is code.
+    shell_code: bool,
+    options_done: bool,
+    /// A code or program-file option gave `awk`/`sed` their program.
+    text_given: bool,
+    /// Runner operands still to skip before the program.
+    skip: usize,
+    /// Reached through a runner: a later literal naming a known program may be what runs
+    /// (`timeout -s KILL 5 sh -c …`, `xargs -I {} sh -c …`).
+    after_runner: bool,
+    /// What follows is data.
+    done: bool,
+}
+
+impl Scan {
+    fn new(name: &str, after_runner: bool) -> Scan {
+        let known = describe(name);
+        let skip = match known.map(|k| k.operands) {
+            Some(Operands::Program { skip }) => skip,
+            _ => 0,
+        };
+        Scan {
+            name: Path::new(name)
+                .file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or(name)
+                .to_owned(),
+            known,
+            next: Next::Nothing,
+            shell_code: false,
+            options_done: false,
+            text_given: false,
+            skip,
+            after_runner,
+            done: false,
+        }
+    }
+
+    fn by(&self, how: &str) -> String {
+        format!("{} {how}", self.name)
+    }
+
+    fn literal(&mut self, s: &str) {
+        match std::mem::replace(&mut self.next, Next::Nothing) {
+            Next::Code(_) => self.text_given = true,
+            Next::Value => {}
+            Next::Load(_) => self.done |= self.known.is_some_and(|k| k.load_ends),
+            Next::Program => *self = Scan::new(s, true),
+            Next::Nothing if self.done => {}
+            Next::Nothing => match self.known {
+                None if self.name == "find" && FIND_EXEC.contains(&s) => self.next = Next::Program,
+                None if self.after_runner && describe(s).is_some() => *self = Scan::new(s, true),
+                None => {}
+                Some(k) => self.known_literal(k, s),
+            },
+        }
+    }
+
+    fn known_literal(&mut self, k: &'static Program, s: &str) {
+        let opt = if self.options_done {
+            Opt::Operand
+        } else if s == "--" {
+            self.options_done = true;
+            return;
+        } else {
+            option(k, s)
+        };
+        match opt {
+            Opt::Code(o) => self.next = Next::Code(o),
+            Opt::ShellCode => self.shell_code = true,
+            Opt::Value(file) => {
+                self.text_given |= file;
+                self.next = Next::Value;
+            }
+            Opt::Load(o) => self.next = Next::Load(o),
+            Opt::Given => self.text_given = true,
+            Opt::Loaded => self.done |= k.load_ends,
+            Opt::Other => {}
+            Opt::Operand => match k.operands {
+                Operands::Code | Operands::Assignments => {}
+                Operands::Program { .. } if s.contains('=') => {}
+                Operands::Program { .. } if self.skip > 0 => self.skip -= 1,
+                Operands::Program { .. } if s.starts_with(|c: char| c.is_ascii_digit()) => {}
+                Operands::Program { .. } => *self = Scan::new(s, true),
+                // A script, the shell's code, awk's program text: what follows is data.
+                Operands::Script | Operands::Text => self.done = true,
+            },
+        }
+    }
+
+    /// The risk of `args[arg]`, a value of `param` passed with `flag`.
+    fn param(&mut self, arg: usize, param: &str, flag: Option<&str>) -> Option<Risk> {
+        let code = |by: String| Risk::Code {
+            arg,
+            param: param.to_owned(),
+            by,
+        };
+        let loads = |by: String| Risk::Loads {
+            arg,
+            param: param.to_owned(),
+            by,
+        };
+        let program = |runner: String| Risk::Program {
+            arg,
+            param: param.to_owned(),
+            runner,
+        };
+        match std::mem::replace(&mut self.next, Next::Nothing) {
+            Next::Code(o) => return Some(code(self.by(&o))),
+            Next::Value => return None,
+            Next::Load(o) => {
+                self.done |= self.known.is_some_and(|k| k.load_ends);
+                return Some(loads(self.by(&o)));
+            }
+            Next::Program => {
+                self.done = true;
+                return Some(program(self.name.clone()));
+            }
+            Next::Nothing if self.done => return None,
+            Next::Nothing => {}
+        }
+        let flag = flag.filter(|f| !f.is_empty());
+        let Some(k) = self.known else {
+            if self.name == "find" && flag.is_some_and(|f| FIND_EXEC.contains(&f.trim_end())) {
+                self.done = true;
+                return Some(program(self.name.clone()));
+            }
+            return None;
+        };
+        if let (Some(f), false) = (flag, self.options_done) {
+            // `--eval=`, `-c `, `-e` (joined or not): the option the value belongs to.
+            match option(k, f.trim_end().trim_end_matches('=')) {
+                Opt::Code(o) => return Some(code(self.by(&o))),
+                Opt::ShellCode => {
+                    self.done = true;
+                    return Some(code(self.by("-c")));
+                }
+                Opt::Load(o) => {
+                    self.done |= k.load_ends;
+                    return Some(loads(self.by(&o)));
+                }
+                Opt::Operand => {} // a prefix of an operand (`"flag": "echo "`)
+                _ => return None,
+            }
+        }
+        if std::mem::take(&mut self.shell_code) {
+            self.done = true;
+            return Some(code(self.by("-c")));
+        }
+        match k.operands {
+            Operands::Script => {
+                self.done = true;
+                None
+            }
+            Operands::Text => {
+                self.done = true;
+                let given = std::mem::replace(&mut self.text_given, true);
+                (!given).then(|| code(self.by("(its program text)")))
+            }
+            Operands::Code => Some(code(self.by("(run by sh -c)"))),
+            Operands::Assignments => Some(loads(self.by("(as a VAR=value operand)"))),
+            Operands::Program { .. } if self.skip > 0 => {
+                self.skip -= 1;
+                None
+            }
+            Operands::Program { .. } => {
+                self.done = true;
+                Some(program(self.name.clone()))
+            }
+        }
+    }
 }
 
 /// What the template of a tool does with each parameter, in order.
 pub fn risks(program: &Path, args: &[ArgPart]) -> Vec<Risk> {
+    let mut scan = Scan::new(&program.to_string_lossy(), false);
     let mut out = Vec::new();
-    let mut current = program.to_string_lossy().into_owned();
-    // Set by a runner until its program operand; by a code option until its value.
-    let mut wants_program = RUNNERS.contains(&base_name(&current));
-    let mut code_next: Option<String> = None;
-    let mut find_exec = false;
     for (i, part) in args.iter().enumerate() {
-        let exec_next = std::mem::take(&mut find_exec);
         match part {
-            ArgPart::Literal(s) => {
-                if code_next.take().is_some() {
-                    continue;
-                }
-                let operand = !s.starts_with('-')
-                    && !s.contains('=')
-                    && !s.starts_with(|c: char| c.is_ascii_digit());
-                if wants_program && operand || exec_next {
-                    current.clone_from(s);
-                    wants_program = RUNNERS.contains(&base_name(s));
-                } else if code_options(&current).contains(&s.as_str()) {
-                    code_next = Some(s.clone());
-                } else if base_name(&current) == "find" && FIND_EXEC.contains(&s.as_str()) {
-                    find_exec = true;
-                }
-            }
+            ArgPart::Literal(s) => scan.literal(s),
             ArgPart::Param { name, flag, .. } => {
-                let by_flag = flag
-                    .as_deref()
-                    .map(|f| f.trim_end_matches('=').trim_end())
-                    .filter(|f| code_options(&current).contains(f));
-                if let Some(option) = code_next.take().or(by_flag.map(str::to_owned)) {
-                    out.push(Risk::Code {
-                        arg: i,
-                        param: name.clone(),
-                        by: format!("{} {option}", base_name_keep_version(&current)),
-                    });
-                } else if flag.is_none() && (wants_program || exec_next) {
-                    let runner = base_name_keep_version(&current).to_owned();
-                    out.push(Risk::Program {
-                        arg: i,
-                        param: name.clone(),
-                        runner,
-                    });
-                    wants_program = false;
-                }
+                out.extend(scan.param(i, name, flag.as_deref()));
             }
         }
     }
     out
-}
-
-fn base_name_keep_version(program: &str) -> &str {
-    Path::new(program)
-        .file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or(program)
 }
 
 /// The parameters whose values are spliced into interpreter code.
@@ -157,18 +264,21 @@ pub fn code_params(program: &Path, args: &[ArgPart]) -> Vec<String> {
         .into_iter()
         .filter_map(|r| match r {
             Risk::Code { param, .. } => Some(param),
-            Risk::Program { .. } => None,
+            Risk::Program { .. } | Risk::Loads { .. } => None,
         })
         .collect()
 }
 
 /// True when an interpreter reads its program from stdin: no operand, no code option.
 fn stdin_is_code(program: &Path, args: &[ArgPart]) -> bool {
-    let name = program.to_string_lossy();
-    !code_options(&name).is_empty()
+    let Some(k) = describe(&program.to_string_lossy()) else {
+        return false;
+    };
+    k.reads_stdin
         && args.iter().all(|a| match a {
             ArgPart::Literal(s) => {
-                (s == "-" || s.starts_with('-')) && !code_options(&name).contains(&s.as_str())
+                s.starts_with('-')
+                    && !matches!(option(k, s), Opt::Code(_) | Opt::ShellCode | Opt::Given)
             }
             ArgPart::Param { flag, .. } => flag.is_some(),
         })
@@ -181,6 +291,15 @@ fn looks_like_path(name: &str) -> bool {
     ["path", "file", "dir", "directory", "filename", "folder"]
         .iter()
         .any(|w| n == *w || n.ends_with(&format!("_{w}")))
+}
+
+/// A string, or an array of strings: any text the caller likes.
+fn free_text(p: &Param) -> bool {
+    match &p.kind {
+        Kind::String => true,
+        Kind::Array { items, .. } => items.kind == Kind::String,
+        _ => false,
+    }
 }
 
 /// Risky but valid things in one tool, with JSON paths under `at` (`tools[2]`).
@@ -203,6 +322,13 @@ pub fn tool_warnings(spec: &ToolSpec, at: &str) -> Vec<ManifestError> {
                     "{param} is run as code by {by}: the caller can make it do anything the program can ({guard}); pass values as data instead, e.g. [\"sh\", \"-c\", \"cmd \\\"$1\\\"\", \"sh\", {{\"param\": \"{param}\"}}]"
                 ));
             }
+            // Fixed choices (an enum) and numbers cannot name arbitrary code.
+            Risk::Loads { arg, param, by } if spec.params.get(&param).is_some_and(free_text) => {
+                warn(format!("{at}.args[{arg}]"), format!(
+                    "{param} chooses code that {by} loads or runs: the caller can make it run anything (a module, a setting such as core.pager=…, a variable such as CC=…); offer fixed choices (an enum) instead"
+                ));
+            }
+            Risk::Loads { .. } => {}
             Risk::Program { arg, param, runner } => warn(
                 format!("{at}.args[{arg}]"),
                 format!(
@@ -220,11 +346,21 @@ pub fn tool_warnings(spec: &ToolSpec, at: &str) -> Vec<ManifestError> {
         }
     }
     for (name, p) in &spec.params {
-        let text = match &p.kind {
-            Kind::String => true,
-            Kind::Array { items, .. } => items.kind == Kind::String,
-            _ => false,
-        };
+        let text = free_text(p);
+        let alone = spec.args.iter().position(|a| {
+            matches!(a, ArgPart::Param { name: n, flag, .. }
+                if n == name && flag.as_deref().is_none_or(str::is_empty))
+        });
+        if let (true, Some(arg), Some(what)) = (
+            text,
+            alone,
+            operand_options(&spec.program.to_string_lossy()),
+        ) {
+            warn(format!("{at}.args[{arg}]"), format!(
+                "{name} is passed alone to {}, which reads {what}: only a leading '-' is refused; declare it as a path (passed absolute) or an enum to rule this out",
+                spec.program.file_name().map_or_else(|| spec.program.display().to_string(), |n| n.to_string_lossy().into_owned())
+            ));
+        }
         if text && looks_like_path(name) {
             warn(format!("{at}.params.{name}"), format!(
                 "{name} looks like a path but is plain text, confined to nothing; declare it as a path (or an array with path items) to keep it inside a root"
@@ -270,7 +406,10 @@ mod tests {
 
     #[test]
     fn finds_values_that_become_code() {
-        assert_eq!(base_name("/usr/bin/python3.11"), "python");
+        assert_eq!(
+            super::super::programs::base_name("/usr/bin/python3.11"),
+            "python"
+        );
         assert_eq!(code("/bin/sh", json!(["-c", {"param": "s"}])), ["s"]);
         assert_eq!(
             code("/usr/bin/python3", json!([{"param": "s", "flag": "-c"}])),
@@ -304,6 +443,141 @@ mod tests {
             &parts(json!(["-n", "1", {"param": "p"}])),
         );
         assert!(matches!(&r[..], [Risk::Program { arg: 2, .. }]));
+    }
+
+    fn by(program: &str, args: serde_json::Value) -> Vec<String> {
+        risks(Path::new(program), &parts(args))
+            .into_iter()
+            .map(|r| match r {
+                Risk::Code { param, by, .. } => format!("code {param} {by}"),
+                Risk::Program { param, runner, .. } => format!("program {param} {runner}"),
+                Risk::Loads { param, by, .. } => format!("loads {param} {by}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn finds_code_in_every_form_an_interpreter_takes_it() {
+        let p = || json!({"param": "p"});
+        for (program, args, want) in [
+            // Clusters of short options that end in (or, for a shell, hold) the code letter.
+            ("sh", json!(["-ec", p()]), "code p sh -c"),
+            ("bash", json!(["-lc", p()]), "code p bash -c"),
+            ("python3", json!(["-Sc", p()]), "code p python3 -c"),
+            ("perl", json!(["-ne", p()]), "code p perl -e"),
+            ("node", json!(["-pe", p()]), "code p node -e"),
+            ("sh", json!([{"param": "p", "flag": "-ec"}]), "code p sh -c"),
+            // The shell's code is its first operand, after options and `--`.
+            ("bash", json!(["-c", "--", p()]), "code p bash -c"),
+            ("sh", json!(["-c", "-e", p()]), "code p sh -c"),
+            // Program text as the first operand.
+            ("awk", json!([p()]), "code p awk (its program text)"),
+            (
+                "sed",
+                json!(["-n", p(), "file"]),
+                "code p sed (its program text)",
+            ),
+            (
+                "watch",
+                json!(["-n", "5", "ls", p()]),
+                "code p watch (run by sh -c)",
+            ),
+            // Runner options that take a value; a later literal naming an interpreter.
+            (
+                "timeout",
+                json!(["-s", "KILL", "5", "sh", "-c", p()]),
+                "code p sh -c",
+            ),
+            ("env", json!(["-u", "FOO", "sh", "-c", p()]), "code p sh -c"),
+            (
+                "env",
+                json!(["-C", "/tmp", "sh", "-c", p()]),
+                "code p sh -c",
+            ),
+            (
+                "xargs",
+                json!(["-I", "{}", "sh", "-c", p()]),
+                "code p sh -c",
+            ),
+            (
+                "flock",
+                json!(["-w", "5", "LOCK", "sh", "-c", p()]),
+                "code p sh -c",
+            ),
+            (
+                "env",
+                json!(["-i", "A=1", "timeout", "5", "bash", "-c", p()]),
+                "code p bash -c",
+            ),
+            ("busybox", json!(["sh", "-c", p()]), "code p sh -c"),
+            // Programs that were missing.
+            ("flock", json!(["LOCK", "-c", p()]), "code p flock -c"),
+            ("script", json!(["-q", "-c", p()]), "code p script -c"),
+            ("su", json!(["-c", p()]), "code p su -c"),
+            (
+                "runuser",
+                json!(["-u", "nobody", "-c", p()]),
+                "code p runuser -c",
+            ),
+            ("rbash", json!(["-c", p()]), "code p rbash -c"),
+            ("mawk", json!([p()]), "code p mawk (its program text)"),
+            ("ruby", json!(["-e", p()]), "code p ruby -e"),
+            ("php", json!(["-r", p()]), "code p php -r"),
+            ("lua5.4", json!(["-e", p()]), "code p lua5.4 -e"),
+            ("env", json!(["-S", p()]), "code p env -S"),
+            // Code chosen through an option's value.
+            (
+                "perl",
+                json!([{"param": "p", "flag": "-M", "joined": true}]),
+                "loads p perl -M",
+            ),
+            ("python3", json!(["-m", p()]), "loads p python3 -m"),
+            ("node", json!(["-r", p()]), "loads p node -r"),
+            ("git", json!(["-c", p(), "log"]), "loads p git -c"),
+            (
+                "make",
+                json!([p()]),
+                "loads p make (as a VAR=value operand)",
+            ),
+            ("find", json!([".", "-exec", p(), ";"]), "program p find"),
+            ("xargs", json!(["-n", "1", p()]), "program p xargs"),
+        ] {
+            assert_eq!(by(program, args.clone()), [want], "{program} {args}");
+        }
+        // The canonical target counts too (/bin/sh is dash on Debian; any name would do).
+        let dir = std::env::temp_dir().join(format!("stdmcp-lint-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("mawk"), "").unwrap();
+        std::os::unix::fs::symlink(dir.join("mawk"), dir.join("myawk")).unwrap();
+        let alias = dir.join("myawk").display().to_string();
+        assert_eq!(
+            by(&alias, json!([p()])),
+            ["code p myawk (its program text)"]
+        );
+        std::fs::remove_dir_all(dir).unwrap();
+        // Only code parameters are refused metacharacters; loads are warned about.
+        assert_eq!(code("env", json!(["-S", p()])), ["p"]);
+        assert!(code("python3", json!(["-m", p()])).is_empty());
+    }
+
+    #[test]
+    fn what_follows_the_script_or_the_code_is_data() {
+        let p = || json!({"param": "p"});
+        for (program, args) in [
+            ("python3", json!(["/x/script.py", "-c", p()])),
+            ("python3", json!(["-m", "pytest", "-c", p()])),
+            ("perl", json!(["-e", "print @ARGV", p()])),
+            ("bash", json!(["-c", "echo \"$1\"", "bash", p()])),
+            ("awk", json!(["-f", "prog.awk", p()])),
+            ("awk", json!(["-F", ",", "{print $1}", p()])),
+            ("sed", json!(["-e", "s/a/b/", p()])),
+            ("git", json!(["log", "-c", p()])),
+            ("env", json!(["mytool", p()])),
+            ("timeout", json!(["5", "mytool", "-c", p()])),
+        ] {
+            assert!(by(program, args.clone()).is_empty(), "{program} {args}");
+        }
     }
 
     #[test]

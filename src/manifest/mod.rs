@@ -12,6 +12,7 @@ pub mod lint;
 mod param;
 mod parse;
 pub mod plan;
+mod programs;
 pub mod run;
 mod value;
 

@@ -281,20 +281,25 @@ pub(super) fn finish(
         }
     }
     for (name, p) in params.iter() {
-        let standalone = args
-            .iter()
-            .any(|a| matches!(a, ArgPart::Param { name: n, flag: None, .. } if n == name));
-        let dash_ok = match &p.kind {
-            Kind::Array { items, .. } => items.allow_leading_dash,
-            _ => p.allow_leading_dash,
+        let standalone = args.iter().any(|a| {
+            matches!(a, ArgPart::Param { name: n, flag, .. }
+                if n == name && flag.as_deref().is_none_or(str::is_empty))
+        });
+        // What each value obeys: the parameter, or each item of an array.
+        let each = match &p.kind {
+            Kind::Array { items, .. } => items,
+            _ => p,
         };
-        if let (Kind::Enum(values), true, false) = (&p.kind, standalone, dash_ok) {
-            if let Some(v) = values.iter().find(|v| v.starts_with('-')) {
-                errs.add(
-                    &format!("{}.params.{name}.values", o.path),
-                    format!("{v:?} starts with '-' and is passed as a standalone argument: it would always be refused without allowLeadingDash"),
-                );
-            }
+        // A path is passed resolved and absolute: it never starts with '-'.
+        let dash_ok = each.allow_leading_dash || matches!(each.kind, Kind::Path { .. });
+        if let Kind::Enum(values) = &each.kind {
+            enum_fits(
+                &format!("{}.params.{name}", o.path),
+                values,
+                standalone && !dash_ok,
+                p.in_code && !each.allow_metacharacters,
+                errs,
+            );
         }
         let Some(d) = &p.default else { continue };
         let undeclared =
@@ -324,6 +329,20 @@ pub(super) fn finish(
                 errs.add(&at_default, "has an item that starts with '-' and is passed as a standalone argument: it would always be refused without allowLeadingDash");
             }
             Ok(_) => {}
+        }
+    }
+}
+
+/// Enum values a call could never pass: a leading '-' where the value stands alone, a
+/// shell metacharacter where it is run as code.
+fn enum_fits(at: &str, values: &[String], standalone: bool, code: bool, errs: &mut Errors) {
+    let at = format!("{at}.values");
+    if let Some(v) = values.iter().find(|v| standalone && v.starts_with('-')) {
+        errs.add(&at, format!("{v:?} starts with '-' and is passed as a standalone argument: it would always be refused without allowLeadingDash"));
+    }
+    for v in values.iter().filter(|_| code) {
+        if let Some(c) = v.chars().find(|c| value::METACHARACTERS.contains(*c)) {
+            errs.add(&at, format!("{v:?} contains the shell metacharacter {c:?} and the value is run as code: it would always be refused without allowMetacharacters"));
         }
     }
 }

@@ -389,6 +389,9 @@ fn args(o: &Obj<'_>, params: &BTreeMap<String, Param>, errs: &mut Errors) -> Vec
                     errs.add(&a.at("param"), format!("names no declared parameter: {name}"));
                 }
                 let flag = a.string("flag", errs);
+                if flag.as_deref() == Some("") {
+                    errs.add(&a.at("flag"), "must not be empty (leave it out to pass the value as an argument of its own)");
+                }
                 let joined = a.boolean("joined", errs).unwrap_or(false);
                 if joined && flag.is_none() {
                     errs.add(&a.at("joined"), "needs a flag to join the value to");

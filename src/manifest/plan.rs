@@ -182,7 +182,16 @@ pub fn plan(
                     }
                     (Checked::Many(l), _) => (l.clone(), p.allow_leading_dash),
                 };
+                // The value is an argument of its own (no flag, or an empty one: refused at
+                // load, checked here too): starting with '-', it would be read as an option.
+                let bare = flag.as_deref().is_none_or(str::is_empty);
                 for item in items {
+                    if bare && !dash_ok && item.as_encoded_bytes().starts_with(b"-") {
+                        return Err(format!(
+                            "argument `{name}`: the value {:?} starts with '-' and would be read as an option",
+                            short(&item.to_string_lossy())
+                        ));
+                    }
                     match (flag, joined) {
                         (Some(f), true) => {
                             let mut joined = OsString::from(f);
@@ -190,16 +199,7 @@ pub fn plan(
                             argv.push(joined);
                         }
                         (Some(f), false) => argv.extend([OsString::from(f), item]),
-                        (None, _) => {
-                            // A standalone value that starts with '-' would be read as an option.
-                            if item.as_encoded_bytes().starts_with(b"-") && !dash_ok {
-                                return Err(format!(
-                                    "argument `{name}`: the value {:?} starts with '-' and would be read as an option",
-                                    short(&item.to_string_lossy())
-                                ));
-                            }
-                            argv.push(item);
-                        }
+                        (None, _) => argv.push(item),
                     }
                 }
             }
@@ -307,5 +307,29 @@ mod tests {
         assert!(plan(tool, &m.roots, &json!({"word": "-x"}))
             .unwrap_err()
             .contains("starts with '-'"));
+    }
+
+    #[test]
+    fn a_value_emitted_bare_is_checked_for_a_dash_whatever_its_flag() {
+        // The loader refuses an empty flag; a spec built otherwise is still checked.
+        let m = Manifest::parse(
+            r#"{"name": "t", "tools": [{"name": "n", "description": "d", "program": "true",
+                "args": [{"param": "s", "flag": "-k", "joined": true}],
+                "params": {"s": {"type": "string"}}}]}"#,
+            Path::new("."),
+        )
+        .unwrap();
+        for joined in [true, false] {
+            let mut tool = m.tools[0].clone();
+            tool.args = vec![ArgPart::Param {
+                name: "s".into(),
+                flag: Some(String::new()),
+                joined,
+            }];
+            let e = plan(&tool, &m.roots, &json!({"s": "--output=FILE"})).unwrap_err();
+            assert!(e.contains("starts with '-'"), "{e}");
+        }
+        let ok = plan(&m.tools[0], &m.roots, &json!({"s": "-1"})).unwrap();
+        assert_eq!(ok.argv, vec![OsString::from("-k-1")]);
     }
 }

@@ -215,6 +215,19 @@ fn path(
     match resolved.to_str() {
         Some(r) => characters(p, r, at).map_err(|e| format!("{s} resolves to a name that {e}"))?,
         None if at.code => return Err(format!("{s} resolves to a name that is not UTF-8")),
+        // Not text, but its bytes may still hold a newline: the same rule, byte by byte.
+        None if at.argv && !p.allow_metacharacters => {
+            let bytes = resolved.as_os_str().as_encoded_bytes();
+            if let Some(b) = bytes
+                .iter()
+                .find(|b| (**b < 0x20 && **b != b'\t') || **b == 0x7f)
+            {
+                return Err(format!(
+                    "{s} resolves to a name that contains the control character {:?}, which this parameter does not allow in arguments",
+                    char::from(*b)
+                ));
+            }
+        }
         None => {}
     }
     Ok(Checked::One(resolved.into_os_string()))
@@ -307,5 +320,39 @@ mod tests {
         }
         assert!(check(&string, &json!("hello world"), &roots, code).is_ok());
         assert!(check(&param(Kind::String, true), &json!("hi; id"), &roots, code).is_ok());
+    }
+
+    #[test]
+    fn a_resolved_path_that_is_not_utf8_obeys_the_control_character_rule() {
+        use std::os::unix::ffi::OsStrExt;
+        let dir = std::env::temp_dir().join(format!("stdmcp-value-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let dir = dir.canonicalize().unwrap();
+        let bad = std::ffi::OsStr::from_bytes(b"bad\n\xff");
+        std::fs::write(dir.join(bad), "").unwrap();
+        std::fs::write(dir.join(std::ffi::OsStr::from_bytes(b"ok\xff")), "").unwrap();
+        std::os::unix::fs::symlink(bad, dir.join("nl")).unwrap();
+        let roots = BTreeMap::from([("r".to_owned(), dir.clone())]);
+        let path = |allow| {
+            let kind = Kind::Path {
+                root: "r".into(),
+                must_exist: true,
+                kind: PathKind::Any,
+            };
+            param(kind, allow)
+        };
+        let e = check(&path(false), &json!("nl"), &roots, ARGV).unwrap_err();
+        assert!(e.contains("control character '\\n'"), "{e}");
+        let stdin = Use {
+            argv: false,
+            ..ARGV
+        };
+        assert!(check(&path(false), &json!("nl"), &roots, stdin).is_ok());
+        assert!(check(&path(true), &json!("nl"), &roots, ARGV).is_ok());
+        std::os::unix::fs::symlink(std::ffi::OsStr::from_bytes(b"ok\xff"), dir.join("fine"))
+            .unwrap();
+        assert!(check(&path(false), &json!("fine"), &roots, ARGV).is_ok());
+        std::fs::remove_dir_all(dir).unwrap();
     }
 }
