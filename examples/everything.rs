@@ -12,6 +12,10 @@
 //! | `fail {}` | an `isError` result |
 //! | `panic {}` | a handler that panics (the server goes on) |
 //! | `test_*`, `json_schema_2020_12_tool` | the conformance suite's fixtures |
+//! | `test_roots`, `test_input_required_result_*` | ask the client (in `everything/mrtr.rs`) |
+
+#[path = "everything/mrtr.rs"]
+mod mrtr;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -512,5 +516,6 @@ fn main() -> std::process::ExitCode {
     let server = Server::new("stdmcp-everything", env!("CARGO_PKG_VERSION")).instructions(
         "A test server: echo, add, sleep, spawn, fail, and the conformance suite's fixtures.",
     );
-    resources(prompts(conformance_tools(tools(server)))).serve_stdio()
+    let server = mrtr::tools(resources(prompts(conformance_tools(tools(server)))));
+    server.serve_stdio()
 }

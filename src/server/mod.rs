@@ -155,6 +155,15 @@ pub struct Options {
     pub worker_keep_alive: Duration,
     /// Handle SIGTERM, SIGHUP and SIGINT (default true; `serve_stdio` only).
     pub signals: bool,
+    /// Serve only the handshake era (default false): `server/discover` gets -32601, so that
+    /// 2026-07-28 clients fall back to `initialize` (`stdmcp serve --era legacy`).
+    pub legacy_only: bool,
+    /// How long a 2026-07-28 call that asked the client for input waits for the retry
+    /// before it is released (default 5 min).
+    pub input_wait: Duration,
+    /// 2026-07-28 calls waiting for the client's input at once, each holding a worker
+    /// thread (default 64); beyond it, asking fails with an error.
+    pub max_waiting_calls: usize,
 }
 
 impl Default for Options {
@@ -168,6 +177,9 @@ impl Default for Options {
             worker_stack: 1024 * 1024,
             worker_keep_alive: Duration::from_secs(30),
             signals: true,
+            legacy_only: false,
+            input_wait: peer::DEFAULT_PARK_TTL,
+            max_waiting_calls: 64,
         }
     }
 }
@@ -192,6 +204,12 @@ impl Options {
         }
         if let Some(ms) = num("STDMCP_DRAIN_MS") {
             o.drain = Duration::from_millis(ms);
+        }
+        match std::env::var("STDMCP_ERA").as_deref() {
+            Ok("legacy") => o.legacy_only = true,
+            Ok("auto") => o.legacy_only = false,
+            Ok(other) => log::warn!("STDMCP_ERA={other} ignored (legacy or auto)"),
+            Err(_) => {}
         }
         if let Some(n) = num("STDMCP_MAX_CONCURRENT_CALLS") {
             o.max_concurrent_calls = usize::try_from(n).unwrap_or(usize::MAX).max(1);
@@ -332,6 +350,12 @@ impl Server {
     /// Replaces the runtime settings.
     pub fn options(mut self, options: Options) -> Server {
         self.options = options;
+        self
+    }
+
+    /// Serves only the handshake era ([`Options::legacy_only`]) when `yes`.
+    pub fn legacy_only(mut self, yes: bool) -> Server {
+        self.options.legacy_only = yes;
         self
     }
 

@@ -29,6 +29,9 @@ pub(super) fn serve(
     let options = server.options.clone();
     let config = peer::Config {
         heartbeat: options.heartbeat,
+        legacy_only: options.legacy_only,
+        park_ttl: options.input_wait,
+        max_parked: options.max_waiting_calls,
         ..peer::Config::default()
     };
     let peer = Peer::server(Arc::new(server.catalog), config);
