@@ -51,9 +51,24 @@ fn answer(method: &str) -> Value {
 fn elicitation_sampling_and_roots_tools_answer_in_two_round_trips() {
     let mut p = Proc::everything();
     let cases = [
-        ("test_elicitation", json!({"message": "Who are you?"}), "elicitation/create", "ada@example.org"),
-        ("test_sampling", json!({"prompt": "Capital of France?"}), "sampling/createMessage", "LLM response: Paris"),
-        ("test_roots", json!({}), "roots/list", "file:///work/project"),
+        (
+            "test_elicitation",
+            json!({"message": "Who are you?"}),
+            "elicitation/create",
+            "ada@example.org",
+        ),
+        (
+            "test_sampling",
+            json!({"prompt": "Capital of France?"}),
+            "sampling/createMessage",
+            "LLM response: Paris",
+        ),
+        (
+            "test_roots",
+            json!({}),
+            "roots/list",
+            "file:///work/project",
+        ),
     ];
     let mut id = 1;
     for (tool, args, method, expected) in cases {
@@ -67,7 +82,10 @@ fn elicitation_sampling_and_roots_tools_answer_in_two_round_trips() {
         let responses = json!({ key.as_str(): answer(method) });
         let extra = json!({"inputResponses": responses, "requestState": res["requestState"]});
         let second = call(&mut p, id + 1, tool, args, extra);
-        assert_eq!(second["result"]["resultType"], "complete", "{tool}: {second}");
+        assert_eq!(
+            second["result"]["resultType"], "complete",
+            "{tool}: {second}"
+        );
         let text = second["result"]["content"][0]["text"].as_str().unwrap();
         assert!(text.contains(expected), "{tool}: {text}");
         id += 2;
@@ -82,7 +100,13 @@ fn elicitation_sampling_and_roots_tools_answer_in_two_round_trips() {
 fn a_declared_capability_is_never_reported_missing_and_a_missing_one_is() {
     let mut p = Proc::everything();
     // The reproducer of the issue: elicitation declared with form and url.
-    let r = call(&mut p, 1, "test_elicitation", json!({"message": "m"}), json!({}));
+    let r = call(
+        &mut p,
+        1,
+        "test_elicitation",
+        json!({"message": "m"}),
+        json!({}),
+    );
     assert_eq!(r["result"]["resultType"], "input_required", "{r}");
     // Declared without elicitation: the error says the request does not declare it.
     let params = json!({"name": "test_elicitation", "arguments": {"message": "m"},
@@ -90,7 +114,10 @@ fn a_declared_capability_is_never_reported_missing_and_a_missing_one_is() {
     p.request(json!(2), "tools/call", params);
     let r = p.response(&json!(2));
     assert_eq!(r["error"]["code"], -32021, "{r}");
-    assert!(r["error"]["message"].as_str().unwrap().contains("does not declare"));
+    assert!(r["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("does not declare"));
     // A tool that adapts: only what the request declares is asked.
     let params = json!({"name": "test_input_required_result_capabilities", "arguments": {},
                         "_meta": meta(json!({"sampling": {}}))});
@@ -112,14 +139,26 @@ fn several_rounds_tampered_state_and_a_prompt() {
     let r1 = call(&mut p, 1, tool, json!({}), json!({}));
     let s1 = r1["result"]["requestState"].clone();
     let step1 = json!({"step1": {"action": "accept", "content": {"name": "Ada"}}});
-    let r2 = call(&mut p, 2, tool, json!({}), json!({"inputResponses": step1, "requestState": s1}));
+    let r2 = call(
+        &mut p,
+        2,
+        tool,
+        json!({}),
+        json!({"inputResponses": step1, "requestState": s1}),
+    );
     assert!(r2["result"]["inputRequests"]["step2"].is_object(), "{r2}");
     let s2 = r2["result"]["requestState"].as_str().unwrap().to_owned();
     let step2 = json!({"step2": {"action": "accept", "content": {"color": "blue"}}});
     let bad = json!({"inputResponses": step2, "requestState": format!("{s2}-TAMPERED")});
     let r = call(&mut p, 3, tool, json!({}), bad);
     assert_eq!(r["error"]["code"], -32602, "{r}");
-    let r3 = call(&mut p, 4, tool, json!({}), json!({"inputResponses": step2, "requestState": s2}));
+    let r3 = call(
+        &mut p,
+        4,
+        tool,
+        json!({}),
+        json!({"inputResponses": step2, "requestState": s2}),
+    );
     let text = r3["result"]["content"][0]["text"].as_str().unwrap();
     assert!(text.contains("Ada") && text.contains("blue"), "{text}");
     // prompts/get asks too.
@@ -132,14 +171,22 @@ fn several_rounds_tampered_state_and_a_prompt() {
     retry["requestState"] = r["result"]["requestState"].clone();
     p.request(json!(6), "prompts/get", retry);
     let r = p.response(&json!(6));
-    let text = r["result"]["messages"][0]["content"]["text"].as_str().unwrap();
+    let text = r["result"]["messages"][0]["content"]["text"]
+        .as_str()
+        .unwrap();
     assert!(text.contains("proofs"), "{r}");
 }
 
 #[test]
 fn a_parked_call_ends_with_the_session_and_is_never_answered_again() {
     let mut p = Proc::everything();
-    let r = call(&mut p, 1, "test_elicitation", json!({"message": "m"}), json!({}));
+    let r = call(
+        &mut p,
+        1,
+        "test_elicitation",
+        json!({"message": "m"}),
+        json!({}),
+    );
     assert_eq!(r["result"]["resultType"], "input_required");
     let (rest, status) = p.finish();
     assert!(status.success());
@@ -149,8 +196,12 @@ fn a_parked_call_ends_with_the_session_and_is_never_answered_again() {
 #[test]
 fn the_handshake_era_still_sends_requests() {
     let mut p = Proc::everything();
-    p.request(json!(0), "initialize", json!({"protocolVersion": "2025-11-25",
-        "capabilities": {"roots": {}}, "clientInfo": {"name": "tests", "version": "0"}}));
+    p.request(
+        json!(0),
+        "initialize",
+        json!({"protocolVersion": "2025-11-25",
+        "capabilities": {"roots": {}}, "clientInfo": {"name": "tests", "version": "0"}}),
+    );
     p.response(&json!(0));
     p.notify("notifications/initialized", json!({}));
     p.call(json!(1), "test_roots", json!({}), None);
@@ -171,7 +222,11 @@ fn era_legacy_sends_2026_clients_back_to_initialize() {
         .env_remove("STDMCP_CONFIG")
         .current_dir(&root);
     let mut p = Proc::start(cmd);
-    p.request(json!(1), "server/discover", json!({"_meta": meta(json!({}))}));
+    p.request(
+        json!(1),
+        "server/discover",
+        json!({"_meta": meta(json!({}))}),
+    );
     assert_eq!(p.response(&json!(1))["error"]["code"], -32601);
     let r = p.initialize("2025-11-25");
     assert_eq!(r["result"]["protocolVersion"], "2025-11-25");
@@ -181,8 +236,15 @@ fn era_legacy_sends_2026_clients_back_to_initialize() {
     assert!(status.success());
     // Without the switch the same server answers server/discover.
     let mut cmd = Command::new(stdmcp_bin());
-    cmd.args(["serve"]).env("STDMCP_ROOT", &root).env_remove("STDMCP_CONFIG").current_dir(&root);
+    cmd.args(["serve"])
+        .env("STDMCP_ROOT", &root)
+        .env_remove("STDMCP_CONFIG")
+        .current_dir(&root);
     let mut p = Proc::start(cmd);
-    p.request(json!(1), "server/discover", json!({"_meta": meta(json!({}))}));
+    p.request(
+        json!(1),
+        "server/discover",
+        json!({"_meta": meta(json!({}))}),
+    );
     assert!(p.response(&json!(1))["result"]["supportedVersions"].is_array());
 }

@@ -67,12 +67,15 @@ fn ask_tool(
     requests: fn() -> Vec<InputRequest>,
     reply: fn(&Map<String, Value>) -> String,
 ) -> ToolDef {
-    ToolDef::new(name, "Asks the client for input", no_args(), move |ctx, _| {
-        let answers = ctx
-            .ask(requests())
-            .map_err(|e| ToolError::msg(e.message))?;
-        Ok(CallToolResult::text(reply(&answers)))
-    })
+    ToolDef::new(
+        name,
+        "Asks the client for input",
+        no_args(),
+        move |ctx, _| {
+            let answers = ctx.ask(requests()).map_err(|e| ToolError::msg(e.message))?;
+            Ok(CallToolResult::text(reply(&answers)))
+        },
+    )
 }
 
 fn get<'a>(answers: &'a Map<String, Value>, key: &str) -> &'a Value {
@@ -82,10 +85,15 @@ fn get<'a>(answers: &'a Map<String, Value>, key: &str) -> &'a Value {
 pub fn tools(server: Server) -> Server {
     server
         .tool(
-            ToolDef::new("test_roots", "Lists the client's roots", no_args(), |ctx, _| {
-                let r = ctx.list_roots().map_err(|e| ToolError::msg(e.message))?;
-                Ok(CallToolResult::text(format!("Roots: {}", r["roots"])))
-            })
+            ToolDef::new(
+                "test_roots",
+                "Lists the client's roots",
+                no_args(),
+                |ctx, _| {
+                    let r = ctx.list_roots().map_err(|e| ToolError::msg(e.message))?;
+                    Ok(CallToolResult::text(format!("Roots: {}", r["roots"])))
+                },
+            )
             .requires("roots"),
         )
         .tool(ask_tool(
@@ -93,12 +101,21 @@ pub fn tools(server: Server) -> Server {
             || vec![elicit("user_name", "What is your name?", "name", "string")],
             |a| {
                 let name = get(a, "user_name").pointer("/content/name");
-                format!("Hello, {}!", name.and_then(Value::as_str).unwrap_or("stranger"))
+                format!(
+                    "Hello, {}!",
+                    name.and_then(Value::as_str).unwrap_or("stranger")
+                )
             },
         ))
         .tool(ask_tool(
             "test_input_required_result_sampling",
-            || vec![sample("capital_question", "What is the capital of France?", 100)],
+            || {
+                vec![sample(
+                    "capital_question",
+                    "What is the capital of France?",
+                    100,
+                )]
+            },
             |a| format!("Sampled: {}", said(get(a, "capital_question"))),
         ))
         .tool(ask_tool(
@@ -139,7 +156,12 @@ pub fn tools(server: Server) -> Server {
             no_args(),
             |ctx, _| {
                 let step = |r| ctx.ask(vec![r]).map_err(|e| ToolError::msg(e.message));
-                let a = step(elicit("step1", "Step 1: What is your name?", "name", "string"))?;
+                let a = step(elicit(
+                    "step1",
+                    "Step 1: What is your name?",
+                    "name",
+                    "string",
+                ))?;
                 let b = step(elicit(
                     "step2",
                     "Step 2: What is your favorite color?",
@@ -167,11 +189,16 @@ pub fn tools(server: Server) -> Server {
                     asks.push(sample("greeting", "Generate a greeting", 50));
                 }
                 if asks.is_empty() {
-                    return Ok(CallToolResult::text("nothing to ask: no capability declared"));
+                    return Ok(CallToolResult::text(
+                        "nothing to ask: no capability declared",
+                    ));
                 }
                 let a = ctx.ask(asks).map_err(|e| ToolError::msg(e.message))?;
                 let keys: Vec<&str> = a.keys().map(String::as_str).collect();
-                Ok(CallToolResult::text(format!("answered: {}", keys.join(", "))))
+                Ok(CallToolResult::text(format!(
+                    "answered: {}",
+                    keys.join(", ")
+                )))
             },
         ))
         .prompt(

@@ -64,6 +64,7 @@ ENVIRONMENT:
     STDMCP_ROOT              workspace of the built-in manifest
     STDMCP_HEARTBEAT_MS      heartbeat progress interval (overrides the manifest)
     STDMCP_DRAIN_MS          how long calls may finish after stdin closes (default 1500)
+    STDMCP_ERA               legacy: serve the initialize handshake only (as serve --era legacy)
 
 EXIT CODES:
     0 success; 1 check found problems, or the tool returned isError (call); 2 usage error,

@@ -221,7 +221,10 @@ impl Peer {
                 return Err(missing_capability(cap, &r.method));
             }
             if requests[..i].iter().any(|o| o.key == r.key) {
-                return Err(ErrorObject::internal(format!("input key {} used twice", r.key)));
+                return Err(ErrorObject::internal(format!(
+                    "input key {} used twice",
+                    r.key
+                )));
             }
         }
         let mut have = Map::new();
@@ -278,21 +281,30 @@ impl Peer {
         self.send_modern_typed(wire, &result, false, "input_required");
     }
 
-    /// Releases a parked call whose work stopped waiting (cancelled, deadline).
+    /// Releases a parked call whose work stopped waiting (cancelled, deadline). Its request was
+    /// answered with `input_required` and no retry continues it: its result goes nowhere.
     pub fn release_park(&mut self, park: &RequestId) {
-        let parked = self.parking.parked.iter().find_map(|(k, _)| {
-            (RequestId::number(*k) == *park).then_some(*k)
-        });
+        let parked = self
+            .parking
+            .parked
+            .iter()
+            .find_map(|(k, _)| (RequestId::number(*k) == *park).then_some(*k));
         if let Some(p) = parked.and_then(|k| self.parking.parked.remove(&k)) {
             if let Some(c) = self.calls.get_mut(&p.call) {
                 c.parked = None;
+                c.cancelled = true;
             }
         }
     }
 
     /// Cancels every parked call (the server stops taking requests, so no retry can come).
     pub(super) fn release_all_parked(&mut self) {
-        let calls: Vec<RequestId> = self.parking.parked.values().map(|p| p.call.clone()).collect();
+        let calls: Vec<RequestId> = self
+            .parking
+            .parked
+            .values()
+            .map(|p| p.call.clone())
+            .collect();
         for call in calls {
             self.cancel_call(&call);
         }
@@ -316,7 +328,10 @@ impl Peer {
             let Some(p) = self.parking.parked.remove(&park) else {
                 continue;
             };
-            log::info!("request {}: released, the client did not retry in time", p.call);
+            log::info!(
+                "request {}: released, the client did not retry in time",
+                p.call
+            );
             let secs = self.config.park_ttl.as_secs();
             let e = ErrorObject::internal(format!(
                 "the client did not retry within {secs} s: the call was released"
@@ -352,6 +367,35 @@ impl Peer {
             self.send_error(Some(&req.id), &e);
         }
         true
+    }
+
+    /// From now on `call` answers the retried request `req`, with its capabilities, log level
+    /// and progress token.
+    fn follow_retry(
+        &mut self,
+        now: Instant,
+        call: &RequestId,
+        req: &Request,
+        ctx: &Ctx,
+        done: bool,
+    ) {
+        if let Some(c) = self.calls.get_mut(call) {
+            c.wire_id = req.id.clone();
+            c.caps = ctx.caps.clone();
+            c.log_level = ctx.log_level;
+            c.progress_token = super::server::meta(&req.params)
+                .and_then(|m| m.get("progressToken"))
+                .filter(|t| t.is_string() || t.is_number())
+                .cloned();
+            c.last_report = now;
+            c.last_progress = None;
+            if done {
+                c.parked = None;
+            }
+        }
+        if req.id != *call {
+            self.parking.aliases.insert(req.id.clone(), call.clone());
+        }
     }
 
     fn continue_parked(
@@ -404,23 +448,7 @@ impl Peer {
             p.round += 1;
             p.expires = now + ttl;
         }
-        if let Some(c) = self.calls.get_mut(&call) {
-            c.wire_id = req.id.clone();
-            c.caps = ctx.caps.clone();
-            c.log_level = ctx.log_level;
-            c.progress_token = super::server::meta(&req.params)
-                .and_then(|m| m.get("progressToken"))
-                .filter(|t| t.is_string() || t.is_number())
-                .cloned();
-            c.last_report = now;
-            c.last_progress = None;
-            if done {
-                c.parked = None;
-            }
-        }
-        if req.id != call {
-            self.parking.aliases.insert(req.id.clone(), call);
-        }
+        self.follow_retry(now, &call, req, ctx, done);
         if !done {
             self.send_input_required(&req.id, park);
             return Ok(());

@@ -73,7 +73,10 @@ fn a_parked_call_resumes_on_the_retry_and_answers_it() {
     let res = &r["result"];
     assert_eq!(res["resultType"], "input_required");
     assert_eq!(res["inputRequests"]["user_name"]["method"], ELICIT);
-    assert_eq!(res["inputRequests"]["user_name"]["params"]["message"], "name?");
+    assert_eq!(
+        res["inputRequests"]["user_name"]["params"]["message"],
+        "name?"
+    );
     assert!(res["requestState"].is_string());
     assert!(res["_meta"]["io.modelcontextprotocol/serverInfo"].is_object());
     assert_eq!(h.peer.calls_parked(), 1);
@@ -162,8 +165,12 @@ fn missing_responses_are_asked_again_in_a_new_round() {
     assert_eq!(out.sent[0]["error"]["code"], -32602);
     let out = h.retry(4, &second, json!({"b": {"role":"assistant"}}));
     let answers = answers_for(&out, &park).unwrap();
-    assert_eq!(answers, json!({"a": accept("A"), "b": {"role":"assistant"}}));
-    h.peer.finish_tool(h.now, &call, CallToolResult::text("done"));
+    assert_eq!(
+        answers,
+        json!({"a": accept("A"), "b": {"role":"assistant"}})
+    );
+    h.peer
+        .finish_tool(h.now, &call, CallToolResult::text("done"));
     assert_eq!(h.drain().sent[0]["id"], 4);
 }
 
@@ -180,12 +187,17 @@ fn an_abandoned_call_is_released_after_the_park_time() {
     h.peer.handle_timeout(h.now);
     let out = h.drain();
     let e = answers_for(&out, &park).unwrap_err();
-    assert!(e.message.contains("did not retry within 300 s"), "{}", e.message);
+    assert!(
+        e.message.contains("did not retry within 300 s"),
+        "{}",
+        e.message
+    );
     assert_eq!(out.cancelled, vec![call.clone()]);
     assert_eq!(h.peer.calls_parked(), 0);
     assert_eq!(h.peer.poll_timeout(), None);
     // The work's result goes nowhere; a late retry is told the call is gone.
-    h.peer.finish_tool(h.now, &call, CallToolResult::text("late"));
+    h.peer
+        .finish_tool(h.now, &call, CallToolResult::text("late"));
     assert!(h.drain().sent.is_empty());
     let out = h.retry(2, &r["result"]["requestState"], json!({"k": accept("x")}));
     let msg = out.sent[0]["error"]["message"].as_str().unwrap();
@@ -198,7 +210,10 @@ fn only_declared_capabilities_are_asked_and_errors_say_which() {
     // Declares sampling only: elicitation is refused with a message that says so.
     let out = h.req(modern_call(1, json!({"sampling":{}}), json!({})));
     let call = out.started[0].id.clone();
-    let e = h.peer.ask(h.now, &call, vec![ask("k", ELICIT)]).unwrap_err();
+    let e = h
+        .peer
+        .ask(h.now, &call, vec![ask("k", ELICIT)])
+        .unwrap_err();
     assert_eq!(e.code, jsonrpc::ErrorCode::MISSING_CLIENT_CAPABILITY);
     assert!(e.message.contains("does not declare"), "{}", e.message);
     assert!(h.drain().sent.is_empty());
@@ -211,7 +226,9 @@ fn only_declared_capabilities_are_asked_and_errors_say_which() {
     let r = &h.drain().sent[0];
     assert_eq!(r["result"]["resultType"], "input_required");
     // A retry that no longer declares it while the answer is missing: the work learns so.
-    let Asked::Parked(park) = asked else { unreachable!() };
+    let Asked::Parked(park) = asked else {
+        unreachable!()
+    };
     let extra = json!({"requestState": r["result"]["requestState"], "inputResponses": {}});
     let out = h.req(modern_call(3, json!({}), extra));
     let e = answers_for(&out, &park).unwrap_err();
@@ -224,10 +241,18 @@ fn answers_a_fresh_request_carries_are_taken_without_asking() {
     let extra = json!({"inputResponses": {"user_name": accept("Al"), "other": {}}});
     let out = h.req(modern_call(1, all_caps(), extra));
     let call = out.started[0].id.clone();
-    let asked = h.peer.ask(h.now, &call, vec![ask("user_name", ELICIT)]).unwrap();
+    let asked = h
+        .peer
+        .ask(h.now, &call, vec![ask("user_name", ELICIT)])
+        .unwrap();
     assert_eq!(
         asked,
-        Asked::Answered(json!({"user_name": accept("Al")}).as_object().unwrap().clone())
+        Asked::Answered(
+            json!({"user_name": accept("Al")})
+                .as_object()
+                .unwrap()
+                .clone()
+        )
     );
     assert!(h.drain().sent.is_empty());
     // Automatic keys are numbered per call.
@@ -237,7 +262,10 @@ fn answers_a_fresh_request_carries_are_taken_without_asking() {
     };
     h.peer.ask(h.now, &call, vec![auto]).unwrap();
     let r = &h.drain().sent[0];
-    assert!(r["result"]["inputRequests"]["elicitation-1"].is_object(), "{r}");
+    assert!(
+        r["result"]["inputRequests"]["elicitation-1"].is_object(),
+        "{r}"
+    );
     // Malformed inputResponses are refused before any work starts.
     for bad in [json!(null), json!(5), json!({"user_name": 12345})] {
         let out = h.req(modern_call(9, all_caps(), json!({"inputResponses": bad})));
@@ -251,7 +279,10 @@ fn nothing_leaks_into_other_methods_or_the_handshake_era() {
     let mut h = H::legacy("2025-11-25");
     let out = h.req(call(json!(1), "echo", json!({"text":"x"}), None));
     let call_id = out.started[0].id.clone();
-    let e = h.peer.ask(h.now, &call_id, vec![ask("k", ELICIT)]).unwrap_err();
+    let e = h
+        .peer
+        .ask(h.now, &call_id, vec![ask("k", ELICIT)])
+        .unwrap_err();
     assert_eq!(e.code, jsonrpc::ErrorCode::INTERNAL_ERROR);
     // requestState in the handshake era is just an unknown param.
     let mut c = call(json!(2), "echo", json!({"text":"x"}), None);
@@ -280,7 +311,10 @@ fn parked_calls_are_bounded_and_released_when_the_server_closes() {
     let (call, _, _) = h.park(1, vec![ask("k", ELICIT)]);
     let out = h.req(modern_call(2, all_caps(), json!({})));
     let second = out.started[0].id.clone();
-    let e = h.peer.ask(h.now, &second, vec![ask("k", ELICIT)]).unwrap_err();
+    let e = h
+        .peer
+        .ask(h.now, &second, vec![ask("k", ELICIT)])
+        .unwrap_err();
     assert!(e.message.contains("limit 1"), "{}", e.message);
     h.peer.close();
     assert_eq!(h.drain().cancelled, vec![call]);
@@ -292,10 +326,12 @@ fn a_retried_request_can_be_cancelled_by_its_own_id() {
     let (call, _, r) = h.park(1, vec![ask("k", ELICIT)]);
     let out = h.retry(2, &r["result"]["requestState"], json!({"k": accept("x")}));
     assert!(out.sent.is_empty());
-    let cancel = json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}});
+    let cancel =
+        json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}});
     assert_eq!(h.req(cancel.clone()).cancelled, vec![call.clone()]);
     assert!(h.req(cancel).cancelled.is_empty());
-    h.peer.finish_tool(h.now, &call, CallToolResult::text("late"));
+    h.peer
+        .finish_tool(h.now, &call, CallToolResult::text("late"));
     assert!(h.drain().sent.is_empty());
 }
 
@@ -319,5 +355,24 @@ fn legacy_only_sends_clients_back_to_initialize() {
     let init = json!({"jsonrpc":"2.0","id":3,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}});
     assert_eq!(h.one(init)["result"]["protocolVersion"], "2025-11-25");
     // In the session, a request that also names 2026-07-28 is a session request.
-    assert_eq!(h.req(modern_call(4, all_caps(), json!({}))).started.len(), 1);
+    assert_eq!(
+        h.req(modern_call(4, all_caps(), json!({}))).started.len(),
+        1
+    );
+}
+
+#[test]
+fn a_call_whose_work_stops_waiting_is_never_answered_twice() {
+    let mut h = H::new();
+    let (call, park, r) = h.park(1, vec![ask("k", ELICIT)]);
+    // The work's deadline passed while it waited: it lets go of the park and ends.
+    h.peer.release_park(&park);
+    h.peer.finish_tool(
+        h.now,
+        &call,
+        CallToolResult::error("the call's deadline passed"),
+    );
+    assert!(h.drain().sent.is_empty());
+    let out = h.retry(2, &r["result"]["requestState"], json!({"k": accept("x")}));
+    assert_eq!(out.sent[0]["error"]["code"], -32602);
 }
