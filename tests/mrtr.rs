@@ -47,6 +47,12 @@ fn answer(method: &str) -> Value {
     }
 }
 
+/// Calls `test_elicitation` (id 1) declaring every capability: it must ask.
+fn elicit_first_round(p: &mut Proc) {
+    let r = call(p, 1, "test_elicitation", json!({"message": "m"}), json!({}));
+    assert_eq!(r["result"]["resultType"], "input_required", "{r}");
+}
+
 #[test]
 fn elicitation_sampling_and_roots_tools_answer_in_two_round_trips() {
     let mut p = Proc::everything();
@@ -100,14 +106,7 @@ fn elicitation_sampling_and_roots_tools_answer_in_two_round_trips() {
 fn a_declared_capability_is_never_reported_missing_and_a_missing_one_is() {
     let mut p = Proc::everything();
     // The reproducer of the issue: elicitation declared with form and url.
-    let r = call(
-        &mut p,
-        1,
-        "test_elicitation",
-        json!({"message": "m"}),
-        json!({}),
-    );
-    assert_eq!(r["result"]["resultType"], "input_required", "{r}");
+    elicit_first_round(&mut p);
     // Declared without elicitation: the error says the request does not declare it.
     let params = json!({"name": "test_elicitation", "arguments": {"message": "m"},
                         "_meta": meta(json!({"sampling": {}}))});
@@ -180,14 +179,7 @@ fn several_rounds_tampered_state_and_a_prompt() {
 #[test]
 fn a_parked_call_ends_with_the_session_and_is_never_answered_again() {
     let mut p = Proc::everything();
-    let r = call(
-        &mut p,
-        1,
-        "test_elicitation",
-        json!({"message": "m"}),
-        json!({}),
-    );
-    assert_eq!(r["result"]["resultType"], "input_required");
+    elicit_first_round(&mut p);
     let (rest, status) = p.finish();
     assert!(status.success());
     assert!(rest.is_empty(), "{rest:?}");
@@ -247,4 +239,43 @@ fn era_legacy_sends_2026_clients_back_to_initialize() {
         json!({"_meta": meta(json!({}))}),
     );
     assert!(p.response(&json!(1))["result"]["supportedVersions"].is_array());
+}
+
+#[test]
+fn an_abandoned_call_is_released_after_the_input_wait() {
+    let mut p =
+        Proc::everything_with(&[("STDMCP_INPUT_WAIT_MS", "50"), ("RUST_LOG", "stdmcp=info")]);
+    p.request(
+        json!(1),
+        "tools/call",
+        json!({"name": "test_elicitation",
+        "arguments": {"message": "m"}, "_meta": meta(all_caps())}),
+    );
+    let r = p.response(&json!(1));
+    let state = r["result"]["requestState"].clone();
+    // Wait for the release (logged on stderr); the deadline only detects a failure.
+    let deadline = std::time::Instant::now() + common::PATIENCE;
+    while !p
+        .stderr
+        .lock()
+        .unwrap()
+        .contains("the client did not retry in time")
+    {
+        assert!(std::time::Instant::now() < deadline, "never released");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let extra = json!({"inputResponses": {"elicitation-1": answer("elicitation/create")},
+                       "requestState": state});
+    let r = call(
+        &mut p,
+        2,
+        "test_elicitation",
+        json!({"message": "m"}),
+        extra,
+    );
+    let msg = r["error"]["message"].as_str().unwrap();
+    assert!(msg.contains("no longer waits"), "{r}");
+    let (rest, status) = p.finish();
+    assert!(status.success());
+    assert!(rest.is_empty(), "{rest:?}");
 }

@@ -206,6 +206,8 @@ impl Ctx {
             Asked::Answered(answers) => return Ok(answers),
             Asked::Parked(park) => park,
         };
+        // The timer releases the park if the client never retries: it must see the new expiry.
+        let _ = self.shared.timer.try_send(());
         let answer = self.wait(&rx, tx);
         if answer.is_err() {
             self.shared.with_state(|st| {

@@ -211,6 +211,9 @@ impl Options {
             Ok(other) => log::warn!("STDMCP_ERA={other} ignored (legacy or auto)"),
             Err(_) => {}
         }
+        if let Some(ms) = num("STDMCP_INPUT_WAIT_MS") {
+            o.input_wait = Duration::from_millis(ms);
+        }
         if let Some(n) = num("STDMCP_MAX_CONCURRENT_CALLS") {
             o.max_concurrent_calls = usize::try_from(n).unwrap_or(usize::MAX).max(1);
         }
