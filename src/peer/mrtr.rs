@@ -205,6 +205,12 @@ impl Peer {
                 "only a 2026-07-28 tools/call, prompts/get or resources/read can ask the client for input",
             ));
         };
+        if c.parked.is_some() {
+            // Another thread of the same work asked already: one request has one answer.
+            return Err(ErrorObject::internal(
+                "the call already waits for the client's input",
+            ));
+        }
         let mut requests = requests;
         for r in requests.iter_mut().filter(|r| r.key.is_empty()) {
             c.asked += 1;

@@ -365,6 +365,13 @@ fn legacy_only_sends_clients_back_to_initialize() {
 fn a_call_whose_work_stops_waiting_is_never_answered_twice() {
     let mut h = H::new();
     let (call, park, r) = h.park(1, vec![ask("k", ELICIT)]);
+    // A second ask while parked (another thread of the same work) is refused.
+    let e = h
+        .peer
+        .ask(h.now, &call, vec![ask("j", ELICIT)])
+        .unwrap_err();
+    assert!(e.message.contains("already waits"), "{}", e.message);
+    assert!(h.drain().sent.is_empty());
     // The work's deadline passed while it waited: it lets go of the park and ends.
     h.peer.release_park(&park);
     h.peer.finish_tool(
