@@ -216,23 +216,7 @@ impl Peer {
             c.asked += 1;
             r.key = auto_key(&r.method, c.asked);
         }
-        for (i, r) in requests.iter().enumerate() {
-            let Some(cap) = capability_of(&r.method) else {
-                return Err(ErrorObject::internal(format!(
-                    "{} cannot be asked of the client (only elicitation/create, sampling/createMessage, roots/list)",
-                    r.method
-                )));
-            };
-            if !c.caps.has(cap) {
-                return Err(missing_capability(cap, &r.method));
-            }
-            if requests[..i].iter().any(|o| o.key == r.key) {
-                return Err(ErrorObject::internal(format!(
-                    "input key {} used twice",
-                    r.key
-                )));
-            }
-        }
+        check_requests(&c.caps, &requests)?;
         let mut have = Map::new();
         let mut pending = Vec::new();
         for r in requests {
@@ -472,6 +456,31 @@ impl Peer {
         }));
         Ok(())
     }
+}
+
+/// Every request must be askable, of a declared capability, under a key of its own.
+fn check_requests(
+    caps: &crate::mcp::ClientCapabilities,
+    requests: &[InputRequest],
+) -> Result<(), ErrorObject> {
+    for (i, r) in requests.iter().enumerate() {
+        let Some(cap) = capability_of(&r.method) else {
+            return Err(ErrorObject::internal(format!(
+                    "{} cannot be asked of the client (only elicitation/create, sampling/createMessage, roots/list)",
+                    r.method
+                )));
+        };
+        if !caps.has(cap) {
+            return Err(missing_capability(cap, &r.method));
+        }
+        if requests[..i].iter().any(|o| o.key == r.key) {
+            return Err(ErrorObject::internal(format!(
+                "input key {} used twice",
+                r.key
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The key the `n`th automatic input request of a call gets (`elicitation-1`, …).
