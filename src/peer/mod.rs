@@ -39,7 +39,7 @@ use crate::mcp::{
 
 pub use calls::Outcome;
 pub use client::ClientEra;
-pub use mrtr::{auto_key, capability_of, process_key, Asked, InputRequest};
+pub use mrtr::{auto_key, capability_of, process_key, Asked, InputRequest, StateKey};
 
 /// Default interval of heartbeat progress (the 5 s of established prover servers).
 pub const DEFAULT_HEARTBEAT: Duration = Duration::from_secs(5);
@@ -91,7 +91,7 @@ pub struct Config {
     /// exceed it gets an error instead of `input_required`.
     pub max_parked: usize,
     /// The key that signs `requestState` (default: [`process_key`], random per process).
-    pub request_state_key: [u8; 32],
+    pub request_state_key: StateKey,
     /// Serve only the handshake era: `server/discover` is answered with -32601 so that
     /// clients fall back to `initialize` (default false).
     pub legacy_only: bool,

@@ -66,10 +66,20 @@ pub fn capability_of(method_name: &str) -> Option<&'static str> {
     }
 }
 
+/// The key that signs `requestState`; its `Debug` shows no bytes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct StateKey(pub [u8; 32]);
+
+impl std::fmt::Debug for StateKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("StateKey(..)")
+    }
+}
+
 /// The per-process key of `requestState`: 32 bytes of /dev/urandom, read once.
-pub fn process_key() -> [u8; 32] {
+pub fn process_key() -> StateKey {
     static KEY: OnceLock<[u8; 32]> = OnceLock::new();
-    *KEY.get_or_init(|| {
+    StateKey(*KEY.get_or_init(|| {
         use std::io::Read;
         let mut key = [0u8; 32];
         let read = std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut key));
@@ -80,7 +90,7 @@ pub fn process_key() -> [u8; 32] {
             key = hmac::sha256(&[now.as_bytes(), &(&key as *const _ as usize).to_le_bytes()]);
         }
         key
-    })
+    }))
 }
 
 /// A parked call.
@@ -139,7 +149,7 @@ pub(super) fn input_responses(params: &Value) -> Result<Map<String, Value>, Erro
 impl Peer {
     fn mac(&self, park: i64, round: u32, target: &str) -> String {
         let msg = format!("stdmcp requestState v1\0{park}\0{round}\0{target}");
-        let mac = hmac::hmac_sha256(&self.config.request_state_key, msg.as_bytes());
+        let mac = hmac::hmac_sha256(&self.config.request_state_key.0, msg.as_bytes());
         mac.iter().map(|b| format!("{b:02x}")).collect()
     }
 
