@@ -15,6 +15,10 @@
 //! | `hooked {}` | a cancel hook that reports progress and logs; waits for the cancel |
 //! | `hooked_deadline {}` | the same, cancelled by its 100 ms deadline; answers how it ended |
 //! | `test_*`, `json_schema_2020_12_tool` | the conformance suite's fixtures |
+//! | `test_roots`, `test_input_required_result_*` | ask the client (in `everything/mrtr.rs`) |
+
+#[path = "everything/mrtr.rs"]
+mod mrtr;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -604,5 +608,6 @@ fn main() -> std::process::ExitCode {
     let server = Server::new("stdmcp-everything", env!("CARGO_PKG_VERSION")).instructions(
         "A test server: echo, add, sleep, spawn, fail, and the conformance suite's fixtures.",
     );
-    resources(prompts(conformance_tools(tools(server)))).serve_stdio()
+    let server = mrtr::tools(resources(prompts(conformance_tools(tools(server)))));
+    server.serve_stdio()
 }

@@ -17,6 +17,8 @@
 #   py     Python SDK `mcp` (ClientSession + stdio_client)       eras: default, auto
 #   ts-v1  @modelcontextprotocol/sdk 1.x                          eras: default (auto is SKIPped)
 #   ts-v2  @modelcontextprotocol/client 2.x                       eras: default, auto
+#          (also answers an elicitation and roots/list: requests in default, input_required
+#          results fulfilled and retried in auto, the 2026-07-28 multi-round-trip flow)
 #   insp   @modelcontextprotocol/inspector --cli                  eras: default, auto, modern
 # Every result is one line `PASS|FAIL|SKIP <sdk> <era> <target>/<check>`; the last line is
 # `N passed, M failed` and the exit status is non-zero when M > 0. Client stderr (and the

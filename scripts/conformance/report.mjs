@@ -59,7 +59,7 @@ const notes = {
   'prompts-get-embedded-resource': '',
   'prompts-get-with-image': '',
   'v2:server-stateless':
-    'SEP-2575. Passing: `server/discover`, serverInfo in result `_meta`, -32022 with supported/requested, -32601 for initialize/ping/logging/setLevel/resources/(un)subscribe/unknown, no logs without `logLevel` (`test_logging_tool`), no server requests on the stream (`test_streaming_elicitation` answers with an `isError` result), `subscriptions/listen` ack + filter. The `_meta`-missing -32602/400 checks and the -32020 header check are answered by the bridge\'s SDK classifier and never reach the server. `test_missing_capability` declares that it needs `sampling` (`ToolDef::requires`), so a request without it gets -32021 with `data.requiredCapabilities`. The two list_changed checks are SKIPPED (lists never change; no `test_trigger_*_change` tools)',
+    'SEP-2575. Passing: `server/discover`, serverInfo in result `_meta`, -32022 with supported/requested, -32601 for initialize/ping/logging/setLevel/resources/(un)subscribe/unknown, no logs without `logLevel` (`test_logging_tool`), no server requests on the stream (`test_streaming_elicitation` answers with `input_required`), `subscriptions/listen` ack + filter. The `_meta`-missing -32602/400 checks and the -32020 header check are answered by the bridge\'s SDK classifier and never reach the server. `test_missing_capability` declares that it needs `sampling` (`ToolDef::requires`), so a request without it gets -32021 with `data.requiredCapabilities`. The two list_changed checks are SKIPPED (lists never change; no `test_trigger_*_change` tools)',
   'v2:json-schema-2020-12': 'SEP-2106 keywords (`allOf`/`anyOf`, `if`/`then`/`else`, `$anchor`) kept verbatim; pending in the suite',
   'v2:resources-read-text': '',
   'v2:resources-read-binary': '',
@@ -76,28 +76,25 @@ const cacheHints = '2026-07-28 `resources/read` results carry `ttlMs`/`cacheScop
 for (const s of ['resources-read-text', 'resources-read-binary', 'resources-templates-read'])
   notes[`v2:${s}`] = cacheHints;
 notes['v2:caching'] += `, and on \`resources/read\``;
-const mrtr =
-  '**server gap**: multi-round-trip requests (`input_required` results, `inputRequests`/`inputResponses`/`requestState`, SEP-2322) are not implemented in stdmcp, so the `test_input_required_result_*` fixtures cannot be written (a handler cannot return `resultType: "input_required"`)';
-for (const s of [
-  'basic-elicitation',
-  'basic-sampling',
-  'basic-list-roots',
-  'request-state',
-  'multiple-input-requests',
-  'multi-round',
-  'non-tool-request',
-  'result-type',
-  'tampered-state',
-  'capability-check',
-])
-  notes[`v2:input-required-result-${s}`] = mrtr;
-notes['v2:input-required-result-tampered-state'] +=
-  '. Through this bridge the check would also partly test supergateway: it swaps `requestState` for its own `sgw:` handle';
-for (const s of ['missing-input-response', 'ignore-extra-params', 'validate-input'])
-  notes[`v2:input-required-result-${s}`] =
-    'passes vacuously: the fixture tool is missing and the server answers -32602 "Unknown tool", which these checks accept (a WARNING at most)';
-notes['v2:input-required-result-unsupported-methods'] =
-  'list results carry no `input_required` (stdmcp never produces one)';
+// Multi-round-trip requests (2026-07-28, Multi Round-Trip Requests): the fixtures are in
+// examples/everything/mrtr.rs; their handlers block in `Ctx::ask` and go on when the retry comes.
+const mrtrNotes = {
+  'basic-elicitation': '`test_input_required_result_elicitation` asks `user_name`; the retry with the answer gets "Hello, Alice!"',
+  'basic-sampling': '`sampling/createMessage` under `capital_question`',
+  'basic-list-roots': '`roots/list` under `client_roots`',
+  'request-state': 'the handler, parked on the first request, resumes on the retry that echoes its `requestState` (HMAC-SHA256 under a per-process key) and answers "state-ok"',
+  'multiple-input-requests': 'one `Ctx::ask` with three requests (elicitation, sampling, roots) goes out as one `input_required` result',
+  'multi-round': 'two `Ctx::ask` calls in a row: two rounds, each with its own `requestState`',
+  'missing-input-response': 'a fresh request carrying only a wrong key gets `input_required` for the key the handler needs',
+  'non-tool-request': '`prompts/get` of `test_input_required_result_prompt` asks too',
+  'result-type': '`resultType: "input_required"` is explicit',
+  'unsupported-methods': 'lists never answer `input_required` (only `tools/call`, `prompts/get`, `resources/read` can)',
+  'tampered-state': 'passes, but through this bridge the tampered state never reaches stdmcp: supergateway swaps `requestState` for its own `sgw:` handle and refuses the tampered handle itself (-32602 "Continuation expired or backend unavailable"). stdmcp\'s own refusal (-32602, integrity check) is proven by src/peer/tests/mrtr.rs and tests/mrtr.rs',
+  'capability-check': 'declaring only `sampling`, the fixture asks only `sampling/createMessage` (a request for an undeclared capability is refused inside the server with -32021)',
+  'ignore-extra-params': 'answers a fresh request carries are taken by key; unknown keys are ignored',
+  'validate-input': 'a non-object answer or `inputResponses: null` gets -32602',
+};
+for (const [s, note] of Object.entries(mrtrNotes)) notes[`v2:input-required-result-${s}`] = note;
 
 const esc = (s) => String(s).replace(/\|/g, '\\|');
 const noteFor = (v2, scenario) => (v2 && notes[`v2:${scenario}`] !== undefined ? notes[`v2:${scenario}`] : notes[scenario] ?? '');
@@ -202,18 +199,19 @@ classifies a POST by its \`MCP-Protocol-Version\` header / \`_meta\`):
   * before every \`tools/call\` the bridge sends the server its own \`tools/list\` (to find the tool's
     \`x-mcp-header\` parameters): the server sees one extra request per call;
   * for an \`input_required\` result the bridge replaces \`requestState\` with its own \`sgw:\` handle and
-    keeps that server process alive (up to 300 s) for the retry, restoring the original state; a
-    tampered-state check would hit the bridge's handle first;
+    keeps that server process alive (up to 300 s) for the retry, restoring the original state (so the
+    handler parked in that process resumes); the tampered-state check hits the bridge's handle first;
   * a server -> client *request* on a 2026-07-28 request makes the bridge fail it with -32603 (stdmcp
     never sends one in that era, so this is never hit).
 
 ### Server-side gaps (src/)
 
-Multi-round-trip requests (\`input_required\` results, SEP-2322) are not implemented (README: "Not
-implemented"): 10 input-required-result-* scenarios fail, and 3 pass only vacuously. Two gaps this
-suite found earlier are fixed, with unit tests in src/peer/tests: 2026-07-28 \`resources/read\` results
-now carry \`ttlMs\`/\`cacheScope\`, and a tool can declare the client capabilities it needs
-(\`ToolDef::requires\`), so a request without them gets -32021 with \`data.requiredCapabilities\`.
+None among the scored scenarios. Multi-round-trip requests (SEP-2322) are implemented: a handler that
+asks the client (\`Ctx::elicit\`, \`Ctx::create_message\`, \`Ctx::list_roots\`, \`Ctx::ask\`) during a 2026-07-28
+request parks, the request is answered with \`input_required\`, and the handler goes on when the client
+retries (README: "Asking the client"). Earlier gaps this suite found are fixed too, with unit tests in
+src/peer/tests: 2026-07-28 \`resources/read\` results carry \`ttlMs\`/\`cacheScope\`, and a tool can declare
+the client capabilities it needs (\`ToolDef::requires\`), so a request without them gets -32021.
 
 ## What the suite cannot tell about a stdio server
 

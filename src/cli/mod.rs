@@ -13,12 +13,15 @@ pub const HELP: &str = "\
 stdmcp: serve local programs to AI agents over MCP (stdio), and talk to MCP servers.
 
 USAGE:
-    stdmcp serve [--config FILE]
+    stdmcp serve [--config FILE] [--era auto|legacy]
         Serve the tools of a JSON manifest on stdin/stdout. Without --config the manifest is
         the first of: $STDMCP_CONFIG, ./stdmcp.json, $XDG_CONFIG_HOME/stdmcp/stdmcp.json
         (~/.config/stdmcp/stdmcp.json); otherwise a built-in manifest of read-only tools
         (list, read, search, find, count, disk usage) over one workspace directory:
         $STDMCP_ROOT, else the current directory (the home directory when that is /).
+        --era auto (default) serves both protocol eras; --era legacy only the initialize
+        handshake (2024-11-05 to 2025-11-25): server/discover gets -32601, so 2026-07-28
+        clients fall back to initialize (same as STDMCP_ERA=legacy).
         stderr says which manifest is served. stdout carries only protocol messages.
 
     stdmcp check FILE
@@ -70,6 +73,7 @@ ENVIRONMENT:
     STDMCP_ROOT              workspace of the built-in manifest
     STDMCP_HEARTBEAT_MS      heartbeat progress interval (overrides the manifest)
     STDMCP_DRAIN_MS          how long calls may finish after stdin closes (default 1500)
+    STDMCP_ERA               legacy: serve the initialize handshake only (as serve --era legacy)
 
 EXIT CODES:
     0 success; 1 check found problems, or the tool returned isError (call); 2 usage error,
@@ -119,9 +123,16 @@ fn report(source: &Path, errors: &[ManifestError]) {
 
 fn serve(args: &[String]) -> ExitCode {
     let mut config = None;
+    let mut legacy = None;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
+            "--era" => match it.next().map(String::as_str) {
+                Some("legacy") => legacy = Some(true),
+                Some("auto") => legacy = Some(false),
+                Some(e) => return usage(&format!("serve: --era {e:?}: use auto or legacy")),
+                None => return usage("--era needs auto or legacy"),
+            },
             "--config" | "-c" => match it.next() {
                 Some(f) => config = Some(PathBuf::from(f)),
                 None => return usage("--config needs a file"),
@@ -171,7 +182,11 @@ fn serve(args: &[String]) -> ExitCode {
         }
     }
     warn_all(&manifest);
-    manifest.into_server().serve_stdio()
+    let server = manifest.into_server();
+    match legacy {
+        Some(yes) => server.legacy_only(yes).serve_stdio(),
+        None => server.serve_stdio(),
+    }
 }
 
 fn check(args: &[String]) -> ExitCode {

@@ -4,11 +4,14 @@
 
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
 use super::{Effect, Peer};
 use crate::jsonrpc::{ErrorCode, ErrorObject, RequestId};
-use crate::mcp::{self, gate, method, CallToolResult, LogLevel, ProgressParams, ProtocolVersion};
+use crate::mcp::{
+    self, gate, method, CallToolResult, ClientCapabilities, LogLevel, ProgressParams,
+    ProtocolVersion,
+};
 
 /// How the work of a request ended.
 #[derive(Clone, Debug, PartialEq)]
@@ -44,11 +47,31 @@ pub(super) struct Inflight {
     pub cancelled: bool,
     /// The server-side deadline, until it has fired.
     pub deadline: Option<Instant>,
+    /// The id the result answers: the request's own, or that of the retry that continues it
+    /// (2026-07-28, Multi Round-Trip Requests).
+    pub wire_id: RequestId,
+    /// 2026-07-28 `tools/call`, `prompts/get`, `resources/read`: what a `requestState` binds
+    /// to (method and target); `None` where the work cannot ask the client.
+    pub target: Option<String>,
+    /// Client capabilities of the request (of the latest retry).
+    pub caps: ClientCapabilities,
+    /// `inputResponses` the request carried that the work has not taken yet.
+    pub input: Map<String, Value>,
+    /// The park id while the call waits for the client's retry.
+    pub parked: Option<i64>,
+    /// Input requests asked without a key so far (for their automatic keys).
+    pub asked: u32,
 }
 
 impl Inflight {
-    pub fn new(now: Instant, version: ProtocolVersion, modern: bool) -> Inflight {
+    pub fn new(now: Instant, id: RequestId, version: ProtocolVersion, modern: bool) -> Inflight {
         Inflight {
+            wire_id: id,
+            target: None,
+            caps: ClientCapabilities::default(),
+            input: Map::new(),
+            parked: None,
+            asked: 0,
             version,
             modern,
             cacheable: false,
@@ -66,7 +89,9 @@ impl Inflight {
     }
 
     fn live_token(&self) -> Option<&Value> {
-        self.progress_token.as_ref().filter(|_| !self.cancelled)
+        self.progress_token
+            .as_ref()
+            .filter(|_| !self.cancelled && self.parked.is_none())
     }
 }
 
@@ -80,6 +105,15 @@ impl Peer {
             return;
         };
         self.free_slot(now, id, call.running_since.is_some());
+        self.forget_aliases(id);
+        if let Some(park) = call.parked {
+            // Ended while waiting for the client's retry: the request was answered already.
+            self.release_park(&RequestId::number(park));
+            log::debug!("request {id} ended while parked: its result is dropped");
+            return;
+        }
+        // A call continued by a retried request answers that request.
+        let id = &call.wire_id;
         if call.cancelled {
             log::debug!("request {id} was cancelled: its result is dropped");
             self.forget_in_batches(id);
@@ -246,7 +280,11 @@ impl Peer {
         logger: Option<&str>,
         data: Value,
     ) -> bool {
-        let Some(call) = self.calls.get(id).filter(|c| !c.cancelled) else {
+        let Some(call) = self
+            .calls
+            .get(id)
+            .filter(|c| !c.cancelled && c.parked.is_none())
+        else {
             return false;
         };
         let threshold = if call.modern {
@@ -299,6 +337,7 @@ impl Peer {
     /// Calls whose server-side deadline is due get [`Effect::Deadline`].
     pub fn handle_timeout(&mut self, now: Instant) {
         self.fire_deadlines(now);
+        self.release_expired(now);
         let due: Vec<RequestId> = self
             .calls
             .iter()

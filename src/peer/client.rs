@@ -129,8 +129,11 @@ impl Peer {
             return Err(ErrorObject::internal("the call is no longer running"));
         };
         if inflight.modern {
-            // 2026-07-28 servers send no requests (multi-round-trip results are not implemented).
-            return Err(crate::mcp::missing_capability(capability, method));
+            // 2026-07-28 servers send no requests: the work asks through `Peer::ask`
+            // (2026-07-28, Multi Round-Trip Requests).
+            return Err(ErrorObject::internal(format!(
+                "{method}: a 2026-07-28 call asks the client through an input_required result, not a request"
+            )));
         }
         let Some(session) = &self.session else {
             return Err(ErrorObject::internal("no session"));

@@ -18,7 +18,9 @@
 mod batch;
 mod calls;
 mod client;
+mod hmac;
 mod modern;
+mod mrtr;
 mod server;
 
 use std::collections::{HashMap, VecDeque};
@@ -37,9 +39,13 @@ use crate::mcp::{
 
 pub use calls::Outcome;
 pub use client::ClientEra;
+pub use mrtr::{auto_key, capability_of, process_key, Asked, InputRequest, StateKey};
 
 /// Default interval of heartbeat progress (the 5 s of established prover servers).
 pub const DEFAULT_HEARTBEAT: Duration = Duration::from_secs(5);
+
+/// Default time a parked 2026-07-28 call waits for the client's retry.
+pub const DEFAULT_PARK_TTL: Duration = Duration::from_secs(300);
 
 /// What a server offers, as the protocol shows it. Handlers live elsewhere, by index.
 #[derive(Clone, Debug, Default)]
@@ -84,6 +90,17 @@ pub struct Config {
     /// Requests whose work runs at once; later ones wait in arrival order for one to finish
     /// (the runtime's worker pool has the same limit). Heartbeats of waiting requests say so.
     pub max_running: usize,
+    /// How long a 2026-07-28 call parked on an `input_required` result waits for the client's
+    /// retry before it is released (default 5 min).
+    pub park_ttl: Duration,
+    /// Calls parked at once, each holding a worker thread (default 64); a call that would
+    /// exceed it gets an error instead of `input_required`.
+    pub max_parked: usize,
+    /// The key that signs `requestState` (default: [`process_key`], random per process).
+    pub request_state_key: StateKey,
+    /// Serve only the handshake era: `server/discover` is answered with -32601 so that
+    /// clients fall back to `initialize` (default false).
+    pub legacy_only: bool,
 }
 
 impl Default for Config {
@@ -93,6 +110,10 @@ impl Default for Config {
             page_size: 100,
             list_ttl_ms: 300_000,
             max_running: usize::MAX,
+            park_ttl: DEFAULT_PARK_TTL,
+            max_parked: 64,
+            request_state_key: process_key(),
+            legacy_only: false,
         }
     }
 }
@@ -207,6 +228,8 @@ pub struct Peer {
     /// Requests this side sent and not yet answered.
     outbound: HashMap<RequestId, client::Outbound>,
     next_id: i64,
+    /// Server role, 2026-07-28: calls parked on `input_required` results.
+    parking: mrtr::Parking,
     /// Client role: how requests are framed into eras.
     client_era: ClientEra,
     closing: bool,
@@ -238,6 +261,7 @@ impl Peer {
             batches: Vec::new(),
             outbound: HashMap::new(),
             next_id: 1,
+            parking: mrtr::Parking::default(),
             client_era: ClientEra::Legacy,
             closing: false,
         }
@@ -315,12 +339,15 @@ impl Peer {
         }
     }
 
-    /// When [`Peer::handle_timeout`] must next be called: the next heartbeat or deadline.
+    /// When [`Peer::handle_timeout`] must next be called: the next heartbeat, deadline or
+    /// expiry of a parked call.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        match (self.next_heartbeat(), self.next_deadline()) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        let next = [
+            self.next_heartbeat(),
+            self.next_deadline(),
+            self.next_park_expiry(),
+        ];
+        next.into_iter().flatten().min()
     }
 
     fn frame(&self, json: &[u8]) -> Vec<u8> {

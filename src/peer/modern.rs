@@ -82,6 +82,7 @@ impl Peer {
                 );
                 self.send_error(Some(&req.id), &e)
             }
+            m if super::mrtr::may_ask(m) && self.resume(now, &req, &ctx) => {}
             _ => self.common_request(now, req, ctx),
         }
     }
@@ -93,6 +94,17 @@ impl Peer {
         id: &RequestId,
         result: &T,
         cacheable: bool,
+    ) {
+        self.send_modern_typed(id, result, cacheable, "complete");
+    }
+
+    /// As [`Peer::send_modern_result`], with this `resultType`.
+    pub(super) fn send_modern_typed<T: Serialize + ?Sized>(
+        &mut self,
+        id: &RequestId,
+        result: &T,
+        cacheable: bool,
+        result_type: &str,
     ) {
         let mut v = match serde_json::to_value(result) {
             Ok(Value::Object(m)) => m,
@@ -108,7 +120,7 @@ impl Peer {
                 )
             }
         };
-        v.insert("resultType".into(), json!("complete"));
+        v.insert("resultType".into(), json!(result_type));
         let info = serde_json::to_value(&self.catalog.server_info).unwrap_or(Value::Null);
         match v.entry("_meta").or_insert_with(|| json!({})) {
             Value::Object(m) => {

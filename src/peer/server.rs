@@ -86,6 +86,8 @@ impl Peer {
                 let Some(id) = n.params.get("requestId").and_then(RequestId::from_value) else {
                     return;
                 };
+                // A retried 2026-07-28 request stands for the call it continues.
+                let id = self.call_id_of(&id);
                 if let Some(i) = self.listens.iter().position(|l| *l == id) {
                     self.listens.remove(i);
                 } else if !self.cancel_call(&id) {
@@ -111,8 +113,15 @@ impl Peer {
             return self.send_error(Some(&req.id), &e);
         }
         if let Some(v) = meta(&req.params).and_then(|m| m.get(meta_key::PROTOCOL_VERSION)) {
-            let v = v.clone();
-            return self.modern_request(now, req, &v);
+            if self.config.legacy_only {
+                if self.session.is_none() {
+                    return self.refuse_modern(&req);
+                }
+                // A session's request that also names a revision: the session decides.
+            } else {
+                let v = v.clone();
+                return self.modern_request(now, req, &v);
+            }
         }
         if req.method == method::INITIALIZE {
             return self.initialize(req);
@@ -143,6 +152,33 @@ impl Peer {
                 self.send_error(Some(&req.id), &e)
             }
         }
+    }
+
+    /// Handshake era only ([`super::Config::legacy_only`]): `server/discover` is an unknown
+    /// method, so that a client falls back to `initialize` (2026-07-28, Versioning:
+    /// backward compatibility); any other stateless request names a revision not served.
+    fn refuse_modern(&mut self, req: &Request) {
+        let supported: Vec<&str> = ProtocolVersion::all_strs()
+            .into_iter()
+            .filter(|v| ProtocolVersion::parse(v).is_some_and(ProtocolVersion::is_legacy))
+            .collect();
+        let e = if req.method == method::DISCOVER {
+            ErrorObject::method_not_found(&req.method)
+        } else {
+            let asked = meta(&req.params)
+                .and_then(|m| m.get(meta_key::PROTOCOL_VERSION))
+                .cloned()
+                .unwrap_or(Value::Null);
+            ErrorObject::new(
+                crate::jsonrpc::ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,
+                format!(
+                    "Unsupported protocol version: this server speaks only the initialize handshake ({}); send initialize first",
+                    supported.join(", ")
+                ),
+            )
+            .with_data(json!({ "supported": supported, "requested": asked }))
+        };
+        self.send_error(Some(&req.id), &e);
     }
 
     fn initialize(&mut self, req: Request) {
@@ -465,7 +501,13 @@ impl Peer {
     }
 
     fn start(&mut self, now: Instant, req: Request, ctx: Ctx, work: Work) {
-        let mut inflight = Inflight::new(now, ctx.version, ctx.modern);
+        let mut inflight = Inflight::new(now, req.id.clone(), ctx.version, ctx.modern);
+        if ctx.modern && super::mrtr::may_ask(&req.method) {
+            // Checked by `resume` already; answers the work can take by key.
+            inflight.input = super::mrtr::input_responses(&req.params).unwrap_or_default();
+            inflight.target = Some(super::mrtr::target_of(&req));
+        }
+        inflight.caps = ctx.caps.clone();
         inflight.progress_token = meta(&req.params)
             .and_then(|m| m.get("progressToken"))
             .filter(|t| t.is_string() || t.is_number())
@@ -494,6 +536,8 @@ impl Peer {
     /// goes on.
     pub fn close(&mut self) {
         self.closing = true;
+        // No retry can arrive once requests are refused: parked calls stop waiting.
+        self.release_all_parked();
     }
 
     /// Starts shutting down: closes open subscriptions with a final result, cancels all work

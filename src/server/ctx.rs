@@ -4,12 +4,13 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
 use super::dispatch::Shared;
 use crate::cancel::{CancelReason, CancelToken};
 use crate::jsonrpc::{ErrorObject, RequestId};
 use crate::mcp::{method, ClientCapabilities, LogLevel, ProtocolVersion};
+use crate::peer::{auto_key, capability_of, Asked, InputRequest};
 
 /// The context of one call, handed to its handler on the worker thread.
 pub struct Ctx {
@@ -152,10 +153,104 @@ impl Ctx {
         sent
     }
 
-    /// Sends a request to the client and blocks until it answers, the call is cancelled, or
-    /// the call's deadline passes. Handshake era only; `capability` is the client capability
-    /// the request needs (`"sampling"`, `"elicitation"`, `"roots"`).
+    /// Asks the client and blocks until it answers, the call is cancelled, or the call's
+    /// deadline passes; `capability` is the client capability the request needs
+    /// (`"sampling"`, `"elicitation"`, `"roots"`).
+    ///
+    /// In the handshake era this is a request to the client. In 2026-07-28 (which has no
+    /// server requests) it works for `elicitation/create`, `sampling/createMessage` and
+    /// `roots/list`: the call's request is answered with `input_required`, and the handler
+    /// goes on when the client retries with the answer (see [`Ctx::ask`]).
     pub fn request(
+        &self,
+        method: &str,
+        params: Value,
+        capability: &str,
+    ) -> Result<Value, ErrorObject> {
+        if self.version.is_legacy() {
+            return self.legacy_request(method, params, capability);
+        }
+        let request = InputRequest {
+            key: String::new(),
+            method: method.to_owned(),
+            params,
+        };
+        let answers = self.ask(vec![request])?;
+        answers
+            .into_iter()
+            .next()
+            .map(|(_, v)| v)
+            .ok_or_else(|| ErrorObject::internal(format!("no answer to {method}")))
+    }
+
+    /// Asks the client several things at once and blocks until every answer is in; the
+    /// answers come back by key. In 2026-07-28 all of them go out in one `input_required`
+    /// result (2026-07-28, Multi Round-Trip Requests) and answers the request carried already
+    /// are taken without asking; in the handshake era they are requests, one after the other.
+    /// Only `elicitation/create`, `sampling/createMessage` and `roots/list` can be asked, each
+    /// only of a client that declared its capability.
+    pub fn ask(&self, requests: Vec<InputRequest>) -> Result<Map<String, Value>, ErrorObject> {
+        if self.version.is_legacy() {
+            let mut answers = Map::new();
+            for (n, r) in requests.into_iter().enumerate() {
+                let Some(capability) = capability_of(&r.method) else {
+                    let e = format!("{} cannot be asked of the client", r.method);
+                    return Err(ErrorObject::internal(e));
+                };
+                let key = match r.key.is_empty() {
+                    true => auto_key(&r.method, n as u32 + 1),
+                    false => r.key,
+                };
+                answers.insert(key, self.legacy_request(&r.method, r.params, capability)?);
+            }
+            return Ok(answers);
+        }
+        let (tx, rx) = crossbeam_channel::bounded(2);
+        let asked = self.shared.with_state(|st| {
+            let asked = st.peer.ask(Instant::now(), &self.id, requests)?;
+            if let Asked::Parked(park) = &asked {
+                st.waiters.insert(park.clone(), tx.clone());
+            }
+            Ok::<_, ErrorObject>(asked)
+        })?;
+        let park = match asked {
+            Asked::Answered(answers) => return Ok(answers),
+            Asked::Parked(park) => park,
+        };
+        // The timer releases the park if the client never retries: it must see the new expiry.
+        let _ = self.shared.timer.try_send(());
+        let answer = self.wait(&rx, tx);
+        if answer.is_err() {
+            self.shared.with_state(|st| {
+                if st.waiters.remove(&park).is_some() {
+                    st.peer.release_park(&park);
+                }
+            });
+        }
+        match answer? {
+            Value::Object(answers) => Ok(answers),
+            _ => Err(ErrorObject::internal("the answers are not an object")),
+        }
+    }
+
+    /// Waits for an answer on `rx`, or for the cancel or the deadline of the call.
+    fn wait(
+        &self,
+        rx: &crossbeam_channel::Receiver<Result<Value, ErrorObject>>,
+        cancelled: crossbeam_channel::Sender<Result<Value, ErrorObject>>,
+    ) -> Result<Value, ErrorObject> {
+        let _guard = self.cancel.on_cancel(move || {
+            let _ = cancelled.try_send(Err(ErrorObject::internal("the call was cancelled")));
+        });
+        let answer = match self.deadline {
+            Some(d) => rx.recv_deadline(d).ok(),
+            None => rx.recv().ok(),
+        };
+        answer.unwrap_or_else(|| Err(ErrorObject::internal("the call's deadline passed")))
+    }
+
+    /// A server -> client request of the handshake era.
+    fn legacy_request(
         &self,
         method: &str,
         params: Value,
@@ -170,16 +265,7 @@ impl Ctx {
             Ok::<_, ErrorObject>(id)
         })?;
         self.shared.out.wait_for_room_unless(&self.cancel);
-        let cancelled = tx;
-        let _guard = self.cancel.on_cancel(move || {
-            let _ = cancelled.try_send(Err(ErrorObject::internal("the call was cancelled")));
-        });
-        let answer = match self.deadline {
-            Some(d) => rx.recv_deadline(d).ok(),
-            None => rx.recv().ok(),
-        };
-        let answer =
-            answer.unwrap_or_else(|| Err(ErrorObject::internal("the call's deadline passed")));
+        let answer = self.wait(&rx, tx);
         if answer.is_err() {
             self.shared.with_state(|st| {
                 if st.waiters.remove(&out_id).is_some() {
@@ -190,17 +276,17 @@ impl Ctx {
         answer
     }
 
-    /// `sampling/createMessage` (mcp-spec.md §7.1).
+    /// `sampling/createMessage` (both eras).
     pub fn create_message(&self, params: Value) -> Result<Value, ErrorObject> {
         self.request(method::SAMPLING_CREATE_MESSAGE, params, "sampling")
     }
 
-    /// `elicitation/create` (2025-06-18+).
+    /// `elicitation/create` (2025-06-18+, both eras).
     pub fn elicit(&self, params: Value) -> Result<Value, ErrorObject> {
         self.request(method::ELICITATION_CREATE, params, "elicitation")
     }
 
-    /// `roots/list`.
+    /// `roots/list` (both eras).
     pub fn list_roots(&self) -> Result<Value, ErrorObject> {
         self.request(method::ROOTS_LIST, json!({}), "roots")
     }

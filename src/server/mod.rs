@@ -162,6 +162,15 @@ pub struct Options {
     /// At exit, queued output is written for as long as the client keeps reading; the server
     /// gives up when stdout accepted nothing for this long (default 2 s).
     pub flush_stall: Duration,
+    /// Serve only the handshake era (default false): `server/discover` gets -32601, so that
+    /// 2026-07-28 clients fall back to `initialize` (`stdmcp serve --era legacy`).
+    pub legacy_only: bool,
+    /// How long a 2026-07-28 call that asked the client for input waits for the retry
+    /// before it is released (default 5 min).
+    pub input_wait: Duration,
+    /// 2026-07-28 calls waiting for the client's input at once, each holding a worker
+    /// thread (default 64); beyond it, asking fails with an error.
+    pub max_waiting_calls: usize,
 }
 
 impl Default for Options {
@@ -177,6 +186,9 @@ impl Default for Options {
             signals: true,
             max_outgoing_bytes: 8 << 20,
             flush_stall: Duration::from_secs(2),
+            legacy_only: false,
+            input_wait: peer::DEFAULT_PARK_TTL,
+            max_waiting_calls: 64,
         }
     }
 }
@@ -202,6 +214,15 @@ impl Options {
         }
         if let Some(ms) = num("STDMCP_DRAIN_MS") {
             o.drain = Duration::from_millis(ms);
+        }
+        match std::env::var("STDMCP_ERA").as_deref() {
+            Ok("legacy") => o.legacy_only = true,
+            Ok("auto") => o.legacy_only = false,
+            Ok(other) => log::warn!("STDMCP_ERA={other} ignored (legacy or auto)"),
+            Err(_) => {}
+        }
+        if let Some(ms) = num("STDMCP_INPUT_WAIT_MS") {
+            o.input_wait = Duration::from_millis(ms);
         }
         if let Some(n) = num("STDMCP_MAX_CONCURRENT_CALLS") {
             o.max_concurrent_calls = usize::try_from(n).unwrap_or(usize::MAX).max(1);
@@ -350,6 +371,12 @@ impl Server {
     /// Replaces the runtime settings.
     pub fn options(mut self, options: Options) -> Server {
         self.options = options;
+        self
+    }
+
+    /// Serves only the handshake era ([`Options::legacy_only`]) when `yes`.
+    pub fn legacy_only(mut self, yes: bool) -> Server {
+        self.options.legacy_only = yes;
         self
     }
 

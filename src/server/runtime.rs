@@ -38,6 +38,9 @@ pub(super) fn serve(
     let config = peer::Config {
         heartbeat: options.heartbeat,
         max_running: options.max_concurrent_calls.max(1),
+        legacy_only: options.legacy_only,
+        park_ttl: options.input_wait,
+        max_parked: options.max_waiting_calls,
         ..peer::Config::default()
     };
     let peer = Peer::server(Arc::new(server.catalog), config);

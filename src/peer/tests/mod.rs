@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 use super::*;
 
 mod client;
-mod edges;
+mod mrtr;
 use crate::framing::FrameDecoder;
 use crate::mcp::{LogLevel, PromptArgument, ToolAnnotations};
 

@@ -1,0 +1,500 @@
+//! Server role, 2026-07-28: asking the client through multi-round-trip results
+//! (2026-07-28, Multi Round-Trip Requests).
+//!
+//! A server of that revision sends no requests. When the work of a `tools/call`,
+//! `prompts/get` or `resources/read` needs the client (elicitation, sampling, roots), the
+//! peer answers the request with `resultType: "input_required"`, the `inputRequests` and a
+//! `requestState`, and *parks* the call: its work stays where it blocked. When the client
+//! retries the request with `inputResponses` and that state, the peer hands the responses to
+//! the parked work ([`Effect::Response`] to the park id returned by [`Peer::ask`]), and the
+//! retried request is the one the work's result answers.
+//!
+//! * `requestState` is `v1.<park>.<round>.<hmac>`: HMAC-SHA256 under a per-process random key
+//!   over the park, the round, the method and its target (tool, prompt or URI). Tampered
+//!   state, state of another process, of another request or of an earlier round is refused
+//!   with -32602.
+//! * Requests are made only for capabilities the current request declares; responses still
+//!   missing on a retry are asked again; extra ones are ignored.
+//! * A parked call the client does not retry within [`Config::park_ttl`] is released (its
+//!   work sees an error and its result is dropped); at most [`Config::max_parked`] calls are
+//!   parked at once (each holds a worker thread).
+//!
+//! [`Config::park_ttl`]: super::Config::park_ttl
+//! [`Config::max_parked`]: super::Config::max_parked
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+use std::time::Instant;
+
+use serde_json::{json, Map, Value};
+
+use super::hmac;
+use super::server::Ctx;
+use super::{Effect, Peer};
+use crate::jsonrpc::{ErrorObject, Request, RequestId, Response};
+use crate::mcp::{method, missing_capability};
+
+/// One thing to ask the client: `method` is `elicitation/create`, `sampling/createMessage` or
+/// `roots/list`; `key` names the answer in `inputResponses` (empty: the peer picks
+/// `elicitation-1`, `sampling-2`, … numbered per call).
+#[derive(Clone, Debug, PartialEq)]
+pub struct InputRequest {
+    /// The key of the request in `inputRequests` and of its answer in `inputResponses`.
+    pub key: String,
+    /// The client method.
+    pub method: String,
+    /// Its params.
+    pub params: Value,
+}
+
+/// What [`Peer::ask`] did.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Asked {
+    /// The request carried every answer already: here they are, by key.
+    Answered(Map<String, Value>),
+    /// The call is parked; the answers arrive as [`Effect::Response`] with this id.
+    Parked(RequestId),
+}
+
+/// The client capability an input request needs, or `None` for a method that cannot be asked.
+pub fn capability_of(method_name: &str) -> Option<&'static str> {
+    match method_name {
+        method::ELICITATION_CREATE => Some("elicitation"),
+        method::SAMPLING_CREATE_MESSAGE => Some("sampling"),
+        method::ROOTS_LIST => Some("roots"),
+        _ => None,
+    }
+}
+
+/// The key that signs `requestState`; its `Debug` shows no bytes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct StateKey(pub [u8; 32]);
+
+impl std::fmt::Debug for StateKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("StateKey(..)")
+    }
+}
+
+/// The per-process key of `requestState`: 32 bytes of /dev/urandom, read once.
+pub fn process_key() -> StateKey {
+    static KEY: OnceLock<[u8; 32]> = OnceLock::new();
+    StateKey(*KEY.get_or_init(|| {
+        use std::io::Read;
+        let mut key = [0u8; 32];
+        let read = std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut key));
+        if let Err(e) = read {
+            // Never seen on Linux; the fallback is unpredictable enough to tell processes apart.
+            log::warn!("cannot read /dev/urandom ({e}): requestState key from time and pid");
+            let now = format!("{:?}{}", std::time::SystemTime::now(), std::process::id());
+            key = hmac::sha256(&[now.as_bytes(), &(&key as *const _ as usize).to_le_bytes()]);
+        }
+        key
+    }))
+}
+
+/// A parked call.
+#[derive(Debug)]
+struct Parked {
+    /// The call's own id (of the request that started it).
+    call: RequestId,
+    round: u32,
+    pending: Vec<InputRequest>,
+    have: Map<String, Value>,
+    expires: Instant,
+    target: String,
+}
+
+/// The parked calls and the ids retried requests go by.
+#[derive(Debug, Default)]
+pub(super) struct Parking {
+    parked: HashMap<i64, Parked>,
+    /// Id of a retried request -> id of the call it continues.
+    aliases: HashMap<RequestId, RequestId>,
+}
+
+/// What a request binds its state to: method and tool, prompt or URI.
+pub(super) fn target_of(req: &Request) -> String {
+    let name = ["name", "uri"]
+        .iter()
+        .find_map(|k| req.params.get(*k).and_then(Value::as_str))
+        .unwrap_or("");
+    format!("{}\0{name}", req.method)
+}
+
+/// True for the methods that may answer `input_required`.
+pub(super) fn may_ask(method_name: &str) -> bool {
+    matches!(
+        method_name,
+        method::TOOLS_CALL | method::PROMPTS_GET | method::RESOURCES_READ
+    )
+}
+
+/// The `inputResponses` of a request, checked: an object of objects, or absent.
+pub(super) fn input_responses(params: &Value) -> Result<Map<String, Value>, ErrorObject> {
+    match params.get("inputResponses") {
+        None => Ok(Map::new()),
+        Some(Value::Object(m)) => match m.iter().find(|(_, v)| !v.is_object()) {
+            Some((k, _)) => Err(ErrorObject::invalid_params(format!(
+                "inputResponses.{k} must be an object (the client's result for that input request)"
+            ))),
+            None => Ok(m.clone()),
+        },
+        Some(_) => Err(ErrorObject::invalid_params(
+            "inputResponses must be an object mapping input request keys to results",
+        )),
+    }
+}
+
+impl Peer {
+    fn mac(&self, park: i64, round: u32, target: &str) -> String {
+        let msg = format!("stdmcp requestState v1\0{park}\0{round}\0{target}");
+        let mac = hmac::hmac_sha256(&self.config.request_state_key.0, msg.as_bytes());
+        mac.iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    fn sign_state(&self, park: i64, round: u32, target: &str) -> String {
+        format!("v1.{park}.{round}.{}", self.mac(park, round, target))
+    }
+
+    /// The park and round of a `requestState`, if it is intact and was issued for `target`.
+    fn verify_state(&self, state: &str, target: &str) -> Option<(i64, u32)> {
+        let mut parts = state.split('.');
+        let (Some("v1"), Some(park), Some(round), Some(mac), None) = (
+            parts.next(),
+            parts.next(),
+            parts.next(),
+            parts.next(),
+            parts.next(),
+        ) else {
+            return None;
+        };
+        let park: i64 = park.parse().ok()?;
+        let round: u32 = round.parse().ok()?;
+        let expected = self.mac(park, round, target);
+        hmac::equal(expected.as_bytes(), mac.as_bytes()).then_some((park, round))
+    }
+
+    /// The call a request id stands for: itself, or the call a retried request continues.
+    pub(super) fn call_id_of(&self, wire: &RequestId) -> RequestId {
+        self.parking
+            .aliases
+            .get(wire)
+            .cloned()
+            .unwrap_or_else(|| wire.clone())
+    }
+
+    /// Forgets the ids retried requests of `call` went by (the call ended).
+    pub(super) fn forget_aliases(&mut self, call: &RequestId) {
+        if !self.parking.aliases.is_empty() {
+            self.parking.aliases.retain(|_, c| c != call);
+        }
+    }
+
+    /// Number of calls parked, waiting for the client to retry.
+    pub fn calls_parked(&self) -> usize {
+        self.parking.parked.len()
+    }
+
+    /// Asks the client for input on behalf of a 2026-07-28 call (server role). Answers the
+    /// request already carries are returned at once; otherwise the request is answered with
+    /// `input_required` and the call is parked until the client retries.
+    pub fn ask(
+        &mut self,
+        now: Instant,
+        call: &RequestId,
+        requests: Vec<InputRequest>,
+    ) -> Result<Asked, ErrorObject> {
+        let limit = self.config.max_parked;
+        let parked_now = self.parking.parked.len();
+        let Some(c) = self.calls.get_mut(call).filter(|c| !c.cancelled) else {
+            return Err(ErrorObject::internal("the call is no longer running"));
+        };
+        let Some(target) = c.target.clone().filter(|_| c.modern) else {
+            return Err(ErrorObject::internal(
+                "only a 2026-07-28 tools/call, prompts/get or resources/read can ask the client for input",
+            ));
+        };
+        if c.parked.is_some() {
+            // Another thread of the same work asked already: one request has one answer.
+            return Err(ErrorObject::internal(
+                "the call already waits for the client's input",
+            ));
+        }
+        let mut requests = requests;
+        for r in requests.iter_mut().filter(|r| r.key.is_empty()) {
+            c.asked += 1;
+            r.key = auto_key(&r.method, c.asked);
+        }
+        check_requests(&c.caps, &requests)?;
+        let mut have = Map::new();
+        let mut pending = Vec::new();
+        for r in requests {
+            match c.input.remove(&r.key) {
+                Some(v) => {
+                    have.insert(r.key, v);
+                }
+                None => pending.push(r),
+            }
+        }
+        if pending.is_empty() {
+            return Ok(Asked::Answered(have));
+        }
+        if parked_now >= limit {
+            return Err(ErrorObject::internal(format!(
+                "too many calls wait for client input (limit {limit}); try again later"
+            )));
+        }
+        let park = self.next_id;
+        self.next_id += 1;
+        c.parked = Some(park);
+        c.input.clear();
+        let wire = c.wire_id.clone();
+        let expires = now + self.config.park_ttl;
+        let parked = Parked {
+            call: call.clone(),
+            round: 1,
+            pending,
+            have,
+            expires,
+            target,
+        };
+        self.parking.parked.insert(park, parked);
+        self.send_input_required(&wire, park);
+        Ok(Asked::Parked(RequestId::number(park)))
+    }
+
+    fn send_input_required(&mut self, wire: &RequestId, park: i64) {
+        let Some(p) = self.parking.parked.get(&park) else {
+            return;
+        };
+        let requests: Map<String, Value> = p
+            .pending
+            .iter()
+            .map(|r| {
+                let v = json!({ "method": r.method, "params": r.params });
+                (r.key.clone(), v)
+            })
+            .collect();
+        let state = self.sign_state(park, p.round, &p.target);
+        let result = json!({ "inputRequests": requests, "requestState": state });
+        self.send_modern_typed(wire, &result, false, "input_required");
+    }
+
+    /// Releases a parked call whose work stopped waiting (cancelled, deadline). Its request was
+    /// answered with `input_required` and no retry continues it: its result goes nowhere.
+    pub fn release_park(&mut self, park: &RequestId) {
+        let parked = self
+            .parking
+            .parked
+            .iter()
+            .find_map(|(k, _)| (RequestId::number(*k) == *park).then_some(*k));
+        if let Some(p) = parked.and_then(|k| self.parking.parked.remove(&k)) {
+            if let Some(c) = self.calls.get_mut(&p.call) {
+                c.parked = None;
+                c.cancelled = true;
+            }
+        }
+    }
+
+    /// Cancels every parked call (the server stops taking requests, so no retry can come).
+    pub(super) fn release_all_parked(&mut self) {
+        let calls: Vec<RequestId> = self
+            .parking
+            .parked
+            .values()
+            .map(|p| p.call.clone())
+            .collect();
+        for call in calls {
+            self.cancel_call(&call);
+        }
+    }
+
+    pub(super) fn next_park_expiry(&self) -> Option<Instant> {
+        self.parking.parked.values().map(|p| p.expires).min()
+    }
+
+    /// Releases the parked calls the client did not retry in time: their work gets an error,
+    /// and their result goes nowhere (the request was answered with `input_required`).
+    pub(super) fn release_expired(&mut self, now: Instant) {
+        let due: Vec<i64> = self
+            .parking
+            .parked
+            .iter()
+            .filter(|(_, p)| p.expires <= now)
+            .map(|(k, _)| *k)
+            .collect();
+        for park in due {
+            let Some(p) = self.parking.parked.remove(&park) else {
+                continue;
+            };
+            log::info!(
+                "request {}: released, the client did not retry in time",
+                p.call
+            );
+            let secs = self.config.park_ttl.as_secs();
+            let e = ErrorObject::internal(format!(
+                "the client did not retry within {secs} s: the call was released"
+            ));
+            self.effects.push_back(Effect::Response(Response {
+                id: RequestId::number(park),
+                result: Err(e),
+            }));
+            self.cancel_call(&p.call);
+        }
+    }
+
+    /// Handles a retried request that carries `requestState`; false when it carries none (a
+    /// fresh call, which may carry `inputResponses` its work takes by key).
+    pub(super) fn resume(&mut self, now: Instant, req: &Request, ctx: &Ctx) -> bool {
+        let responses = match input_responses(&req.params) {
+            Ok(r) => r,
+            Err(e) => {
+                self.send_error(Some(&req.id), &e);
+                return true;
+            }
+        };
+        let state = match req.params.get("requestState") {
+            None => return false,
+            Some(Value::String(s)) => s.as_str(),
+            Some(_) => {
+                let e = ErrorObject::invalid_params("requestState must be a string");
+                self.send_error(Some(&req.id), &e);
+                return true;
+            }
+        };
+        if let Err(e) = self.continue_parked(now, req, ctx, state, responses) {
+            self.send_error(Some(&req.id), &e);
+        }
+        true
+    }
+
+    /// From now on `call` answers the retried request `req`, with its capabilities, log level
+    /// and progress token.
+    fn follow_retry(
+        &mut self,
+        now: Instant,
+        call: &RequestId,
+        req: &Request,
+        ctx: &Ctx,
+        done: bool,
+    ) {
+        if let Some(c) = self.calls.get_mut(call) {
+            c.wire_id = req.id.clone();
+            c.caps = ctx.caps.clone();
+            c.log_level = ctx.log_level;
+            c.progress_token = super::server::meta(&req.params)
+                .and_then(|m| m.get("progressToken"))
+                .filter(|t| t.is_string() || t.is_number())
+                .cloned();
+            c.last_report = now;
+            c.last_progress = None;
+            if done {
+                c.parked = None;
+            }
+        }
+        if req.id != *call {
+            self.parking.aliases.insert(req.id.clone(), call.clone());
+        }
+    }
+
+    fn continue_parked(
+        &mut self,
+        now: Instant,
+        req: &Request,
+        ctx: &Ctx,
+        state: &str,
+        responses: Map<String, Value>,
+    ) -> Result<(), ErrorObject> {
+        let target = target_of(req);
+        let (park, round) = self.verify_state(state, &target).ok_or_else(|| {
+            ErrorObject::invalid_params(
+                "requestState failed its integrity check: it was altered, belongs to another request, or was issued by another server process",
+            )
+        })?;
+        let ttl = self.config.park_ttl;
+        let p = self.parking.parked.get_mut(&park).ok_or_else(|| {
+            ErrorObject::invalid_params(format!(
+                "requestState refers to a call that no longer waits for input (it ended, or was released {} s after asking); send the request again without requestState",
+                ttl.as_secs()
+            ))
+        })?;
+        if p.round != round {
+            return Err(ErrorObject::invalid_params(
+                "requestState is from an earlier round of this request; retry with the newest one",
+            ));
+        }
+        let call = p.call.clone();
+        if req.id != call && self.calls.contains_key(&req.id) {
+            return Err(ErrorObject::invalid_request(format!(
+                "Invalid request: id {} is already in use by a request in flight",
+                req.id
+            )));
+        }
+        for r in &p.pending {
+            if let Some(v) = responses.get(&r.key) {
+                p.have.insert(r.key.clone(), v.clone());
+            }
+        }
+        let have = &p.have;
+        p.pending.retain(|r| !have.contains_key(&r.key));
+        let undeclared = p
+            .pending
+            .iter()
+            .find(|r| capability_of(&r.method).is_some_and(|c| !ctx.caps.has(c)))
+            .map(|r| missing_capability(capability_of(&r.method).unwrap_or(""), &r.method));
+        let done = p.pending.is_empty() || undeclared.is_some();
+        if !done {
+            p.round += 1;
+            p.expires = now + ttl;
+        }
+        self.follow_retry(now, &call, req, ctx, done);
+        if !done {
+            self.send_input_required(&req.id, park);
+            return Ok(());
+        }
+        let p = self.parking.parked.remove(&park);
+        let result = match undeclared {
+            // The retried request dropped a capability the missing answers need: the work
+            // learns so (and may go on without), instead of a request the client cannot answer.
+            Some(e) => Err(e),
+            None => Ok(Value::Object(p.map(|p| p.have).unwrap_or_default())),
+        };
+        self.effects.push_back(Effect::Response(Response {
+            id: RequestId::number(park),
+            result,
+        }));
+        Ok(())
+    }
+}
+
+/// Every request must be askable, of a declared capability, under a key of its own.
+fn check_requests(
+    caps: &crate::mcp::ClientCapabilities,
+    requests: &[InputRequest],
+) -> Result<(), ErrorObject> {
+    for (i, r) in requests.iter().enumerate() {
+        let Some(cap) = capability_of(&r.method) else {
+            return Err(ErrorObject::internal(format!(
+                    "{} cannot be asked of the client (only elicitation/create, sampling/createMessage, roots/list)",
+                    r.method
+                )));
+        };
+        if !caps.has(cap) {
+            return Err(missing_capability(cap, &r.method));
+        }
+        if requests[..i].iter().any(|o| o.key == r.key) {
+            return Err(ErrorObject::internal(format!(
+                "input key {} used twice",
+                r.key
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The key the `n`th automatic input request of a call gets (`elicitation-1`, …).
+pub fn auto_key(method_name: &str, n: u32) -> String {
+    let kind = method_name.split('/').next().unwrap_or("input");
+    format!("{kind}-{n}")
+}
