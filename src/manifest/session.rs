@@ -232,7 +232,10 @@ fn workdir(
 
 fn answer(o: &Obj<'_>, errs: &mut Errors) -> Option<(AnswerMode, bool)> {
     let Some(v) = o.map.get("answer") else {
-        errs.add(&o.at("answer"), "is required (nul, sentinel, prompt or quiet)");
+        errs.add(
+            &o.at("answer"),
+            "is required (nul, sentinel, prompt or quiet)",
+        );
         return None;
     };
     let a = Obj::new(v, &o.at("answer"), errs)?;
@@ -252,7 +255,10 @@ fn answer(o: &Obj<'_>, errs: &mut Errors) -> Option<(AnswerMode, bool)> {
             match regex_lite::Regex::new(&format!("(?:{pattern})\\z")) {
                 Ok(regex) => AnswerMode::Prompt { pattern, regex },
                 Err(e) => {
-                    errs.add(&a.at("pattern"), format!("not a valid regular expression: {e}"));
+                    errs.add(
+                        &a.at("pattern"),
+                        format!("not a valid regular expression: {e}"),
+                    );
                     return None;
                 }
             }
@@ -260,7 +266,10 @@ fn answer(o: &Obj<'_>, errs: &mut Errors) -> Option<(AnswerMode, bool)> {
         "quiet" => match a.map.get("ms").and_then(Value::as_u64) {
             Some(ms) if ms > 0 => AnswerMode::Quiet(Duration::from_millis(ms)),
             _ => {
-                errs.add(&a.at("ms"), "quiet mode needs a positive number of milliseconds");
+                errs.add(
+                    &a.at("ms"),
+                    "quiet mode needs a positive number of milliseconds",
+                );
                 return None;
             }
         },

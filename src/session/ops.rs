@@ -52,18 +52,30 @@ pub fn workdir(kind: &SessionKind, asked: Option<&str>) -> Result<PathBuf, Strin
         },
         Workdir::Fixed(d) => match asked {
             None => Ok(d.clone()),
-            Some(_) => Err(format!("{} sessions have a fixed working directory", kind.name)),
+            Some(_) => Err(format!(
+                "{} sessions have a fixed working directory",
+                kind.name
+            )),
         },
-        Workdir::Param { root, default, .. } => {
-            super::confine(root, asked.unwrap_or(default))
-        }
+        Workdir::Param { root, default, .. } => super::confine(root, asked.unwrap_or(default)),
     }
 }
 
 /// Starts the program and runs its greeting and startup inputs.
-fn launch(kind: &SessionKind, key: &Key, entry_workdir: PathBuf, call: &Call<'_>, transcript: Arc<std::sync::Mutex<super::child::Transcript>>) -> Result<(Arc<Proc>, String), String> {
-    let proc = Proc::spawn(kind, entry_workdir, &format!("{}-{}", key.0, key.1), transcript)
-        .map_err(|e| format!("{} could not be started: {e}", label(key)))?;
+fn launch(
+    kind: &SessionKind,
+    key: &Key,
+    entry_workdir: PathBuf,
+    call: &Call<'_>,
+    transcript: Arc<std::sync::Mutex<super::child::Transcript>>,
+) -> Result<(Arc<Proc>, String), String> {
+    let proc = Proc::spawn(
+        kind,
+        entry_workdir,
+        &format!("{}-{}", key.0, key.1),
+        transcript,
+    )
+    .map_err(|e| format!("{} could not be started: {e}", label(key)))?;
     let watch = Watch {
         cancelled: call.cancelled,
         deadline: Instant::now() + kind.startup_timeout,
@@ -71,7 +83,11 @@ fn launch(kind: &SessionKind, key: &Key, entry_workdir: PathBuf, call: &Call<'_>
         interrupt: false,
     };
     let mut greeting = Vec::new();
-    let inputs = kind.greeting.then_some(None).into_iter().chain(kind.startup.iter().map(|s| Some(s.as_str())));
+    let inputs = kind
+        .greeting
+        .then_some(None)
+        .into_iter()
+        .chain(kind.startup.iter().map(|s| Some(s.as_str())));
     for input in inputs {
         let fail = match exchange(kind, &proc, input, &watch) {
             Outcome::Answer(t) => {
@@ -80,12 +96,19 @@ fn launch(kind: &SessionKind, key: &Key, entry_workdir: PathBuf, call: &Call<'_>
                 }
                 continue;
             }
-            Outcome::Died { partial, status } => format!("it {} during start-up", describe_exit(&status)) + &output(&partial),
-            Outcome::Interrupted { why: Stop::Cancelled, .. } => "start-up was cancelled".into(),
-            Outcome::Interrupted { partial, .. } => format!(
-                "it did not finish starting within {} s (startupTimeoutSeconds); it was killed",
-                kind.startup_timeout.as_secs_f64()
-            ) + &output(&partial),
+            Outcome::Died { partial, status } => {
+                format!("it {} during start-up", describe_exit(&status)) + &output(&partial)
+            }
+            Outcome::Interrupted {
+                why: Stop::Cancelled,
+                ..
+            } => "start-up was cancelled".into(),
+            Outcome::Interrupted { partial, .. } => {
+                format!(
+                    "it did not finish starting within {} s (startupTimeoutSeconds); it was killed",
+                    kind.startup_timeout.as_secs_f64()
+                ) + &output(&partial)
+            }
         };
         proc.kill(Duration::from_secs(5));
         return Err(format!("{} could not be started: {fail}", label(key)));
@@ -102,7 +125,12 @@ fn output(partial: &str) -> String {
 }
 
 /// Starts the program of the session the turn is for; stores it; returns the greeting.
-fn start_in_turn(reg: &Registry, kind: &SessionKind, turn: &Turn, call: &Call<'_>) -> Result<(Arc<Proc>, String), String> {
+fn start_in_turn(
+    reg: &Registry,
+    kind: &SessionKind,
+    turn: &Turn,
+    call: &Call<'_>,
+) -> Result<(Arc<Proc>, String), String> {
     let (dir, transcript) = reg
         .with(&turn.key, |e| (e.workdir.clone(), e.transcript.clone()))
         .ok_or_else(|| "the session vanished".to_owned())?;
@@ -116,11 +144,22 @@ fn start_in_turn(reg: &Registry, kind: &SessionKind, turn: &Turn, call: &Call<'_
 }
 
 fn started_line(key: &Key, proc: &Proc) -> String {
-    format!("Started {} (pid {}) in {}.", label(key), proc.pid, proc.workdir.display())
+    format!(
+        "Started {} (pid {}) in {}.",
+        label(key),
+        proc.pid,
+        proc.workdir.display()
+    )
 }
 
 /// `K_start`.
-pub fn start(reg: &Arc<Registry>, kind: &Arc<SessionKind>, name: &str, asked: Option<&str>, call: &Call<'_>) -> Reply {
+pub fn start(
+    reg: &Arc<Registry>,
+    kind: &Arc<SessionKind>,
+    name: &str,
+    asked: Option<&str>,
+    call: &Call<'_>,
+) -> Reply {
     let key = (kind.name.clone(), name.to_owned());
     let dir = workdir(kind, asked)?;
     let deadline = Instant::now() + kind.startup_timeout + kind.max_timeout;
@@ -130,7 +169,10 @@ pub fn start(reg: &Arc<Registry>, kind: &Arc<SessionKind>, name: &str, asked: Op
     let (running, dead) = reg
         .with(&key, |e| {
             let running = e.alive().then(|| e.proc.clone()).flatten();
-            (running.map(|p| (p, e.last_answer.clone())), (!e.alive()).then(|| e.state()))
+            (
+                running.map(|p| (p, e.last_answer.clone())),
+                (!e.alive()).then(|| e.state()),
+            )
         })
         .unwrap_or((None, None));
     if let Some((p, last)) = running {
@@ -150,7 +192,9 @@ pub fn start(reg: &Arc<Registry>, kind: &Arc<SessionKind>, name: &str, asked: Op
     reg.activity();
     let mut text = started_line(&key, &proc);
     if let Some(d) = dead {
-        text.push_str(&format!(" The previous program was {d}; its state is lost."));
+        text.push_str(&format!(
+            " The previous program was {d}; its state is lost."
+        ));
     }
     if !greeting.is_empty() {
         text.push('\n');
@@ -160,7 +204,14 @@ pub fn start(reg: &Arc<Registry>, kind: &Arc<SessionKind>, name: &str, asked: Op
 }
 
 /// `K_send`.
-pub fn send(reg: &Arc<Registry>, kind: &Arc<SessionKind>, name: &str, input: &str, timeout: Option<f64>, call: &Call<'_>) -> Reply {
+pub fn send(
+    reg: &Arc<Registry>,
+    kind: &Arc<SessionKind>,
+    name: &str,
+    input: &str,
+    timeout: Option<f64>,
+    call: &Call<'_>,
+) -> Reply {
     let key = (kind.name.clone(), name.to_owned());
     let started = Instant::now();
     let limit = timeout
@@ -168,10 +219,18 @@ pub fn send(reg: &Arc<Registry>, kind: &Arc<SessionKind>, name: &str, input: &st
         .min(kind.max_timeout);
     let deadline = started + limit;
     let turn = reg
-        .turn(kind, &key, || workdir(kind, None).unwrap_or_default(), call.cancelled, deadline)
+        .turn(
+            kind,
+            &key,
+            || workdir(kind, None).unwrap_or_default(),
+            call.cancelled,
+            deadline,
+        )
         .map_err(|r| refused(&key, r, kind))?;
     let mut prefix = String::new();
-    let state = reg.with(&key, |e| (e.proc.clone(), e.alive(), e.state(), e.note.take()));
+    let state = reg.with(&key, |e| {
+        (e.proc.clone(), e.alive(), e.state(), e.note.take())
+    });
     let (proc, alive, state, note) = state.ok_or_else(|| "the session vanished".to_owned())?;
     if let Some(n) = note {
         prefix.push_str(&n);
@@ -212,7 +271,15 @@ pub fn send(reg: &Arc<Registry>, kind: &Arc<SessionKind>, name: &str, input: &st
 
 /// Turns an exchange's outcome into the reply; restarts a program that did not come back
 /// from an interrupt.
-fn settle(reg: &Registry, kind: &SessionKind, turn: &Turn, outcome: Outcome, started: Instant, limit: Duration, call: &Call<'_>) -> Reply {
+fn settle(
+    reg: &Registry,
+    kind: &SessionKind,
+    turn: &Turn,
+    outcome: Outcome,
+    started: Instant,
+    limit: Duration,
+    call: &Call<'_>,
+) -> Reply {
     let key = &turn.key;
     match outcome {
         Outcome::Answer(t) => Ok(t),
@@ -245,14 +312,22 @@ fn settle(reg: &Registry, kind: &SessionKind, turn: &Turn, outcome: Outcome, sta
     }
 }
 
-fn restart_after_interrupt(reg: &Registry, kind: &SessionKind, turn: &Turn, call: &Call<'_>) -> String {
+fn restart_after_interrupt(
+    reg: &Registry,
+    kind: &SessionKind,
+    turn: &Turn,
+    call: &Call<'_>,
+) -> String {
     reg.kill(&turn.key);
     let lost = format!(
         " The program did not come back within {} ms of the interrupt, so it was killed",
         kind.interrupt_grace.as_millis()
     );
     let never = || false;
-    let quiet = Call { cancelled: &never, status: call.status };
+    let quiet = Call {
+        cancelled: &never,
+        status: call.status,
+    };
     match start_in_turn(reg, kind, turn, &quiet) {
         Ok((p, _)) => {
             let note = format!(
@@ -303,7 +378,11 @@ pub fn stop(reg: &Arc<Registry>, kind: &Arc<SessionKind>, name: &str, call: &Cal
     reg.remove(&key);
     drop(turn);
     Ok(match proc.and_then(|p| p.exit().map(|s| (p.pid, s))) {
-        Some((pid, s)) => format!("Stopped {} (pid {pid}; it {}).", label(&key), describe_exit(&s)),
+        Some((pid, s)) => format!(
+            "Stopped {} (pid {pid}; it {}).",
+            label(&key),
+            describe_exit(&s)
+        ),
         None => format!("Stopped {}.", label(&key)),
     })
 }
