@@ -42,6 +42,8 @@ pub enum Outcome {
 /// What the waiting side watches: the call's cancellation and a status line sink.
 pub struct Watch<'a> {
     pub cancelled: &'a dyn Fn() -> bool,
+    /// The server is shutting down: give up at once, the program is about to be killed.
+    pub shutdown: &'a dyn Fn() -> bool,
     pub deadline: Instant,
     pub status: &'a dyn Fn(&str),
     /// On stop, interrupt the program and wait for it to come back (else: give up at once).
@@ -85,7 +87,9 @@ pub fn exchange(
             partial: text(kind, &a),
             status,
         },
-        Waited::Stopped(why) if watch.interrupt => interrupt(kind, proc, marker.as_deref(), why),
+        Waited::Stopped(why) if watch.interrupt && !(watch.shutdown)() => {
+            interrupt(kind, proc, marker.as_deref(), why, watch.shutdown)
+        }
         Waited::Stopped(why) => Outcome::Interrupted {
             why,
             partial: text(kind, &proc.lock().pending.take_all()),
@@ -174,7 +178,13 @@ fn wait(proc: &Proc, end: &dyn Fn(&mut State) -> Option<Answer>, watch: &Watch<'
 
 /// Interrupts the program and waits up to the grace period for it to come back: a fresh
 /// sentinel (sentinel mode), the next NUL or prompt, or a quiet spell.
-fn interrupt(kind: &SessionKind, proc: &Proc, marker: Option<&str>, why: Stop) -> Outcome {
+fn interrupt(
+    kind: &SessionKind,
+    proc: &Proc,
+    marker: Option<&str>,
+    why: Stop,
+    shutdown: &dyn Fn() -> bool,
+) -> Outcome {
     proc.note(format!(
         "\n[interrupted: {}]\n",
         if why == Stop::Deadline {
@@ -202,9 +212,9 @@ fn interrupt(kind: &SessionKind, proc: &Proc, marker: Option<&str>, why: Stop) -
         p.push(&a.bytes);
         Some(p.find_end(&End::Marker(first.as_bytes())).unwrap_or(a))
     };
-    let never = || false;
     let watch = Watch {
-        cancelled: &never,
+        cancelled: shutdown,
+        shutdown,
         deadline: sent + kind.interrupt_grace,
         status: &|_| {},
         interrupt: false,

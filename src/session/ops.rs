@@ -16,6 +16,8 @@ pub type Reply = Result<String, String>;
 /// What a call gives the operations: cancellation, deadline, heartbeat status.
 pub struct Call<'a> {
     pub cancelled: &'a dyn Fn() -> bool,
+    /// The server is shutting down (its sessions are about to be killed).
+    pub shutdown: &'a dyn Fn() -> bool,
     pub status: &'a dyn Fn(&str),
 }
 
@@ -78,6 +80,7 @@ fn launch(
     .map_err(|e| format!("{} could not be started: {e}", label(key)))?;
     let watch = Watch {
         cancelled: call.cancelled,
+        shutdown: call.shutdown,
         deadline: Instant::now() + kind.startup_timeout,
         status: call.status,
         interrupt: false,
@@ -135,6 +138,10 @@ fn start_in_turn(
         .with(&turn.key, |e| (e.workdir.clone(), e.transcript.clone()))
         .ok_or_else(|| "the session vanished".to_owned())?;
     let (proc, greeting) = launch(kind, &turn.key, dir, call, transcript)?;
+    if reg.is_closed() {
+        proc.kill(Duration::from_secs(5));
+        return Err("the server is shutting down".into());
+    }
     reg.with(&turn.key, |e| {
         e.proc = Some(proc.clone());
         e.stopped = None;
@@ -162,31 +169,22 @@ pub fn start(
 ) -> Reply {
     let key = (kind.name.clone(), name.to_owned());
     let dir = workdir(kind, asked)?;
+    if let Some(text) = already_running(reg, &key) {
+        return Ok(text);
+    }
     let deadline = Instant::now() + kind.startup_timeout + kind.max_timeout;
     let turn = reg
         .turn(kind, &key, || dir.clone(), call.cancelled, deadline)
         .map_err(|r| refused(&key, r, kind))?;
-    let (running, dead) = reg
+    if let Some(text) = already_running(reg, &key) {
+        return Ok(text);
+    }
+    let dead = reg
         .with(&key, |e| {
-            let running = e.alive().then(|| e.proc.clone()).flatten();
-            (
-                running.map(|p| (p, e.last_answer.clone())),
-                (!e.alive()).then(|| e.state()),
-            )
+            e.workdir.clone_from(&dir);
+            e.proc.is_some().then(|| e.state())
         })
-        .unwrap_or((None, None));
-    if let Some((p, last)) = running {
-        let since = p.started.elapsed().as_secs();
-        return Ok(format!(
-            "{} is already running (pid {}, in {}, up {since} s). Its last answer:\n{last}",
-            label(&key),
-            p.pid,
-            p.workdir.display()
-        ));
-    }
-    if dead.is_some() {
-        reg.with(&key, |e| e.workdir = dir);
-    }
+        .flatten();
     let (proc, greeting) = start_in_turn(reg, kind, &turn, call)?;
     drop(turn);
     reg.activity();
@@ -201,6 +199,24 @@ pub fn start(
         text.push_str(&greeting);
     }
     Ok(text)
+}
+
+/// What `K_start` says about a session whose program runs (busy or not).
+fn already_running(reg: &Registry, key: &Key) -> Option<String> {
+    let (p, last, busy) = reg
+        .with(key, |e| {
+            let p = e.proc.clone().filter(|_| e.alive())?;
+            Some((p, e.last_answer.clone(), e.busy))
+        })
+        .flatten()?;
+    let busy = if busy { ", busy with an input" } else { "" };
+    Some(format!(
+        "{} is already running (pid {}, in {}, up {} s{busy}). Its last answer:\n{last}",
+        label(key),
+        p.pid,
+        p.workdir.display(),
+        p.started.elapsed().as_secs()
+    ))
 }
 
 /// `K_send`.
@@ -257,6 +273,7 @@ pub fn send(
     };
     let watch = Watch {
         cancelled: call.cancelled,
+        shutdown: call.shutdown,
         deadline,
         status: call.status,
         interrupt: true,
@@ -301,6 +318,9 @@ fn settle(
                 ),
                 Stop::Cancelled => "Cancelled; the program was interrupted.".into(),
             };
+            if (call.shutdown)() {
+                return Err("the server is shutting down; its sessions are stopped".into());
+            }
             if recovered {
                 head.push_str(" The session is still usable and keeps its state.");
             } else {
@@ -323,9 +343,9 @@ fn restart_after_interrupt(
         " The program did not come back within {} ms of the interrupt, so it was killed",
         kind.interrupt_grace.as_millis()
     );
-    let never = || false;
     let quiet = Call {
-        cancelled: &never,
+        cancelled: call.shutdown,
+        shutdown: call.shutdown,
         status: call.status,
     };
     match start_in_turn(reg, kind, turn, &quiet) {

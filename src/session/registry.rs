@@ -168,6 +168,11 @@ impl Registry {
         }
     }
 
+    /// True once the server shut down.
+    pub fn is_closed(&self) -> bool {
+        self.lock().closed
+    }
+
     /// Runs `f` on the entry of `key`, if there is one.
     pub fn with<T>(&self, key: &Key, f: impl FnOnce(&mut Entry) -> T) -> Option<T> {
         self.lock().entries.get_mut(key).map(f)
@@ -225,7 +230,8 @@ impl Registry {
             let mut next: Option<Instant> = None;
             let mut due = Vec::new();
             for (k, e) in inner.entries.iter_mut() {
-                let Some(p) = e.proc.clone().filter(|_| !e.busy && e.alive()) else {
+                let idle_stops = !e.kind.idle.is_zero() && !e.busy && e.alive();
+                let Some(p) = e.proc.clone().filter(|_| idle_stops) else {
                     continue;
                 };
                 let at = e.last_used + e.kind.idle;

@@ -49,10 +49,12 @@ fn reply(r: Reply) -> ToolResult {
 fn with_call<T>(ctx: &Ctx, f: impl FnOnce(&Call<'_>) -> T) -> T {
     let token = ctx.cancel_token().clone();
     let reporter = ctx.reporter();
-    let cancelled = move || token.is_cancelled();
+    let cancelled = || token.is_cancelled();
+    let shutdown = || token.reason() == Some(crate::CancelReason::Shutdown);
     let status = move |line: &str| reporter.set_status(line);
     f(&Call {
         cancelled: &cancelled,
+        shutdown: &shutdown,
         status: &status,
     })
 }
