@@ -397,3 +397,23 @@ fn sessions_end_with_the_server() {
     p.drain_to_exit();
     wait_gone(&pids);
 }
+
+#[test]
+fn the_schema_accepts_session_kinds_and_rejects_bad_ones() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let schema: Value = serde_json::from_str(
+        &std::fs::read_to_string(root.join("docs/manifest.schema.json")).unwrap(),
+    )
+    .unwrap();
+    let dir = temp_dir("schema");
+    let mut m = manifest(&dir);
+    stdmcp::schema::validate(&schema, &m).unwrap();
+    m.as_object_mut().unwrap().remove("tools");
+    stdmcp::schema::validate(&schema, &m).unwrap();
+    m["sessions"][0]["answer"] = json!({"mode": "quiet"});
+    assert!(stdmcp::schema::validate(&schema, &m).is_err());
+    m["sessions"][0]["answer"] = json!({"mode": "nul", "greeting": false});
+    stdmcp::schema::validate(&schema, &m).unwrap();
+    m["sessions"][0]["idle"] = json!(1);
+    assert!(stdmcp::schema::validate(&schema, &m).is_err());
+}
