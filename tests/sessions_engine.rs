@@ -396,6 +396,19 @@ fn sessions_end_with_the_server() {
     send_signal(p.pid(), libc::SIGKILL);
     p.drain_to_exit();
     wait_gone(&pids);
+    // SIGTERM while a send runs: the send is cancelled, the session killed, the server exits.
+    let (mut p, _) = serve();
+    p.call(
+        json!(1),
+        "py_send",
+        json!({"input": "import time; print('long'); time.sleep(60)"}),
+        Some(json!("t1")),
+    );
+    wait_status(&mut p, "t1", "long");
+    let pid = session_pid(&mut p, 2, "py", "default");
+    send_signal(p.pid(), libc::SIGTERM);
+    p.drain_to_exit();
+    assert!(!alive(pid), "session process {pid} outlived the server");
 }
 
 #[test]

@@ -7,7 +7,7 @@ use std::time::SystemTime;
 
 use serde_json::{json, Value};
 
-use super::kind::{SessionKind, Workdir};
+use super::kind::{signal_name, SessionKind, Workdir};
 use super::ops::{self, Call, Reply};
 use super::registry::Registry;
 use crate::jsonrpc::ErrorObject;
@@ -96,43 +96,154 @@ fn tool(
 
 /// The five tools of one kind.
 fn kind_tools(reg: &Arc<Registry>, kind: &Arc<SessionKind>) -> Vec<ToolDef> {
-    let k = &kind.name;
-    let mut start_props = json!({"session": session_param()});
+    vec![
+        start_tool(reg, kind),
+        send_tool(reg, kind),
+        simple_tool(
+            reg,
+            kind,
+            "interrupt",
+            format!(
+                "Interrupt the input the {} session is running ({} to its process group); \
+                 the running send then answers with what the program printed.",
+                kind.name,
+                signal_name(kind.interrupt_signal)
+            ),
+            annotations(false, false, false),
+            Box::new(|_, reg, kind, args| reply(ops::interrupt(reg, kind, &name_of(args)?))),
+        ),
+        simple_tool(
+            reg,
+            kind,
+            "stop",
+            format!("Stop the {} session: its program is killed, its state lost.", kind.name),
+            annotations(false, true, true),
+            Box::new(|ctx, reg, kind, args| {
+                let name = name_of(args)?;
+                reply(with_call(ctx, |c| ops::stop(reg, kind, &name, c)))
+            }),
+        ),
+        simple_tool(
+            reg,
+            kind,
+            "restart",
+            format!(
+                "Restart the {} session with a fresh program (its state is lost); returns the greeting.",
+                kind.name
+            ),
+            annotations(false, true, false),
+            Box::new(|ctx, reg, kind, args| {
+                let name = name_of(args)?;
+                reply(with_call(ctx, |c| ops::restart(reg, kind, &name, c)))
+            }),
+        ),
+    ]
+}
+
+/// A tool whose only argument is `session`.
+fn simple_tool(
+    reg: &Arc<Registry>,
+    kind: &Arc<SessionKind>,
+    suffix: &str,
+    description: String,
+    hints: ToolAnnotations,
+    handler: Box<Handler>,
+) -> ToolDef {
+    let schema = object(json!({"session": session_param()}), &[]);
+    tool(reg, kind, suffix, description, schema, hints, handler)
+}
+
+fn start_tool(reg: &Arc<Registry>, kind: &Arc<SessionKind>) -> ToolDef {
+    let mut props = json!({"session": session_param()});
     if let Workdir::Param {
         root_name, default, ..
     } = &kind.workdir
     {
-        start_props["workdir"] = json!({"type": "string", "description": format!("Working directory, relative to the root {root_name} (default {default:?}); used when the session is (re)started.")});
+        props["workdir"] = json!({"type": "string", "description": format!(
+            "Working directory, relative to the root {root_name} (default {default:?}); \
+             used when the session is (re)started."
+        )});
     }
-    vec![
-        tool(reg, kind, "start", format!("Start the {k} session (idempotent: a running session says so and shows its last answer; a dead one is restarted). Returns the greeting. {}", kind.description), object(start_props, &[]), annotations(false, false, true),
-            Box::new(|ctx, reg, kind, args| {
-                let name = name_of(args)?;
-                let wd = args.get("workdir").and_then(Value::as_str);
-                reply(with_call(ctx, |c| ops::start(reg, kind, &name, wd, c)))
-            })),
-        tool(reg, kind, "send", format!("Send one input to the {k} session and return its answer (stdout and stderr as the program wrote them); starts the session if needed. State persists across sends. Default timeout {} s, at most {} s; on timeout the program is interrupted and the session kept. {}", kind.timeout.as_secs_f64(), kind.max_timeout.as_secs_f64(), kind.description),
-            object(json!({"session": session_param(), "input": {"type": "string", "description": "The input, as typed at the prompt.", "maxLength": MAX_INPUT}, "timeout": {"type": "number", "description": "Seconds to wait for the answer.", "exclusiveMinimum": 0, "maximum": kind.max_timeout.as_secs_f64()}}),
-            &["input"]), annotations(false, true, false),
-            Box::new(|ctx, reg, kind, args| {
-                let name = name_of(args)?;
-                let input = args.get("input").and_then(Value::as_str).ok_or_else(|| ToolError::msg("input (a string) is required"))?;
-                if input.len() > MAX_INPUT || (kind.input_nul && input.contains('\0')) {
-                    return Err(ToolError::msg(format!("input must be at most {MAX_INPUT} bytes (and without NUL for this kind)")));
-                }
-                let timeout = match args.get("timeout") {
-                    None | Some(Value::Null) => None,
-                    Some(t) => Some(t.as_f64().filter(|t| *t > 0.0 && t.is_finite()).ok_or_else(|| ToolError::msg("timeout must be a positive number of seconds"))?),
-                };
-                reply(with_call(ctx, |c| ops::send(reg, kind, &name, input, timeout, c)))
-            })),
-        tool(reg, kind, "interrupt", format!("Interrupt the input the {k} session is running ({} to its process group); the running send then answers.", super::kind::signal_name(kind.interrupt_signal)), object(json!({"session": session_param()}), &[]), annotations(false, false, false),
-            Box::new(|_, reg, kind, args| reply(ops::interrupt(reg, kind, &name_of(args)?)))),
-        tool(reg, kind, "stop", format!("Stop the {k} session (its state is lost)."), object(json!({"session": session_param()}), &[]), annotations(false, true, true),
-            Box::new(|ctx, reg, kind, args| { let name = name_of(args)?; reply(with_call(ctx, |c| ops::stop(reg, kind, &name, c))) })),
-        tool(reg, kind, "restart", format!("Restart the {k} session: a fresh program (its state is lost); returns the greeting."), object(json!({"session": session_param()}), &[]), annotations(false, true, false),
-            Box::new(|ctx, reg, kind, args| { let name = name_of(args)?; reply(with_call(ctx, |c| ops::restart(reg, kind, &name, c))) })),
-    ]
+    let description = format!(
+        "Start the {} session and return its greeting. Idempotent: a running session says so \
+         and shows its last answer; a dead one is restarted. {}",
+        kind.name, kind.description
+    );
+    let handler: Box<Handler> = Box::new(|ctx, reg, kind, args| {
+        let name = name_of(args)?;
+        let wd = match args.get("workdir") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(w)) => Some(w.as_str()),
+            Some(_) => return Err(ToolError::msg("workdir must be a string")),
+        };
+        reply(with_call(ctx, |c| ops::start(reg, kind, &name, wd, c)))
+    });
+    let schema = object(props, &[]);
+    tool(
+        reg,
+        kind,
+        "start",
+        description,
+        schema,
+        annotations(false, false, true),
+        handler,
+    )
+}
+
+fn send_tool(reg: &Arc<Registry>, kind: &Arc<SessionKind>) -> ToolDef {
+    let description = format!(
+        "Send one input to the {} session and return its answer (stdout and stderr in the \
+         order the program wrote them); starts the session if it never ran. State persists \
+         across sends; one input runs at a time. Timeout {} s unless `timeout` says otherwise \
+         (at most {} s); on timeout the program is interrupted and the session kept. {}",
+        kind.name,
+        kind.timeout.as_secs_f64(),
+        kind.max_timeout.as_secs_f64(),
+        kind.description
+    );
+    let schema = object(
+        json!({
+            "session": session_param(),
+            "input": {"type": "string", "description": "The input, as typed at the prompt.", "maxLength": MAX_INPUT},
+            "timeout": {"type": "number", "description": "Seconds to wait for the answer.",
+                        "exclusiveMinimum": 0, "maximum": kind.max_timeout.as_secs_f64()}
+        }),
+        &["input"],
+    );
+    let handler: Box<Handler> = Box::new(|ctx, reg, kind, args| {
+        let name = name_of(args)?;
+        let input = args
+            .get("input")
+            .and_then(Value::as_str)
+            .ok_or_else(|| ToolError::msg("input (a string) is required"))?;
+        if input.len() > MAX_INPUT || (kind.input_nul && input.contains('\0')) {
+            return Err(ToolError::msg(format!(
+                "input must be at most {MAX_INPUT} bytes (and without NUL for this kind)"
+            )));
+        }
+        let timeout = match args.get("timeout") {
+            None | Some(Value::Null) => None,
+            Some(t) => Some(
+                t.as_f64()
+                    .filter(|t| *t > 0.0 && t.is_finite())
+                    .ok_or_else(|| {
+                        ToolError::msg("timeout must be a positive number of seconds")
+                    })?,
+            ),
+        };
+        reply(with_call(ctx, |c| {
+            ops::send(reg, kind, &name, input, timeout, c)
+        }))
+    });
+    tool(
+        reg,
+        kind,
+        "send",
+        description,
+        schema,
+        annotations(false, true, false),
+        handler,
+    )
 }
 
 /// The `sessions` tool's answer.
