@@ -430,3 +430,23 @@ fn the_schema_accepts_session_kinds_and_rejects_bad_ones() {
     m["sessions"][0]["idle"] = json!(1);
     assert!(stdmcp::schema::validate(&schema, &m).is_err());
 }
+
+#[test]
+fn output_between_answers_is_in_no_answer() {
+    let (mut p, _) = serve();
+    ok(&mut p, 0, "py_start", json!({}));
+    let t = ok(&mut p, 1, "py_send", json!({"input": "import threading; threading.Timer(0.1, lambda: print('late')).start()"}));
+    assert_eq!(t, "");
+    // Wait until the late line arrived (it shows in the transcript).
+    let mut id = 100;
+    loop {
+        id += 1;
+        p.request(json!(id), "resources/read", json!({"uri": "session://py/default/transcript"}));
+        let r = p.response(&json!(id));
+        if r["result"]["contents"][0]["text"].as_str().unwrap().contains("\nlate\n") {
+            break;
+        }
+    }
+    assert_eq!(ok(&mut p, 2, "py_send", json!({"input": "print(1)"})), "1");
+    p.finish();
+}

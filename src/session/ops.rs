@@ -283,7 +283,9 @@ pub fn send(
     if let Ok(text) = &reply {
         reg.with(&key, |e| e.last_answer.clone_from(text));
     }
-    reply.map(|t| prefix.clone() + &t).map_err(|t| prefix + &t)
+    reply
+        .map(|t| (prefix.clone() + &t).trim_end().to_owned())
+        .map_err(|t| (prefix + &t).trim_end().to_owned())
 }
 
 /// Turns an exchange's outcome into the reply; restarts a program that did not come back
