@@ -34,7 +34,12 @@ fn manifest(dir: &Path) -> Value {
             {"name": "idle", "description": "cat, stopped when idle", "program": "sh",
              "args": ["-c", "while IFS= read -r l; do echo \"got $l\"; echo '$ '; done"],
              "answer": {"mode": "prompt", "pattern": "\\$ \\n", "greeting": false},
-             "idleSeconds": 0.5}
+             "idleSeconds": 0.5},
+            {"name": "quiet", "description": "cat, answers after 200 ms of silence", "program": "cat",
+             "answer": {"mode": "quiet", "ms": 200}, "inputEnd": "nul"},
+            {"name": "color", "description": "colored output", "program": "sh",
+             "args": ["-c", "while IFS= read -r l; do printf '\\033[1;31m%s\\033[0m\\n' \"$l\"; echo '$ '; done"],
+             "answer": {"mode": "prompt", "pattern": "\\$ \\n", "greeting": false}}
         ]
     })
 }
@@ -333,6 +338,11 @@ fn nul_and_prompt_modes_and_idle_stop() {
             .last(),
         Some("got x")
     );
+    let t = ok(&mut p, 10, "quiet_send", json!({"input": "one\ntwo"}));
+    assert!(t.starts_with("Started quiet session") && t.ends_with(".\none\ntwo"), "{t:?}");
+    assert_eq!(ok(&mut p, 12, "quiet_send", json!({"input": "three"})), "three");
+    let t = ok(&mut p, 11, "color_send", json!({"input": "red"}));
+    assert_eq!(t.lines().last(), Some("red"), "{t:?}");
     let pid = session_pid(&mut p, 4, "idle", "default");
     // The idle timer stops it after 0.5 s without input.
     wait_gone(&[pid]);
