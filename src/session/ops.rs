@@ -397,6 +397,8 @@ pub fn stop(reg: &Arc<Registry>, kind: &Arc<SessionKind>, name: &str, call: &Cal
     let proc = reg.kill(&key);
     let far = Instant::now() + Duration::from_secs(30);
     let turn = reg.turn(kind, &key, PathBuf::new, call.cancelled, far);
+    // A start that was under way when the stop came has finished now: its program goes too.
+    let proc = reg.kill(&key).or(proc);
     reg.remove(&key);
     drop(turn);
     Ok(match proc.and_then(|p| p.exit().map(|s| (p.pid, s))) {
