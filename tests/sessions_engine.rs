@@ -339,8 +339,14 @@ fn nul_and_prompt_modes_and_idle_stop() {
         Some("got x")
     );
     let t = ok(&mut p, 10, "quiet_send", json!({"input": "one\ntwo"}));
-    assert!(t.starts_with("Started quiet session") && t.ends_with(".\none\ntwo"), "{t:?}");
-    assert_eq!(ok(&mut p, 12, "quiet_send", json!({"input": "three"})), "three");
+    assert!(
+        t.starts_with("Started quiet session") && t.ends_with(".\none\ntwo"),
+        "{t:?}"
+    );
+    assert_eq!(
+        ok(&mut p, 12, "quiet_send", json!({"input": "three"})),
+        "three"
+    );
     let t = ok(&mut p, 11, "color_send", json!({"input": "red"}));
     assert_eq!(t.lines().last(), Some("red"), "{t:?}");
     let pid = session_pid(&mut p, 4, "idle", "default");
