@@ -272,7 +272,61 @@ fn concurrent_sends_take_turns() {
     let b = p.response(&json!(3));
     assert_eq!(a["result"]["content"][0]["text"], "A1\nA2", "{a}");
     assert_eq!(b["result"]["content"][0]["text"], "B", "{b}");
-    p.finish();
+    // A send waiting for its turn has its deadline and can be cancelled.
+    p.call(
+        json!(4),
+        "py_send",
+        json!({"input": "import time; print('long'); time.sleep(60)"}),
+        Some(json!("t4")),
+    );
+    wait_status(&mut p, "t4", "long");
+    let (t, err) = call(
+        &mut p,
+        5,
+        "py_send",
+        json!({"input": "print('never')", "timeout": 0.3}),
+    );
+    assert!(
+        err && t.contains("busy with another input") && t.contains("nothing was sent"),
+        "{t}"
+    );
+    p.call(
+        json!(6),
+        "py_send",
+        json!({"input": "print('never either')"}),
+        Some(json!("t6")),
+    );
+    // A heartbeat shows that its handler runs (waiting for the turn).
+    p.recv_where("a heartbeat of the waiting send", |v| {
+        v["method"] == "notifications/progress" && v["params"]["progressToken"] == "t6"
+    });
+    p.notify("notifications/cancelled", json!({"requestId": 6}));
+    p.notify("notifications/cancelled", json!({"requestId": 4}));
+    assert_eq!(
+        ok(&mut p, 7, "py_send", json!({"input": "print('C')"})),
+        "C"
+    );
+    let big = ok(
+        &mut p,
+        8,
+        "py_send",
+        json!({"input": "print('x' * 200000)"}),
+    );
+    assert!(
+        big.contains("bytes of output omitted") && big.len() < 70_000,
+        "{}",
+        big.len()
+    );
+    p.request(
+        json!(9),
+        "resources/read",
+        json!({"uri": "session://py/default/transcript"}),
+    );
+    let r = p.response(&json!(9));
+    let transcript = r["result"]["contents"][0]["text"].as_str().unwrap();
+    assert!(!transcript.contains("never"), "{transcript}");
+    let (all, _) = p.finish();
+    assert!(!all.iter().any(|v| v["id"] == 4 || v["id"] == 6), "{all:?}");
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! The sessions of a server: names, turns (one input at a time per session), limits,
 //! start/stop/restart, the idle timer, and shutdown.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::path::PathBuf;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread;
@@ -25,6 +25,8 @@ pub struct Entry {
     pub proc: Option<Arc<Proc>>,
     /// An input (or start-up) is running.
     pub busy: bool,
+    /// Tickets of the calls waiting for their turn, first come first served.
+    waiting: VecDeque<u64>,
     pub last_used: Instant,
     pub workdir: PathBuf,
     pub transcript: Arc<Mutex<Transcript>>,
@@ -59,6 +61,7 @@ impl Entry {
 #[derive(Default)]
 struct Inner {
     entries: BTreeMap<Key, Entry>,
+    next_ticket: u64,
     closed: bool,
     timer: bool,
 }
@@ -133,36 +136,47 @@ impl Registry {
                 .entries
                 .insert(key.clone(), new_entry(kind, workdir()));
         }
+        let ticket = inner.next_ticket;
+        inner.next_ticket += 1;
         loop {
-            if inner.closed {
-                return Err(Refused::Closed);
+            let closed = inner.closed;
+            let e = inner
+                .entries
+                .entry(key.clone())
+                .or_insert_with(|| new_entry(kind, workdir()));
+            if !e.waiting.contains(&ticket) {
+                e.waiting.push_back(ticket);
             }
-            match inner.entries.get_mut(key) {
-                None => {
-                    inner
-                        .entries
-                        .insert(key.clone(), new_entry(kind, workdir()));
-                    continue;
+            let refusal = if closed {
+                Some(Refused::Closed)
+            } else if !e.busy && e.waiting.front() == Some(&ticket) {
+                e.waiting.pop_front();
+                e.busy = true;
+                return Ok(Turn {
+                    registry: Arc::clone(self),
+                    key: key.clone(),
+                });
+            } else if cancelled() {
+                Some(Refused::Cancelled)
+            } else if Instant::now() >= deadline {
+                Some(Refused::Deadline)
+            } else {
+                None
+            };
+            if let Some(r) = refusal {
+                e.waiting.retain(|t| *t != ticket);
+                let unused = e.proc.is_none() && !e.busy && e.waiting.is_empty();
+                if unused && e.stopped.is_none() {
+                    inner.entries.remove(key);
                 }
-                Some(e) if !e.busy => {
-                    e.busy = true;
-                    return Ok(Turn {
-                        registry: Arc::clone(self),
-                        key: key.clone(),
-                    });
-                }
-                Some(_) => {}
+                drop(inner);
+                self.cond.notify_all();
+                return Err(r);
             }
-            if cancelled() {
-                return Err(Refused::Cancelled);
-            }
-            let now = Instant::now();
-            if now >= deadline {
-                return Err(Refused::Deadline);
-            }
+            let tick = TICK.min(deadline.saturating_duration_since(Instant::now()));
             inner = self
                 .cond
-                .wait_timeout(inner, TICK.min(deadline - now))
+                .wait_timeout(inner, tick)
                 .unwrap_or_else(PoisonError::into_inner)
                 .0;
         }
@@ -290,6 +304,7 @@ fn new_entry(kind: &Arc<SessionKind>, workdir: PathBuf) -> Entry {
         kind: Arc::clone(kind),
         proc: None,
         busy: false,
+        waiting: VecDeque::new(),
         last_used: Instant::now(),
         workdir,
         transcript: Arc::new(Mutex::new(Transcript::default())),
