@@ -306,6 +306,14 @@ fn concurrent_sends_take_turns() {
         ok(&mut p, 7, "py_send", json!({"input": "print('C')"})),
         "C"
     );
+    p.request(
+        json!(9),
+        "resources/read",
+        json!({"uri": "session://py/default/transcript"}),
+    );
+    let r = p.response(&json!(9));
+    let transcript = r["result"]["contents"][0]["text"].as_str().unwrap();
+    assert!(!transcript.contains("never"), "{transcript}");
     let big = ok(
         &mut p,
         8,
@@ -317,14 +325,6 @@ fn concurrent_sends_take_turns() {
         "{}",
         big.len()
     );
-    p.request(
-        json!(9),
-        "resources/read",
-        json!({"uri": "session://py/default/transcript"}),
-    );
-    let r = p.response(&json!(9));
-    let transcript = r["result"]["contents"][0]["text"].as_str().unwrap();
-    assert!(!transcript.contains("never"), "{transcript}");
     let (all, _) = p.finish();
     assert!(!all.iter().any(|v| v["id"] == 4 || v["id"] == 6), "{all:?}");
 }
