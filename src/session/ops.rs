@@ -278,6 +278,9 @@ pub fn send(
         status: call.status,
         interrupt: true,
     };
+    if (call.cancelled)() {
+        return Err("cancelled before the input was sent".into());
+    }
     let outcome = exchange(kind, &proc, Some(input), &watch);
     let reply = settle(reg, kind, &turn, outcome, started, limit, call);
     if let Ok(text) = &reply {

@@ -147,8 +147,11 @@ impl Registry {
             if !e.waiting.contains(&ticket) {
                 e.waiting.push_back(ticket);
             }
+            // Cancellation first: a call cancelled while it waited must never get the turn.
             let refusal = if closed {
                 Some(Refused::Closed)
+            } else if cancelled() {
+                Some(Refused::Cancelled)
             } else if !e.busy && e.waiting.front() == Some(&ticket) {
                 e.waiting.pop_front();
                 e.busy = true;
@@ -156,8 +159,6 @@ impl Registry {
                     registry: Arc::clone(self),
                     key: key.clone(),
                 });
-            } else if cancelled() {
-                Some(Refused::Cancelled)
             } else if Instant::now() >= deadline {
                 Some(Refused::Deadline)
             } else {
