@@ -13,6 +13,7 @@
 //! default) so a child that closes its stdin early yields EPIPE, not a signal.
 
 mod capture;
+pub mod interactive;
 mod limits;
 pub mod orphans;
 mod pipes;

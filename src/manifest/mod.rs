@@ -14,6 +14,7 @@ mod parse;
 pub mod plan;
 mod programs;
 pub mod run;
+mod session;
 mod value;
 
 pub use confine::confine;
@@ -52,6 +53,8 @@ pub struct Manifest {
     pub roots: BTreeMap<String, PathBuf>,
     /// The tools, in manifest order.
     pub tools: Vec<ToolSpec>,
+    /// The kinds of interactive sessions (README "Sessions").
+    pub sessions: Vec<crate::session::SessionKind>,
 }
 
 /// Settings every tool inherits unless it sets its own.
@@ -333,6 +336,7 @@ impl Manifest {
             }
             server = server.tool(tool);
         }
+        server = crate::session::register(server, &self.sessions);
         let options = Options {
             heartbeat: self.defaults.heartbeat,
             max_concurrent_calls: self.defaults.max_concurrent_calls,

@@ -36,6 +36,7 @@ pub(super) fn manifest(v: &Value, base: &Path) -> Result<Manifest, Vec<ManifestE
             "defaults",
             "roots",
             "tools",
+            "sessions",
         ],
         &mut errs,
     );
@@ -69,8 +70,18 @@ pub(super) fn manifest(v: &Value, base: &Path) -> Result<Manifest, Vec<ManifestE
             }
         }
         Some(_) => errs.add("tools", "must be an array"),
+        None if top.map.contains_key("sessions") => {}
         None => errs.add("tools", "is required"),
     }
+    let tool_names = tools.iter().map(|t| t.name.clone()).collect();
+    let sessions = super::session::sessions(
+        top.map.get("sessions"),
+        &defaults,
+        &roots,
+        &tool_names,
+        base,
+        &mut errs,
+    );
     if !errs.0.is_empty() {
         return Err(errs.0);
     }
@@ -83,6 +94,7 @@ pub(super) fn manifest(v: &Value, base: &Path) -> Result<Manifest, Vec<ManifestE
         defaults,
         roots,
         tools,
+        sessions,
     })
 }
 
@@ -128,7 +140,7 @@ fn defaults(v: &Value, errs: &mut Errors) -> Defaults {
     d
 }
 
-fn resolve(base: &Path, p: &str) -> PathBuf {
+pub(super) fn resolve(base: &Path, p: &str) -> PathBuf {
     let p = Path::new(p);
     if p.is_absolute() {
         p.to_path_buf()

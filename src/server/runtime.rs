@@ -35,6 +35,7 @@ pub(super) fn serve(
     signals: bool,
 ) -> ExitCode {
     let options = server.options.clone();
+    let on_shutdown = server.shutdown;
     let config = peer::Config {
         heartbeat: options.heartbeat,
         max_running: options.max_concurrent_calls.max(1),
@@ -78,6 +79,7 @@ pub(super) fn serve(
     // Cancel hooks fired by the shutdown sequence run on this thread: never wait for room.
     super::outbox::never_wait_on_this_thread();
     let code = shutdown(&shared, &ev_rx, &options);
+    on_shutdown.into_iter().for_each(|f| f());
     shared.stop_timer();
     out_tx.close();
     flush(&out_tx, &written_rx, options.flush_stall);
