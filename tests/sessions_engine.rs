@@ -37,6 +37,9 @@ fn manifest(dir: &Path) -> Value {
              "idleSeconds": 0.5},
             {"name": "quiet", "description": "cat, answers after 200 ms of silence", "program": "cat",
              "answer": {"mode": "quiet", "ms": 200}, "inputEnd": "nul"},
+            {"name": "jail", "description": "sh answering with NUL, with limits", "program": "sh",
+             "args": ["-c", "printf 'ready\\0'; while IFS= read -r l; do eval \"$l\"; printf '\\0'; done"],
+             "answer": {"mode": "nul"}, "nice": 7, "maxFileSizeMB": 1},
             {"name": "color", "description": "colored output", "program": "sh",
              "args": ["-c", "while IFS= read -r l; do printf '\\033[1;31m%s\\033[0m\\n' \"$l\"; echo '$ '; done"],
              "answer": {"mode": "prompt", "pattern": "\\$ \\n", "greeting": false}}
@@ -408,6 +411,34 @@ fn nul_and_prompt_modes_and_idle_stop() {
     wait_gone(&[pid]);
     let (t, err) = call(&mut p, 5, "idle_send", json!({"input": "y"}));
     assert!(err && t.contains("stopped after being idle"), "{t}");
+    p.finish();
+}
+
+#[test]
+fn limits_apply_and_escaped_processes_die_with_the_session() {
+    let (mut p, _) = serve();
+    ok(&mut p, 1, "jail_start", json!({}));
+    // Field 19 of /proc/PID/stat is the niceness, inherited by what the session runs.
+    let nice = ok(
+        &mut p,
+        2,
+        "jail_send",
+        json!({"input": "cut -d' ' -f19 /proc/self/stat"}),
+    );
+    assert_eq!(nice.trim(), "7");
+    // A process that leaves the session's group (setsid) still carries its marker.
+    let out = ok(
+        &mut p,
+        3,
+        "jail_send",
+        // Waits until the child is the leader of its own session (field 6 of its stat).
+        json!({"input": "setsid sleep 4321 </dev/null >/dev/null 2>&1 & p=$!; \
+            while [ \"$(cut -d' ' -f6 /proc/$p/stat)\" != $p ]; do :; done; echo $p"}),
+    );
+    let escaped: i32 = out.trim().parse().unwrap();
+    assert!(alive(escaped));
+    ok(&mut p, 4, "jail_stop", json!({}));
+    wait_gone(&[escaped]);
     p.finish();
 }
 

@@ -8,6 +8,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::json::{Errors, Obj};
+use super::limits::limits;
 use super::parse::{find_program, resolve};
 use super::Defaults;
 use crate::session::kind::{AnswerMode, SessionKind, Workdir, SIGNALS};
@@ -25,6 +26,10 @@ const KEYS: &[&str] = &[
     "answer",
     "inputEnd",
     "interrupt",
+    "maxMemoryMB",
+    "cpuSeconds",
+    "maxFileSizeMB",
+    "nice",
     "stripAnsi",
     "maxSessions",
     "idleSeconds",
@@ -168,6 +173,7 @@ fn kind(
         interrupt_grace: o
             .millis("interruptGraceMs", errs)
             .unwrap_or(Duration::from_secs(5)),
+        limits: limits(&o, d.limits, errs),
     })
 }
 

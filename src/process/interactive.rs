@@ -11,7 +11,7 @@ use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 
-use super::{harden, signal_group, RunError, RunSpec};
+use super::{harden, orphans, signal_group, Limits, RunError, RunSpec};
 use crate::reaper;
 
 /// What to run.
@@ -22,6 +22,8 @@ pub struct InteractiveSpec {
     pub cwd: Option<PathBuf>,
     /// The child's ENTIRE environment (nothing is inherited).
     pub env: Vec<(OsString, OsString)>,
+    /// Resource limits applied in the child before exec.
+    pub limits: Limits,
 }
 
 /// A running interactive child. Dropping it kills its group and reaps it.
@@ -30,6 +32,8 @@ pub struct Interactive {
     stdin: Option<ChildStdin>,
     output: Option<PipeReader>,
     _group: reaper::GroupGuard,
+    /// The `STDMCP_CALL` marker its processes carry (see [`orphans`]).
+    marker: String,
     reaped: bool,
 }
 
@@ -38,10 +42,13 @@ impl Interactive {
     pub fn spawn(spec: &InteractiveSpec) -> Result<Interactive, RunError> {
         let (reader, writer) = io::pipe().map_err(RunError::Io)?;
         let writer2 = writer.try_clone().map_err(RunError::Io)?;
+        orphans::become_subreaper();
+        let marker = orphans::new_marker();
         let mut cmd = Command::new(&spec.program);
         cmd.args(&spec.args)
             .env_clear()
             .envs(spec.env.iter().map(|(k, v)| (k, v)))
+            .env(orphans::MARKER, &marker)
             .stdin(Stdio::piped())
             .stdout(Stdio::from(writer))
             .stderr(Stdio::from(writer2))
@@ -50,6 +57,14 @@ impl Interactive {
             cmd.current_dir(cwd);
         }
         harden(&mut cmd);
+        let limits = spec.limits;
+        if !limits.is_empty() {
+            // SAFETY: `Limits::apply` only makes async-signal-safe calls (getrlimit,
+            // setrlimit, setpriority) and allocates nothing.
+            unsafe {
+                cmd.pre_exec(move || limits.apply());
+            }
+        }
         let mut child = cmd.spawn().map_err(|e| {
             let mut run = RunSpec::new(&spec.program);
             run.cwd.clone_from(&spec.cwd);
@@ -63,6 +78,7 @@ impl Interactive {
             output: Some(reader),
             child,
             _group: group,
+            marker,
             reaped: false,
         })
     }
@@ -86,7 +102,9 @@ impl Interactive {
     /// thread that spawned the child.
     pub fn wait(&mut self) -> io::Result<ExitStatus> {
         let status = self.child.wait()?;
-        signal_group(self.child.id() as libc::pid_t, libc::SIGKILL);
+        // Kill and reap what is left: its group, and whatever left the group but carries
+        // the session's marker (daemons, `setsid` children).
+        orphans::sweep(self.child.id() as libc::pid_t, &self.marker);
         self.reaped = true;
         Ok(status)
     }
@@ -97,6 +115,7 @@ impl Drop for Interactive {
         if !self.reaped {
             signal_group(self.child.id() as libc::pid_t, libc::SIGKILL);
             let _ = self.child.wait();
+            orphans::sweep(self.child.id() as libc::pid_t, &self.marker);
         }
     }
 }

@@ -93,6 +93,7 @@ impl Proc {
             args: kind.args.iter().map(OsString::from).collect(),
             cwd: Some(workdir.clone()),
             env: environment(kind),
+            limits: kind.limits,
         };
         let (tx, rx) = crossbeam_channel::bounded(1);
         let (input, input_rx) = crossbeam_channel::unbounded::<Vec<u8>>();

@@ -4,6 +4,8 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::process::Limits;
+
 /// How the end of an answer is recognised.
 #[derive(Clone, Debug)]
 pub enum AnswerMode {
@@ -102,6 +104,8 @@ pub struct SessionKind {
     pub startup_timeout: Duration,
     /// After an interrupt, how long the program has to come back before it is restarted.
     pub interrupt_grace: Duration,
+    /// Resource limits of the program's processes (`maxMemoryMB`, `cpuSeconds`, …).
+    pub limits: Limits,
 }
 
 impl SessionKind {
