@@ -82,8 +82,9 @@ fn poly() -> Kind {
         used: "val it = 82: int",
         fail: "double y;",
         error: "Value or constructor (y) has not been declared",
-        runaway: "val () = print \"partial\\n\";\nfun loop (n : int) : int = loop (n + 1);\nloop 0;"
-            .into(),
+        runaway:
+            "val () = print \"partial\\n\";\nfun loop (n : int) : int = loop (n + 1);\nloop 0;"
+                .into(),
         partial: "partial",
         after_runaway: "",
         interrupted: "Interrupt",
@@ -137,7 +138,7 @@ fn interrupt_stops_a_runaway() {
 
 #[test]
 fn cancel_stops_a_runaway_without_an_answer() {
-    each_kind(|p, k| cancel(p, k));
+    each_kind(cancel);
 }
 
 #[test]

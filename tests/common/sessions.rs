@@ -193,13 +193,22 @@ fn begin_runaway(p: &mut Proc, k: &Kind, id: i64, timeout: Option<u64>) -> i32 {
 fn usable_after(p: &mut Proc, k: &Kind, id: i64, pid: i32) {
     let used = send(p, id, k.name, &format!("{}{}", k.after_runaway, k.use_it));
     assert!(used.contains(k.used), "{}: {used:?}", k.name);
-    assert!(!used.contains(k.partial), "{}: stale output {used:?}", k.name);
+    assert!(
+        !used.contains(k.partial),
+        "{}: stale output {used:?}",
+        k.name
+    );
     assert!(
         !used.contains(k.interrupted),
         "{}: stale output {used:?}",
         k.name
     );
-    assert_eq!(only_child(p.pid()), pid, "{}: the session restarted", k.name);
+    assert_eq!(
+        only_child(p.pid()),
+        pid,
+        "{}: the session restarted",
+        k.name
+    );
 }
 
 /// `K_interrupt` stops a runaway: its send answers with what it printed and the interruption.
@@ -235,7 +244,11 @@ pub fn deadline(p: &mut Proc, k: &Kind) {
     let r = p.response(&json!(30));
     let answer = text(&r);
     assert!(answer.contains(k.partial), "{}: {r}", k.name);
-    assert!(answer.to_lowercase().contains("timed out"), "{}: {r}", k.name);
+    assert!(
+        answer.to_lowercase().contains("timed out"),
+        "{}: {r}",
+        k.name
+    );
     usable_after(p, k, 31, pid);
 }
 
@@ -248,7 +261,12 @@ pub fn crash(p: &mut Proc, k: &Kind) {
     let answer = text(&r);
     assert!(answer.contains("exit"), "{}: {r}", k.name);
     wait_gone(&[pid]);
-    let r = call(p, 4, &format!("{}_send", k.name), json!({"input": k.use_it}));
+    let r = call(
+        p,
+        4,
+        &format!("{}_send", k.name),
+        json!({"input": k.use_it}),
+    );
     assert!(is_error(&r), "{}: a dead session answered: {r}", k.name);
     start(p, 5, k);
     assert_ne!(only_child(p.pid()), pid);
