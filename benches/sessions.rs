@@ -257,7 +257,10 @@ fn roundtrips(plan: &Plan) -> Result<Value, String> {
             via.push(stdmcp_run(&r, plan)?);
         }
         let (f, v) = (median(floor), median(via));
-        eprintln!("bench: {} round trip: floor {f:.3} ms, stdmcp {v:.3} ms", r.kind);
+        eprintln!(
+            "bench: {} round trip: floor {f:.3} ms, stdmcp {v:.3} ms",
+            r.kind
+        );
         out.insert(
             r.kind.to_owned(),
             json!({"floor_ms": f, "stdmcp_ms": v, "overhead_ms": v - f, "argv": r.argv, "input": r.input}),
@@ -288,9 +291,21 @@ fn main() -> std::process::ExitCode {
         }
     }
     let plan = if quick {
-        Plan { quick, reps: 1, warmup: 5, calls: 20, sessions: 5 }
+        Plan {
+            quick,
+            reps: 1,
+            warmup: 5,
+            calls: 20,
+            sessions: 5,
+        }
     } else {
-        Plan { quick, reps: 5, warmup: 50, calls: 500, sessions: 50 }
+        Plan {
+            quick,
+            reps: 5,
+            warmup: 50,
+            calls: 500,
+            sessions: 50,
+        }
     };
     let result = roundtrips(&plan).and_then(|rt| {
         let idle = idle_memory(&plan)?;
