@@ -61,6 +61,7 @@ pub mod process;
 pub mod reaper;
 pub mod schema;
 pub mod server;
+pub mod session;
 
 pub use cancel::{CancelReason, CancelToken};
 pub use mcp::{CallToolResult, Content};

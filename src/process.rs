@@ -11,6 +11,7 @@
 //! default) so a child that closes its stdin early yields EPIPE, not a signal.
 
 mod capture;
+pub mod interactive;
 mod pipes;
 mod server;
 pub use server::ServerProcess;

@@ -7,6 +7,7 @@
 
 mod json;
 mod parse;
+mod session;
 pub mod plan;
 pub mod run;
 
@@ -44,6 +45,8 @@ pub struct Manifest {
     pub roots: BTreeMap<String, PathBuf>,
     /// The tools, in manifest order.
     pub tools: Vec<ToolSpec>,
+    /// The kinds of interactive sessions (README "Sessions").
+    pub sessions: Vec<crate::session::SessionKind>,
 }
 
 /// Settings every tool inherits unless it sets its own.
@@ -312,6 +315,7 @@ impl Manifest {
             }
             server = server.tool(tool);
         }
+        server = crate::session::register(server, &self.sessions);
         let options = Options {
             heartbeat: self.defaults.heartbeat,
             max_concurrent_calls: self.defaults.max_concurrent_calls,

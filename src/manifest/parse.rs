@@ -34,6 +34,7 @@ pub(super) fn manifest(v: &Value, base: &Path) -> Result<Manifest, Vec<ManifestE
             "defaults",
             "roots",
             "tools",
+            "sessions",
         ],
         &mut errs,
     );
@@ -67,8 +68,18 @@ pub(super) fn manifest(v: &Value, base: &Path) -> Result<Manifest, Vec<ManifestE
             }
         }
         Some(_) => errs.add("tools", "must be an array"),
+        None if top.map.contains_key("sessions") => {}
         None => errs.add("tools", "is required"),
     }
+    let tool_names = tools.iter().map(|t| t.name.clone()).collect();
+    let sessions = super::session::sessions(
+        top.map.get("sessions"),
+        &defaults,
+        &roots,
+        &tool_names,
+        base,
+        &mut errs,
+    );
     if !errs.0.is_empty() {
         return Err(errs.0);
     }
@@ -81,6 +92,7 @@ pub(super) fn manifest(v: &Value, base: &Path) -> Result<Manifest, Vec<ManifestE
         defaults,
         roots,
         tools,
+        sessions,
     })
 }
 
@@ -121,7 +133,7 @@ fn defaults(v: &Value, errs: &mut Errors) -> Defaults {
     d
 }
 
-fn resolve(base: &Path, p: &str) -> PathBuf {
+pub(super) fn resolve(base: &Path, p: &str) -> PathBuf {
     let p = Path::new(p);
     if p.is_absolute() {
         p.to_path_buf()
@@ -155,7 +167,7 @@ fn roots(top: &Obj<'_>, base: &Path, errs: &mut Errors) -> BTreeMap<String, Path
 }
 
 /// Finds a program: a path with a `/` (relative to the manifest), or a name on `PATH`.
-fn find_program(name: &str, base: &Path) -> Result<PathBuf, String> {
+pub(super) fn find_program(name: &str, base: &Path) -> Result<PathBuf, String> {
     let is_exec = |p: &Path| {
         use std::os::unix::fs::PermissionsExt;
         p.metadata()

@@ -223,6 +223,7 @@ pub struct Server {
     catalog: Catalog,
     handlers: Handlers,
     options: Options,
+    shutdown: Vec<Box<dyn FnOnce() + Send>>,
 }
 
 impl Server {
@@ -241,7 +242,15 @@ impl Server {
                 complete: None,
             },
             options: Options::from_env(),
+            shutdown: Vec::new(),
         }
+    }
+
+    /// Runs `f` when serving ends, after the calls in flight were drained or cancelled
+    /// (for example to stop long-lived child processes).
+    pub fn on_shutdown(mut self, f: impl FnOnce() + Send + 'static) -> Server {
+        self.shutdown.push(Box::new(f));
+        self
     }
 
     /// Replaces the `serverInfo` (title, description, icons…).

@@ -27,6 +27,7 @@ pub(super) fn serve(
     signals: bool,
 ) -> ExitCode {
     let options = server.options.clone();
+    let on_shutdown = server.shutdown;
     let config = peer::Config {
         heartbeat: options.heartbeat,
         ..peer::Config::default()
@@ -64,6 +65,7 @@ pub(super) fn serve(
     }
 
     let code = shutdown(&shared, &ev_rx, &options);
+    on_shutdown.into_iter().for_each(|f| f());
     shared.stop_timer();
     out_tx.send(Vec::new()); // tells the writer to flush and stop
     if written_rx.recv_timeout(FLUSH_WAIT).is_err() {

@@ -1,0 +1,314 @@
+//! Reads the manifest's `sessions` array: the kinds of interactive sessions (README
+//! "Sessions"), naming the JSON path of each problem.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::json::{Errors, Obj};
+use super::parse::{find_program, resolve};
+use super::Defaults;
+use crate::session::kind::{AnswerMode, SessionKind, Workdir, SIGNALS};
+
+const KEYS: &[&str] = &[
+    "name",
+    "description",
+    "program",
+    "args",
+    "cwd",
+    "workdir",
+    "env",
+    "passEnv",
+    "startup",
+    "answer",
+    "inputEnd",
+    "interrupt",
+    "stripAnsi",
+    "maxSessions",
+    "idleSeconds",
+    "timeoutSeconds",
+    "maxTimeoutSeconds",
+    "maxOutputBytes",
+    "startupTimeoutSeconds",
+    "interruptGraceMs",
+];
+
+fn is_kind_name(s: &str) -> bool {
+    (1..=40).contains(&s.len())
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+/// The `sessions` array (absent: none). `tools` are the tool names already taken.
+pub(super) fn sessions(
+    v: Option<&Value>,
+    d: &Defaults,
+    roots: &BTreeMap<String, PathBuf>,
+    tools: &BTreeSet<String>,
+    base: &Path,
+    errs: &mut Errors,
+) -> Vec<SessionKind> {
+    let mut out = Vec::new();
+    let items = match v {
+        None => return out,
+        Some(Value::Array(items)) => items,
+        Some(_) => {
+            errs.add("sessions", "must be an array of session kinds");
+            return out;
+        }
+    };
+    let mut seen = BTreeSet::new();
+    for (i, item) in items.iter().enumerate() {
+        let path = format!("sessions[{i}]");
+        let Some(k) = kind(item, &path, d, roots, base, errs) else {
+            continue;
+        };
+        if !seen.insert(k.name.clone()) {
+            errs.add(
+                &format!("{path}.name"),
+                format!("another session kind is already called {}", k.name),
+            );
+        }
+        for t in crate::session::tool_names(&k.name) {
+            if tools.contains(&t) {
+                errs.add(
+                    &format!("{path}.name"),
+                    format!("its tool {t} has the name of a tool in `tools`"),
+                );
+            }
+        }
+        out.push(k);
+    }
+    out
+}
+
+fn kind(
+    v: &Value,
+    path: &str,
+    d: &Defaults,
+    roots: &BTreeMap<String, PathBuf>,
+    base: &Path,
+    errs: &mut Errors,
+) -> Option<SessionKind> {
+    let o = Obj::new(v, path, errs)?;
+    o.only(KEYS, errs);
+    let name = o.required_string("name", errs).unwrap_or_default();
+    if !name.is_empty() && !is_kind_name(&name) {
+        errs.add(&o.at("name"), "must be 1-40 characters of A-Z a-z 0-9 _ -");
+    }
+    let description = o.required_string("description", errs).unwrap_or_default();
+    let program = match o.required_string("program", errs) {
+        Some(p) => find_program(&p, base).unwrap_or_else(|e| {
+            errs.add(&o.at("program"), e);
+            PathBuf::new()
+        }),
+        None => PathBuf::new(),
+    };
+    let args = literals(&o, "args", errs);
+    let startup = literals(&o, "startup", errs);
+    let workdir = workdir(&o, roots, base, errs);
+    let mut env = d.env.clone();
+    env.extend(o.env("env", errs));
+    let mut pass_env = d.pass_env.clone();
+    pass_env.extend(o.strings("passEnv", errs));
+    let (answer, greeting) = answer(&o, errs)?;
+    let input_nul = match o.string("inputEnd", errs).as_deref() {
+        None | Some("newline") => false,
+        Some("nul") => true,
+        Some(other) => {
+            errs.add(
+                &o.at("inputEnd"),
+                format!("must be \"newline\" or \"nul\", not {other:?}"),
+            );
+            false
+        }
+    };
+    let (interrupt_signal, interrupt_input) = interrupt(&o, errs);
+    let timeout = o.seconds("timeoutSeconds", errs).unwrap_or(d.timeout);
+    let max_timeout = o
+        .seconds("maxTimeoutSeconds", errs)
+        .unwrap_or(Duration::from_secs(600));
+    if timeout > max_timeout {
+        errs.add(
+            &o.at("timeoutSeconds"),
+            format!(
+                "is larger than maxTimeoutSeconds ({} s)",
+                max_timeout.as_secs_f64()
+            ),
+        );
+    }
+    Some(SessionKind {
+        name,
+        description,
+        program,
+        args,
+        workdir,
+        env,
+        pass_env,
+        startup,
+        answer,
+        greeting,
+        input_nul,
+        interrupt_signal,
+        interrupt_input,
+        strip_ansi: o.boolean("stripAnsi", errs).unwrap_or(true),
+        max_sessions: o.count("maxSessions", errs).unwrap_or(4),
+        idle: o
+            .seconds("idleSeconds", errs)
+            .unwrap_or(Duration::from_secs(1800)),
+        timeout,
+        max_timeout,
+        max_output_bytes: o.count("maxOutputBytes", errs).unwrap_or(64 * 1024),
+        startup_timeout: o
+            .seconds("startupTimeoutSeconds", errs)
+            .unwrap_or(Duration::from_secs(30)),
+        interrupt_grace: o
+            .millis("interruptGraceMs", errs)
+            .unwrap_or(Duration::from_secs(5)),
+    })
+}
+
+/// An array of literal strings without NUL.
+fn literals(o: &Obj<'_>, key: &str, errs: &mut Errors) -> Vec<String> {
+    let items = o.strings(key, errs);
+    for (i, s) in items.iter().enumerate() {
+        if s.contains('\0') {
+            errs.add(&format!("{}[{i}]", o.at(key)), "must not contain NUL");
+        }
+    }
+    items
+}
+
+fn workdir(
+    o: &Obj<'_>,
+    roots: &BTreeMap<String, PathBuf>,
+    base: &Path,
+    errs: &mut Errors,
+) -> Workdir {
+    let fixed = o.string("cwd", errs);
+    let param = o.map.get("workdir");
+    if fixed.is_some() && param.is_some() {
+        errs.add(&o.at("workdir"), "cannot be used together with cwd");
+    }
+    if let Some(dir) = fixed {
+        return match std::fs::canonicalize(resolve(base, &dir)) {
+            Ok(c) if c.is_dir() => Workdir::Fixed(c),
+            Ok(c) => {
+                errs.add(&o.at("cwd"), format!("{} is not a directory", c.display()));
+                Workdir::Inherit
+            }
+            Err(e) => {
+                errs.add(&o.at("cwd"), format!("cannot use {dir}: {e}"));
+                Workdir::Inherit
+            }
+        };
+    }
+    let Some(w) = param.and_then(|v| Obj::new(v, &o.at("workdir"), errs)) else {
+        return Workdir::Inherit;
+    };
+    w.only(&["root", "default"], errs);
+    let root_name = w.required_string("root", errs).unwrap_or_default();
+    let Some(root) = roots.get(&root_name) else {
+        if !root_name.is_empty() {
+            errs.add(
+                &w.at("root"),
+                format!("names no declared root (top-level `roots`): {root_name}"),
+            );
+        }
+        return Workdir::Inherit;
+    };
+    let default = w.string("default", errs).unwrap_or_else(|| ".".into());
+    if let Err(e) = crate::session::confine(root, &default) {
+        errs.add(&w.at("default"), e);
+    }
+    Workdir::Param {
+        root_name,
+        root: root.clone(),
+        default,
+    }
+}
+
+fn answer(o: &Obj<'_>, errs: &mut Errors) -> Option<(AnswerMode, bool)> {
+    let Some(v) = o.map.get("answer") else {
+        errs.add(&o.at("answer"), "is required (nul, sentinel, prompt or quiet)");
+        return None;
+    };
+    let a = Obj::new(v, &o.at("answer"), errs)?;
+    a.only(&["mode", "command", "pattern", "ms", "greeting"], errs);
+    let greeting = a.boolean("greeting", errs).unwrap_or(true);
+    let mode = match a.required_string("mode", errs)?.as_str() {
+        "nul" => AnswerMode::Nul,
+        "sentinel" => {
+            let command = a.required_string("command", errs)?;
+            if !command.contains("{marker}") {
+                errs.add(&a.at("command"), "must contain {marker}");
+            }
+            AnswerMode::Sentinel { command }
+        }
+        "prompt" => {
+            let pattern = a.required_string("pattern", errs)?;
+            match regex_lite::Regex::new(&format!("(?:{pattern})\\z")) {
+                Ok(regex) => AnswerMode::Prompt { pattern, regex },
+                Err(e) => {
+                    errs.add(&a.at("pattern"), format!("not a valid regular expression: {e}"));
+                    return None;
+                }
+            }
+        }
+        "quiet" => match a.map.get("ms").and_then(Value::as_u64) {
+            Some(ms) if ms > 0 => AnswerMode::Quiet(Duration::from_millis(ms)),
+            _ => {
+                errs.add(&a.at("ms"), "quiet mode needs a positive number of milliseconds");
+                return None;
+            }
+        },
+        other => {
+            errs.add(
+                &a.at("mode"),
+                format!("unknown mode {other:?} (nul, sentinel, prompt, quiet)"),
+            );
+            return None;
+        }
+    };
+    let allowed: &[&str] = match &mode {
+        AnswerMode::Nul => &[],
+        AnswerMode::Sentinel { .. } => &["command"],
+        AnswerMode::Prompt { .. } => &["pattern"],
+        AnswerMode::Quiet(_) => &["ms"],
+    };
+    for k in ["command", "pattern", "ms"] {
+        if a.map.contains_key(k) && !allowed.contains(&k) {
+            errs.add(&a.at(k), format!("is not used by mode {}", mode.name()));
+        }
+    }
+    Some((mode, greeting))
+}
+
+fn interrupt(o: &Obj<'_>, errs: &mut Errors) -> (i32, Option<String>) {
+    let default = (libc::SIGINT, None);
+    let Some(i) = o
+        .map
+        .get("interrupt")
+        .and_then(|v| Obj::new(v, &o.at("interrupt"), errs))
+    else {
+        return default;
+    };
+    i.only(&["signal", "input"], errs);
+    let signal = match i.string("signal", errs) {
+        None => libc::SIGINT,
+        Some(s) => match SIGNALS.iter().find(|(n, _)| *n == s) {
+            Some((_, n)) => *n,
+            None => {
+                let names: Vec<&str> = SIGNALS.iter().map(|(n, _)| *n).collect();
+                errs.add(
+                    &i.at("signal"),
+                    format!("unknown signal {s:?} (one of {})", names.join(", ")),
+                );
+                libc::SIGINT
+            }
+        },
+    };
+    (signal, i.string("input", errs))
+}

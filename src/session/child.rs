@@ -1,0 +1,275 @@
+//! One running program of a session: the owner thread that spawns it, waits for it and reaps
+//! it (it lives as long as the child, as `PR_SET_PDEATHSIG` requires), the reader thread that
+//! moves its merged output into the shared state, and the writer thread that feeds its stdin.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::ffi::OsString;
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::process::ExitStatus;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::thread;
+use std::time::{Duration, Instant, SystemTime};
+
+use crossbeam_channel::{Receiver, Sender};
+
+use super::answer::Pending;
+use super::kind::SessionKind;
+use crate::manifest::plan::INHERITED_ENV;
+use crate::process::interactive::{self, Interactive, InteractiveSpec};
+
+/// Bytes of transcript kept per session.
+pub const TRANSCRIPT_BYTES: usize = 64 * 1024;
+
+/// A session's recent transcript (inputs and output), bounded; shared across restarts.
+#[derive(Default)]
+pub struct Transcript {
+    chunks: VecDeque<String>,
+    len: usize,
+}
+
+impl Transcript {
+    /// Appends text, dropping the oldest beyond [`TRANSCRIPT_BYTES`].
+    pub fn push(&mut self, text: impl Into<String>) {
+        let text = text.into();
+        self.len += text.len();
+        self.chunks.push_back(text);
+        while self.len > TRANSCRIPT_BYTES && self.chunks.len() > 1 {
+            if let Some(old) = self.chunks.pop_front() {
+                self.len -= old.len();
+            }
+        }
+    }
+
+    /// The whole transcript.
+    pub fn text(&self) -> String {
+        self.chunks.iter().map(String::as_str).collect()
+    }
+}
+
+/// What the threads of one program share.
+pub struct State {
+    /// Output since the current answer began.
+    pub pending: Pending,
+    /// Set by the owner thread once the program was reaped.
+    pub exit: Option<ExitStatus>,
+    /// When output last arrived.
+    pub last_output: Instant,
+    /// The latest non-empty line of output (for heartbeats).
+    pub last_line: String,
+    /// Bumped on every output chunk.
+    pub chunks: u64,
+}
+
+/// A running (or ended) program of a session.
+pub struct Proc {
+    pub pid: u32,
+    pub started: Instant,
+    pub started_at: SystemTime,
+    pub workdir: PathBuf,
+    state: Mutex<State>,
+    /// Notified on output, on exit, and by cancel hooks.
+    pub cond: Condvar,
+    input: Sender<Vec<u8>>,
+    transcript: Arc<Mutex<Transcript>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Proc {
+    /// Starts `kind`'s program in `workdir`; the threads are named after `label`.
+    pub fn spawn(
+        kind: &SessionKind,
+        workdir: PathBuf,
+        label: &str,
+        transcript: Arc<Mutex<Transcript>>,
+    ) -> Result<Arc<Proc>, String> {
+        let spec = InteractiveSpec {
+            program: kind.program.clone(),
+            args: kind.args.iter().map(OsString::from).collect(),
+            cwd: Some(workdir.clone()),
+            env: environment(kind),
+        };
+        let (tx, rx) = crossbeam_channel::bounded(1);
+        let (input, input_rx) = crossbeam_channel::unbounded::<Vec<u8>>();
+        let cap = kind.max_output_bytes;
+        thread::Builder::new()
+            .name(format!("stdmcp-session-{label}"))
+            .spawn(move || own(&spec, &tx, input_rx))
+            .map_err(|e| format!("cannot start a thread: {e}"))?;
+        let started = rx
+            .recv()
+            .map_err(|_| "the session thread ended early".to_owned())?;
+        let (pid, reader_start) = started?;
+        let proc = Arc::new(Proc {
+            pid,
+            started: Instant::now(),
+            started_at: SystemTime::now(),
+            workdir,
+            state: Mutex::new(State {
+                pending: Pending::new(cap),
+                exit: None,
+                last_output: Instant::now(),
+                last_line: String::new(),
+                chunks: 0,
+            }),
+            cond: Condvar::new(),
+            input,
+            transcript,
+        });
+        // The owner thread waits for this before reading and waiting.
+        let _ = reader_start.send(Arc::clone(&proc));
+        Ok(proc)
+    }
+
+    /// The shared state, locked.
+    pub fn lock(&self) -> MutexGuard<'_, State> {
+        lock(&self.state)
+    }
+
+    /// Queues bytes for the program's stdin (written by the writer thread).
+    pub fn write(&self, bytes: Vec<u8>) {
+        let _ = self.input.send(bytes);
+    }
+
+    /// Adds to the transcript.
+    pub fn note(&self, text: impl Into<String>) {
+        lock(&self.transcript).push(text);
+    }
+
+    /// Sends `sig` to the program's process group unless it was reaped already.
+    pub fn signal(&self, sig: i32) {
+        let st = self.lock();
+        if st.exit.is_none() {
+            interactive::signal(self.pid, sig);
+        }
+    }
+
+    /// Kills the group and waits (up to `wait`) until the owner thread reaped the program.
+    pub fn kill(&self, wait: Duration) -> Option<ExitStatus> {
+        self.signal(libc::SIGKILL);
+        let deadline = Instant::now() + wait;
+        let mut st = self.lock();
+        while st.exit.is_none() {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                log::warn!("session process {} was not reaped in time", self.pid);
+                return None;
+            }
+            st = self
+                .cond
+                .wait_timeout(st, left)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+        }
+        st.exit
+    }
+
+    /// The exit status, once reaped.
+    pub fn exit(&self) -> Option<ExitStatus> {
+        self.lock().exit
+    }
+
+    fn output(&self, data: &[u8]) {
+        let text = String::from_utf8_lossy(data);
+        {
+            let mut st = self.lock();
+            st.pending.push(data);
+            st.last_output = Instant::now();
+            st.chunks += 1;
+            if let Some(line) = text.lines().rev().map(str::trim).find(|l| !l.is_empty()) {
+                st.last_line = line.chars().take(200).collect();
+            }
+        }
+        self.note(text.replace('\0', ""));
+        self.cond.notify_all();
+    }
+
+    fn exited(&self, status: ExitStatus) {
+        self.lock().exit = Some(status);
+        self.note(format!(
+            "\n[session process {} {}]\n",
+            self.pid,
+            interactive::describe_exit(&status)
+        ));
+        self.cond.notify_all();
+    }
+}
+
+type Started = Result<(u32, Sender<Arc<Proc>>), String>;
+
+/// The owner thread: spawn, hand out the pid, then read/write through helper threads and
+/// wait for the program; reap it and record its status.
+fn own(spec: &InteractiveSpec, started: &Sender<Started>, input: Receiver<Vec<u8>>) {
+    let mut child = match Interactive::spawn(spec) {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = started.send(Err(e.to_string()));
+            return;
+        }
+    };
+    let (proc_tx, proc_rx) = crossbeam_channel::bounded::<Arc<Proc>>(1);
+    if started.send(Ok((child.pid(), proc_tx))).is_err() {
+        return; // dropping `child` kills and reaps it
+    }
+    let Ok(proc) = proc_rx.recv() else { return };
+    if let Some(mut stdin) = child.take_stdin() {
+        let _ = thread::Builder::new()
+            .name("stdmcp-session-in".into())
+            .spawn(move || {
+                for bytes in input {
+                    if stdin.write_all(&bytes).and_then(|()| stdin.flush()).is_err() {
+                        break;
+                    }
+                }
+            });
+    }
+    if let Some(mut out) = child.take_output() {
+        let proc = Arc::clone(&proc);
+        let _ = thread::Builder::new()
+            .name("stdmcp-session-out".into())
+            .spawn(move || {
+                let mut buf = vec![0u8; 16 * 1024];
+                loop {
+                    match out.read(&mut buf) {
+                        Ok(0) => break,
+                        Ok(n) => proc.output(&buf[..n]),
+                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                        Err(_) => break,
+                    }
+                }
+            });
+    }
+    match child.wait() {
+        Ok(status) => proc.exited(status),
+        Err(e) => {
+            log::warn!("waiting for session process {}: {e}", proc.pid);
+            drop(child); // kills and reaps
+            proc.exited(std::os::unix::process::ExitStatusExt::from_raw(libc::SIGKILL));
+        }
+    }
+}
+
+/// The program's whole environment: the few variables every tool gets, `passEnv`, `env`, and
+/// settings that keep REPL output plain.
+fn environment(kind: &SessionKind) -> Vec<(OsString, OsString)> {
+    let mut env: BTreeMap<OsString, OsString> = BTreeMap::new();
+    for k in INHERITED_ENV
+        .iter()
+        .copied()
+        .chain(kind.pass_env.iter().map(String::as_str))
+    {
+        if let Some(v) = std::env::var_os(k) {
+            env.insert(k.into(), v);
+        }
+    }
+    for (k, v) in [("TERM", "dumb"), ("NO_COLOR", "1"), ("PAGER", "cat")] {
+        env.insert(k.into(), v.into());
+    }
+    for (k, v) in &kind.env {
+        env.insert(k.into(), v.into());
+    }
+    env.into_iter().collect()
+}

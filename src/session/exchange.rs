@@ -1,0 +1,203 @@
+//! One exchange with a session's program: write an input, wait for the end of its answer;
+//! on cancellation or deadline interrupt the program and resynchronise.
+
+use std::process::ExitStatus;
+use std::time::{Duration, Instant};
+
+use super::answer::{fresh_marker, Answer, End};
+use super::child::{Proc, State};
+use super::kind::{AnswerMode, SessionKind};
+
+/// Longest wait between two looks at the cancel flag and the deadline.
+const TICK: Duration = Duration::from_millis(50);
+
+/// Why an exchange must stop waiting.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stop {
+    /// The client cancelled the call (or the server is shutting down).
+    Cancelled,
+    /// The send's deadline passed.
+    Deadline,
+}
+
+/// How an exchange ended.
+#[derive(Debug)]
+pub enum Outcome {
+    /// The answer, complete.
+    Answer(String),
+    /// Interrupted; `partial` is the output so far. `recovered`: the program came back
+    /// within the grace period (else it must be killed and restarted).
+    Interrupted {
+        why: Stop,
+        partial: String,
+        recovered: bool,
+    },
+    /// The program ended; what it printed before.
+    Died { partial: String, status: ExitStatus },
+}
+
+/// What the waiting side watches: the call's cancellation and a status line sink.
+pub struct Watch<'a> {
+    pub cancelled: &'a dyn Fn() -> bool,
+    pub deadline: Instant,
+    pub status: &'a dyn Fn(&str),
+    /// On stop, interrupt the program and wait for it to come back (else: give up at once).
+    pub interrupt: bool,
+}
+
+/// Sends `input` (or nothing: `None` waits for the next answer end, e.g. the banner's) and
+/// waits for its answer. Output left over from before is discarded first.
+pub fn exchange(kind: &SessionKind, proc: &Proc, input: Option<&str>, watch: &Watch<'_>) -> Outcome {
+    let stale = proc.lock().pending.take_all();
+    if !stale.bytes.is_empty() {
+        log::debug!("session {}: {} stale bytes discarded", proc.pid, stale.bytes.len());
+    }
+    let marker = matches!(kind.answer, AnswerMode::Sentinel { .. }).then(fresh_marker);
+    let mut bytes = Vec::new();
+    if let Some(input) = input {
+        proc.note(format!("\n» {input}\n"));
+        bytes.extend_from_slice(input.as_bytes());
+        bytes.extend_from_slice(kind.input_end());
+    }
+    if let Some(m) = &marker {
+        bytes.extend_from_slice(&sentinel(kind, m));
+    }
+    if !bytes.is_empty() {
+        proc.write(bytes);
+    }
+    let sent = Instant::now();
+    let end = |st: &mut State| detect(kind, marker.as_deref(), st, sent);
+    match wait(proc, &end, watch) {
+        Waited::Done(a) => Outcome::Answer(text(kind, &a)),
+        Waited::Died(a, status) => Outcome::Died {
+            partial: text(kind, &a),
+            status,
+        },
+        Waited::Stopped(why) if watch.interrupt => interrupt(kind, proc, marker.as_deref(), why),
+        Waited::Stopped(why) => Outcome::Interrupted {
+            why,
+            partial: text(kind, &proc.lock().pending.take_all()),
+            recovered: false,
+        },
+    }
+}
+
+fn sentinel(kind: &SessionKind, marker: &str) -> Vec<u8> {
+    let AnswerMode::Sentinel { command } = &kind.answer else {
+        return Vec::new();
+    };
+    let mut b = command.replace("{marker}", marker).into_bytes();
+    b.extend_from_slice(kind.input_end());
+    b
+}
+
+fn text(kind: &SessionKind, a: &Answer) -> String {
+    a.text(kind.max_output_bytes, kind.strip_ansi)
+}
+
+/// The answer, if it is complete.
+fn detect(kind: &SessionKind, marker: Option<&str>, st: &mut State, sent: Instant) -> Option<Answer> {
+    match &kind.answer {
+        AnswerMode::Nul => st.pending.find_end(&End::Nul),
+        AnswerMode::Sentinel { .. } => st
+            .pending
+            .find_end(&End::Marker(marker.unwrap_or_default().as_bytes())),
+        AnswerMode::Prompt { regex, .. } => st.pending.find_end(&End::Prompt(regex)),
+        AnswerMode::Quiet(ms) => {
+            let since = st.last_output.max(sent);
+            (since.elapsed() >= *ms).then(|| st.pending.take_all())
+        }
+    }
+}
+
+enum Waited {
+    Done(Answer),
+    Died(Answer, ExitStatus),
+    Stopped(Stop),
+}
+
+/// Waits until `end` finds the answer, the program ends, or `watch` says stop.
+fn wait(proc: &Proc, end: &dyn Fn(&mut State) -> Option<Answer>, watch: &Watch<'_>) -> Waited {
+    let mut seen = 0;
+    loop {
+        let line = {
+            let mut st = proc.lock();
+            if let Some(a) = end(&mut st) {
+                return Waited::Done(a);
+            }
+            if let Some(status) = st.exit {
+                return Waited::Died(st.pending.take_all(), status);
+            }
+            if (watch.cancelled)() {
+                return Waited::Stopped(Stop::Cancelled);
+            }
+            let now = Instant::now();
+            if now >= watch.deadline {
+                return Waited::Stopped(Stop::Deadline);
+            }
+            let tick = TICK.min(watch.deadline - now);
+            let (st, _) = proc
+                .cond
+                .wait_timeout(st, tick)
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let fresh = st.chunks != seen && !st.last_line.is_empty();
+            seen = st.chunks;
+            fresh.then(|| st.last_line.clone())
+        };
+        // Outside the lock: reporting takes the dispatcher's lock.
+        if let Some(line) = line {
+            (watch.status)(&line);
+        }
+    }
+}
+
+/// Interrupts the program and waits up to the grace period for it to come back: a fresh
+/// sentinel (sentinel mode), the next NUL or prompt, or a quiet spell.
+fn interrupt(kind: &SessionKind, proc: &Proc, marker: Option<&str>, why: Stop) -> Outcome {
+    proc.note(format!(
+        "\n[interrupted: {}]\n",
+        if why == Stop::Deadline { "deadline" } else { "cancelled" }
+    ));
+    proc.signal(kind.interrupt_signal);
+    if let Some(i) = &kind.interrupt_input {
+        proc.write(i.clone().into_bytes());
+    }
+    let fresh = marker.map(|_| fresh_marker());
+    if let Some(m) = &fresh {
+        proc.write(sentinel(kind, m));
+    }
+    let sent = Instant::now();
+    let end = |st: &mut State| {
+        let a = detect(kind, fresh.as_deref(), st, sent)?;
+        let (Some(first), Some(_)) = (marker, &fresh) else {
+            return Some(a);
+        };
+        // Output before the first marker, if it came, is the input's; after it, noise.
+        let mut p = super::answer::Pending::new(usize::MAX / 4);
+        p.push(&a.bytes);
+        Some(p.find_end(&End::Marker(first.as_bytes())).unwrap_or(a))
+    };
+    let never = || false;
+    let watch = Watch {
+        cancelled: &never,
+        deadline: sent + kind.interrupt_grace,
+        status: &|_| {},
+        interrupt: false,
+    };
+    match wait(proc, &end, &watch) {
+        Waited::Done(a) => Outcome::Interrupted {
+            why,
+            partial: text(kind, &a),
+            recovered: true,
+        },
+        Waited::Died(a, status) => Outcome::Died {
+            partial: text(kind, &a),
+            status,
+        },
+        Waited::Stopped(_) => Outcome::Interrupted {
+            why,
+            partial: text(kind, &proc.lock().pending.take_all()),
+            recovered: false,
+        },
+    }
+}

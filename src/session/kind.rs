@@ -1,0 +1,135 @@
+//! A session kind as declared in a manifest's `sessions` array (README "Sessions").
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// How the end of an answer is recognised.
+#[derive(Clone, Debug)]
+pub enum AnswerMode {
+    /// The program ends each answer with a NUL byte.
+    Nul,
+    /// After each input the server sends `command` with `{marker}` replaced by a fresh random
+    /// marker; the answer is everything before the marker.
+    Sentinel {
+        /// The command, with `{marker}` in it.
+        command: String,
+    },
+    /// A regular expression matched at the end of the output.
+    Prompt {
+        /// The pattern as written in the manifest.
+        pattern: String,
+        /// The pattern anchored at the end of the output.
+        regex: regex_lite::Regex,
+    },
+    /// No output for this long.
+    Quiet(Duration),
+}
+
+impl AnswerMode {
+    /// The mode's name in the manifest.
+    pub fn name(&self) -> &'static str {
+        match self {
+            AnswerMode::Nul => "nul",
+            AnswerMode::Sentinel { .. } => "sentinel",
+            AnswerMode::Prompt { .. } => "prompt",
+            AnswerMode::Quiet(_) => "quiet",
+        }
+    }
+}
+
+/// Where a session runs.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Workdir {
+    /// The server's working directory.
+    Inherit,
+    /// Always this directory (canonical).
+    Fixed(PathBuf),
+    /// `K_start` takes a `workdir` confined to this root (canonical); `default` is used
+    /// when it is not given (relative to the root).
+    Param {
+        /// The root's name in the manifest's `roots`.
+        root_name: String,
+        /// The root, canonical.
+        root: PathBuf,
+        /// The default, relative to the root.
+        default: String,
+    },
+}
+
+/// One session kind.
+#[derive(Clone, Debug)]
+pub struct SessionKind {
+    /// Name: tools are `NAME_start`, `NAME_send`, ….
+    pub name: String,
+    /// What the program is, for the model.
+    pub description: String,
+    /// The program, absolute.
+    pub program: PathBuf,
+    /// Fixed arguments.
+    pub args: Vec<String>,
+    /// Working directory.
+    pub workdir: Workdir,
+    /// Variables set for the program.
+    pub env: BTreeMap<String, String>,
+    /// Server variables passed to the program.
+    pub pass_env: Vec<String>,
+    /// Inputs sent once after start.
+    pub startup: Vec<String>,
+    /// How an answer ends.
+    pub answer: AnswerMode,
+    /// Wait for a first answer end (the banner's) before sending anything (default true).
+    pub greeting: bool,
+    /// Inputs end with NUL instead of a newline.
+    pub input_nul: bool,
+    /// Signal sent to the session's process group to interrupt it.
+    pub interrupt_signal: i32,
+    /// Input written after the signal.
+    pub interrupt_input: Option<String>,
+    /// Remove ANSI escape sequences from answers.
+    pub strip_ansi: bool,
+    /// Sessions of this kind alive at once.
+    pub max_sessions: usize,
+    /// Idle sessions are stopped after this long.
+    pub idle: Duration,
+    /// Default limit of one send.
+    pub timeout: Duration,
+    /// Largest limit a send may ask for.
+    pub max_timeout: Duration,
+    /// Bytes kept of one answer (head and tail).
+    pub max_output_bytes: usize,
+    /// Limit of start-up (banner and startup inputs).
+    pub startup_timeout: Duration,
+    /// After an interrupt, how long the program has to come back before it is restarted.
+    pub interrupt_grace: Duration,
+}
+
+impl SessionKind {
+    /// The bytes that end one input.
+    pub fn input_end(&self) -> &'static [u8] {
+        if self.input_nul {
+            b"\0"
+        } else {
+            b"\n"
+        }
+    }
+}
+
+/// Signal names accepted in `interrupt.signal`.
+pub const SIGNALS: &[(&str, i32)] = &[
+    ("SIGINT", libc::SIGINT),
+    ("SIGTERM", libc::SIGTERM),
+    ("SIGQUIT", libc::SIGQUIT),
+    ("SIGHUP", libc::SIGHUP),
+    ("SIGUSR1", libc::SIGUSR1),
+    ("SIGUSR2", libc::SIGUSR2),
+    ("SIGKILL", libc::SIGKILL),
+];
+
+/// The name of signal `sig`.
+pub fn signal_name(sig: i32) -> String {
+    SIGNALS
+        .iter()
+        .find(|(_, n)| *n == sig)
+        .map_or_else(|| format!("signal {sig}"), |(s, _)| (*s).to_owned())
+}

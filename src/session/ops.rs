@@ -1,0 +1,331 @@
+//! What the session tools do: start, send, interrupt, stop, restart, list.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::child::Proc;
+use super::exchange::{exchange, Outcome, Stop, Watch};
+use super::kind::{signal_name, SessionKind, Workdir};
+use super::registry::{Key, Refused, Registry, Turn};
+use crate::process::interactive::describe_exit;
+
+/// A tool's answer: text, and whether it is an error.
+pub type Reply = Result<String, String>;
+
+/// What a call gives the operations: cancellation, deadline, heartbeat status.
+pub struct Call<'a> {
+    pub cancelled: &'a dyn Fn() -> bool,
+    pub status: &'a dyn Fn(&str),
+}
+
+fn label(key: &Key) -> String {
+    format!("{} session `{}`", key.0, key.1)
+}
+
+fn refused(key: &Key, r: Refused, kind: &SessionKind) -> String {
+    match r {
+        Refused::Cancelled => "cancelled while waiting for the session".into(),
+        Refused::Deadline => format!(
+            "the {} was busy with another input until the deadline; nothing was sent",
+            label(key)
+        ),
+        Refused::Closed => "the server is shutting down".into(),
+        Refused::Full(names) => format!(
+            "cannot start {}: {} sessions of {} already run ({}), the most allowed (maxSessions). \
+             Stop one with {}_stop first.",
+            label(key),
+            names.len(),
+            kind.name,
+            names.join(", "),
+            kind.name
+        ),
+    }
+}
+
+/// The working directory for `K_start {workdir}`.
+pub fn workdir(kind: &SessionKind, asked: Option<&str>) -> Result<PathBuf, String> {
+    match &kind.workdir {
+        Workdir::Inherit => match asked {
+            None => std::env::current_dir().map_err(|e| format!("no working directory: {e}")),
+            Some(_) => Err(format!("{} sessions take no workdir", kind.name)),
+        },
+        Workdir::Fixed(d) => match asked {
+            None => Ok(d.clone()),
+            Some(_) => Err(format!("{} sessions have a fixed working directory", kind.name)),
+        },
+        Workdir::Param { root, default, .. } => {
+            super::confine(root, asked.unwrap_or(default))
+        }
+    }
+}
+
+/// Starts the program and runs its greeting and startup inputs.
+fn launch(kind: &SessionKind, key: &Key, entry_workdir: PathBuf, call: &Call<'_>, transcript: Arc<std::sync::Mutex<super::child::Transcript>>) -> Result<(Arc<Proc>, String), String> {
+    let proc = Proc::spawn(kind, entry_workdir, &format!("{}-{}", key.0, key.1), transcript)
+        .map_err(|e| format!("{} could not be started: {e}", label(key)))?;
+    let watch = Watch {
+        cancelled: call.cancelled,
+        deadline: Instant::now() + kind.startup_timeout,
+        status: call.status,
+        interrupt: false,
+    };
+    let mut greeting = Vec::new();
+    let inputs = kind.greeting.then_some(None).into_iter().chain(kind.startup.iter().map(|s| Some(s.as_str())));
+    for input in inputs {
+        let fail = match exchange(kind, &proc, input, &watch) {
+            Outcome::Answer(t) => {
+                if !t.is_empty() {
+                    greeting.push(t);
+                }
+                continue;
+            }
+            Outcome::Died { partial, status } => format!("it {} during start-up", describe_exit(&status)) + &output(&partial),
+            Outcome::Interrupted { why: Stop::Cancelled, .. } => "start-up was cancelled".into(),
+            Outcome::Interrupted { partial, .. } => format!(
+                "it did not finish starting within {} s (startupTimeoutSeconds); it was killed",
+                kind.startup_timeout.as_secs_f64()
+            ) + &output(&partial),
+        };
+        proc.kill(Duration::from_secs(5));
+        return Err(format!("{} could not be started: {fail}", label(key)));
+    }
+    Ok((proc, greeting.join("\n")))
+}
+
+fn output(partial: &str) -> String {
+    if partial.is_empty() {
+        ". It printed nothing.".into()
+    } else {
+        format!(". Its output:\n{partial}")
+    }
+}
+
+/// Starts the program of the session the turn is for; stores it; returns the greeting.
+fn start_in_turn(reg: &Registry, kind: &SessionKind, turn: &Turn, call: &Call<'_>) -> Result<(Arc<Proc>, String), String> {
+    let (dir, transcript) = reg
+        .with(&turn.key, |e| (e.workdir.clone(), e.transcript.clone()))
+        .ok_or_else(|| "the session vanished".to_owned())?;
+    let (proc, greeting) = launch(kind, &turn.key, dir, call, transcript)?;
+    reg.with(&turn.key, |e| {
+        e.proc = Some(proc.clone());
+        e.stopped = None;
+        e.last_answer.clone_from(&greeting);
+    });
+    Ok((proc, greeting))
+}
+
+fn started_line(key: &Key, proc: &Proc) -> String {
+    format!("Started {} (pid {}) in {}.", label(key), proc.pid, proc.workdir.display())
+}
+
+/// `K_start`.
+pub fn start(reg: &Arc<Registry>, kind: &Arc<SessionKind>, name: &str, asked: Option<&str>, call: &Call<'_>) -> Reply {
+    let key = (kind.name.clone(), name.to_owned());
+    let dir = workdir(kind, asked)?;
+    let deadline = Instant::now() + kind.startup_timeout + kind.max_timeout;
+    let turn = reg
+        .turn(kind, &key, || dir.clone(), call.cancelled, deadline)
+        .map_err(|r| refused(&key, r, kind))?;
+    let (running, dead) = reg
+        .with(&key, |e| {
+            let running = e.alive().then(|| e.proc.clone()).flatten();
+            (running.map(|p| (p, e.last_answer.clone())), (!e.alive()).then(|| e.state()))
+        })
+        .unwrap_or((None, None));
+    if let Some((p, last)) = running {
+        let since = p.started.elapsed().as_secs();
+        return Ok(format!(
+            "{} is already running (pid {}, in {}, up {since} s). Its last answer:\n{last}",
+            label(&key),
+            p.pid,
+            p.workdir.display()
+        ));
+    }
+    if dead.is_some() {
+        reg.with(&key, |e| e.workdir = dir);
+    }
+    let (proc, greeting) = start_in_turn(reg, kind, &turn, call)?;
+    drop(turn);
+    reg.activity();
+    let mut text = started_line(&key, &proc);
+    if let Some(d) = dead {
+        text.push_str(&format!(" The previous program was {d}; its state is lost."));
+    }
+    if !greeting.is_empty() {
+        text.push('\n');
+        text.push_str(&greeting);
+    }
+    Ok(text)
+}
+
+/// `K_send`.
+pub fn send(reg: &Arc<Registry>, kind: &Arc<SessionKind>, name: &str, input: &str, timeout: Option<f64>, call: &Call<'_>) -> Reply {
+    let key = (kind.name.clone(), name.to_owned());
+    let started = Instant::now();
+    let limit = timeout
+        .map_or(kind.timeout, Duration::from_secs_f64)
+        .min(kind.max_timeout);
+    let deadline = started + limit;
+    let turn = reg
+        .turn(kind, &key, || workdir(kind, None).unwrap_or_default(), call.cancelled, deadline)
+        .map_err(|r| refused(&key, r, kind))?;
+    let mut prefix = String::new();
+    let state = reg.with(&key, |e| (e.proc.clone(), e.alive(), e.state(), e.note.take()));
+    let (proc, alive, state, note) = state.ok_or_else(|| "the session vanished".to_owned())?;
+    if let Some(n) = note {
+        prefix.push_str(&n);
+        prefix.push('\n');
+    }
+    let proc = match proc {
+        Some(_) if !alive => {
+            return Err(format!(
+                "{} is {state}; its state is lost and the input was not sent. \
+                 Call {}_start or {}_restart for a fresh session.",
+                label(&key),
+                kind.name,
+                kind.name
+            ))
+        }
+        Some(p) => p,
+        None => {
+            let (p, _) = start_in_turn(reg, kind, &turn, call)?;
+            reg.activity();
+            prefix.push_str(&started_line(&key, &p));
+            prefix.push('\n');
+            p
+        }
+    };
+    let watch = Watch {
+        cancelled: call.cancelled,
+        deadline,
+        status: call.status,
+        interrupt: true,
+    };
+    let outcome = exchange(kind, &proc, Some(input), &watch);
+    let reply = settle(reg, kind, &turn, outcome, started, limit, call);
+    if let Ok(text) = &reply {
+        reg.with(&key, |e| e.last_answer.clone_from(text));
+    }
+    reply.map(|t| prefix.clone() + &t).map_err(|t| prefix + &t)
+}
+
+/// Turns an exchange's outcome into the reply; restarts a program that did not come back
+/// from an interrupt.
+fn settle(reg: &Registry, kind: &SessionKind, turn: &Turn, outcome: Outcome, started: Instant, limit: Duration, call: &Call<'_>) -> Reply {
+    let key = &turn.key;
+    match outcome {
+        Outcome::Answer(t) => Ok(t),
+        Outcome::Died { partial, status } => Err(format!(
+            "{} ended: the program {}. Its state is lost; call {}_start or {}_restart for a fresh session{}",
+            label(key),
+            describe_exit(&status),
+            kind.name,
+            kind.name,
+            output(&partial)
+        )),
+        Outcome::Interrupted { why, partial, recovered } => {
+            let mut head = match why {
+                Stop::Deadline => format!(
+                    "Interrupted after {:.1} s (the send's timeout of {:.1} s passed); {} was sent to the program.",
+                    started.elapsed().as_secs_f64(),
+                    limit.as_secs_f64(),
+                    signal_name(kind.interrupt_signal)
+                ),
+                Stop::Cancelled => "Cancelled; the program was interrupted.".into(),
+            };
+            if recovered {
+                head.push_str(" The session is still usable and keeps its state.");
+            } else {
+                head.push_str(&restart_after_interrupt(reg, kind, turn, call));
+            }
+            let text = if partial.is_empty() { head } else { format!("{head}\nOutput so far:\n{partial}") };
+            Err(text)
+        }
+    }
+}
+
+fn restart_after_interrupt(reg: &Registry, kind: &SessionKind, turn: &Turn, call: &Call<'_>) -> String {
+    reg.kill(&turn.key);
+    let lost = format!(
+        " The program did not come back within {} ms of the interrupt, so it was killed",
+        kind.interrupt_grace.as_millis()
+    );
+    let never = || false;
+    let quiet = Call { cancelled: &never, status: call.status };
+    match start_in_turn(reg, kind, turn, &quiet) {
+        Ok((p, _)) => {
+            let note = format!(
+                "(Note: {} was restarted (pid {}) after an interrupt; its earlier state was lost.)",
+                label(&turn.key),
+                p.pid
+            );
+            reg.with(&turn.key, |e| e.note = Some(note));
+            format!("{lost} and restarted (pid {}): its state was lost.", p.pid)
+        }
+        Err(e) => format!("{lost}; restarting it failed: {e}"),
+    }
+}
+
+/// `K_interrupt`.
+pub fn interrupt(reg: &Registry, kind: &SessionKind, name: &str) -> Reply {
+    let key = (kind.name.clone(), name.to_owned());
+    let found = reg.with(&key, |e| (e.proc.clone().filter(|_| e.alive()), e.busy));
+    match found {
+        None => Err(format!("there is no {}", label(&key))),
+        Some((None, _)) => Err(format!("{} is not running", label(&key))),
+        Some((Some(_), false)) => Ok(format!("{} is idle: nothing to interrupt.", label(&key))),
+        Some((Some(p), true)) => {
+            p.note(format!("\n[{}]\n", signal_name(kind.interrupt_signal)));
+            p.signal(kind.interrupt_signal);
+            if let Some(i) = &kind.interrupt_input {
+                p.write(i.clone().into_bytes());
+            }
+            Ok(format!(
+                "Sent {} to {} (pid {}); the running send answers with what the program printed.",
+                signal_name(kind.interrupt_signal),
+                label(&key),
+                p.pid
+            ))
+        }
+    }
+}
+
+/// `K_stop`.
+pub fn stop(reg: &Arc<Registry>, kind: &Arc<SessionKind>, name: &str, call: &Call<'_>) -> Reply {
+    let key = (kind.name.clone(), name.to_owned());
+    if reg.with(&key, |_| ()).is_none() {
+        return Ok(format!("There is no {}: nothing to stop.", label(&key)));
+    }
+    let proc = reg.kill(&key);
+    let far = Instant::now() + Duration::from_secs(30);
+    let turn = reg.turn(kind, &key, PathBuf::new, call.cancelled, far);
+    reg.remove(&key);
+    drop(turn);
+    Ok(match proc.and_then(|p| p.exit().map(|s| (p.pid, s))) {
+        Some((pid, s)) => format!("Stopped {} (pid {pid}; it {}).", label(&key), describe_exit(&s)),
+        None => format!("Stopped {}.", label(&key)),
+    })
+}
+
+/// `K_restart`.
+pub fn restart(reg: &Arc<Registry>, kind: &Arc<SessionKind>, name: &str, call: &Call<'_>) -> Reply {
+    let key = (kind.name.clone(), name.to_owned());
+    reg.kill(&key);
+    let dir = workdir(kind, None)?;
+    let deadline = Instant::now() + kind.startup_timeout + kind.max_timeout;
+    let turn = reg
+        .turn(kind, &key, || dir.clone(), call.cancelled, deadline)
+        .map_err(|r| refused(&key, r, kind))?;
+    reg.kill(&key);
+    let (proc, greeting) = start_in_turn(reg, kind, &turn, call)?;
+    reg.with(&key, |e| e.note = None);
+    drop(turn);
+    reg.activity();
+    let mut text = format!("Restarted: {}", started_line(&key, &proc));
+    if !greeting.is_empty() {
+        text.push('\n');
+        text.push_str(&greeting);
+    }
+    Ok(text)
+}

@@ -1,0 +1,288 @@
+//! The sessions of a server: names, turns (one input at a time per session), limits,
+//! start/stop/restart, the idle timer, and shutdown.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use super::child::{Proc, Transcript};
+use super::kind::SessionKind;
+
+/// Longest wait between two looks at the cancel flag while waiting for a turn.
+const TICK: Duration = Duration::from_millis(50);
+/// How long a kill may take to be reaped.
+const REAP_WAIT: Duration = Duration::from_secs(5);
+
+/// Key of a session: (kind, name).
+pub type Key = (String, String);
+
+/// One named session.
+pub struct Entry {
+    pub kind: Arc<SessionKind>,
+    /// The program, once started (it may have ended since).
+    pub proc: Option<Arc<Proc>>,
+    /// An input (or start-up) is running.
+    pub busy: bool,
+    pub last_used: Instant,
+    pub workdir: PathBuf,
+    pub transcript: Arc<Mutex<Transcript>>,
+    /// Why the program is gone although it did not exit by itself (idle stop).
+    pub stopped: Option<String>,
+    /// Said at the start of the next answer (the state was lost…).
+    pub note: Option<String>,
+    /// The last answer (what `K_start` shows when the session already runs).
+    pub last_answer: String,
+}
+
+impl Entry {
+    /// Running, busy, starting, or dead with why.
+    pub fn state(&self) -> String {
+        match (&self.proc, &self.stopped) {
+            (_, Some(why)) => format!("dead ({why})"),
+            (None, None) => "starting".into(),
+            (Some(p), None) => match p.exit() {
+                Some(s) => format!(
+                    "dead ({})",
+                    crate::process::interactive::describe_exit(&s)
+                ),
+                None if self.busy => "busy".into(),
+                None => "running".into(),
+            },
+        }
+    }
+
+    /// True while the program runs (or is being started).
+    pub fn alive(&self) -> bool {
+        self.stopped.is_none() && self.proc.as_ref().is_none_or(|p| p.exit().is_none())
+    }
+}
+
+#[derive(Default)]
+struct Inner {
+    entries: BTreeMap<Key, Entry>,
+    closed: bool,
+    timer: bool,
+}
+
+/// All sessions of a server.
+#[derive(Default)]
+pub struct Registry {
+    inner: Mutex<Inner>,
+    /// Notified when a turn ends, a session is added or removed, and on close.
+    cond: Condvar,
+}
+
+/// The right to use one session until dropped.
+pub struct Turn {
+    registry: Arc<Registry>,
+    pub key: Key,
+}
+
+impl Drop for Turn {
+    fn drop(&mut self) {
+        let mut inner = self.registry.lock();
+        if let Some(e) = inner.entries.get_mut(&self.key) {
+            e.busy = false;
+            e.last_used = Instant::now();
+            if e.proc.is_none() && e.stopped.is_none() {
+                // A start that failed: forget the name.
+                inner.entries.remove(&self.key);
+            }
+        }
+        drop(inner);
+        self.registry.cond.notify_all();
+    }
+}
+
+/// Why no turn was given.
+#[derive(Debug, PartialEq)]
+pub enum Refused {
+    Cancelled,
+    Deadline,
+    Closed,
+    /// `maxSessions` reached; the names of the running ones.
+    Full(Vec<String>),
+}
+
+impl Registry {
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Waits for the turn on session `key`, creating it (not started) with `workdir` if it
+    /// does not exist and the kind's limit allows.
+    pub fn turn(
+        self: &Arc<Self>,
+        kind: &Arc<SessionKind>,
+        key: &Key,
+        workdir: impl Fn() -> PathBuf,
+        cancelled: &dyn Fn() -> bool,
+        deadline: Instant,
+    ) -> Result<Turn, Refused> {
+        let mut inner = self.lock();
+        if !inner.entries.contains_key(key) {
+            let alive: Vec<String> = inner
+                .entries
+                .iter()
+                .filter(|((k, _), e)| *k == kind.name && e.alive())
+                .map(|((_, n), _)| n.clone())
+                .collect();
+            if alive.len() >= kind.max_sessions {
+                return Err(Refused::Full(alive));
+            }
+            inner.entries.insert(key.clone(), new_entry(kind, workdir()));
+        }
+        loop {
+            if inner.closed {
+                return Err(Refused::Closed);
+            }
+            match inner.entries.get_mut(key) {
+                None => {
+                    inner.entries.insert(key.clone(), new_entry(kind, workdir()));
+                    continue;
+                }
+                Some(e) if !e.busy => {
+                    e.busy = true;
+                    return Ok(Turn {
+                        registry: Arc::clone(self),
+                        key: key.clone(),
+                    });
+                }
+                Some(_) => {}
+            }
+            if cancelled() {
+                return Err(Refused::Cancelled);
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return Err(Refused::Deadline);
+            }
+            inner = self
+                .cond
+                .wait_timeout(inner, TICK.min(deadline - now))
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+        }
+    }
+
+    /// Runs `f` on the entry of `key`, if there is one.
+    pub fn with<T>(&self, key: &Key, f: impl FnOnce(&mut Entry) -> T) -> Option<T> {
+        self.lock().entries.get_mut(key).map(f)
+    }
+
+    /// Runs `f` on every entry, in order.
+    pub fn each(&self, mut f: impl FnMut(&Key, &Entry)) {
+        for (k, e) in &self.lock().entries {
+            f(k, e);
+        }
+    }
+
+    /// Kills the program of `key` (busy or not) and waits until it was reaped; returns it.
+    pub fn kill(&self, key: &Key) -> Option<Arc<Proc>> {
+        let proc = self.with(key, |e| e.proc.clone()).flatten()?;
+        proc.kill(REAP_WAIT);
+        self.cond.notify_all();
+        Some(proc)
+    }
+
+    /// Forgets `key` (its program must be dead).
+    pub fn remove(&self, key: &Key) {
+        self.lock().entries.remove(key);
+        self.cond.notify_all();
+    }
+
+    /// Starts the idle timer if it does not run yet (after a session started).
+    pub fn activity(self: &Arc<Self>) {
+        let start = {
+            let mut inner = self.lock();
+            !std::mem::replace(&mut inner.timer, true)
+        };
+        if start {
+            let me = Arc::clone(self);
+            let spawned = thread::Builder::new()
+                .name("stdmcp-sessions-idle".into())
+                .spawn(move || me.idle_timer());
+            if let Err(e) = spawned {
+                log::warn!("cannot start the idle-session timer: {e}");
+                self.lock().timer = false;
+            }
+        }
+        self.cond.notify_all();
+    }
+
+    /// Stops sessions idle for longer than their kind's `idleSeconds`; sleeps until the
+    /// next one is due or something changes.
+    fn idle_timer(self: Arc<Self>) {
+        let mut inner = self.lock();
+        loop {
+            if inner.closed {
+                return;
+            }
+            let now = Instant::now();
+            let mut next: Option<Instant> = None;
+            let mut due = Vec::new();
+            for (k, e) in inner.entries.iter_mut() {
+                let Some(p) = e.proc.clone().filter(|_| !e.busy && e.alive()) else {
+                    continue;
+                };
+                let at = e.last_used + e.kind.idle;
+                if at <= now {
+                    e.busy = true;
+                    due.push((k.clone(), p, e.kind.idle));
+                } else {
+                    next = Some(next.map_or(at, |n| n.min(at)));
+                }
+            }
+            if !due.is_empty() {
+                drop(inner);
+                for (key, proc, idle) in due {
+                    log::info!("session {}/{} idle for {idle:?}: stopping it", key.0, key.1);
+                    proc.note(format!("\n[stopped after {} s idle]\n", idle.as_secs()));
+                    proc.kill(REAP_WAIT);
+                    self.with(&key, |e| {
+                        e.busy = false;
+                        e.stopped = Some(format!("stopped after being idle for {} s", idle.as_secs()));
+                    });
+                }
+                self.cond.notify_all();
+                inner = self.lock();
+                continue;
+            }
+            let wait = next.map_or(Duration::from_secs(3600), |n| n - now);
+            inner = self
+                .cond
+                .wait_timeout(inner, wait)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+        }
+    }
+
+    /// Server shutdown: refuses new turns, kills every program and waits for the reaps.
+    pub fn close(&self) {
+        let procs: Vec<Arc<Proc>> = {
+            let mut inner = self.lock();
+            inner.closed = true;
+            inner.entries.values().filter_map(|e| e.proc.clone()).collect()
+        };
+        self.cond.notify_all();
+        for p in procs {
+            p.kill(REAP_WAIT);
+        }
+    }
+}
+
+fn new_entry(kind: &Arc<SessionKind>, workdir: PathBuf) -> Entry {
+    Entry {
+        kind: Arc::clone(kind),
+        proc: None,
+        busy: false,
+        last_used: Instant::now(),
+        workdir,
+        transcript: Arc::new(Mutex::new(Transcript::default())),
+        stopped: None,
+        note: None,
+        last_answer: String::new(),
+    }
+}

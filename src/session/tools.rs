@@ -1,0 +1,221 @@
+//! The tools of each session kind (`K_start`, `K_send`, `K_interrupt`, `K_stop`,
+//! `K_restart`), the `sessions` tool, and the transcript resources.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use serde_json::{json, Value};
+
+use super::kind::{SessionKind, Workdir};
+use super::ops::{self, Call, Reply};
+use super::registry::Registry;
+use crate::jsonrpc::ErrorObject;
+use crate::mcp::{CallToolResult, Resource, ResourceContents, ResourceTemplate, ToolAnnotations};
+use crate::server::{Ctx, Server, ToolDef, ToolError, ToolResult};
+
+/// Longest session name.
+const MAX_NAME: usize = 64;
+/// Longest input of one send, in bytes.
+pub const MAX_INPUT: usize = 1024 * 1024;
+
+fn session_param() -> Value {
+    json!({"type": "string", "description": "The session's name (default \"default\"): sessions of one kind with different names are separate programs.", "pattern": "^[A-Za-z0-9_.-]{1,64}$"})
+}
+
+fn name_of(args: &Value) -> Result<String, ToolError> {
+    match args.get("session") {
+        None | Some(Value::Null) => Ok("default".into()),
+        Some(Value::String(s))
+            if (1..=MAX_NAME).contains(&s.len())
+                && s.chars().all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c)) =>
+        {
+            Ok(s.clone())
+        }
+        Some(_) => Err(ToolError::msg(
+            "session must be 1-64 characters of A-Z a-z 0-9 _ . -",
+        )),
+    }
+}
+
+fn reply(r: Reply) -> ToolResult {
+    Ok(match r {
+        Ok(t) => CallToolResult::text(t),
+        Err(t) => CallToolResult::error(t),
+    })
+}
+
+fn with_call<T>(ctx: &Ctx, f: impl FnOnce(&Call<'_>) -> T) -> T {
+    let token = ctx.cancel_token().clone();
+    let reporter = ctx.reporter();
+    let cancelled = move || token.is_cancelled();
+    let status = move |line: &str| reporter.set_status(line);
+    f(&Call {
+        cancelled: &cancelled,
+        status: &status,
+    })
+}
+
+fn annotations(read_only: bool, destructive: bool, idempotent: bool) -> ToolAnnotations {
+    ToolAnnotations {
+        title: None,
+        read_only_hint: Some(read_only),
+        destructive_hint: Some(destructive),
+        idempotent_hint: Some(idempotent),
+        open_world_hint: Some(false),
+    }
+}
+
+type Handler = dyn Fn(&Ctx, &Arc<Registry>, &Arc<SessionKind>, &Value) -> ToolResult + Send + Sync;
+
+fn tool(
+    reg: &Arc<Registry>,
+    kind: &Arc<SessionKind>,
+    suffix: &str,
+    description: String,
+    properties: Value,
+    required: &[&str],
+    hints: ToolAnnotations,
+    handler: Box<Handler>,
+) -> ToolDef {
+    let schema = json!({"type": "object", "properties": properties, "required": required, "additionalProperties": false});
+    let (reg, kind) = (reg.clone(), kind.clone());
+    ToolDef::new(
+        format!("{}_{suffix}", kind.name),
+        description,
+        schema,
+        move |ctx, args| handler(ctx, &reg, &kind, &args),
+    )
+    .annotations(hints)
+}
+
+/// The five tools of one kind.
+fn kind_tools(reg: &Arc<Registry>, kind: &Arc<SessionKind>) -> Vec<ToolDef> {
+    let k = &kind.name;
+    let mut start_props = json!({"session": session_param()});
+    if let Workdir::Param { root_name, default, .. } = &kind.workdir {
+        start_props["workdir"] = json!({"type": "string", "description": format!("Working directory, relative to the root {root_name} (default {default:?}); used when the session is (re)started.")});
+    }
+    vec![
+        tool(reg, kind, "start", format!("Start the {k} session (idempotent: a running session says so and shows its last answer; a dead one is restarted). Returns the greeting. {}", kind.description), start_props, &[], annotations(false, false, true),
+            Box::new(|ctx, reg, kind, args| {
+                let name = name_of(args)?;
+                let wd = args.get("workdir").and_then(Value::as_str);
+                reply(with_call(ctx, |c| ops::start(reg, kind, &name, wd, c)))
+            })),
+        tool(reg, kind, "send", format!("Send one input to the {k} session and return its answer (stdout and stderr as the program wrote them); starts the session if needed. State persists across sends. Default timeout {} s, at most {} s; on timeout the program is interrupted and the session kept. {}", kind.timeout.as_secs_f64(), kind.max_timeout.as_secs_f64(), kind.description),
+            json!({"session": session_param(), "input": {"type": "string", "description": "The input, as typed at the prompt.", "maxLength": MAX_INPUT}, "timeout": {"type": "number", "description": "Seconds to wait for the answer.", "exclusiveMinimum": 0, "maximum": kind.max_timeout.as_secs_f64()}}),
+            &["input"], annotations(false, true, false),
+            Box::new(|ctx, reg, kind, args| {
+                let name = name_of(args)?;
+                let input = args.get("input").and_then(Value::as_str).ok_or_else(|| ToolError::msg("input (a string) is required"))?;
+                if input.len() > MAX_INPUT || (kind.input_nul && input.contains('\0')) {
+                    return Err(ToolError::msg(format!("input must be at most {MAX_INPUT} bytes (and without NUL for this kind)")));
+                }
+                let timeout = match args.get("timeout") {
+                    None | Some(Value::Null) => None,
+                    Some(t) => Some(t.as_f64().filter(|t| *t > 0.0 && t.is_finite()).ok_or_else(|| ToolError::msg("timeout must be a positive number of seconds"))?),
+                };
+                reply(with_call(ctx, |c| ops::send(reg, kind, &name, input, timeout, c)))
+            })),
+        tool(reg, kind, "interrupt", format!("Interrupt the input the {k} session is running ({} to its process group); the running send then answers.", super::kind::signal_name(kind.interrupt_signal)), json!({"session": session_param()}), &[], annotations(false, false, false),
+            Box::new(|_, reg, kind, args| reply(ops::interrupt(reg, kind, &name_of(args)?)))),
+        tool(reg, kind, "stop", format!("Stop the {k} session (its state is lost)."), json!({"session": session_param()}), &[], annotations(false, true, true),
+            Box::new(|ctx, reg, kind, args| { let name = name_of(args)?; reply(with_call(ctx, |c| ops::stop(reg, kind, &name, c))) })),
+        tool(reg, kind, "restart", format!("Restart the {k} session: a fresh program (its state is lost); returns the greeting."), json!({"session": session_param()}), &[], annotations(false, true, false),
+            Box::new(|ctx, reg, kind, args| { let name = name_of(args)?; reply(with_call(ctx, |c| ops::restart(reg, kind, &name, c))) })),
+    ]
+}
+
+/// The `sessions` tool's answer.
+fn list(reg: &Registry) -> CallToolResult {
+    let mut rows = Vec::new();
+    let mut text = String::new();
+    reg.each(|(kind, name), e| {
+        let now = std::time::Instant::now();
+        let (pid, age, started) = match &e.proc {
+            Some(p) => (
+                Some(p.pid),
+                Some(now.duration_since(p.started).as_secs()),
+                p.started_at.duration_since(SystemTime::UNIX_EPOCH).ok().map(|d| d.as_secs()),
+            ),
+            None => (None, None, None),
+        };
+        let idle = now.duration_since(e.last_used).as_secs();
+        let state = e.state();
+        text.push_str(&format!(
+            "{kind}/{name}: {state}, pid {}, workdir {}, age {} s, idle {idle} s\n",
+            pid.map_or_else(|| "-".into(), |p| p.to_string()),
+            e.workdir.display(),
+            age.unwrap_or(0)
+        ));
+        rows.push(json!({"kind": kind, "name": name, "state": state, "pid": pid, "workdir": e.workdir, "ageSeconds": age, "idleSeconds": idle, "startedAt": started, "transcript": uri(kind, name)}));
+    });
+    if text.is_empty() {
+        text = "No sessions.".into();
+    }
+    CallToolResult {
+        structured_content: Some(json!({"sessions": rows})),
+        ..CallToolResult::text(text.trim_end())
+    }
+}
+
+fn uri(kind: &str, name: &str) -> String {
+    format!("session://{kind}/{name}/transcript")
+}
+
+fn read_transcript(reg: &Registry, u: &str, vars: &HashMap<String, String>) -> Result<Vec<ResourceContents>, ErrorObject> {
+    let (Some(kind), Some(name)) = (vars.get("kind"), vars.get("name")) else {
+        return Err(ErrorObject::invalid_params(format!("not a session transcript: {u}")));
+    };
+    let key = (kind.clone(), name.clone());
+    let text = reg
+        .with(&key, |e| e.transcript.lock().map(|t| t.text()).unwrap_or_default())
+        .ok_or_else(|| ErrorObject::new(crate::jsonrpc::ErrorCode::RESOURCE_NOT_FOUND, format!("no session {kind}/{name}: {u}")))?;
+    Ok(vec![ResourceContents::text(u, "text/plain", text)])
+}
+
+/// Adds the tools and resources of `kinds` to `server`; the sessions end when the server does.
+pub fn register(mut server: Server, kinds: &[SessionKind]) -> Server {
+    if kinds.is_empty() {
+        return server;
+    }
+    let reg = Arc::new(Registry::default());
+    for kind in kinds {
+        let kind = Arc::new(kind.clone());
+        for t in kind_tools(&reg, &kind) {
+            server = server.tool(t);
+        }
+        let r = reg.clone();
+        server = server.resource(
+            Resource {
+                uri: uri(&kind.name, "default"),
+                name: format!("{} session transcript", kind.name),
+                title: None,
+                description: Some(format!("Recent inputs and output of the default {} session (bounded).", kind.name)),
+                mime_type: Some("text/plain".into()),
+            },
+            move |_, u| {
+                let vars = HashMap::from([("kind".to_owned(), u.split('/').nth(2).unwrap_or_default().to_owned()), ("name".to_owned(), "default".to_owned())]);
+                read_transcript(&r, u, &vars)
+            },
+        );
+    }
+    let r = reg.clone();
+    server = server.tool(
+        ToolDef::new("sessions", "List the interactive sessions: kind, name, state (running, busy, dead with exit status), pid, working directory, age and idle time.", json!({"type": "object", "properties": {}, "additionalProperties": false}), move |_, _| Ok(list(&r)))
+            .annotations(annotations(true, false, true)),
+    );
+    let r = reg.clone();
+    server = server.resource_template(
+        ResourceTemplate {
+            uri_template: "session://{kind}/{name}/transcript".into(),
+            name: "session transcript".into(),
+            title: None,
+            description: Some("Recent inputs and output of a session (bounded).".into()),
+            mime_type: Some("text/plain".into()),
+        },
+        move |_, u, vars| read_transcript(&r, u, vars),
+    );
+    server.on_shutdown(move || reg.close())
+}
