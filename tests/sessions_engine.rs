@@ -76,19 +76,50 @@ fn start_greets_and_state_persists() {
     let t = ok(&mut p, 2, "py_start", json!({}));
     assert!(t.contains("already running"), "{t}");
     assert_eq!(ok(&mut p, 3, "py_send", json!({"input": "x = 41"})), "");
-    assert_eq!(ok(&mut p, 4, "py_send", json!({"input": "print(x + 1)"})), "42");
-    let t = ok(&mut p, 5, "py_send", json!({"input": "import sys; print('err', file=sys.stderr); print('out')"}));
+    assert_eq!(
+        ok(&mut p, 4, "py_send", json!({"input": "print(x + 1)"})),
+        "42"
+    );
+    let t = ok(
+        &mut p,
+        5,
+        "py_send",
+        json!({"input": "import sys; print('err', file=sys.stderr); print('out')"}),
+    );
     assert_eq!(t, "err\nout");
-    let t = ok(&mut p, 6, "py_send", json!({"session": "other", "input": "print('x' in dir())"}));
+    let t = ok(
+        &mut p,
+        6,
+        "py_send",
+        json!({"session": "other", "input": "print('x' in dir())"}),
+    );
     assert!(t.ends_with("False"), "{t}");
     assert!(t.starts_with("Started py session `other`"), "{t}");
-    let (t, err) = call(&mut p, 70, "py_start", json!({"session": "sub", "workdir": "sub"}));
-    assert!(err && t.contains("maxSessions") && t.contains("default, other"), "{t}");
+    let (t, err) = call(
+        &mut p,
+        70,
+        "py_start",
+        json!({"session": "sub", "workdir": "sub"}),
+    );
+    assert!(
+        err && t.contains("maxSessions") && t.contains("default, other"),
+        "{t}"
+    );
     let t = ok(&mut p, 71, "py_stop", json!({"session": "other"}));
     assert!(t.starts_with("Stopped py session `other`"), "{t}");
-    let t = ok(&mut p, 7, "py_start", json!({"session": "sub", "workdir": "sub"}));
+    let t = ok(
+        &mut p,
+        7,
+        "py_start",
+        json!({"session": "sub", "workdir": "sub"}),
+    );
     assert!(t.contains("work/sub"), "{t}");
-    let (t, err) = call(&mut p, 8, "py_start", json!({"session": "esc", "workdir": ".."}));
+    let (t, err) = call(
+        &mut p,
+        8,
+        "py_start",
+        json!({"session": "esc", "workdir": ".."}),
+    );
     assert!(err && t.contains("outside the root"), "{t}");
     p.finish();
 }

@@ -8,8 +8,8 @@ mod common;
 use std::process::Command;
 
 use common::sessions::{
-    cancel, children, crash, deadline, example, example_with, idle_stop, interrupt, max_sessions,
-    only_child, persists_and_errors, serve, start, wait_computing, Kind,
+    cancel, crash, deadline, example, example_with, idle_stop, interrupt, max_sessions, ok,
+    persists_and_errors, serve, start, started_pid, wait_computing, Kind,
 };
 use common::{send_signal, wait_gone};
 use serde_json::json;
@@ -171,14 +171,6 @@ fn idle_sessions_are_stopped() {
     }
 }
 
-/// The server's child that is not in `known` yet, added to it.
-fn new_child(server: i32, known: &mut Vec<i32>) -> i32 {
-    let kids = children(server);
-    let pid = kids.into_iter().find(|c| !known.contains(c)).unwrap();
-    known.push(pid);
-    pid
-}
-
 /// After SIGKILL of the server no session program remains, idle or computing.
 #[test]
 fn no_program_outlives_a_killed_server() {
@@ -190,10 +182,10 @@ fn no_program_outlives_a_killed_server() {
         }
         let id = 100 * (i as i64 + 1);
         let start = format!("{}_start", k.name);
-        common::sessions::ok(&mut p, id, &start, json!({"session": "idle"}));
-        new_child(p.pid(), &mut pids);
-        common::sessions::ok(&mut p, id + 1, &start, json!({"session": "busy"}));
-        let busy = new_child(p.pid(), &mut pids);
+        let idle = ok(&mut p, id, &start, json!({"session": "idle"}));
+        pids.push(started_pid(&idle));
+        let busy = started_pid(&ok(&mut p, id + 1, &start, json!({"session": "busy"})));
+        pids.push(busy);
         let input = json!({"session": "busy", "input": k.runaway});
         p.call(json!(id + 2), &format!("{}_send", k.name), input, None);
         wait_computing(busy);
@@ -211,6 +203,5 @@ fn greetings_are_clean() {
         for noise in [">>> ", "?- ", "Action", "Poly/ML 5", "\u{1b}["] {
             assert!(!greeting.contains(noise), "{}: {greeting:?}", k.name);
         }
-        let _ = only_child(p.pid());
     });
 }
