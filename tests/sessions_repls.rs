@@ -96,7 +96,7 @@ fn prolog() -> Kind {
     Kind {
         name: "prolog",
         define: "assertz(x(41)), assertz((double(N, D) :- D is 2 * N)).",
-        use_it: "x(X), double(X, Y).",
+        use_it: "member(Z, [a, b]), x(X), double(X, Y).",
         used: "Y = 82",
         fail: "y(1).",
         error: "Unknown procedure: y/1",
