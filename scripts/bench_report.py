@@ -317,10 +317,12 @@ def replace_between(text, start, end, body):
 def sessions_table(doc):
     rows = []
     for kind, r in doc["roundtrip"].items():
-        rows.append([kind, "`" + " ".join(r["argv"]) + "`", "`" + r["input"] + "`",
-                     fmt(r["floor_ms"]), fmt(r["stdmcp_ms"]), fmt(r["overhead_ms"])])
+        argv = r["argv"][:5] + (["…"] if len(r["argv"]) > 5 else [])
+        rows.append([kind, "`" + " ".join(argv) + "`", "`" + r["input"] + "`",
+                     fmt(r["floor_ms"] * 1e3), fmt(r["stdmcp_ms"] * 1e3), fmt(r["overhead_ms"] * 1e3)])
     idle = doc["idle"]
-    return (md_table(["session", "argv", "input", "floor (ms)", "K_send (ms)", "overhead (ms)"], rows)
+    return (md_table(["session", "argv (as in repls.json)", "input", "floor (µs)", "K_send (µs)",
+                      "overhead (µs)"], rows)
             + "\n\n" + f"Server memory per idle session, {idle['sessions']} python3 sessions open: "
             f"**{fmt(idle['per_session_kib'])} KiB** (server RSS {fmt(idle['rss_before_kib'] / 1024)} → "
             f"{fmt(idle['rss_after_kib'] / 1024)} MiB, threads {idle['threads_before']} → "

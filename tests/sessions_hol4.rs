@@ -84,7 +84,9 @@ fn a_goal_is_proved_step_by_step() {
 #[test]
 fn the_workdir_is_inside_the_proofs_root() {
     let Some(mut p) = hol_serve() else { return };
-    ok(&mut p, 1, "hol_start", json!({}));
+    let greeting = ok(&mut p, 1, "hol_start", json!({}));
+    assert!(greeting.contains("HOL4 [Trindemossen"), "{greeting:?}");
+    assert!(!greeting.contains("error"), "{greeting:?}");
     let dir = send(&mut p, 2, "hol", "OS.FileSys.getDir ();");
     assert!(dir.contains("examples/proofs"), "{dir:?}");
     let refused = common::sessions::call(
