@@ -14,6 +14,9 @@
 //!   SIGTERM then SIGKILL to the group, always reaped); [`reaper`]: the watchdog that kills
 //!   children even when the server itself is killed.
 //! * [`manifest`]: local programs served as tools from a JSON manifest.
+//! * [`session`]: interactive sessions (REPLs, proof assistants) kept alive across calls, their
+//!   tools, answer detection and lifecycle; each program through
+//!   [`process::interactive`].
 //!
 //! # Threads
 //!
@@ -32,6 +35,20 @@
 //!                       │ AtomicBool cancel flag│
 //!                       └───────────────────────┘
 //! stdmcp-signals ──(SIGTERM, SIGHUP, SIGINT)──► main thread: shutdown sequence
+//! ```
+//!
+//! Interactive sessions add threads of their own, per running session program:
+//!
+//! ```text
+//!  worker (K_send)                        stdmcp-session-K-NAME: spawns the program, waits for
+//!   │ input bytes ──► stdmcp-session-in ──► program stdin       it, reaps it, records its exit
+//!   │                                         │ stdout+stderr    (lives as long as the program:
+//!   │ waits on the   ◄── stdmcp-session-out ◄─┘ (one pipe)       PR_SET_PDEATHSIG follows it)
+//!   │ session's condvar: output, exit (and every 50 ms: cancellation, deadline)
+//!   ▼ answer found by the kind's rule (NUL, sentinel, prompt, quiet)
+//! stdmcp-sessions-idle: one timer for all sessions; sleeps until the next idle deadline,
+//! woken when a session is used; stops idle sessions. At shutdown the main thread kills every
+//! session's process group and waits for the reaps.
 //! ```
 //!
 //! The dispatcher is not a thread of its own: whichever thread has input for the peer (the

@@ -123,3 +123,330 @@ fn start_greets_and_state_persists() {
     assert!(err && t.contains("outside the root"), "{t}");
     p.finish();
 }
+
+/// The pid of session `kind/name`, from the `sessions` tool.
+fn session_pid(p: &mut Proc, id: i64, kind: &str, name: &str) -> i32 {
+    p.call(json!(id), "sessions", json!({}), None);
+    let r = p.response(&json!(id));
+    let rows = r["result"]["structuredContent"]["sessions"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let row = rows
+        .iter()
+        .find(|s| s["kind"] == kind && s["name"] == name)
+        .unwrap_or_else(|| panic!("no session {kind}/{name} in {rows:?}"));
+    row["pid"].as_i64().unwrap() as i32
+}
+
+/// Waits for a heartbeat of request `token` whose message is `line`: the send is running
+/// and the program printed `line`.
+fn wait_status(p: &mut Proc, token: &str, line: &str) {
+    let (token, line) = (json!(token), json!(line));
+    p.recv_where("the status line", move |v| {
+        v["method"] == "notifications/progress"
+            && v["params"]["progressToken"] == token
+            && v["params"]["message"] == line
+    });
+}
+
+#[test]
+fn cancel_interrupts_keeps_the_session_and_is_never_answered() {
+    let (mut p, _) = serve();
+    ok(&mut p, 1, "py_send", json!({"input": "x = 7"}));
+    p.call(
+        json!(2),
+        "py_send",
+        json!({"input": "import time; print('sleeping'); time.sleep(60)"}),
+        Some(json!("t2")),
+    );
+    wait_status(&mut p, "t2", "sleeping");
+    p.notify(
+        "notifications/cancelled",
+        json!({"requestId": 2, "reason": "test"}),
+    );
+    // Whatever the interrupt printed (a KeyboardInterrupt traceback) belongs to no answer.
+    assert_eq!(ok(&mut p, 3, "py_send", json!({"input": "print(x)"})), "7");
+    let t = ok(&mut p, 4, "py_send", json!({"input": "print('next')"}));
+    assert_eq!(t, "next");
+    let (all, _) = p.finish();
+    assert!(
+        !all.iter().any(|v| v["id"] == 2),
+        "the cancelled send was answered: {all:?}"
+    );
+}
+
+#[test]
+fn deadline_answers_partial_output_and_keeps_the_session() {
+    let (mut p, _) = serve();
+    ok(&mut p, 1, "py_send", json!({"input": "x = 7"}));
+    let (t, err) = call(
+        &mut p,
+        2,
+        "py_send",
+        json!({"input": "import time; print('partial'); time.sleep(60)", "timeout": 0.5}),
+    );
+    assert!(err, "{t}");
+    let first = t.lines().next().unwrap();
+    assert!(first.starts_with("Interrupted after"), "{t}");
+    assert!(first.contains("timeout of 0.5 s"), "{t}");
+    assert!(first.contains("still usable"), "{t}");
+    assert!(t.contains("partial"), "{t}");
+    assert_eq!(ok(&mut p, 3, "py_send", json!({"input": "print(x)"})), "7");
+    p.finish();
+}
+
+#[test]
+fn an_unresponsive_program_is_restarted_and_says_its_state_was_lost() {
+    let (mut p, _) = serve();
+    ok(&mut p, 1, "deaf_send", json!({"input": "x = 7"}));
+    let pid = session_pid(&mut p, 2, "deaf", "default");
+    let (t, err) = call(
+        &mut p,
+        3,
+        "deaf_send",
+        json!({"input": "import time; time.sleep(60)", "timeout": 0.3}),
+    );
+    assert!(err, "{t}");
+    assert!(
+        t.contains("killed and restarted") && t.contains("state was lost"),
+        "{t}"
+    );
+    wait_gone(&[pid]);
+    assert_ne!(session_pid(&mut p, 4, "deaf", "default"), pid);
+    let t = ok(
+        &mut p,
+        5,
+        "deaf_send",
+        json!({"input": "print('x' in dir())"}),
+    );
+    assert!(t.contains("earlier state was lost"), "{t}");
+    assert!(t.ends_with("False"), "{t}");
+    p.finish();
+}
+
+#[test]
+fn interrupt_tool_stops_the_running_input() {
+    let (mut p, _) = serve();
+    let (t, _) = call(&mut p, 1, "py_interrupt", json!({}));
+    assert!(t.contains("no py session"), "{t}");
+    ok(&mut p, 2, "py_start", json!({}));
+    let t = ok(&mut p, 3, "py_interrupt", json!({}));
+    assert!(t.contains("idle: nothing to interrupt"), "{t}");
+    p.call(
+        json!(4),
+        "py_send",
+        json!({"input": "import time; print('busy'); time.sleep(60)"}),
+        Some(json!("t4")),
+    );
+    wait_status(&mut p, "t4", "busy");
+    let t = ok(&mut p, 5, "py_interrupt", json!({}));
+    assert!(t.starts_with("Sent SIGINT"), "{t}");
+    let r = p.response(&json!(4));
+    let t = r["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        t.starts_with("busy") && t.contains("KeyboardInterrupt"),
+        "{t}"
+    );
+    assert_eq!(ok(&mut p, 6, "py_send", json!({"input": "print(1)"})), "1");
+    p.finish();
+}
+
+#[test]
+fn concurrent_sends_take_turns() {
+    let (mut p, _) = serve();
+    ok(&mut p, 1, "py_start", json!({}));
+    p.call(
+        json!(2),
+        "py_send",
+        json!({"input": "import time; print('A1'); time.sleep(0.3); print('A2')"}),
+        None,
+    );
+    p.call(json!(3), "py_send", json!({"input": "print('B')"}), None);
+    let a = p.response(&json!(2));
+    let b = p.response(&json!(3));
+    assert_eq!(a["result"]["content"][0]["text"], "A1\nA2", "{a}");
+    assert_eq!(b["result"]["content"][0]["text"], "B", "{b}");
+    p.finish();
+}
+
+#[test]
+fn a_crash_is_reported_with_its_exit_status_and_start_restarts() {
+    let (mut p, _) = serve();
+    ok(&mut p, 1, "py_send", json!({"input": "x = 1"}));
+    let (t, err) = call(
+        &mut p,
+        2,
+        "py_send",
+        json!({"input": "import os; print('bye'); os._exit(3)"}),
+    );
+    assert!(
+        err && t.contains("exited with code 3") && t.contains("bye"),
+        "{t}"
+    );
+    let (t, err) = call(&mut p, 3, "py_send", json!({"input": "print(x)"}));
+    assert!(
+        err && t.contains("dead (exited with code 3)") && t.contains("not sent"),
+        "{t}"
+    );
+    p.call(json!(4), "sessions", json!({}), None);
+    let r = p.response(&json!(4));
+    assert_eq!(
+        r["result"]["structuredContent"]["sessions"][0]["state"], "dead (exited with code 3)",
+        "{r}"
+    );
+    let t = ok(&mut p, 5, "py_start", json!({}));
+    assert!(t.contains("Started") && t.contains("state is lost"), "{t}");
+    let (t, err) = call(
+        &mut p,
+        6,
+        "py_send",
+        json!({"input": "import os, signal; os.kill(os.getpid(), signal.SIGKILL)"}),
+    );
+    assert!(
+        err && t.contains("killed (SIGKILL), perhaps out of memory"),
+        "{t}"
+    );
+    let t = ok(&mut p, 7, "py_restart", json!({}));
+    assert!(t.starts_with("Restarted"), "{t}");
+    assert_eq!(ok(&mut p, 8, "py_send", json!({"input": "print(2)"})), "2");
+    p.finish();
+}
+
+#[test]
+fn nul_and_prompt_modes_and_idle_stop() {
+    let (mut p, _) = serve();
+    let t = ok(&mut p, 1, "nul_start", json!({}));
+    assert!(t.ends_with("ready"), "{t}");
+    assert_eq!(
+        ok(
+            &mut p,
+            2,
+            "nul_send",
+            json!({"input": "echo hi; echo there >&2"})
+        ),
+        "hi\nthere"
+    );
+    assert_eq!(
+        ok(&mut p, 3, "idle_send", json!({"input": "x"}))
+            .lines()
+            .last(),
+        Some("got x")
+    );
+    let pid = session_pid(&mut p, 4, "idle", "default");
+    // The idle timer stops it after 0.5 s without input.
+    wait_gone(&[pid]);
+    let (t, err) = call(&mut p, 5, "idle_send", json!({"input": "y"}));
+    assert!(err && t.contains("stopped after being idle"), "{t}");
+    p.finish();
+}
+
+#[test]
+fn transcripts_are_resources() {
+    let (mut p, _) = serve();
+    ok(
+        &mut p,
+        1,
+        "py_send",
+        json!({"input": "print('in the transcript')"}),
+    );
+    p.request(
+        json!(2),
+        "resources/read",
+        json!({"uri": "session://py/default/transcript"}),
+    );
+    let r = p.response(&json!(2));
+    let text = r["result"]["contents"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("» print('in the transcript')") && text.contains("\nin the transcript\n"),
+        "{text}"
+    );
+    p.request(json!(3), "resources/list", json!({}));
+    let r = p.response(&json!(3));
+    assert!(
+        r.to_string().contains("session://py/default/transcript"),
+        "{r}"
+    );
+    p.request(
+        json!(4),
+        "resources/read",
+        json!({"uri": "session://py/nope/transcript"}),
+    );
+    let r = p.response(&json!(4));
+    assert_eq!(r["error"]["code"], -32002, "{r}");
+    p.finish();
+}
+
+#[test]
+fn sessions_end_with_the_server() {
+    // stdin EOF
+    let (mut p, _) = serve();
+    ok(&mut p, 1, "py_start", json!({}));
+    let pid = session_pid(&mut p, 2, "py", "default");
+    p.finish();
+    assert!(!alive(pid), "session process {pid} outlived the server");
+    // SIGKILL of the server
+    let (mut p, _) = serve();
+    ok(&mut p, 1, "py_start", json!({}));
+    ok(&mut p, 2, "nul_start", json!({}));
+    let pids = [
+        session_pid(&mut p, 3, "py", "default"),
+        session_pid(&mut p, 4, "nul", "default"),
+    ];
+    send_signal(p.pid(), libc::SIGKILL);
+    p.drain_to_exit();
+    wait_gone(&pids);
+    // SIGTERM while a send runs: the send is cancelled, the session killed, the server exits.
+    let (mut p, _) = serve();
+    p.call(
+        json!(1),
+        "py_send",
+        json!({"input": "import time; print('long'); time.sleep(60)"}),
+        Some(json!("t1")),
+    );
+    wait_status(&mut p, "t1", "long");
+    let pid = session_pid(&mut p, 2, "py", "default");
+    send_signal(p.pid(), libc::SIGTERM);
+    p.drain_to_exit();
+    assert!(!alive(pid), "session process {pid} outlived the server");
+}
+
+#[test]
+fn the_schema_accepts_session_kinds_and_rejects_bad_ones() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let schema: Value = serde_json::from_str(
+        &std::fs::read_to_string(root.join("docs/manifest.schema.json")).unwrap(),
+    )
+    .unwrap();
+    let dir = temp_dir("schema");
+    let mut m = manifest(&dir);
+    stdmcp::schema::validate(&schema, &m).unwrap();
+    m.as_object_mut().unwrap().remove("tools");
+    stdmcp::schema::validate(&schema, &m).unwrap();
+    m["sessions"][0]["answer"] = json!({"mode": "quiet"});
+    assert!(stdmcp::schema::validate(&schema, &m).is_err());
+    m["sessions"][0]["answer"] = json!({"mode": "nul", "greeting": false});
+    stdmcp::schema::validate(&schema, &m).unwrap();
+    m["sessions"][0]["idle"] = json!(1);
+    assert!(stdmcp::schema::validate(&schema, &m).is_err());
+}
+
+#[test]
+fn output_between_answers_is_in_no_answer() {
+    let (mut p, _) = serve();
+    ok(&mut p, 0, "py_start", json!({}));
+    let t = ok(&mut p, 1, "py_send", json!({"input": "import threading; threading.Timer(0.1, lambda: print('late')).start()"}));
+    assert_eq!(t, "");
+    // Wait until the late line arrived (it shows in the transcript).
+    let mut id = 100;
+    loop {
+        id += 1;
+        p.request(json!(id), "resources/read", json!({"uri": "session://py/default/transcript"}));
+        let r = p.response(&json!(id));
+        if r["result"]["contents"][0]["text"].as_str().unwrap().contains("\nlate\n") {
+            break;
+        }
+    }
+    assert_eq!(ok(&mut p, 2, "py_send", json!({"input": "print(1)"})), "1");
+    p.finish();
+}

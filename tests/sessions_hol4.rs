@@ -105,6 +105,12 @@ fn state_persists_and_errors_are_answers() {
 }
 
 #[test]
+fn an_interrupt_between_inputs_is_harmless() {
+    let Some(mut p) = hol_serve() else { return };
+    common::sessions::idle_interrupt(&mut p, &hol());
+}
+
+#[test]
 fn an_interrupted_tactic_leaves_the_session_usable() {
     let Some(mut p) = hol_serve() else { return };
     interrupt(&mut p, &hol());

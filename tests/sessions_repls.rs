@@ -8,8 +8,8 @@ mod common;
 use std::process::Command;
 
 use common::sessions::{
-    cancel, crash, deadline, example, example_with, idle_stop, interrupt, max_sessions, ok,
-    persists_and_errors, serve, start, started_pid, wait_computing, Kind,
+    cancel, crash, deadline, example, example_with, idle_interrupt, idle_stop, interrupt,
+    max_sessions, ok, persists_and_errors, serve, start, started_pid, wait_computing, Kind,
 };
 use common::{send_signal, wait_gone};
 use serde_json::json;
@@ -149,6 +149,16 @@ fn deadline_stops_a_runaway_with_partial_output() {
 #[test]
 fn crash_is_reported_and_start_restarts() {
     each_kind(|mut p, k| crash(&mut p, k));
+}
+
+/// z3 ends on SIGINT between inputs (nothing to configure): `K_start` restarts it.
+#[test]
+fn an_interrupt_between_inputs_is_harmless() {
+    each_kind(|mut p, k| {
+        if k.name != "z3" {
+            idle_interrupt(&mut p, k);
+        }
+    });
 }
 
 #[test]

@@ -178,11 +178,16 @@ fn check(args: &[String]) -> ExitCode {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{}: OK. {} {} serves {} tool(s):",
+        "{}: OK. {} {} serves {} tool(s){}:",
         path.display(),
         manifest.name,
         manifest.version,
-        manifest.tools.len()
+        manifest.tools.len(),
+        if manifest.sessions.is_empty() {
+            String::new()
+        } else {
+            format!(" and {} session kind(s)", manifest.sessions.len())
+        }
     );
     for (name, dir) in &manifest.roots {
         let _ = writeln!(out, "  root {name} = {}", dir.display());
@@ -261,7 +266,57 @@ fn check(args: &[String]) -> ExitCode {
             a.destructive_hint.unwrap_or(true)
         );
     }
+    for k in &manifest.sessions {
+        out.push('\n');
+        session_kind(&mut out, k);
+    }
     emit(&out)
+}
+
+fn session_kind(out: &mut String, k: &stdmcp::session::SessionKind) {
+    use stdmcp::session::kind::{AnswerMode, Workdir};
+    let _ = writeln!(
+        out,
+        "  session {} (tools {}_start, _send, _interrupt, _stop, _restart)",
+        k.name, k.name
+    );
+    let _ = writeln!(out, "    {}", k.description);
+    let _ = writeln!(
+        out,
+        "    runs: {} {}",
+        k.program.display(),
+        k.args.join(" ")
+    );
+    let dir = match &k.workdir {
+        Workdir::Inherit => "the server's".to_owned(),
+        Workdir::Fixed(d) => d.display().to_string(),
+        Workdir::Param {
+            root_name, default, ..
+        } => {
+            format!("workdir in root {root_name} (default {default})")
+        }
+    };
+    let answer = match &k.answer {
+        AnswerMode::Nul => "ends with NUL".to_owned(),
+        AnswerMode::Sentinel { command } => format!("sentinel {command:?}"),
+        AnswerMode::Prompt { pattern, .. } => format!("prompt /{pattern}/"),
+        AnswerMode::Quiet(ms) => format!("quiet for {} ms", ms.as_millis()),
+    };
+    let _ = writeln!(
+        out,
+        "    working directory: {dir}; answer: {answer}; {} startup input(s)",
+        k.startup.len()
+    );
+    let _ = writeln!(
+        out,
+        "    at most {} sessions, idle stop {:.0} s, timeout {:.0} s (max {:.0} s), output cap {} bytes, interrupt {}",
+        k.max_sessions,
+        k.idle.as_secs_f64(),
+        k.timeout.as_secs_f64(),
+        k.max_timeout.as_secs_f64(),
+        k.max_output_bytes,
+        stdmcp::session::kind::signal_name(k.interrupt_signal)
+    );
 }
 
 /// Writes CLI output; a closed pipe (`stdmcp check … | head`) is a normal end.

@@ -7,9 +7,9 @@
 
 mod json;
 mod parse;
-mod session;
 pub mod plan;
 pub mod run;
+mod session;
 
 use std::collections::BTreeMap;
 use std::fmt;

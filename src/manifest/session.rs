@@ -113,7 +113,8 @@ fn kind(
     env.extend(o.env("env", errs));
     let mut pass_env = d.pass_env.clone();
     pass_env.extend(o.strings("passEnv", errs));
-    let (answer, greeting) = answer(&o, errs)?;
+    // On a bad answer rule the error is recorded; go on to find the other problems.
+    let (answer, greeting) = answer(&o, errs).unwrap_or((AnswerMode::Nul, true));
     let input_nul = match o.string("inputEnd", errs).as_deref() {
         None | Some("newline") => false,
         Some("nul") => true,
@@ -232,7 +233,10 @@ fn workdir(
 
 fn answer(o: &Obj<'_>, errs: &mut Errors) -> Option<(AnswerMode, bool)> {
     let Some(v) = o.map.get("answer") else {
-        errs.add(&o.at("answer"), "is required (nul, sentinel, prompt or quiet)");
+        errs.add(
+            &o.at("answer"),
+            "is required (nul, sentinel, prompt or quiet)",
+        );
         return None;
     };
     let a = Obj::new(v, &o.at("answer"), errs)?;
@@ -252,7 +256,10 @@ fn answer(o: &Obj<'_>, errs: &mut Errors) -> Option<(AnswerMode, bool)> {
             match regex_lite::Regex::new(&format!("(?:{pattern})\\z")) {
                 Ok(regex) => AnswerMode::Prompt { pattern, regex },
                 Err(e) => {
-                    errs.add(&a.at("pattern"), format!("not a valid regular expression: {e}"));
+                    errs.add(
+                        &a.at("pattern"),
+                        format!("not a valid regular expression: {e}"),
+                    );
                     return None;
                 }
             }
@@ -260,7 +267,10 @@ fn answer(o: &Obj<'_>, errs: &mut Errors) -> Option<(AnswerMode, bool)> {
         "quiet" => match a.map.get("ms").and_then(Value::as_u64) {
             Some(ms) if ms > 0 => AnswerMode::Quiet(Duration::from_millis(ms)),
             _ => {
-                errs.add(&a.at("ms"), "quiet mode needs a positive number of milliseconds");
+                errs.add(
+                    &a.at("ms"),
+                    "quiet mode needs a positive number of milliseconds",
+                );
                 return None;
             }
         },
@@ -311,4 +321,70 @@ fn interrupt(o: &Obj<'_>, errs: &mut Errors) -> (i32, Option<String>) {
         },
     };
     (signal, i.string("input", errs))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use serde_json::json;
+
+    use crate::manifest::Manifest;
+    use crate::session::kind::{AnswerMode, Workdir};
+
+    fn parse(v: serde_json::Value) -> Result<Manifest, Vec<String>> {
+        Manifest::parse(&v.to_string(), std::path::Path::new("/"))
+            .map_err(|e| e.iter().map(ToString::to_string).collect())
+    }
+
+    #[test]
+    fn a_kind_with_defaults() {
+        let m = parse(json!({"name": "m", "roots": {"r": "/tmp"}, "sessions": [
+            {"name": "sh", "description": "d", "program": "sh", "args": ["-i"],
+             "workdir": {"root": "r"}, "answer": {"mode": "prompt", "pattern": "\\$ "}}
+        ]}))
+        .unwrap();
+        let k = &m.sessions[0];
+        assert!(m.tools.is_empty());
+        assert!(matches!(k.answer, AnswerMode::Prompt { .. }));
+        assert!(k.greeting && k.strip_ansi && !k.input_nul);
+        assert_eq!(k.interrupt_signal, libc::SIGINT);
+        assert_eq!(k.max_sessions, 4);
+        assert_eq!(k.idle.as_secs(), 1800);
+        assert_eq!(k.max_timeout.as_secs(), 600);
+        assert_eq!(k.max_output_bytes, 65536);
+        assert!(matches!(&k.workdir, Workdir::Param { default, .. } if default == "."));
+    }
+
+    #[test]
+    fn problems_name_their_json_path() {
+        let errs = parse(json!({"name": "m", "tools": [
+            {"name": "py_send", "description": "d", "program": "true"}
+        ], "sessions": [
+            {"name": "py", "description": "d", "program": "python3", "answer": {"mode": "nul"},
+             "timeoutSeconds": 700, "startup": ["a\u{0}"], "interrupt": {"signal": "SIGNOPE"}},
+            {"name": "w", "description": "d", "program": "cat", "answer": {"mode": "nul"},
+             "workdir": {"root": "nope"}},
+            {"name": "x", "program": "cat", "answer": {"mode": "echo"}}
+        ]}))
+        .unwrap_err();
+        let expect = [
+            "sessions[0].name: its tool py_send has the name of a tool in `tools`",
+            "sessions[0].timeoutSeconds: is larger than maxTimeoutSeconds (600 s)",
+            "sessions[0].startup[0]: must not contain NUL",
+            "sessions[0].interrupt.signal: unknown signal",
+            "sessions[1].workdir.root: names no declared root (top-level `roots`): nope",
+            "sessions[2].description: is required",
+            "sessions[2].answer.mode: unknown mode \"echo\"",
+        ];
+        for e in expect {
+            assert!(
+                errs.iter().any(|x| x.starts_with(e)),
+                "no {e:?} in {errs:#?}"
+            );
+        }
+        let errs = parse(json!({"name": "m", "sessions": {}})).unwrap_err();
+        assert_eq!(errs, ["sessions: must be an array of session kinds"]);
+        let errs = parse(json!({"name": "m"})).unwrap_err();
+        assert_eq!(errs, ["tools: is required"]);
+    }
 }

@@ -37,7 +37,11 @@ impl Answer {
             let half = cap / 2;
             let cut = self.bytes.len() - (cap - half);
             let dropped = (cut - half) as u64;
-            (&self.bytes[..half], &self.bytes[cut..], self.omitted + dropped)
+            (
+                &self.bytes[..half],
+                &self.bytes[cut..],
+                self.omitted + dropped,
+            )
         } else {
             (&self.bytes[..], &[][..], self.omitted)
         };

@@ -59,6 +59,8 @@ pub struct State {
     pub last_line: String,
     /// Bumped on every output chunk.
     pub chunks: u64,
+    /// The output pipe reached end of file.
+    pub eof: bool,
 }
 
 /// A running (or ended) program of a session.
@@ -114,6 +116,7 @@ impl Proc {
                 last_output: Instant::now(),
                 last_line: String::new(),
                 chunks: 0,
+                eof: false,
             }),
             cond: Condvar::new(),
             input,
@@ -220,7 +223,11 @@ fn own(spec: &InteractiveSpec, started: &Sender<Started>, input: Receiver<Vec<u8
             .name("stdmcp-session-in".into())
             .spawn(move || {
                 for bytes in input {
-                    if stdin.write_all(&bytes).and_then(|()| stdin.flush()).is_err() {
+                    if stdin
+                        .write_all(&bytes)
+                        .and_then(|()| stdin.flush())
+                        .is_err()
+                    {
                         break;
                     }
                 }
@@ -240,6 +247,8 @@ fn own(spec: &InteractiveSpec, started: &Sender<Started>, input: Receiver<Vec<u8
                         Err(_) => break,
                     }
                 }
+                proc.lock().eof = true;
+                proc.cond.notify_all();
             });
     }
     match child.wait() {
@@ -247,7 +256,9 @@ fn own(spec: &InteractiveSpec, started: &Sender<Started>, input: Receiver<Vec<u8
         Err(e) => {
             log::warn!("waiting for session process {}: {e}", proc.pid);
             drop(child); // kills and reaps
-            proc.exited(std::os::unix::process::ExitStatusExt::from_raw(libc::SIGKILL));
+            proc.exited(std::os::unix::process::ExitStatusExt::from_raw(
+                libc::SIGKILL,
+            ));
         }
     }
 }

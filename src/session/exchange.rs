@@ -10,6 +10,9 @@ use super::kind::{AnswerMode, SessionKind};
 
 /// Longest wait between two looks at the cancel flag and the deadline.
 const TICK: Duration = Duration::from_millis(50);
+/// After the program ended, how long its last output may take to arrive (a process that
+/// escaped its group may hold the pipe open).
+const EOF_GRACE: Duration = Duration::from_millis(250);
 
 /// Why an exchange must stop waiting.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -39,6 +42,8 @@ pub enum Outcome {
 /// What the waiting side watches: the call's cancellation and a status line sink.
 pub struct Watch<'a> {
     pub cancelled: &'a dyn Fn() -> bool,
+    /// The server is shutting down: give up at once, the program is about to be killed.
+    pub shutdown: &'a dyn Fn() -> bool,
     pub deadline: Instant,
     pub status: &'a dyn Fn(&str),
     /// On stop, interrupt the program and wait for it to come back (else: give up at once).
@@ -47,10 +52,19 @@ pub struct Watch<'a> {
 
 /// Sends `input` (or nothing: `None` waits for the next answer end, e.g. the banner's) and
 /// waits for its answer. Output left over from before is discarded first.
-pub fn exchange(kind: &SessionKind, proc: &Proc, input: Option<&str>, watch: &Watch<'_>) -> Outcome {
+pub fn exchange(
+    kind: &SessionKind,
+    proc: &Proc,
+    input: Option<&str>,
+    watch: &Watch<'_>,
+) -> Outcome {
     let stale = proc.lock().pending.take_all();
     if !stale.bytes.is_empty() {
-        log::debug!("session {}: {} stale bytes discarded", proc.pid, stale.bytes.len());
+        log::debug!(
+            "session {}: {} stale bytes discarded",
+            proc.pid,
+            stale.bytes.len()
+        );
     }
     let marker = matches!(kind.answer, AnswerMode::Sentinel { .. }).then(fresh_marker);
     let mut bytes = Vec::new();
@@ -73,7 +87,9 @@ pub fn exchange(kind: &SessionKind, proc: &Proc, input: Option<&str>, watch: &Wa
             partial: text(kind, &a),
             status,
         },
-        Waited::Stopped(why) if watch.interrupt => interrupt(kind, proc, marker.as_deref(), why),
+        Waited::Stopped(why) if watch.interrupt && !(watch.shutdown)() => {
+            interrupt(kind, proc, marker.as_deref(), why, watch.shutdown)
+        }
         Waited::Stopped(why) => Outcome::Interrupted {
             why,
             partial: text(kind, &proc.lock().pending.take_all()),
@@ -96,7 +112,12 @@ fn text(kind: &SessionKind, a: &Answer) -> String {
 }
 
 /// The answer, if it is complete.
-fn detect(kind: &SessionKind, marker: Option<&str>, st: &mut State, sent: Instant) -> Option<Answer> {
+fn detect(
+    kind: &SessionKind,
+    marker: Option<&str>,
+    st: &mut State,
+    sent: Instant,
+) -> Option<Answer> {
     match &kind.answer {
         AnswerMode::Nul => st.pending.find_end(&End::Nul),
         AnswerMode::Sentinel { .. } => st
@@ -119,6 +140,7 @@ enum Waited {
 /// Waits until `end` finds the answer, the program ends, or `watch` says stop.
 fn wait(proc: &Proc, end: &dyn Fn(&mut State) -> Option<Answer>, watch: &Watch<'_>) -> Waited {
     let mut seen = 0;
+    let mut ended: Option<Instant> = None;
     loop {
         let line = {
             let mut st = proc.lock();
@@ -126,7 +148,10 @@ fn wait(proc: &Proc, end: &dyn Fn(&mut State) -> Option<Answer>, watch: &Watch<'
                 return Waited::Done(a);
             }
             if let Some(status) = st.exit {
-                return Waited::Died(st.pending.take_all(), status);
+                let since = *ended.get_or_insert_with(Instant::now);
+                if st.eof || since.elapsed() >= EOF_GRACE {
+                    return Waited::Died(st.pending.take_all(), status);
+                }
             }
             if (watch.cancelled)() {
                 return Waited::Stopped(Stop::Cancelled);
@@ -153,10 +178,20 @@ fn wait(proc: &Proc, end: &dyn Fn(&mut State) -> Option<Answer>, watch: &Watch<'
 
 /// Interrupts the program and waits up to the grace period for it to come back: a fresh
 /// sentinel (sentinel mode), the next NUL or prompt, or a quiet spell.
-fn interrupt(kind: &SessionKind, proc: &Proc, marker: Option<&str>, why: Stop) -> Outcome {
+fn interrupt(
+    kind: &SessionKind,
+    proc: &Proc,
+    marker: Option<&str>,
+    why: Stop,
+    shutdown: &dyn Fn() -> bool,
+) -> Outcome {
     proc.note(format!(
         "\n[interrupted: {}]\n",
-        if why == Stop::Deadline { "deadline" } else { "cancelled" }
+        if why == Stop::Deadline {
+            "deadline"
+        } else {
+            "cancelled"
+        }
     ));
     proc.signal(kind.interrupt_signal);
     if let Some(i) = &kind.interrupt_input {
@@ -177,9 +212,9 @@ fn interrupt(kind: &SessionKind, proc: &Proc, marker: Option<&str>, why: Stop) -
         p.push(&a.bytes);
         Some(p.find_end(&End::Marker(first.as_bytes())).unwrap_or(a))
     };
-    let never = || false;
     let watch = Watch {
-        cancelled: &never,
+        cancelled: shutdown,
+        shutdown,
         deadline: sent + kind.interrupt_grace,
         status: &|_| {},
         interrupt: false,

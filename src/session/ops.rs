@@ -16,6 +16,8 @@ pub type Reply = Result<String, String>;
 /// What a call gives the operations: cancellation, deadline, heartbeat status.
 pub struct Call<'a> {
     pub cancelled: &'a dyn Fn() -> bool,
+    /// The server is shutting down (its sessions are about to be killed).
+    pub shutdown: &'a dyn Fn() -> bool,
     pub status: &'a dyn Fn(&str),
 }
 
@@ -52,26 +54,43 @@ pub fn workdir(kind: &SessionKind, asked: Option<&str>) -> Result<PathBuf, Strin
         },
         Workdir::Fixed(d) => match asked {
             None => Ok(d.clone()),
-            Some(_) => Err(format!("{} sessions have a fixed working directory", kind.name)),
+            Some(_) => Err(format!(
+                "{} sessions have a fixed working directory",
+                kind.name
+            )),
         },
-        Workdir::Param { root, default, .. } => {
-            super::confine(root, asked.unwrap_or(default))
-        }
+        Workdir::Param { root, default, .. } => super::confine(root, asked.unwrap_or(default)),
     }
 }
 
 /// Starts the program and runs its greeting and startup inputs.
-fn launch(kind: &SessionKind, key: &Key, entry_workdir: PathBuf, call: &Call<'_>, transcript: Arc<std::sync::Mutex<super::child::Transcript>>) -> Result<(Arc<Proc>, String), String> {
-    let proc = Proc::spawn(kind, entry_workdir, &format!("{}-{}", key.0, key.1), transcript)
-        .map_err(|e| format!("{} could not be started: {e}", label(key)))?;
+fn launch(
+    kind: &SessionKind,
+    key: &Key,
+    entry_workdir: PathBuf,
+    call: &Call<'_>,
+    transcript: Arc<std::sync::Mutex<super::child::Transcript>>,
+) -> Result<(Arc<Proc>, String), String> {
+    let proc = Proc::spawn(
+        kind,
+        entry_workdir,
+        &format!("{}-{}", key.0, key.1),
+        transcript,
+    )
+    .map_err(|e| format!("{} could not be started: {e}", label(key)))?;
     let watch = Watch {
         cancelled: call.cancelled,
+        shutdown: call.shutdown,
         deadline: Instant::now() + kind.startup_timeout,
         status: call.status,
         interrupt: false,
     };
     let mut greeting = Vec::new();
-    let inputs = kind.greeting.then_some(None).into_iter().chain(kind.startup.iter().map(|s| Some(s.as_str())));
+    let inputs = kind
+        .greeting
+        .then_some(None)
+        .into_iter()
+        .chain(kind.startup.iter().map(|s| Some(s.as_str())));
     for input in inputs {
         let fail = match exchange(kind, &proc, input, &watch) {
             Outcome::Answer(t) => {
@@ -80,12 +99,19 @@ fn launch(kind: &SessionKind, key: &Key, entry_workdir: PathBuf, call: &Call<'_>
                 }
                 continue;
             }
-            Outcome::Died { partial, status } => format!("it {} during start-up", describe_exit(&status)) + &output(&partial),
-            Outcome::Interrupted { why: Stop::Cancelled, .. } => "start-up was cancelled".into(),
-            Outcome::Interrupted { partial, .. } => format!(
-                "it did not finish starting within {} s (startupTimeoutSeconds); it was killed",
-                kind.startup_timeout.as_secs_f64()
-            ) + &output(&partial),
+            Outcome::Died { partial, status } => {
+                format!("it {} during start-up", describe_exit(&status)) + &output(&partial)
+            }
+            Outcome::Interrupted {
+                why: Stop::Cancelled,
+                ..
+            } => "start-up was cancelled".into(),
+            Outcome::Interrupted { partial, .. } => {
+                format!(
+                    "it did not finish starting within {} s (startupTimeoutSeconds); it was killed",
+                    kind.startup_timeout.as_secs_f64()
+                ) + &output(&partial)
+            }
         };
         proc.kill(Duration::from_secs(5));
         return Err(format!("{} could not be started: {fail}", label(key)));
@@ -102,11 +128,20 @@ fn output(partial: &str) -> String {
 }
 
 /// Starts the program of the session the turn is for; stores it; returns the greeting.
-fn start_in_turn(reg: &Registry, kind: &SessionKind, turn: &Turn, call: &Call<'_>) -> Result<(Arc<Proc>, String), String> {
+fn start_in_turn(
+    reg: &Registry,
+    kind: &SessionKind,
+    turn: &Turn,
+    call: &Call<'_>,
+) -> Result<(Arc<Proc>, String), String> {
     let (dir, transcript) = reg
         .with(&turn.key, |e| (e.workdir.clone(), e.transcript.clone()))
         .ok_or_else(|| "the session vanished".to_owned())?;
     let (proc, greeting) = launch(kind, &turn.key, dir, call, transcript)?;
+    if reg.is_closed() {
+        proc.kill(Duration::from_secs(5));
+        return Err("the server is shutting down".into());
+    }
     reg.with(&turn.key, |e| {
         e.proc = Some(proc.clone());
         e.stopped = None;
@@ -116,41 +151,48 @@ fn start_in_turn(reg: &Registry, kind: &SessionKind, turn: &Turn, call: &Call<'_
 }
 
 fn started_line(key: &Key, proc: &Proc) -> String {
-    format!("Started {} (pid {}) in {}.", label(key), proc.pid, proc.workdir.display())
+    format!(
+        "Started {} (pid {}) in {}.",
+        label(key),
+        proc.pid,
+        proc.workdir.display()
+    )
 }
 
 /// `K_start`.
-pub fn start(reg: &Arc<Registry>, kind: &Arc<SessionKind>, name: &str, asked: Option<&str>, call: &Call<'_>) -> Reply {
+pub fn start(
+    reg: &Arc<Registry>,
+    kind: &Arc<SessionKind>,
+    name: &str,
+    asked: Option<&str>,
+    call: &Call<'_>,
+) -> Reply {
     let key = (kind.name.clone(), name.to_owned());
     let dir = workdir(kind, asked)?;
+    if let Some(text) = already_running(reg, &key) {
+        return Ok(text);
+    }
     let deadline = Instant::now() + kind.startup_timeout + kind.max_timeout;
     let turn = reg
         .turn(kind, &key, || dir.clone(), call.cancelled, deadline)
         .map_err(|r| refused(&key, r, kind))?;
-    let (running, dead) = reg
+    if let Some(text) = already_running(reg, &key) {
+        return Ok(text);
+    }
+    let dead = reg
         .with(&key, |e| {
-            let running = e.alive().then(|| e.proc.clone()).flatten();
-            (running.map(|p| (p, e.last_answer.clone())), (!e.alive()).then(|| e.state()))
+            e.workdir.clone_from(&dir);
+            e.proc.is_some().then(|| e.state())
         })
-        .unwrap_or((None, None));
-    if let Some((p, last)) = running {
-        let since = p.started.elapsed().as_secs();
-        return Ok(format!(
-            "{} is already running (pid {}, in {}, up {since} s). Its last answer:\n{last}",
-            label(&key),
-            p.pid,
-            p.workdir.display()
-        ));
-    }
-    if dead.is_some() {
-        reg.with(&key, |e| e.workdir = dir);
-    }
+        .flatten();
     let (proc, greeting) = start_in_turn(reg, kind, &turn, call)?;
     drop(turn);
     reg.activity();
     let mut text = started_line(&key, &proc);
     if let Some(d) = dead {
-        text.push_str(&format!(" The previous program was {d}; its state is lost."));
+        text.push_str(&format!(
+            " The previous program was {d}; its state is lost."
+        ));
     }
     if !greeting.is_empty() {
         text.push('\n');
@@ -159,8 +201,33 @@ pub fn start(reg: &Arc<Registry>, kind: &Arc<SessionKind>, name: &str, asked: Op
     Ok(text)
 }
 
+/// What `K_start` says about a session whose program runs (busy or not).
+fn already_running(reg: &Registry, key: &Key) -> Option<String> {
+    let (p, last, busy) = reg
+        .with(key, |e| {
+            let p = e.proc.clone().filter(|_| e.alive())?;
+            Some((p, e.last_answer.clone(), e.busy))
+        })
+        .flatten()?;
+    let busy = if busy { ", busy with an input" } else { "" };
+    Some(format!(
+        "{} is already running (pid {}, in {}, up {} s{busy}). Its last answer:\n{last}",
+        label(key),
+        p.pid,
+        p.workdir.display(),
+        p.started.elapsed().as_secs()
+    ))
+}
+
 /// `K_send`.
-pub fn send(reg: &Arc<Registry>, kind: &Arc<SessionKind>, name: &str, input: &str, timeout: Option<f64>, call: &Call<'_>) -> Reply {
+pub fn send(
+    reg: &Arc<Registry>,
+    kind: &Arc<SessionKind>,
+    name: &str,
+    input: &str,
+    timeout: Option<f64>,
+    call: &Call<'_>,
+) -> Reply {
     let key = (kind.name.clone(), name.to_owned());
     let started = Instant::now();
     let limit = timeout
@@ -168,10 +235,18 @@ pub fn send(reg: &Arc<Registry>, kind: &Arc<SessionKind>, name: &str, input: &st
         .min(kind.max_timeout);
     let deadline = started + limit;
     let turn = reg
-        .turn(kind, &key, || workdir(kind, None).unwrap_or_default(), call.cancelled, deadline)
+        .turn(
+            kind,
+            &key,
+            || workdir(kind, None).unwrap_or_default(),
+            call.cancelled,
+            deadline,
+        )
         .map_err(|r| refused(&key, r, kind))?;
     let mut prefix = String::new();
-    let state = reg.with(&key, |e| (e.proc.clone(), e.alive(), e.state(), e.note.take()));
+    let state = reg.with(&key, |e| {
+        (e.proc.clone(), e.alive(), e.state(), e.note.take())
+    });
     let (proc, alive, state, note) = state.ok_or_else(|| "the session vanished".to_owned())?;
     if let Some(n) = note {
         prefix.push_str(&n);
@@ -198,6 +273,7 @@ pub fn send(reg: &Arc<Registry>, kind: &Arc<SessionKind>, name: &str, input: &st
     };
     let watch = Watch {
         cancelled: call.cancelled,
+        shutdown: call.shutdown,
         deadline,
         status: call.status,
         interrupt: true,
@@ -207,12 +283,22 @@ pub fn send(reg: &Arc<Registry>, kind: &Arc<SessionKind>, name: &str, input: &st
     if let Ok(text) = &reply {
         reg.with(&key, |e| e.last_answer.clone_from(text));
     }
-    reply.map(|t| prefix.clone() + &t).map_err(|t| prefix + &t)
+    reply
+        .map(|t| (prefix.clone() + &t).trim_end().to_owned())
+        .map_err(|t| (prefix + &t).trim_end().to_owned())
 }
 
 /// Turns an exchange's outcome into the reply; restarts a program that did not come back
 /// from an interrupt.
-fn settle(reg: &Registry, kind: &SessionKind, turn: &Turn, outcome: Outcome, started: Instant, limit: Duration, call: &Call<'_>) -> Reply {
+fn settle(
+    reg: &Registry,
+    kind: &SessionKind,
+    turn: &Turn,
+    outcome: Outcome,
+    started: Instant,
+    limit: Duration,
+    call: &Call<'_>,
+) -> Reply {
     let key = &turn.key;
     match outcome {
         Outcome::Answer(t) => Ok(t),
@@ -234,6 +320,9 @@ fn settle(reg: &Registry, kind: &SessionKind, turn: &Turn, outcome: Outcome, sta
                 ),
                 Stop::Cancelled => "Cancelled; the program was interrupted.".into(),
             };
+            if (call.shutdown)() {
+                return Err("the server is shutting down; its sessions are stopped".into());
+            }
             if recovered {
                 head.push_str(" The session is still usable and keeps its state.");
             } else {
@@ -245,14 +334,22 @@ fn settle(reg: &Registry, kind: &SessionKind, turn: &Turn, outcome: Outcome, sta
     }
 }
 
-fn restart_after_interrupt(reg: &Registry, kind: &SessionKind, turn: &Turn, call: &Call<'_>) -> String {
+fn restart_after_interrupt(
+    reg: &Registry,
+    kind: &SessionKind,
+    turn: &Turn,
+    call: &Call<'_>,
+) -> String {
     reg.kill(&turn.key);
     let lost = format!(
         " The program did not come back within {} ms of the interrupt, so it was killed",
         kind.interrupt_grace.as_millis()
     );
-    let never = || false;
-    let quiet = Call { cancelled: &never, status: call.status };
+    let quiet = Call {
+        cancelled: call.shutdown,
+        shutdown: call.shutdown,
+        status: call.status,
+    };
     match start_in_turn(reg, kind, turn, &quiet) {
         Ok((p, _)) => {
             let note = format!(
@@ -303,7 +400,11 @@ pub fn stop(reg: &Arc<Registry>, kind: &Arc<SessionKind>, name: &str, call: &Cal
     reg.remove(&key);
     drop(turn);
     Ok(match proc.and_then(|p| p.exit().map(|s| (p.pid, s))) {
-        Some((pid, s)) => format!("Stopped {} (pid {pid}; it {}).", label(&key), describe_exit(&s)),
+        Some((pid, s)) => format!(
+            "Stopped {} (pid {pid}; it {}).",
+            label(&key),
+            describe_exit(&s)
+        ),
         None => format!("Stopped {}.", label(&key)),
     })
 }

@@ -43,10 +43,7 @@ impl Entry {
             (_, Some(why)) => format!("dead ({why})"),
             (None, None) => "starting".into(),
             (Some(p), None) => match p.exit() {
-                Some(s) => format!(
-                    "dead ({})",
-                    crate::process::interactive::describe_exit(&s)
-                ),
+                Some(s) => format!("dead ({})", crate::process::interactive::describe_exit(&s)),
                 None if self.busy => "busy".into(),
                 None => "running".into(),
             },
@@ -132,7 +129,9 @@ impl Registry {
             if alive.len() >= kind.max_sessions {
                 return Err(Refused::Full(alive));
             }
-            inner.entries.insert(key.clone(), new_entry(kind, workdir()));
+            inner
+                .entries
+                .insert(key.clone(), new_entry(kind, workdir()));
         }
         loop {
             if inner.closed {
@@ -140,7 +139,9 @@ impl Registry {
             }
             match inner.entries.get_mut(key) {
                 None => {
-                    inner.entries.insert(key.clone(), new_entry(kind, workdir()));
+                    inner
+                        .entries
+                        .insert(key.clone(), new_entry(kind, workdir()));
                     continue;
                 }
                 Some(e) if !e.busy => {
@@ -165,6 +166,11 @@ impl Registry {
                 .unwrap_or_else(PoisonError::into_inner)
                 .0;
         }
+    }
+
+    /// True once the server shut down.
+    pub fn is_closed(&self) -> bool {
+        self.lock().closed
     }
 
     /// Runs `f` on the entry of `key`, if there is one.
@@ -224,7 +230,8 @@ impl Registry {
             let mut next: Option<Instant> = None;
             let mut due = Vec::new();
             for (k, e) in inner.entries.iter_mut() {
-                let Some(p) = e.proc.clone().filter(|_| !e.busy && e.alive()) else {
+                let idle_stops = !e.kind.idle.is_zero() && !e.busy && e.alive();
+                let Some(p) = e.proc.clone().filter(|_| idle_stops) else {
                     continue;
                 };
                 let at = e.last_used + e.kind.idle;
@@ -243,7 +250,8 @@ impl Registry {
                     proc.kill(REAP_WAIT);
                     self.with(&key, |e| {
                         e.busy = false;
-                        e.stopped = Some(format!("stopped after being idle for {} s", idle.as_secs()));
+                        e.stopped =
+                            Some(format!("stopped after being idle for {} s", idle.as_secs()));
                     });
                 }
                 self.cond.notify_all();
@@ -264,7 +272,11 @@ impl Registry {
         let procs: Vec<Arc<Proc>> = {
             let mut inner = self.lock();
             inner.closed = true;
-            inner.entries.values().filter_map(|e| e.proc.clone()).collect()
+            inner
+                .entries
+                .values()
+                .filter_map(|e| e.proc.clone())
+                .collect()
         };
         self.cond.notify_all();
         for p in procs {

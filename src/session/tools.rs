@@ -7,7 +7,7 @@ use std::time::SystemTime;
 
 use serde_json::{json, Value};
 
-use super::kind::{SessionKind, Workdir};
+use super::kind::{signal_name, SessionKind, Workdir};
 use super::ops::{self, Call, Reply};
 use super::registry::Registry;
 use crate::jsonrpc::ErrorObject;
@@ -28,7 +28,8 @@ fn name_of(args: &Value) -> Result<String, ToolError> {
         None | Some(Value::Null) => Ok("default".into()),
         Some(Value::String(s))
             if (1..=MAX_NAME).contains(&s.len())
-                && s.chars().all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c)) =>
+                && s.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c)) =>
         {
             Ok(s.clone())
         }
@@ -48,10 +49,12 @@ fn reply(r: Reply) -> ToolResult {
 fn with_call<T>(ctx: &Ctx, f: impl FnOnce(&Call<'_>) -> T) -> T {
     let token = ctx.cancel_token().clone();
     let reporter = ctx.reporter();
-    let cancelled = move || token.is_cancelled();
+    let cancelled = || token.is_cancelled();
+    let shutdown = || token.reason() == Some(crate::CancelReason::Shutdown);
     let status = move |line: &str| reporter.set_status(line);
     f(&Call {
         cancelled: &cancelled,
+        shutdown: &shutdown,
         status: &status,
     })
 }
@@ -66,6 +69,10 @@ fn annotations(read_only: bool, destructive: bool, idempotent: bool) -> ToolAnno
     }
 }
 
+fn object(properties: Value, required: &[&str]) -> Value {
+    json!({"type": "object", "properties": properties, "required": required, "additionalProperties": false})
+}
+
 type Handler = dyn Fn(&Ctx, &Arc<Registry>, &Arc<SessionKind>, &Value) -> ToolResult + Send + Sync;
 
 fn tool(
@@ -73,12 +80,10 @@ fn tool(
     kind: &Arc<SessionKind>,
     suffix: &str,
     description: String,
-    properties: Value,
-    required: &[&str],
+    schema: Value,
     hints: ToolAnnotations,
     handler: Box<Handler>,
 ) -> ToolDef {
-    let schema = json!({"type": "object", "properties": properties, "required": required, "additionalProperties": false});
     let (reg, kind) = (reg.clone(), kind.clone());
     ToolDef::new(
         format!("{}_{suffix}", kind.name),
@@ -91,40 +96,154 @@ fn tool(
 
 /// The five tools of one kind.
 fn kind_tools(reg: &Arc<Registry>, kind: &Arc<SessionKind>) -> Vec<ToolDef> {
-    let k = &kind.name;
-    let mut start_props = json!({"session": session_param()});
-    if let Workdir::Param { root_name, default, .. } = &kind.workdir {
-        start_props["workdir"] = json!({"type": "string", "description": format!("Working directory, relative to the root {root_name} (default {default:?}); used when the session is (re)started.")});
-    }
     vec![
-        tool(reg, kind, "start", format!("Start the {k} session (idempotent: a running session says so and shows its last answer; a dead one is restarted). Returns the greeting. {}", kind.description), start_props, &[], annotations(false, false, true),
+        start_tool(reg, kind),
+        send_tool(reg, kind),
+        simple_tool(
+            reg,
+            kind,
+            "interrupt",
+            format!(
+                "Interrupt the input the {} session is running ({} to its process group); \
+                 the running send then answers with what the program printed.",
+                kind.name,
+                signal_name(kind.interrupt_signal)
+            ),
+            annotations(false, false, false),
+            Box::new(|_, reg, kind, args| reply(ops::interrupt(reg, kind, &name_of(args)?))),
+        ),
+        simple_tool(
+            reg,
+            kind,
+            "stop",
+            format!("Stop the {} session: its program is killed, its state lost.", kind.name),
+            annotations(false, true, true),
             Box::new(|ctx, reg, kind, args| {
                 let name = name_of(args)?;
-                let wd = args.get("workdir").and_then(Value::as_str);
-                reply(with_call(ctx, |c| ops::start(reg, kind, &name, wd, c)))
-            })),
-        tool(reg, kind, "send", format!("Send one input to the {k} session and return its answer (stdout and stderr as the program wrote them); starts the session if needed. State persists across sends. Default timeout {} s, at most {} s; on timeout the program is interrupted and the session kept. {}", kind.timeout.as_secs_f64(), kind.max_timeout.as_secs_f64(), kind.description),
-            json!({"session": session_param(), "input": {"type": "string", "description": "The input, as typed at the prompt.", "maxLength": MAX_INPUT}, "timeout": {"type": "number", "description": "Seconds to wait for the answer.", "exclusiveMinimum": 0, "maximum": kind.max_timeout.as_secs_f64()}}),
-            &["input"], annotations(false, true, false),
+                reply(with_call(ctx, |c| ops::stop(reg, kind, &name, c)))
+            }),
+        ),
+        simple_tool(
+            reg,
+            kind,
+            "restart",
+            format!(
+                "Restart the {} session with a fresh program (its state is lost); returns the greeting.",
+                kind.name
+            ),
+            annotations(false, true, false),
             Box::new(|ctx, reg, kind, args| {
                 let name = name_of(args)?;
-                let input = args.get("input").and_then(Value::as_str).ok_or_else(|| ToolError::msg("input (a string) is required"))?;
-                if input.len() > MAX_INPUT || (kind.input_nul && input.contains('\0')) {
-                    return Err(ToolError::msg(format!("input must be at most {MAX_INPUT} bytes (and without NUL for this kind)")));
-                }
-                let timeout = match args.get("timeout") {
-                    None | Some(Value::Null) => None,
-                    Some(t) => Some(t.as_f64().filter(|t| *t > 0.0 && t.is_finite()).ok_or_else(|| ToolError::msg("timeout must be a positive number of seconds"))?),
-                };
-                reply(with_call(ctx, |c| ops::send(reg, kind, &name, input, timeout, c)))
-            })),
-        tool(reg, kind, "interrupt", format!("Interrupt the input the {k} session is running ({} to its process group); the running send then answers.", super::kind::signal_name(kind.interrupt_signal)), json!({"session": session_param()}), &[], annotations(false, false, false),
-            Box::new(|_, reg, kind, args| reply(ops::interrupt(reg, kind, &name_of(args)?)))),
-        tool(reg, kind, "stop", format!("Stop the {k} session (its state is lost)."), json!({"session": session_param()}), &[], annotations(false, true, true),
-            Box::new(|ctx, reg, kind, args| { let name = name_of(args)?; reply(with_call(ctx, |c| ops::stop(reg, kind, &name, c))) })),
-        tool(reg, kind, "restart", format!("Restart the {k} session: a fresh program (its state is lost); returns the greeting."), json!({"session": session_param()}), &[], annotations(false, true, false),
-            Box::new(|ctx, reg, kind, args| { let name = name_of(args)?; reply(with_call(ctx, |c| ops::restart(reg, kind, &name, c))) })),
+                reply(with_call(ctx, |c| ops::restart(reg, kind, &name, c)))
+            }),
+        ),
     ]
+}
+
+/// A tool whose only argument is `session`.
+fn simple_tool(
+    reg: &Arc<Registry>,
+    kind: &Arc<SessionKind>,
+    suffix: &str,
+    description: String,
+    hints: ToolAnnotations,
+    handler: Box<Handler>,
+) -> ToolDef {
+    let schema = object(json!({"session": session_param()}), &[]);
+    tool(reg, kind, suffix, description, schema, hints, handler)
+}
+
+fn start_tool(reg: &Arc<Registry>, kind: &Arc<SessionKind>) -> ToolDef {
+    let mut props = json!({"session": session_param()});
+    if let Workdir::Param {
+        root_name, default, ..
+    } = &kind.workdir
+    {
+        props["workdir"] = json!({"type": "string", "description": format!(
+            "Working directory, relative to the root {root_name} (default {default:?}); \
+             used when the session is (re)started."
+        )});
+    }
+    let description = format!(
+        "Start the {} session and return its greeting. Idempotent: a running session says so \
+         and shows its last answer; a dead one is restarted. {}",
+        kind.name, kind.description
+    );
+    let handler: Box<Handler> = Box::new(|ctx, reg, kind, args| {
+        let name = name_of(args)?;
+        let wd = match args.get("workdir") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(w)) => Some(w.as_str()),
+            Some(_) => return Err(ToolError::msg("workdir must be a string")),
+        };
+        reply(with_call(ctx, |c| ops::start(reg, kind, &name, wd, c)))
+    });
+    let schema = object(props, &[]);
+    tool(
+        reg,
+        kind,
+        "start",
+        description,
+        schema,
+        annotations(false, false, true),
+        handler,
+    )
+}
+
+fn send_tool(reg: &Arc<Registry>, kind: &Arc<SessionKind>) -> ToolDef {
+    let description = format!(
+        "Send one input to the {} session and return its answer (stdout and stderr in the \
+         order the program wrote them); starts the session if it never ran. State persists \
+         across sends; one input runs at a time. Timeout {} s unless `timeout` says otherwise \
+         (at most {} s); on timeout the program is interrupted and the session kept. {}",
+        kind.name,
+        kind.timeout.as_secs_f64(),
+        kind.max_timeout.as_secs_f64(),
+        kind.description
+    );
+    let schema = object(
+        json!({
+            "session": session_param(),
+            "input": {"type": "string", "description": "The input, as typed at the prompt.", "maxLength": MAX_INPUT},
+            "timeout": {"type": "number", "description": "Seconds to wait for the answer.",
+                        "exclusiveMinimum": 0, "maximum": kind.max_timeout.as_secs_f64()}
+        }),
+        &["input"],
+    );
+    let handler: Box<Handler> = Box::new(|ctx, reg, kind, args| {
+        let name = name_of(args)?;
+        let input = args
+            .get("input")
+            .and_then(Value::as_str)
+            .ok_or_else(|| ToolError::msg("input (a string) is required"))?;
+        if input.len() > MAX_INPUT || (kind.input_nul && input.contains('\0')) {
+            return Err(ToolError::msg(format!(
+                "input must be at most {MAX_INPUT} bytes (and without NUL for this kind)"
+            )));
+        }
+        let timeout = match args.get("timeout") {
+            None | Some(Value::Null) => None,
+            Some(t) => Some(
+                t.as_f64()
+                    .filter(|t| *t > 0.0 && t.is_finite())
+                    .ok_or_else(|| {
+                        ToolError::msg("timeout must be a positive number of seconds")
+                    })?,
+            ),
+        };
+        reply(with_call(ctx, |c| {
+            ops::send(reg, kind, &name, input, timeout, c)
+        }))
+    });
+    tool(
+        reg,
+        kind,
+        "send",
+        description,
+        schema,
+        annotations(false, true, false),
+        handler,
+    )
 }
 
 /// The `sessions` tool's answer.
@@ -164,14 +283,27 @@ fn uri(kind: &str, name: &str) -> String {
     format!("session://{kind}/{name}/transcript")
 }
 
-fn read_transcript(reg: &Registry, u: &str, vars: &HashMap<String, String>) -> Result<Vec<ResourceContents>, ErrorObject> {
+fn read_transcript(
+    reg: &Registry,
+    u: &str,
+    vars: &HashMap<String, String>,
+) -> Result<Vec<ResourceContents>, ErrorObject> {
     let (Some(kind), Some(name)) = (vars.get("kind"), vars.get("name")) else {
-        return Err(ErrorObject::invalid_params(format!("not a session transcript: {u}")));
+        return Err(ErrorObject::invalid_params(format!(
+            "not a session transcript: {u}"
+        )));
     };
     let key = (kind.clone(), name.clone());
     let text = reg
-        .with(&key, |e| e.transcript.lock().map(|t| t.text()).unwrap_or_default())
-        .ok_or_else(|| ErrorObject::new(crate::jsonrpc::ErrorCode::RESOURCE_NOT_FOUND, format!("no session {kind}/{name}: {u}")))?;
+        .with(&key, |e| {
+            e.transcript.lock().map(|t| t.text()).unwrap_or_default()
+        })
+        .ok_or_else(|| {
+            ErrorObject::new(
+                crate::jsonrpc::ErrorCode::RESOURCE_NOT_FOUND,
+                format!("no session {kind}/{name}: {u}"),
+            )
+        })?;
     Ok(vec![ResourceContents::text(u, "text/plain", text)])
 }
 
@@ -192,11 +324,20 @@ pub fn register(mut server: Server, kinds: &[SessionKind]) -> Server {
                 uri: uri(&kind.name, "default"),
                 name: format!("{} session transcript", kind.name),
                 title: None,
-                description: Some(format!("Recent inputs and output of the default {} session (bounded).", kind.name)),
+                description: Some(format!(
+                    "Recent inputs and output of the default {} session (bounded).",
+                    kind.name
+                )),
                 mime_type: Some("text/plain".into()),
             },
             move |_, u| {
-                let vars = HashMap::from([("kind".to_owned(), u.split('/').nth(2).unwrap_or_default().to_owned()), ("name".to_owned(), "default".to_owned())]);
+                let vars = HashMap::from([
+                    (
+                        "kind".to_owned(),
+                        u.split('/').nth(2).unwrap_or_default().to_owned(),
+                    ),
+                    ("name".to_owned(), "default".to_owned()),
+                ]);
                 read_transcript(&r, u, &vars)
             },
         );

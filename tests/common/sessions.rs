@@ -279,3 +279,35 @@ pub fn idle_stop(p: &mut Proc, k: &Kind) {
     let pid = started_pid(&start(p, 1, k));
     wait_gone(&[pid]);
 }
+
+/// True while a signal sent to `pid` is still pending (not yet delivered to a thread).
+fn signal_pending(pid: i32) -> bool {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .filter(|l| l.starts_with("SigPnd:") || l.starts_with("ShdPnd:"))
+        .any(|l| {
+            l.split_whitespace()
+                .nth(1)
+                .is_some_and(|m| m.trim_start_matches('0') != "")
+        })
+}
+
+/// A SIGINT that reaches the program while it waits for input (the race of `K_interrupt` with
+/// the end of an answer) is harmless: no stray output, answers stay in step.
+pub fn idle_interrupt(p: &mut Proc, k: &Kind) {
+    let pid = started_pid(&start(p, 1, k));
+    send(p, 2, k.name, k.define);
+    super::send_signal(pid, 2);
+    let deadline = Instant::now() + PATIENCE;
+    while signal_pending(pid) {
+        assert!(Instant::now() < deadline, "SIGINT stays pending");
+        thread::sleep(Duration::from_millis(5));
+    }
+    for id in [3, 4] {
+        let used = send(p, id, k.name, k.use_it);
+        assert!(used.contains(k.used), "{}: {used:?}", k.name);
+        assert!(!used.contains(k.interrupted), "{}: {used:?}", k.name);
+    }
+    assert!(alive(pid), "{}: the program died", k.name);
+}
