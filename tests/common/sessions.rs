@@ -289,7 +289,7 @@ fn signal_pending(pid: i32) -> bool {
         .any(|l| {
             l.split_whitespace()
                 .nth(1)
-                .is_some_and(|m| m.trim_start_matches('0') != "")
+                .is_some_and(|m| !m.trim_start_matches('0').is_empty())
         })
 }
 
