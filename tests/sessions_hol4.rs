@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use common::sessions::{
     cancel, deadline, example, interrupt, ok, persists_and_errors, send, serve, Kind,
 };
-use common::Proc;
+use common::{temp_dir, Proc};
 use serde_json::json;
 
 fn hol_bin() -> Option<PathBuf> {
@@ -126,4 +126,28 @@ fn a_cancelled_tactic_leaves_the_session_usable() {
 fn a_tactic_past_its_deadline_leaves_the_session_usable() {
     let Some(mut p) = hol_serve() else { return };
     deadline(&mut p, &hol());
+}
+
+/// The `holmake` tool builds a theory in a directory of the root; a session there loads it.
+#[test]
+fn holmake_builds_a_theory_that_a_session_loads() {
+    let Some(bin) = hol_bin() else { return };
+    let proofs = temp_dir("proofs");
+    std::fs::copy(
+        example("proofs/demoScript.sml"),
+        proofs.join("demoScript.sml"),
+    )
+    .unwrap();
+    let mut m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(example("hol4.json")).unwrap()).unwrap();
+    m["roots"]["proofs"] = json!(proofs);
+    let manifest = temp_dir("manifest").join("hol4.json");
+    std::fs::write(&manifest, m.to_string()).unwrap();
+    let mut p = serve(&manifest, Some(&bin));
+    let built = ok(&mut p, 1, "holmake", json!({}));
+    assert!(built.contains("demoTheory"), "{built:?}");
+    ok(&mut p, 2, "hol_start", json!({}));
+    send(&mut p, 3, "hol", "load \"demoTheory\";");
+    let th = send(&mut p, 4, "hol", "demoTheory.double_even;");
+    assert!(th.contains("EVEN (2 * n)"), "{th:?}");
 }
