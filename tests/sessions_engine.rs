@@ -29,7 +29,7 @@ fn manifest(dir: &Path) -> Value {
              "answer": {"mode": "sentinel", "command": "print('{marker}')"},
              "interruptGraceMs": 300},
             {"name": "nul", "description": "sh answering with NUL", "program": "sh",
-             "args": ["-c", "printf 'ready\\0'; while IFS= read -r l; do eval \"$l\"; printf '\\0'; done"],
+             "args": ["-c", "printf 'ready\\0'; while IFS= read -r l; do eval \"$l\"; printf '\\0'; done; exec sleep 3600"],
              "answer": {"mode": "nul"}},
             {"name": "idle", "description": "cat, stopped when idle", "program": "sh",
              "args": ["-c", "while IFS= read -r l; do echo \"got $l\"; echo '$ '; done"],
@@ -389,9 +389,14 @@ fn sessions_end_with_the_server() {
     let (mut p, _) = serve();
     ok(&mut p, 1, "py_start", json!({}));
     ok(&mut p, 2, "nul_start", json!({}));
+    // The nul kind outlives the end of its stdin, and leaves a grandchild in its group.
+    let grandchild: i32 = ok(&mut p, 5, "nul_send", json!({"input": "sleep 3600 & echo $!"}))
+        .parse()
+        .unwrap();
     let pids = [
         session_pid(&mut p, 3, "py", "default"),
         session_pid(&mut p, 4, "nul", "default"),
+        grandchild,
     ];
     send_signal(p.pid(), libc::SIGKILL);
     p.drain_to_exit();
