@@ -47,6 +47,7 @@ fn hol() -> Kind {
         after_runaway: "",
         interrupted: "Interrupt",
         crash: "OS.Process.exit OS.Process.failure : unit;",
+        crash_code: 1,
     }
 }
 
@@ -108,6 +109,12 @@ fn state_persists_and_errors_are_answers() {
 fn an_interrupt_between_inputs_is_harmless() {
     let Some(mut p) = hol_serve() else { return };
     common::sessions::idle_interrupt(&mut p, &hol());
+}
+
+#[test]
+fn an_exit_is_reported_and_start_restarts() {
+    let Some(mut p) = hol_serve() else { return };
+    common::sessions::crash(&mut p, &hol());
 }
 
 #[test]

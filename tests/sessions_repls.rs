@@ -43,6 +43,7 @@ fn python() -> Kind {
         after_runaway: "",
         interrupted: "KeyboardInterrupt",
         crash: "import os; os._exit(3)",
+        crash_code: 3,
     }
 }
 
@@ -71,6 +72,7 @@ fn z3() -> Kind {
         after_runaway: "(pop)\n",
         interrupted: "unknown",
         crash: "(exit)",
+        crash_code: 0,
     }
 }
 
@@ -89,6 +91,7 @@ fn poly() -> Kind {
         after_runaway: "",
         interrupted: "Interrupt",
         crash: "OS.Process.exit OS.Process.failure : unit;",
+        crash_code: 1,
     }
 }
 
@@ -105,6 +108,7 @@ fn prolog() -> Kind {
         after_runaway: "",
         interrupted: "signal 2 (int)",
         crash: "halt(3).",
+        crash_code: 3,
     }
 }
 

@@ -31,8 +31,9 @@ pub struct Kind {
     pub after_runaway: &'static str,
     /// Text of an interrupted computation's answer.
     pub interrupted: &'static str,
-    /// Ends the program with a failure status.
+    /// Ends the program with exit code `crash_code`.
     pub crash: &'static str,
+    pub crash_code: i32,
 }
 
 /// The example manifest `examples/{file}`.
@@ -242,7 +243,8 @@ pub fn crash(p: &mut Proc, k: &Kind) {
     send(p, 2, k.name, k.define);
     let r = call(p, 3, &format!("{}_send", k.name), json!({"input": k.crash}));
     let answer = text(&r);
-    assert!(answer.contains("exit"), "{}: {r}", k.name);
+    let exited = format!("exited with code {}", k.crash_code);
+    assert!(answer.contains(&exited), "{}: {r}", k.name);
     wait_gone(&[pid]);
     let r = call(
         p,
