@@ -390,9 +390,14 @@ fn sessions_end_with_the_server() {
     ok(&mut p, 1, "py_start", json!({}));
     ok(&mut p, 2, "nul_start", json!({}));
     // The nul kind outlives the end of its stdin, and leaves a grandchild in its group.
-    let grandchild: i32 = ok(&mut p, 5, "nul_send", json!({"input": "sleep 3600 & echo $!"}))
-        .parse()
-        .unwrap();
+    let grandchild: i32 = ok(
+        &mut p,
+        5,
+        "nul_send",
+        json!({"input": "sleep 3600 & echo $!"}),
+    )
+    .parse()
+    .unwrap();
     let pids = [
         session_pid(&mut p, 3, "py", "default"),
         session_pid(&mut p, 4, "nul", "default"),
@@ -440,15 +445,28 @@ fn the_schema_accepts_session_kinds_and_rejects_bad_ones() {
 fn output_between_answers_is_in_no_answer() {
     let (mut p, _) = serve();
     ok(&mut p, 0, "py_start", json!({}));
-    let t = ok(&mut p, 1, "py_send", json!({"input": "import threading; threading.Timer(0.1, lambda: print('late')).start()"}));
+    let t = ok(
+        &mut p,
+        1,
+        "py_send",
+        json!({"input": "import threading; threading.Timer(0.1, lambda: print('late')).start()"}),
+    );
     assert_eq!(t, "");
     // Wait until the late line arrived (it shows in the transcript).
     let mut id = 100;
     loop {
         id += 1;
-        p.request(json!(id), "resources/read", json!({"uri": "session://py/default/transcript"}));
+        p.request(
+            json!(id),
+            "resources/read",
+            json!({"uri": "session://py/default/transcript"}),
+        );
         let r = p.response(&json!(id));
-        if r["result"]["contents"][0]["text"].as_str().unwrap().contains("\nlate\n") {
+        if r["result"]["contents"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("\nlate\n")
+        {
             break;
         }
     }
