@@ -7,6 +7,9 @@
 #   scripts/bench.sh --quick         # tiny counts (CI: builds and completes in well under 2 min);
 #                                    #   report in bench/results/quick/, docs/ left alone
 #   scripts/bench.sh [--quick] --only stdmcp,floor,pipe   # further arguments go to the driver
+#   scripts/bench.sh [--quick] --sessions   # only the session figures (cargo bench --bench
+#                                    #   sessions, needs python3 and z3): the "Sessions" section
+#                                    #   of bench.md and, on a full run, README's session table
 #
 # Raw results: bench/results/mcp[-quick].json; the driver's log (including the servers' own
 # stderr): bench/results/mcp[-quick].log.
@@ -25,6 +28,20 @@ LOG="$RESULTS/mcp$SUFFIX.log"
 DOCS=docs
 [ -n "$SUFFIX" ] && DOCS="$RESULTS/quick"
 mkdir -p "$RESULTS" "$DOCS"
+
+# Session figures: K_send round trip against the same REPL over a bare pipe, idle memory.
+sessions() {
+  local out="$RESULTS/sessions$SUFFIX.json"
+  echo "== sessions: cargo bench --bench sessions -- ${QUICK[*]} --out $out"
+  cargo bench --bench sessions -- "${QUICK[@]}" --out "$out" >/dev/null
+  local readme=()
+  [ -z "$SUFFIX" ] && readme=(README.md)
+  python3 scripts/bench_report.py --sessions "$out" "$DOCS" "${readme[@]}"
+}
+if [ "${1:-}" = "--sessions" ]; then
+  sessions
+  exit 0
+fi
 
 echo "== peers"
 bash bench/peers/install.sh
@@ -47,6 +64,7 @@ fi
 
 echo "== report: $DOCS/bench.md, $DOCS/bench.svg, $DOCS/bench-table.md"
 python3 scripts/bench_report.py "$OUT" "$DOCS"
+if [ $# -eq 0 ]; then sessions; fi
 
 # A full run (all servers, all groups) also replaces the README's benchmark table.
 if [ -z "$SUFFIX" ] && [ $# -eq 0 ]; then

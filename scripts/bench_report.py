@@ -2,6 +2,9 @@
 """Turns the benchmark driver's JSON into docs: bench.md, bench.svg and bench-table.md.
 
 Usage: python3 scripts/bench_report.py RESULTS.json OUTDIR
+       python3 scripts/bench_report.py --sessions SESSIONS.json OUTDIR [README.md]
+         (the session figures of `cargo bench --bench sessions`: replaces the "Sessions" section
+         of OUTDIR/bench.md, and the session table of README.md when given)
 
 python3 standard library only. Machine information and the peers' versions are read here
 (nproc, /proc/cpuinfo, uname, the installed SDK packages), so run it on the machine that ran
@@ -300,8 +303,74 @@ one CPU (`taskset`; the driver's `--no-pin` turns this off): it measures the wor
 thread switches each call costs. The other groups run unpinned on all CPUs."""
 
 
+SESSIONS_START, SESSIONS_END = "<!-- sessions:start -->", "<!-- sessions:end -->"
+
+
+def replace_between(text, start, end, body):
+    """text with what lies between the markers replaced by body (markers appended if absent)."""
+    if start in text and end in text:
+        a, b = text.index(start) + len(start), text.index(end)
+        return text[:a] + "\n" + body + "\n" + text[b:]
+    return text.rstrip("\n") + "\n\n" + start + "\n" + body + "\n" + end + "\n"
+
+
+def sessions_table(doc):
+    rows = []
+    for kind, r in doc["roundtrip"].items():
+        argv = r["argv"][:5] + (["…"] if len(r["argv"]) > 5 else [])
+        rows.append([kind, "`" + " ".join(argv) + "`", "`" + r["input"] + "`",
+                     fmt(r["floor_ms"] * 1e3), fmt(r["stdmcp_ms"] * 1e3), fmt(r["overhead_ms"] * 1e3)])
+    idle = doc["idle"]
+    return (md_table(["session", "argv (as in repls.json)", "input", "floor (µs)", "K_send (µs)",
+                      "overhead (µs)"], rows)
+            + "\n\n" + f"Server memory per idle session, {idle['sessions']} python3 sessions open: "
+            f"**{fmt(idle['per_session_kib'])} KiB** (server RSS {fmt(idle['rss_before_kib'] / 1024)} → "
+            f"{fmt(idle['rss_after_kib'] / 1024)} MiB, threads {idle['threads_before']} → "
+            f"{idle['threads_after']}; the sessions' programs are not counted).")
+
+
+def sessions_report(src, outdir, readme):
+    with open(src, encoding="utf-8") as f:
+        doc = json.load(f)
+    mach = machine()
+    p = doc["plan"]
+    quick = ("**Quick run (`--quick`): a smoke test of the benchmark, not numbers to compare.**\n\n"
+             if doc.get("quick") else "")
+    body = "\n".join([
+        "## Sessions",
+        "",
+        quick + "Driver: `cargo bench --bench sessions` (benches/sessions.rs). Round trip: one-line "
+        "input to a warm session of `examples/repls.json` through `K_send`, one call at a time, "
+        "against the floor: the same input and the same end-of-answer sentinel written straight to "
+        "the same program (same argv) over a pipe, read up to the marker. "
+        f"Median of {p['calls']} calls after {p['warmup']} warm-up calls, median of {p['reps']} "
+        "runs, floor and stdmcp alternating. Memory: the server's own RSS before and after "
+        f"opening {p['sessions']} idle python3 sessions.",
+        "",
+        sessions_table(doc),
+        "",
+        f"{mach['nproc']} CPUs ({mach['cpu']}), {mach['kernel']}, {mach['date']}.",
+    ])
+    path = os.path.join(outdir, "bench.md")
+    with open(path, "a+", encoding="utf-8") as f:
+        f.seek(0)
+        text = f.read()
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(replace_between(text, SESSIONS_START, SESSIONS_END, body))
+    print(body)
+    if readme:
+        table = sessions_table(doc) + "\n\n" + (
+            f"{mach['nproc']} CPUs, {mach['date']}; details in [docs/bench.md](docs/bench.md#sessions).")
+        with open(readme, encoding="utf-8") as f:
+            text = f.read()
+        with open(readme, "w", encoding="utf-8") as f:
+            f.write(replace_between(text, "<!-- bench-sessions:start -->", "<!-- bench-sessions:end -->", table))
+
+
 def main():
     args = sys.argv[1:]
+    if args[:1] == ["--sessions"] and len(args) >= 3:
+        return sessions_report(args[1], args[2], args[3] if len(args) > 3 else None)
     if len(args) < 2:
         sys.exit(__doc__)
     src, outdir = args[0], args[1]
@@ -408,6 +477,10 @@ def main():
         "cargo bench --bench mcp -- --only stdmcp,pipe`.",
         "",
     ]
+    # The session figures come from another driver (see sessions_report): keep them.
+    old = read(os.path.join(outdir, "bench.md"))
+    if SESSIONS_START in old and SESSIONS_END in old:
+        lines += [old[old.index(SESSIONS_START):old.index(SESSIONS_END) + len(SESSIONS_END)], ""]
     with open(os.path.join(outdir, "bench.md"), "w", encoding="utf-8") as f:
         f.write("\n".join(lines))
     with open(os.path.join(outdir, "bench.svg"), "w", encoding="utf-8") as f:

@@ -2,6 +2,8 @@
 //! line (each must be a valid JSON-RPC frame) and forwards it; deadlines only detect failure.
 #![allow(dead_code, clippy::unwrap_used)]
 
+pub mod sessions;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
