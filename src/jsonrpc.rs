@@ -426,8 +426,7 @@ pub fn write_request<T: Serialize + ?Sized>(
     id.write_json(out);
     out.extend_from_slice(br#","method":"#);
     write_json_str(out, method);
-    out.extend_from_slice(br#","params":"#);
-    write_value(out, params)?;
+    write_params(out, params)?;
     out.push(b'}');
     Ok(())
 }
@@ -440,9 +439,21 @@ pub fn write_notification<T: Serialize + ?Sized>(
 ) -> Result<(), ErrorObject> {
     out.extend_from_slice(br#"{"jsonrpc":"2.0","method":"#);
     write_json_str(out, method);
-    out.extend_from_slice(br#","params":"#);
-    write_value(out, params)?;
+    write_params(out, params)?;
     out.push(b'}');
+    Ok(())
+}
+
+/// Appends `,"params":…`, or nothing for `null` params: JSON-RPC 2.0 §4.2 allows only a
+/// structured value or no member at all, and [`parse`] reads absent params as `null`.
+fn write_params<T: Serialize + ?Sized>(out: &mut Vec<u8>, params: &T) -> Result<(), ErrorObject> {
+    let start = out.len();
+    out.extend_from_slice(br#","params":"#);
+    let value_start = out.len();
+    write_value(out, params)?;
+    if &out[value_start..] == b"null" {
+        out.truncate(start);
+    }
     Ok(())
 }
 
