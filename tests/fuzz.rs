@@ -44,3 +44,128 @@ fn seeded_bodies_through_the_jsonrpc_parser() {
         decoder::check_round_trip(&body);
     }
 }
+
+// Regression tests for the defects the fuzzing found ---------------------------------------
+
+mod regressions {
+    use std::sync::Arc;
+    use std::time::Instant;
+
+    use serde_json::{json, Value};
+    use stdmcp::framing::{Frame, FrameDecoder, Framing};
+    use stdmcp::jsonrpc::{self, Incoming, Message, RequestId};
+    use stdmcp::peer::{Config, Effect, Peer};
+    use stdmcp::CallToolResult;
+
+    use super::fuzz_harness::peer::catalog;
+
+    fn feed(peer: &mut Peer, now: Instant, json: &str) {
+        let frame = Frame {
+            body: json.as_bytes().to_vec(),
+            framing: Framing::Newline,
+        };
+        peer.handle_frame(now, frame);
+    }
+
+    /// The JSON texts of the frames sent, and the ids of work started.
+    fn drain(peer: &mut Peer) -> (Vec<Value>, Vec<RequestId>) {
+        let (mut sent, mut started) = (Vec::new(), Vec::new());
+        while let Some(e) = peer.poll_effect() {
+            match e {
+                Effect::Send(bytes) => {
+                    let mut dec = FrameDecoder::default();
+                    dec.push(&bytes);
+                    while let Some(Ok(f)) = dec.next_frame() {
+                        sent.push(serde_json::from_slice(&f.body).unwrap());
+                    }
+                }
+                Effect::Start(call) => started.push(call.id),
+                _ => {}
+            }
+        }
+        (sent, started)
+    }
+
+    /// Found by the seeded test: a second 2025-03-26 batch reusing the id of a call still
+    /// running from a first batch made the refusal complete the first batch, which was
+    /// removed under the second's index: "index out of bounds" in peer/batch.rs.
+    #[test]
+    fn a_batch_reusing_a_running_batch_id_is_answered_in_its_own_array() {
+        let now = Instant::now();
+        let mut peer = Peer::server(Arc::new(catalog()), Config::default());
+        feed(&mut peer, now, r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#);
+        feed(&mut peer, now, r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        drain(&mut peer);
+        let call = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"sleep","arguments":{}}}"#;
+        feed(&mut peer, now, &format!("[{call}]"));
+        let (sent, started) = drain(&mut peer);
+        assert!(sent.is_empty());
+        assert_eq!(started, vec![RequestId::number(7)]);
+        // Same id while 7 runs: refused, in the second batch's own array.
+        let ping = r#"{"jsonrpc":"2.0","id":8,"method":"ping"}"#;
+        feed(&mut peer, now, &format!("[{call},{ping}]"));
+        let (sent, started) = drain(&mut peer);
+        assert!(started.is_empty());
+        assert_eq!(sent.len(), 1, "{sent:?}");
+        let second = sent[0].as_array().unwrap();
+        assert_eq!(second.len(), 2);
+        assert_eq!(second[0]["id"], 7);
+        assert_eq!(second[0]["error"]["code"], -32600);
+        assert_eq!(second[1]["id"], 8);
+        // The first batch still gets its call's result, in its own array.
+        peer.finish_tool(now, &RequestId::number(7), CallToolResult::text("slept"));
+        let (sent, _) = drain(&mut peer);
+        assert_eq!(sent.len(), 1, "{sent:?}");
+        assert_eq!(sent[0][0]["id"], 7);
+        assert_eq!(sent[0][0]["result"]["content"][0]["text"], "slept");
+    }
+
+    /// Found by the seeded test: the client role delivered a progress notification without
+    /// a token whenever some request without a token was pending (`None == None`).
+    #[test]
+    fn progress_without_a_token_matches_no_request() {
+        let now = Instant::now();
+        let mut client = Peer::client(Config::default());
+        client.request("tools/call", json!({"name": "x"}), false);
+        drain(&mut client);
+        feed(&mut client, now, r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1}}"#);
+        feed(&mut client, now, r#"{"jsonrpc":"2.0","method":"notifications/progress"}"#);
+        assert!(client.poll_effect().is_none(), "progress for no request delivered");
+        // A request with a token still gets its progress.
+        let id = client.request("tools/call", json!({"name": "x"}), true);
+        drain(&mut client);
+        let mut token = Vec::new();
+        id.write_json(&mut token);
+        let token = String::from_utf8(token).unwrap();
+        feed(&mut client, now, &format!(r#"{{"jsonrpc":"2.0","method":"notifications/progress","params":{{"progressToken":{token},"progress":1}}}}"#));
+        assert!(matches!(client.poll_effect(), Some(Effect::Notification(_))));
+    }
+
+    /// Found by the parser round trip: `null` params were written as `"params":null`, which
+    /// JSON-RPC 2.0 and our own parser refuse (a notification sent with `Peer::notify(m,
+    /// Value::Null)` was answered with an Invalid Request error).
+    #[test]
+    fn null_params_are_omitted_and_parse_back() {
+        let mut out = Vec::new();
+        jsonrpc::write_notification(&mut out, "a/b", &Value::Null).unwrap();
+        assert_eq!(out, br#"{"jsonrpc":"2.0","method":"a/b"}"#);
+        let mut out = Vec::new();
+        jsonrpc::write_request(&mut out, &RequestId::number(1), "ping", &Value::Null).unwrap();
+        let Ok(Incoming::Single(Ok(Message::Request(r)))) = jsonrpc::parse(&out) else {
+            panic!("{}", String::from_utf8_lossy(&out));
+        };
+        assert_eq!((r.method.as_str(), r.params), ("ping", Value::Null));
+
+        let now = Instant::now();
+        let mut server = Peer::server(Arc::new(catalog()), Config::default());
+        let mut client = Peer::client(Config::default());
+        client.notify("notifications/initialized", Value::Null);
+        let Some(Effect::Send(bytes)) = client.poll_effect() else {
+            panic!("nothing sent");
+        };
+        let mut dec = FrameDecoder::default();
+        dec.push(&bytes);
+        server.handle_frame(now, dec.next_frame().unwrap().unwrap());
+        assert!(drain(&mut server).0.is_empty(), "a valid notification was answered");
+    }
+}
