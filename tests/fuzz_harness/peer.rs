@@ -47,6 +47,30 @@ pub fn catalog() -> Catalog {
     }
 }
 
+/// The parts of a message sent that the checks read.
+#[derive(serde::Deserialize)]
+struct Sent<'a> {
+    #[serde(borrow)]
+    jsonrpc: Option<&'a RawValue>,
+    #[serde(borrow)]
+    id: Option<&'a RawValue>,
+    #[serde(borrow)]
+    method: Option<&'a RawValue>,
+    #[serde(borrow)]
+    params: Option<&'a RawValue>,
+    #[serde(borrow)]
+    result: Option<&'a RawValue>,
+    error: Option<ErrorShape>,
+}
+
+/// A JSON-RPC error object: integer code, string message.
+#[derive(serde::Deserialize)]
+#[allow(dead_code)]
+struct ErrorShape {
+    code: i64,
+    message: String,
+}
+
 #[derive(Debug, Default)]
 struct Token {
     /// Open requests that carry this token.
@@ -250,37 +274,34 @@ impl PeerCheck {
         assert!(frames > 0, "empty send");
     }
 
-    /// Checks one message sent; ids are read from the raw text (a `Value` would round
-    /// ids beyond 64 bits).
+    /// Checks one message sent, parsed once into raw parts (a `Value` would also round ids
+    /// beyond 64 bits).
     fn check_message(&mut self, raw: &RawValue) {
-        #[derive(serde::Deserialize)]
-        struct Id<'a> {
-            #[serde(borrow)]
-            id: Option<&'a RawValue>,
-        }
-        let m: Value = serde_json::from_str(raw.get()).unwrap();
-        let raw_id = serde_json::from_str::<Id<'_>>(raw.get()).unwrap().id;
-        let id = raw_id.map(|id| {
-            RequestId::from_raw(id.get()).unwrap_or_else(|| panic!("bad id sent: {m}"))
+        let m: Sent<'_> = serde_json::from_str(raw.get())
+            .unwrap_or_else(|e| panic!("sent message malformed ({e}): {}", raw.get()));
+        assert_eq!(m.jsonrpc.map(RawValue::get), Some("\"2.0\""), "sent {}", raw.get());
+        let id = m.id.map(|id| {
+            RequestId::from_raw(id.get()).unwrap_or_else(|| panic!("bad id sent: {}", raw.get()))
         });
-        assert_eq!(m["jsonrpc"], "2.0", "sent {m}");
-        if let Some(method) = m.get("method") {
-            let method = method.as_str().unwrap_or_else(|| panic!("method not a string: {m}"));
+        if let Some(method) = m.method {
+            assert!(method.get().starts_with('"'), "method not a string: {}", raw.get());
             if let Some(id) = id {
-                assert!(self.outbound.iter().any(|(o, _)| *o == id), "unrecorded request {m}");
-            } else if method == "notifications/progress" {
-                self.check_progress(&m["params"]);
+                let ours = self.outbound.iter().any(|(o, _)| *o == id);
+                assert!(ours, "unrecorded request {}", raw.get());
+            } else if method.get() == "\"notifications/progress\"" {
+                let params = m.params.map(|p| serde_json::from_str(p.get()).unwrap());
+                self.check_progress(&params.unwrap_or(Value::Null));
             }
             return;
         }
-        let (result, error) = (m.get("result"), m.get("error"));
-        assert!(result.is_some() != error.is_some(), "not one of result/error: {m}");
-        if let Some(e) = error {
-            assert!(e["code"].is_i64() && e["message"].is_string(), "bad error object {m}");
-        }
+        assert!(
+            m.result.is_some() != m.error.is_some(),
+            "not one of result/error: {}",
+            raw.get()
+        );
         match id {
             Some(id) => self.close_request(&id, "response"),
-            None => assert!(error.is_some(), "result without id: {m}"),
+            None => assert!(m.error.is_some(), "result without id: {}", raw.get()),
         }
     }
 
