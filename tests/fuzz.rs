@@ -17,7 +17,11 @@ fn seeded_mutated_frames_through_decoder_and_peer() {
     let mut rng = Rng::new(0x5EED_F00D);
     let (mut written, mut mutated, mut delivered, mut sessions) = (0, 0, 0, 0u64);
     while mutated < MUTATED_FRAMES {
-        let role = if sessions % 2 == 0 { Role::Server } else { Role::Client };
+        let role = if sessions % 2 == 0 {
+            Role::Server
+        } else {
+            Role::Client
+        };
         let counts = program::run_seeded(&mut rng, role, 60);
         // The same stream, cut differently, decodes the same.
         let pieces: Vec<usize> = (0..32).map(|_| 1 + rng.below(700)).collect();
@@ -28,15 +32,24 @@ fn seeded_mutated_frames_through_decoder_and_peer() {
         delivered += counts.delivered;
         sessions += 1;
     }
-    eprintln!("{sessions} sessions: {written} frames written, {mutated} mutated, {delivered} delivered");
-    assert!(delivered > MUTATED_FRAMES / 2, "too few frames got through: {delivered}");
+    eprintln!(
+        "{sessions} sessions: {written} frames written, {mutated} mutated, {delivered} delivered"
+    );
+    assert!(
+        delivered > MUTATED_FRAMES / 2,
+        "too few frames got through: {delivered}"
+    );
 }
 
 #[test]
 fn seeded_bodies_through_the_jsonrpc_parser() {
     let mut rng = Rng::new(0x0BAD_CAFE);
     for i in 0..10_000 {
-        let role = if i % 2 == 0 { Role::Server } else { Role::Client };
+        let role = if i % 2 == 0 {
+            Role::Server
+        } else {
+            Role::Client
+        };
         let mut body = program::template_for(role, rng.below(64), rng.below(64)).into_bytes();
         let other = program::template_for(role, rng.below(64), rng.below(64));
         fuzz_harness::frames::mutate(&mut rng, &mut body, other.as_bytes());
@@ -52,7 +65,7 @@ mod regressions {
     use std::time::Instant;
 
     use serde_json::{json, Value};
-    use stdmcp::framing::{Frame, FrameDecoder, Framing};
+    use stdmcp::framing::{Frame, FrameDecoder, FrameError, Framing};
     use stdmcp::jsonrpc::{self, Incoming, Message, RequestId};
     use stdmcp::peer::{Config, Effect, Peer};
     use stdmcp::CallToolResult;
@@ -86,6 +99,31 @@ mod regressions {
         (sent, started)
     }
 
+    /// Found by cargo-fuzz (target `decoder`, limit 0): a whitespace line longer than the
+    /// limit was skipped when read whole but refused as too large when read in pieces (its
+    /// pending part is refused before its end is seen, to bound memory). Now too large both
+    /// ways.
+    #[test]
+    fn a_blank_line_over_the_limit_decodes_the_same_in_any_pieces() {
+        let crash = b"ssag*\":\xff\xff\x05\x07\x01@\x02Content-Length: 7\r\nContent-Type: x\r\n\r\n{\"content-len\n\r\r\n\xd3\xd3\xd3\xd3\xd3";
+        super::decoder::check_split_invariance(crash, &[256, 35, 110, 102], 0, true);
+        for (line, max) in [
+            (&b"\r\r\n"[..], 0),
+            (b"     \t\n", 4),
+            (b"\xef\xbb\xbf  \r\n", 1),
+        ] {
+            let got = super::decoder::check_split_invariance(line, &[1], max, true);
+            assert!(
+                matches!(got[..], [Err(FrameError::TooLarge { .. })]),
+                "{line:?}: {got:?}"
+            );
+        }
+        // Within the limit, blank lines are skipped as before.
+        let got = super::decoder::check_split_invariance(b" \r\n\t\n{}\n", &[1], 2, true);
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].as_ref().unwrap().body, b"{}");
+    }
+
     /// Found by the seeded test: a second 2025-03-26 batch reusing the id of a call still
     /// running from a first batch made the refusal complete the first batch, which was
     /// removed under the second's index: "index out of bounds" in peer/batch.rs.
@@ -93,8 +131,16 @@ mod regressions {
     fn a_batch_reusing_a_running_batch_id_is_answered_in_its_own_array() {
         let now = Instant::now();
         let mut peer = Peer::server(Arc::new(catalog()), Config::default());
-        feed(&mut peer, now, r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#);
-        feed(&mut peer, now, r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        feed(
+            &mut peer,
+            now,
+            r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#,
+        );
+        feed(
+            &mut peer,
+            now,
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        );
         drain(&mut peer);
         let call = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"sleep","arguments":{}}}"#;
         feed(&mut peer, now, &format!("[{call}]"));
@@ -128,17 +174,37 @@ mod regressions {
         let mut client = Peer::client(Config::default());
         client.request("tools/call", json!({"name": "x"}), false);
         drain(&mut client);
-        feed(&mut client, now, r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1}}"#);
-        feed(&mut client, now, r#"{"jsonrpc":"2.0","method":"notifications/progress"}"#);
-        assert!(client.poll_effect().is_none(), "progress for no request delivered");
+        feed(
+            &mut client,
+            now,
+            r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1}}"#,
+        );
+        feed(
+            &mut client,
+            now,
+            r#"{"jsonrpc":"2.0","method":"notifications/progress"}"#,
+        );
+        assert!(
+            client.poll_effect().is_none(),
+            "progress for no request delivered"
+        );
         // A request with a token still gets its progress.
         let id = client.request("tools/call", json!({"name": "x"}), true);
         drain(&mut client);
         let mut token = Vec::new();
         id.write_json(&mut token);
         let token = String::from_utf8(token).unwrap();
-        feed(&mut client, now, &format!(r#"{{"jsonrpc":"2.0","method":"notifications/progress","params":{{"progressToken":{token},"progress":1}}}}"#));
-        assert!(matches!(client.poll_effect(), Some(Effect::Notification(_))));
+        feed(
+            &mut client,
+            now,
+            &format!(
+                r#"{{"jsonrpc":"2.0","method":"notifications/progress","params":{{"progressToken":{token},"progress":1}}}}"#
+            ),
+        );
+        assert!(matches!(
+            client.poll_effect(),
+            Some(Effect::Notification(_))
+        ));
     }
 
     /// Found by the parser round trip: `null` params were written as `"params":null`, which
@@ -166,6 +232,9 @@ mod regressions {
         let mut dec = FrameDecoder::default();
         dec.push(&bytes);
         server.handle_frame(now, dec.next_frame().unwrap().unwrap());
-        assert!(drain(&mut server).0.is_empty(), "a valid notification was answered");
+        assert!(
+            drain(&mut server).0.is_empty(),
+            "a valid notification was answered"
+        );
     }
 }

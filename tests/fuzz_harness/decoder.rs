@@ -42,7 +42,11 @@ pub fn decode_in_pieces(data: &[u8], pieces: &[usize], max: usize) -> Decoded {
 fn check_item(r: &Result<Frame, FrameError>, max: usize) {
     match r {
         Ok(f) => {
-            assert!(f.body.len() <= max, "frame of {} > limit {max}", f.body.len());
+            assert!(
+                f.body.len() <= max,
+                "frame of {} > limit {max}",
+                f.body.len()
+            );
             if f.framing == Framing::Newline {
                 assert!(!f.body.contains(&b'\n'), "NDJSON frame with a newline");
                 assert!(
@@ -58,7 +62,12 @@ fn check_item(r: &Result<Frame, FrameError>, max: usize) {
 
 /// Decodes `data` whole, in the given pieces and (with `bytewise`) a byte at a time, and
 /// checks that all agree.
-pub fn check_split_invariance(data: &[u8], pieces: &[usize], max: usize, bytewise: bool) -> Decoded {
+pub fn check_split_invariance(
+    data: &[u8],
+    pieces: &[usize],
+    max: usize,
+    bytewise: bool,
+) -> Decoded {
     let whole = decode_in_pieces(data, &[], max);
     let split = decode_in_pieces(data, pieces, max);
     assert_eq!(
@@ -67,7 +76,10 @@ pub fn check_split_invariance(data: &[u8], pieces: &[usize], max: usize, bytewis
     );
     if bytewise {
         let bytewise = decode_in_pieces(data, &vec![1; data.len()], max);
-        assert_eq!(whole, bytewise, "byte-at-a-time decoding differs (limit {max})");
+        assert_eq!(
+            whole, bytewise,
+            "byte-at-a-time decoding differs (limit {max})"
+        );
     }
     whole
 }

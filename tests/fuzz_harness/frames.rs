@@ -9,11 +9,30 @@ const IDS: [&str; 5] = ["1", "2", "3", "\"a\"", "0"];
 const TOKENS: [&str; 4] = ["1", "\"t\"", "2", "\"\""];
 /// Ids a well-behaved client would not send.
 const ODD_IDS: [&str; 16] = [
-    "null", "-1", "1.0", "1.5", "1e400", "-0", "9223372036854775807", "9223372036854775808",
-    "-9223372036854775809", "\"\"", "\"1\"", "true", "[]", "{}", "\"\\u0000\"", "\"\\ud800\"",
+    "null",
+    "-1",
+    "1.0",
+    "1.5",
+    "1e400",
+    "-0",
+    "9223372036854775807",
+    "9223372036854775808",
+    "-9223372036854775809",
+    "\"\"",
+    "\"1\"",
+    "true",
+    "[]",
+    "{}",
+    "\"\\u0000\"",
+    "\"\\ud800\"",
 ];
 const VERSIONS: [&str; 6] = [
-    "2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28", "1999-01-01",
+    "2024-11-05",
+    "2025-03-26",
+    "2025-06-18",
+    "2025-11-25",
+    "2026-07-28",
+    "1999-01-01",
 ];
 const MODERN_META: &str = r#""io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"sampling":{}}"#;
 
@@ -23,27 +42,63 @@ pub fn to_server(n: usize, pick: usize) -> String {
     let tok = TOKENS[(pick / 5) % TOKENS.len()];
     let ver = VERSIONS[(pick / 3) % VERSIONS.len()];
     let tool = ["echo", "add", "sleep", "ask", "nope"][(pick / 2) % 5];
-    let args = [r#"{"text":"hi"}"#, r#"{"a":1,"b":2}"#, r#"{"ms":5}"#, "{}", r#"{"a":"x"}"#][pick % 5];
+    let args = [
+        r#"{"text":"hi"}"#,
+        r#"{"a":1,"b":2}"#,
+        r#"{"ms":5}"#,
+        "{}",
+        r#"{"a":"x"}"#,
+    ][pick % 5];
     let body = match n % 20 {
-        0 => format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"initialize","params":{{"protocolVersion":"{ver}","capabilities":{{"sampling":{{}},"roots":{{}}}},"clientInfo":{{"name":"f","version":"0"}}}}}}"#),
+        0 => format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"initialize","params":{{"protocolVersion":"{ver}","capabilities":{{"sampling":{{}},"roots":{{}}}},"clientInfo":{{"name":"f","version":"0"}}}}}}"#
+        ),
         1 => r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.to_owned(),
-        2 => format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{args},"_meta":{{"progressToken":{tok}}}}}}}"#),
-        3 => format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{args}}}}}"#),
-        4 => format!(r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{id},"reason":"r"}}}}"#),
-        5 => format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{args},"_meta":{{{MODERN_META},"progressToken":{tok},"io.modelcontextprotocol/logLevel":"debug"}}}}}}"#),
-        6 => format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"server/discover","params":{{"_meta":{{{MODERN_META}}}}}}}"#),
+        2 => format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{args},"_meta":{{"progressToken":{tok}}}}}}}"#
+        ),
+        3 => format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{args}}}}}"#
+        ),
+        4 => format!(
+            r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{id},"reason":"r"}}}}"#
+        ),
+        5 => format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{args},"_meta":{{{MODERN_META},"progressToken":{tok},"io.modelcontextprotocol/logLevel":"debug"}}}}}}"#
+        ),
+        6 => format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"server/discover","params":{{"_meta":{{{MODERN_META}}}}}}}"#
+        ),
         7 => format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#),
-        8 => format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/list","params":{{"cursor":"{tok}"}}}}"#),
-        9 => format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"logging/setLevel","params":{{"level":"debug"}}}}"#),
-        10 => format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"resources/read","params":{{"uri":"test://r","_meta":{{"progressToken":{tok}}}}}}}"#),
-        11 => format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"prompts/get","params":{{"name":"p","arguments":{{"x":"1"}}}}}}"#),
-        12 => format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"completion/complete","params":{{"ref":{{"type":"ref/prompt","name":"p"}},"argument":{{"name":"x","value":""}}}}}}"#),
+        8 => format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/list","params":{{"cursor":"{tok}"}}}}"#
+        ),
+        9 => format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"logging/setLevel","params":{{"level":"debug"}}}}"#
+        ),
+        10 => format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"resources/read","params":{{"uri":"test://r","_meta":{{"progressToken":{tok}}}}}}}"#
+        ),
+        11 => format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"prompts/get","params":{{"name":"p","arguments":{{"x":"1"}}}}}}"#
+        ),
+        12 => format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"completion/complete","params":{{"ref":{{"type":"ref/prompt","name":"p"}},"argument":{{"name":"x","value":""}}}}}}"#
+        ),
         13 => format!(r#"[{},{}]"#, to_server(2, pick + 1), to_server(7, pick + 2)),
-        14 => format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"role":"assistant","content":{{"type":"text","text":"x"}},"model":"m"}}}}"#),
+        14 => format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"result":{{"role":"assistant","content":{{"type":"text","text":"x"}},"model":"m"}}}}"#
+        ),
         15 => format!(r#"{{"jsonrpc":"2.0","id":{id},"error":{{"code":-1,"message":"no"}}}}"#),
-        16 => format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"subscriptions/listen","params":{{"_meta":{{{MODERN_META}}}}}}}"#),
-        17 => format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"resources/subscribe","params":{{"uri":"test://r"}}}}"#),
-        18 => format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"prompts/list","params":{{"_meta":{{{MODERN_META}}}}}}}"#),
+        16 => format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"subscriptions/listen","params":{{"_meta":{{{MODERN_META}}}}}}}"#
+        ),
+        17 => format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"resources/subscribe","params":{{"uri":"test://r"}}}}"#
+        ),
+        18 => format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"prompts/list","params":{{"_meta":{{{MODERN_META}}}}}}}"#
+        ),
         _ => format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"resources/templates/list"}}"#),
     };
     body
@@ -91,15 +146,25 @@ fn mutate_once(rng: &mut Rng, body: &mut Vec<u8>, other: &[u8]) {
         }
         3 => {
             let big: &[&[u8]] = &[
-                b"1e999999", b"-0.0", b"18446744073709551616", b"1e-400", b"NaN", b"Infinity",
-                b"123456789012345678901234567890", b"-9223372036854775808",
+                b"1e999999",
+                b"-0.0",
+                b"18446744073709551616",
+                b"1e-400",
+                b"NaN",
+                b"Infinity",
+                b"123456789012345678901234567890",
+                b"-9223372036854775808",
             ];
             let with = *rng.pick(big);
             replace_number(rng, body, with);
         }
         4 => {
             let depth = *rng.pick(&[64, 127, 128, 129, 1000]);
-            let (open, close) = if rng.one_in(2) { ("[", "]") } else { ("{\"a\":", "}") };
+            let (open, close) = if rng.one_in(2) {
+                ("[", "]")
+            } else {
+                ("{\"a\":", "}")
+            };
             let mut nest = open.repeat(depth).into_bytes();
             nest.extend_from_slice(close.repeat(depth).as_bytes());
             insert_value(rng, body, &nest);
@@ -109,20 +174,41 @@ fn mutate_once(rng: &mut Rng, body: &mut Vec<u8>, other: &[u8]) {
             replace_id(rng, body, id.as_bytes());
         }
         6 => {
-            let bad: &[&[u8]] = &[b"\xff", b"\xc3", b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"\0"];
+            let bad: &[&[u8]] = &[
+                b"\xff",
+                b"\xc3",
+                b"\xed\xa0\x80",
+                b"\xf4\x90\x80\x80",
+                b"\0",
+            ];
             let i = at(rng, body);
             let b = *rng.pick(bad);
             body.splice(i..i, b.iter().copied());
         }
         7 => {
-            let noise: &[&[u8]] = &[b"\n", b"\r\n", b" ", b"Content-Length: 3\r\n\r\n", b"\xef\xbb\xbf", b",", b"\"", b"\\"];
+            let noise: &[&[u8]] = &[
+                b"\n",
+                b"\r\n",
+                b" ",
+                b"Content-Length: 3\r\n\r\n",
+                b"\xef\xbb\xbf",
+                b",",
+                b"\"",
+                b"\\",
+            ];
             let i = at(rng, body);
             let n = *rng.pick(noise);
             body.splice(i..i, n.iter().copied());
         }
         8 => {
             // Duplicate a member: {"id":1,"id":2,...}
-            let dup: &[&[u8]] = &[b"\"id\":7,", b"\"method\":\"ping\",", b"\"jsonrpc\":\"1.0\",", b"\"result\":{},", b"\"params\":null,"];
+            let dup: &[&[u8]] = &[
+                b"\"id\":7,",
+                b"\"method\":\"ping\",",
+                b"\"jsonrpc\":\"1.0\",",
+                b"\"result\":{},",
+                b"\"params\":null,",
+            ];
             if let Some(i) = body.iter().position(|&b| b == b'{') {
                 let d = *rng.pick(dup);
                 body.splice(i + 1..i + 1, d.iter().copied());
@@ -148,7 +234,9 @@ fn mutate_once(rng: &mut Rng, body: &mut Vec<u8>, other: &[u8]) {
 }
 
 fn replace_number(rng: &mut Rng, body: &mut Vec<u8>, with: &[u8]) {
-    let digits: Vec<usize> = (0..body.len()).filter(|&i| body[i].is_ascii_digit()).collect();
+    let digits: Vec<usize> = (0..body.len())
+        .filter(|&i| body[i].is_ascii_digit())
+        .collect();
     if digits.is_empty() {
         return;
     }
@@ -174,7 +262,11 @@ fn insert_value(rng: &mut Rng, body: &mut Vec<u8>, value: &[u8]) {
 }
 
 fn replace_id(rng: &mut Rng, body: &mut Vec<u8>, with: &[u8]) {
-    let key: &[u8] = if rng.one_in(3) { b"\"requestId\":" } else { b"\"id\":" };
+    let key: &[u8] = if rng.one_in(3) {
+        b"\"requestId\":"
+    } else {
+        b"\"id\":"
+    };
     let Some(k) = body.windows(key.len()).position(|w| w == key) else {
         return;
     };
@@ -202,7 +294,9 @@ pub fn encode(rng: &mut Rng, body: &[u8], content_length: bool, out: &mut Vec<u8
     let len = match rng.below(16) {
         0 => n.saturating_sub(1 + rng.below(4)).to_string(),
         1 => (n + 1 + rng.below(4)).to_string(),
-        2 => rng.pick(&["", "-1", "0x10", "99999999999999999999999", "1 2", "+5"]).to_string(),
+        2 => rng
+            .pick(&["", "-1", "0x10", "99999999999999999999999", "1 2", "+5"])
+            .to_string(),
         _ => n.to_string(),
     };
     if rng.one_in(8) {

@@ -12,22 +12,36 @@ pub fn check(body: &[u8]) {
     // serde_json's limits: numbers beyond f64, nesting beyond 128 in a `Value`, strings that
     // are not Unicode (lone surrogates, invalid UTF-8). The parser may hit them or skip them.
     let limit = |message: &str| {
-        ["number out of range", "recursion limit", "unicode", "surrogate", "hex escape"]
-            .iter()
-            .any(|l| message.contains(l))
+        [
+            "number out of range",
+            "recursion limit",
+            "unicode",
+            "surrogate",
+            "hex escape",
+        ]
+        .iter()
+        .any(|l| message.contains(l))
     };
     let is_json = json.is_ok();
     let json_limit = json.as_ref().err().is_some_and(|e| limit(&e.to_string()));
     let items = match parsed {
         Err(e) => {
-            assert!(!is_json || limit(&e.message), "parse error for valid JSON: {}", e.message);
+            assert!(
+                !is_json || limit(&e.message),
+                "parse error for valid JSON: {}",
+                e.message
+            );
             assert_eq!(e.code, jsonrpc::ErrorCode::PARSE_ERROR);
             return;
         }
         Ok(Incoming::Single(m)) => vec![m],
         Ok(Incoming::Batch(items)) => items,
     };
-    assert!(is_json || json_limit, "accepted bytes that are not JSON: {:.300}", String::from_utf8_lossy(body));
+    assert!(
+        is_json || json_limit,
+        "accepted bytes that are not JSON: {:.300}",
+        String::from_utf8_lossy(body)
+    );
     for item in items {
         match item {
             Ok(m) => round_trip(&m),
@@ -45,7 +59,11 @@ fn check_id(id: &jsonrpc::RequestId) {
     let mut out = Vec::new();
     id.write_json(&mut out);
     let text = std::str::from_utf8(&out).unwrap();
-    assert_eq!(jsonrpc::RequestId::from_raw(text).as_ref(), Some(id), "id {text}");
+    assert_eq!(
+        jsonrpc::RequestId::from_raw(text).as_ref(),
+        Some(id),
+        "id {text}"
+    );
 }
 
 fn write(m: &Message, out: &mut Vec<u8>) {

@@ -29,7 +29,11 @@ pub fn check(data: &[u8], base: &Path) {
     let args: Value = serde_json::from_slice(args).unwrap_or(Value::Null);
     for (spec, def) in manifest.tools.iter().zip(manifest.tool_definitions()) {
         assert_eq!(spec.name, def.name);
-        assert!(def.input_schema.is_object(), "schema of {} not an object", def.name);
+        assert!(
+            def.input_schema.is_object(),
+            "schema of {} not an object",
+            def.name
+        );
         serde_json::to_vec(&def).unwrap();
         let _ = stdmcp::schema::validate(&def.input_schema, &args);
         if let Err(why) = plan::plan(spec, &manifest.roots, &args) {

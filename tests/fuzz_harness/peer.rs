@@ -27,16 +27,24 @@ pub fn catalog() -> Catalog {
         serde_json::from_value(json!({"name": name, "description": name, "inputSchema": schema}))
             .unwrap()
     };
-    let prompt: Prompt = serde_json::from_value(
-        json!({"name":"p","arguments":[{"name":"x","required":true}]}),
-    )
-    .unwrap();
+    let prompt: Prompt =
+        serde_json::from_value(json!({"name":"p","arguments":[{"name":"x","required":true}]}))
+            .unwrap();
     let resource: Resource = serde_json::from_value(json!({"uri":"test://r","name":"r"})).unwrap();
     Catalog {
         tools: vec![
-            tool("echo", json!({"type":"object","properties":{"text":{"type":"string"}},"required":["text"]})),
-            tool("add", json!({"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"integer","minimum":0}},"required":["a","b"]})),
-            tool("sleep", json!({"type":"object","properties":{"ms":{"type":"integer","minimum":0}}})),
+            tool(
+                "echo",
+                json!({"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}),
+            ),
+            tool(
+                "add",
+                json!({"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"integer","minimum":0}},"required":["a","b"]}),
+            ),
+            tool(
+                "sleep",
+                json!({"type":"object","properties":{"ms":{"type":"integer","minimum":0}}}),
+            ),
             tool("ask", json!({"type":"object"})),
         ],
         tool_requirements: vec![vec![], vec![], vec![], vec!["sampling".into()]],
@@ -185,7 +193,11 @@ impl PeerCheck {
                 Effect::Send(bytes) => self.check_sent(&bytes),
                 Effect::Start(call) => {
                     assert_eq!(self.peer.role(), Role::Server, "work started by a client");
-                    assert!(self.is_open(&call.id), "work for {:?}: not an open request", call.id);
+                    assert!(
+                        self.is_open(&call.id),
+                        "work for {:?}: not an open request",
+                        call.id
+                    );
                     assert!(
                         !self.running.iter().any(|(id, _)| *id == call.id),
                         "second work for the running id {:?}",
@@ -201,8 +213,7 @@ impl PeerCheck {
                     self.close_request(&id, "cancel");
                 }
                 Effect::Response(r) => {
-                    let Some(i) = self.outbound.iter().position(|(id, c)| *id == r.id && !c)
-                    else {
+                    let Some(i) = self.outbound.iter().position(|(id, c)| *id == r.id && !c) else {
                         panic!("response {:?} to no live request of ours", r.id);
                     };
                     self.outbound.remove(i);
@@ -213,17 +224,28 @@ impl PeerCheck {
                         let live = self.outbound.iter().any(|(id, c)| {
                             !c && token.and_then(RequestId::from_value).as_ref() == Some(id)
                         });
-                        assert!(live, "progress surfaced for no live request: {:?}", n.params);
+                        assert!(
+                            live,
+                            "progress surfaced for no live request: {:?}",
+                            n.params
+                        );
                     }
                 }
                 Effect::Request(r) => self.asked.push(r.id),
             }
         }
         if self.peer.role() == Role::Server {
-            assert_eq!(self.peer.calls_in_flight(), self.running.len(), "calls in flight");
+            assert_eq!(
+                self.peer.calls_in_flight(),
+                self.running.len(),
+                "calls in flight"
+            );
         }
         if self.shut_down {
-            assert!(self.running.iter().all(|(_, c)| *c), "work left running after shutdown");
+            assert!(
+                self.running.iter().all(|(_, c)| *c),
+                "work left running after shutdown"
+            );
         }
     }
 
@@ -279,12 +301,21 @@ impl PeerCheck {
     fn check_message(&mut self, raw: &RawValue) {
         let m: Sent<'_> = serde_json::from_str(raw.get())
             .unwrap_or_else(|e| panic!("sent message malformed ({e}): {}", raw.get()));
-        assert_eq!(m.jsonrpc.map(RawValue::get), Some("\"2.0\""), "sent {}", raw.get());
+        assert_eq!(
+            m.jsonrpc.map(RawValue::get),
+            Some("\"2.0\""),
+            "sent {}",
+            raw.get()
+        );
         let id = m.id.map(|id| {
             RequestId::from_raw(id.get()).unwrap_or_else(|| panic!("bad id sent: {}", raw.get()))
         });
         if let Some(method) = m.method {
-            assert!(method.get().starts_with('"'), "method not a string: {}", raw.get());
+            assert!(
+                method.get().starts_with('"'),
+                "method not a string: {}",
+                raw.get()
+            );
             if let Some(id) = id {
                 let ours = self.outbound.iter().any(|(o, _)| *o == id);
                 assert!(ours, "unrecorded request {}", raw.get());
@@ -310,7 +341,11 @@ impl PeerCheck {
         let p = params["progress"]
             .as_f64()
             .unwrap_or_else(|| panic!("progress not a number: {params}"));
-        let Some(t) = self.tokens.get_mut(&token).filter(|t| !t.holders.is_empty()) else {
+        let Some(t) = self
+            .tokens
+            .get_mut(&token)
+            .filter(|t| !t.holders.is_empty())
+        else {
             panic!("progress for a token of no open request: {params}");
         };
         if t.holders.len() == 1 {
@@ -345,7 +380,9 @@ impl PeerCheck {
         let outcome = match kind % 5 {
             0 => Outcome::Tool(CallToolResult::text("done")),
             1 => Outcome::Tool(CallToolResult::structured(json!({"sum": 3}))),
-            2 => Outcome::Value(json!({"messages": [], "contents": [], "completion": {"values": []}})),
+            2 => Outcome::Value(
+                json!({"messages": [], "contents": [], "completion": {"values": []}}),
+            ),
             3 => Outcome::NotFound("test://gone".into()),
             _ => Outcome::Error(ErrorObject::internal("failed")),
         };
@@ -356,13 +393,19 @@ impl PeerCheck {
 
     pub fn progress(&mut self, k: usize, value: f64, total: Option<f64>) {
         let Some(id) = self.running_id(k) else { return };
-        self.peer.progress(self.now, &id, value, total, Some("step".into()));
+        self.peer
+            .progress(self.now, &id, value, total, Some("step".into()));
         self.drain();
     }
 
     pub fn log_or_status(&mut self, k: usize, level: u8) {
         let Some(id) = self.running_id(k) else { return };
-        let levels = [LogLevel::Debug, LogLevel::Info, LogLevel::Error, LogLevel::Emergency];
+        let levels = [
+            LogLevel::Debug,
+            LogLevel::Info,
+            LogLevel::Error,
+            LogLevel::Emergency,
+        ];
         if level % 5 == 4 {
             self.peer.set_status(&id, "line".into());
         } else {
@@ -374,11 +417,20 @@ impl PeerCheck {
 
     /// A request of ours: from the client role, or for running work in the server role.
     pub fn request(&mut self, k: usize, with_progress: bool) {
-        let methods = ["tools/call", "ping", "tools/list", "initialize", "resources/read"];
+        let methods = [
+            "tools/call",
+            "ping",
+            "tools/list",
+            "initialize",
+            "resources/read",
+        ];
         let id = match self.peer.role() {
             Role::Client => {
                 let params = json!({"name": "echo", "arguments": {"text": "x"}});
-                Some(self.peer.request(methods[k % methods.len()], params, with_progress))
+                Some(
+                    self.peer
+                        .request(methods[k % methods.len()], params, with_progress),
+                )
             }
             Role::Server => self.running_id(k).and_then(|call| {
                 let params = json!({"messages": [], "maxTokens": 1});
@@ -411,7 +463,11 @@ impl PeerCheck {
             return;
         }
         let id = self.asked.remove(k % self.asked.len());
-        let result = if ok { Ok(json!({"roots": []})) } else { Err(ErrorObject::internal("no")) };
+        let result = if ok {
+            Ok(json!({"roots": []}))
+        } else {
+            Err(ErrorObject::internal("no"))
+        };
         self.peer.respond(&id, result);
         self.drain();
     }
@@ -425,7 +481,11 @@ impl PeerCheck {
     /// Sets the framing of what a client sends.
     pub fn set_framing(&mut self, content_length: bool) {
         if self.peer.role() == Role::Client {
-            let framing = if content_length { Framing::ContentLength } else { Framing::Newline };
+            let framing = if content_length {
+                Framing::ContentLength
+            } else {
+                Framing::Newline
+            };
             self.peer.set_framing(framing);
         }
     }

@@ -32,12 +32,20 @@ pub fn run_bytes(data: &[u8]) {
     let Some((&head, mut ops)) = data.split_first() else {
         return;
     };
-    let role = if head & 1 == 0 { Role::Server } else { Role::Client };
+    let role = if head & 1 == 0 {
+        Role::Server
+    } else {
+        Role::Client
+    };
     let content_length = head & 2 != 0;
     let max = [64 * 1024, 200, 4096, 1 << 20][usize::from(head >> 2) % 4];
     let mut check = PeerCheck::new(role, max);
     check.set_framing(content_length);
-    let framing = if content_length { Framing::ContentLength } else { Framing::Newline };
+    let framing = if content_length {
+        Framing::ContentLength
+    } else {
+        Framing::Newline
+    };
     let mut next = || -> Option<u8> {
         let (&b, rest) = ops.split_first()?;
         ops = rest;
@@ -49,7 +57,11 @@ pub fn run_bytes(data: &[u8]) {
         match op % 14 {
             0..=4 => {
                 let mut wire = Vec::new();
-                framing::encode(template_for(role, k, usize::from(b)).as_bytes(), framing, &mut wire);
+                framing::encode(
+                    template_for(role, k, usize::from(b)).as_bytes(),
+                    framing,
+                    &mut wire,
+                );
                 check.push_bytes(&wire);
             }
             5 => {
