@@ -3,6 +3,7 @@
 //! the frame decoder and the peer in both roles, with the invariants of tests/fuzz_harness/
 //! (the same checks the cargo-fuzz targets in fuzz/ run). Also the regression inputs of the
 //! crashes fuzzing found.
+#![allow(clippy::unwrap_used)]
 
 mod fuzz_harness;
 

@@ -130,88 +130,77 @@ pub fn mutate(rng: &mut Rng, body: &mut Vec<u8>, other: &[u8]) {
     }
 }
 
+/// Numbers beyond i64, u64 and f64, and number-like words JSON does not have.
+const BIG: [&[u8]; 8] = [
+    b"1e999999",
+    b"-0.0",
+    b"18446744073709551616",
+    b"1e-400",
+    b"NaN",
+    b"Infinity",
+    b"123456789012345678901234567890",
+    b"-9223372036854775808",
+];
+/// Invalid UTF-8 (lone bytes, a surrogate, beyond U+10FFFF) and NUL.
+const BAD_UTF8: [&[u8]; 5] = [
+    b"\xff",
+    b"\xc3",
+    b"\xed\xa0\x80",
+    b"\xf4\x90\x80\x80",
+    b"\0",
+];
+/// Framing noise inside a body.
+const NOISE: [&[u8]; 8] = [
+    b"\n",
+    b"\r\n",
+    b" ",
+    b"Content-Length: 3\r\n\r\n",
+    b"\xef\xbb\xbf",
+    b",",
+    b"\"",
+    b"\\",
+];
+/// Duplicated or conflicting members, inserted after the first `{`.
+const DUP: [&[u8]; 5] = [
+    b"\"id\":7,",
+    b"\"method\":\"ping\",",
+    b"\"jsonrpc\":\"1.0\",",
+    b"\"result\":{},",
+    b"\"params\":null,",
+];
+
 fn mutate_once(rng: &mut Rng, body: &mut Vec<u8>, other: &[u8]) {
-    let at = |rng: &mut Rng, b: &Vec<u8>| rng.below(b.len() + 1);
+    let at = rng.below(body.len() + 1);
     match rng.below(12) {
         0 if !body.is_empty() => {
-            let i = rng.below(body.len());
+            let i = at.min(body.len() - 1);
             body[i] ^= 1 << rng.below(8);
         }
-        1 => body.truncate(at(rng, body)),
+        1 => body.truncate(at),
         2 => {
             // Splice: our head, the other frame's tail.
-            let (i, j) = (at(rng, body), rng.below(other.len() + 1));
-            body.truncate(i);
-            body.extend_from_slice(&other[j..]);
+            body.truncate(at);
+            body.extend_from_slice(&other[rng.below(other.len() + 1)..]);
         }
         3 => {
-            let big: &[&[u8]] = &[
-                b"1e999999",
-                b"-0.0",
-                b"18446744073709551616",
-                b"1e-400",
-                b"NaN",
-                b"Infinity",
-                b"123456789012345678901234567890",
-                b"-9223372036854775808",
-            ];
-            let with = *rng.pick(big);
+            let with = *rng.pick(&BIG);
             replace_number(rng, body, with);
         }
         4 => {
             let depth = *rng.pick(&[64, 127, 128, 129, 1000]);
-            let (open, close) = if rng.one_in(2) {
-                ("[", "]")
-            } else {
-                ("{\"a\":", "}")
-            };
-            let mut nest = open.repeat(depth).into_bytes();
-            nest.extend_from_slice(close.repeat(depth).as_bytes());
-            insert_value(rng, body, &nest);
+            let (open, close) = *rng.pick(&[("[", "]"), ("{\"a\":", "}")]);
+            let nest = format!("{}{}", open.repeat(depth), close.repeat(depth));
+            insert_value(rng, body, nest.as_bytes());
         }
         5 => {
             let id = *rng.pick(&ODD_IDS);
             replace_id(rng, body, id.as_bytes());
         }
-        6 => {
-            let bad: &[&[u8]] = &[
-                b"\xff",
-                b"\xc3",
-                b"\xed\xa0\x80",
-                b"\xf4\x90\x80\x80",
-                b"\0",
-            ];
-            let i = at(rng, body);
-            let b = *rng.pick(bad);
-            body.splice(i..i, b.iter().copied());
-        }
-        7 => {
-            let noise: &[&[u8]] = &[
-                b"\n",
-                b"\r\n",
-                b" ",
-                b"Content-Length: 3\r\n\r\n",
-                b"\xef\xbb\xbf",
-                b",",
-                b"\"",
-                b"\\",
-            ];
-            let i = at(rng, body);
-            let n = *rng.pick(noise);
-            body.splice(i..i, n.iter().copied());
-        }
+        6 => drop(body.splice(at..at, rng.pick(&BAD_UTF8).iter().copied())),
+        7 => drop(body.splice(at..at, rng.pick(&NOISE).iter().copied())),
         8 => {
-            // Duplicate a member: {"id":1,"id":2,...}
-            let dup: &[&[u8]] = &[
-                b"\"id\":7,",
-                b"\"method\":\"ping\",",
-                b"\"jsonrpc\":\"1.0\",",
-                b"\"result\":{},",
-                b"\"params\":null,",
-            ];
             if let Some(i) = body.iter().position(|&b| b == b'{') {
-                let d = *rng.pick(dup);
-                body.splice(i + 1..i + 1, d.iter().copied());
+                body.splice(i + 1..i + 1, rng.pick(&DUP).iter().copied());
             }
         }
         9 => {
@@ -219,16 +208,15 @@ fn mutate_once(rng: &mut Rng, body: &mut Vec<u8>, other: &[u8]) {
             let long = "x".repeat(if rng.one_in(50) { 70_000 } else { 400 });
             insert_value(rng, body, format!("\"{long}\"").as_bytes());
         }
-        10 if !body.is_empty() => {
-            let i = rng.below(body.len());
-            let n = rng.below(body.len() - i).min(16);
-            let chunk = body[i..i + n].to_vec();
-            body.splice(i..i, chunk);
+        10 => {
+            // Repeat a chunk.
+            let n = rng.below(body.len() - at + 1).min(16);
+            let chunk = body[at..at + n].to_vec();
+            body.splice(at..at, chunk);
         }
         _ => {
-            let i = at(rng, body);
-            let j = i + rng.below(body.len() - i + 1).min(8);
-            body.drain(i..j);
+            let n = rng.below(body.len() - at + 1).min(8);
+            body.drain(at..at + n);
         }
     }
 }
