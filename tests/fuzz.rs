@@ -239,3 +239,73 @@ mod regressions {
         );
     }
 }
+
+mod more_regressions {
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+
+    use stdmcp::framing::Frame;
+    use stdmcp::manifest::Manifest;
+    use stdmcp::peer::{Config, Peer};
+
+    use super::fuzz_harness::{decoder, peer::catalog};
+
+    /// Found by cargo-fuzz (target `decoder`, limit 0): a UTF-8 BOM arriving a byte at a time
+    /// was refused as too large before its last byte could make it a BOM.
+    #[test]
+    fn a_bom_split_across_reads_is_still_a_bom() {
+        let crash = b"\x01\nCon99999998\r\n\r\"9999h:\nCon999]99999999998\r\x1a\r\n\xef\xbb\xbf";
+        decoder::check_split_invariance(crash, &[256, 256, 6, 8], 0, true);
+        let got = decoder::check_split_invariance(b"\xef\xbb\xbf{}\n", &[1], 2, true);
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].as_ref().unwrap().body, b"{}");
+    }
+
+    /// Found by cargo-fuzz (target `manifest`): `"timeoutSeconds": 4e100` panicked in
+    /// `Duration::from_secs_f64` while loading the manifest; durations are now a located
+    /// manifest error beyond a year (`heartbeatSeconds` and `killGraceMs` too).
+    #[test]
+    fn huge_manifest_durations_are_errors_not_panics() {
+        for (key, value) in [
+            ("timeoutSeconds", "4e100"),
+            ("heartbeatSeconds", "1e300"),
+            ("killGraceMs", "1e308"),
+            ("timeoutSeconds", "31536001"),
+        ] {
+            let text = format!(
+                r#"{{"name":"m","version":"1","defaults":{{"{key}":{value}}},"tools":[]}}"#
+            );
+            let errors = Manifest::parse(&text, &std::env::temp_dir()).unwrap_err();
+            let shown = errors[0].to_string();
+            assert!(shown.contains(key) && shown.contains("a year"), "{shown}");
+        }
+        let text =
+            r#"{"name":"m","version":"1","defaults":{"timeoutSeconds":31536000},"tools":[]}"#;
+        assert!(Manifest::parse(text, &std::env::temp_dir()).is_ok());
+    }
+
+    /// A relative of the manifest crash: a heartbeat interval the clock cannot add (the Rust
+    /// API takes any `Duration`) panicked in `Instant + Duration`; now it means no heartbeat.
+    #[test]
+    fn an_endless_heartbeat_interval_means_no_heartbeat() {
+        let config = Config {
+            heartbeat: Duration::MAX,
+            ..Config::default()
+        };
+        let mut peer = Peer::server(Arc::new(catalog()), config);
+        let now = Instant::now();
+        for body in [
+            r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"sleep","arguments":{},"_meta":{"progressToken":1}}}"#,
+        ] {
+            let frame = Frame {
+                body: body.as_bytes().to_vec(),
+                framing: stdmcp::framing::Framing::Newline,
+            };
+            peer.handle_frame(now, frame);
+        }
+        assert_eq!(peer.calls_in_flight(), 1);
+        assert_eq!(peer.poll_timeout(), None);
+        peer.handle_timeout(now + Duration::from_secs(3600));
+    }
+}

@@ -317,8 +317,8 @@ impl FrameDecoder {
     fn line_pending(&mut self) -> Step {
         let pending = &self.buf[self.pos..];
         let body = pending.strip_prefix(BOM).unwrap_or(pending);
-        // The body may still lose one trailing `\r`.
-        if body.len() <= self.max.saturating_add(1) {
+        // The body may still lose one trailing `\r`, and a partial BOM may still become one.
+        if body.len() <= self.max.saturating_add(1) || BOM.starts_with(pending) {
             return Step::Wait;
         }
         let kind = header_start(body, false);
