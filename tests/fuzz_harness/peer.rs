@@ -66,9 +66,14 @@ struct Sent<'a> {
     method: Option<&'a RawValue>,
     #[serde(borrow)]
     params: Option<&'a RawValue>,
-    #[serde(borrow)]
+    /// `Some` even for `"result": null`, a valid result.
+    #[serde(borrow, default, deserialize_with = "present")]
     result: Option<&'a RawValue>,
     error: Option<ErrorShape>,
+}
+
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
+    serde::Deserialize::deserialize(d).map(Some)
 }
 
 /// A JSON-RPC error object: integer code, string message.
