@@ -2,7 +2,7 @@
 //!
 //! Two framings are accepted and detected per frame:
 //! * newline-delimited JSON: one frame per `\n`-terminated line (trailing `\r` and a
-//!   leading UTF-8 BOM stripped, blank lines skipped);
+//!   leading UTF-8 BOM stripped, blank lines skipped, though one longer than the frame limit is too large);
 //! * LSP style: a header block (`Content-Length: N`, other headers ignored, lines ending in
 //!   `\n` or `\r\n`) terminated by an empty line, then exactly `N` body bytes.
 //!
@@ -236,7 +236,7 @@ impl FrameDecoder {
         let result = match std::mem::replace(&mut self.state, State::Line) {
             State::Line => {
                 let line = strip_line(&self.buf[self.pos..]);
-                if is_blank(line) {
+                if is_blank_frame(line, self.max) {
                     None
                 } else if header_start(line, true) == Some(true) {
                     Some(Err(bad(ENDED_INSIDE)))
@@ -290,7 +290,7 @@ impl FrameDecoder {
         self.pos = nl + 1;
         self.scan = nl + 1;
         let line = strip_line(&self.buf[start..nl]);
-        if is_blank(line) {
+        if is_blank_frame(line, self.max) {
             return Step::Again;
         }
         if header_start(line, true) == Some(true) {
@@ -317,8 +317,8 @@ impl FrameDecoder {
     fn line_pending(&mut self) -> Step {
         let pending = &self.buf[self.pos..];
         let body = pending.strip_prefix(BOM).unwrap_or(pending);
-        // The body may still lose one trailing `\r`.
-        if body.len() <= self.max.saturating_add(1) {
+        // The body may still lose one trailing `\r`, and a partial BOM may still become one.
+        if body.len() <= self.max.saturating_add(1) || BOM.starts_with(pending) {
             return Step::Wait;
         }
         let kind = header_start(body, false);
@@ -480,6 +480,12 @@ fn is_ws(b: u8) -> bool {
 
 fn is_blank(line: &[u8]) -> bool {
     line.iter().all(|&b| is_ws(b))
+}
+
+/// A blank line between frames, skipped. One longer than the limit is too large instead, as
+/// it is when it arrives in pieces (then it is refused before its end is seen, to bound memory).
+fn is_blank_frame(line: &[u8], max: usize) -> bool {
+    line.len() <= max && is_blank(line)
 }
 
 /// Does this line begin a header block? `None`: cannot tell yet (partial line).

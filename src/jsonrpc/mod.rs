@@ -196,7 +196,7 @@ pub const QUOTE_MAX: usize = 200;
 pub const MESSAGE_MAX: usize = 4096;
 
 /// `s` as an error message quotes it: whole when at most [`QUOTE_MAX`] bytes, else its
-/// start, cut at a character boundary, and its length.
+/// start, cut at a character boundary, and its length, in at most [`QUOTE_MAX`] bytes.
 pub fn quote(s: &str) -> Cow<'_, str> {
     clip(s, QUOTE_MAX)
 }
@@ -205,11 +205,14 @@ fn clip(s: &str, max: usize) -> Cow<'_, str> {
     if s.len() <= max {
         return Cow::Borrowed(s);
     }
-    let mut end = max;
+    // The whole result, marker included, stays within `max`, so clipping twice changes
+    // nothing (a message read back and written again is the same message).
+    let marker = format!("… ({} bytes)", s.len());
+    let mut end = max.saturating_sub(marker.len());
     while !s.is_char_boundary(end) {
         end -= 1;
     }
-    Cow::Owned(format!("{}… ({} bytes)", &s[..end], s.len()))
+    Cow::Owned(format!("{}{marker}", &s[..end]))
 }
 
 /// A request: it expects a response with the same id.
@@ -469,8 +472,7 @@ pub fn write_request<T: Serialize + ?Sized>(
     id.write_json(out);
     out.extend_from_slice(br#","method":"#);
     write_json_str(out, method);
-    out.extend_from_slice(br#","params":"#);
-    write_value(out, params)?;
+    write_params(out, params)?;
     out.push(b'}');
     Ok(())
 }
@@ -483,9 +485,21 @@ pub fn write_notification<T: Serialize + ?Sized>(
 ) -> Result<(), ErrorObject> {
     out.extend_from_slice(br#"{"jsonrpc":"2.0","method":"#);
     write_json_str(out, method);
-    out.extend_from_slice(br#","params":"#);
-    write_value(out, params)?;
+    write_params(out, params)?;
     out.push(b'}');
+    Ok(())
+}
+
+/// Appends `,"params":…`, or nothing for `null` params: JSON-RPC 2.0 §4.2 allows only a
+/// structured value or no member at all, and [`parse`] reads absent params as `null`.
+fn write_params<T: Serialize + ?Sized>(out: &mut Vec<u8>, params: &T) -> Result<(), ErrorObject> {
+    let start = out.len();
+    out.extend_from_slice(br#","params":"#);
+    let value_start = out.len();
+    write_value(out, params)?;
+    if &out[value_start..] == b"null" {
+        out.truncate(start);
+    }
     Ok(())
 }
 

@@ -122,7 +122,10 @@ fn errors_quote_a_bounded_part_of_the_input() {
     assert_eq!(quote("é"), "é");
     let odd = format!("x{}", "é".repeat(200)); // byte 200 falls inside a character
     let cut = quote(&odd);
-    assert_eq!(cut, format!("x{}… (401 bytes)", "é".repeat(99)));
+    assert_eq!(cut, format!("x{}… (401 bytes)", "é".repeat(92)));
+    // Within the bound, marker included, so quoting again changes nothing.
+    assert!(cut.len() <= QUOTE_MAX);
+    assert_eq!(quote(&cut), cut);
     let mut out = Vec::new();
     let long = ErrorObject::internal("m".repeat(MESSAGE_MAX * 2));
     write_error(&mut out, None, &long);

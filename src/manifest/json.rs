@@ -7,6 +7,10 @@ use serde_json::{Map, Value};
 
 use super::ManifestError;
 
+/// The longest duration a manifest may set, in seconds: a year, far beyond any real run, and
+/// small enough that a deadline (`Instant + duration`) never overflows.
+pub(super) const MAX_SECONDS: f64 = 365.0 * 24.0 * 3600.0;
+
 /// Collects problems while reading.
 pub(super) struct Errors(pub(super) Vec<ManifestError>);
 
@@ -136,12 +140,28 @@ impl<'a> Obj<'a> {
     }
 
     pub(super) fn seconds(&self, key: &str, errs: &mut Errors) -> Option<Duration> {
-        self.number(key, 0.0, errs).map(Duration::from_secs_f64)
+        self.duration(key, 0.0, 1.0, errs)
     }
 
     pub(super) fn millis(&self, key: &str, errs: &mut Errors) -> Option<Duration> {
-        self.number(key, 0.0, errs)
-            .map(|ms| Duration::from_secs_f64(ms / 1000.0))
+        self.duration(key, 0.0, 1000.0, errs)
+    }
+
+    /// A duration in units of `1/per_second` s, from `min` units to a year ([`MAX_SECONDS`]).
+    pub(super) fn duration(
+        &self,
+        key: &str,
+        min: f64,
+        per_second: f64,
+        errs: &mut Errors,
+    ) -> Option<Duration> {
+        let x = self.number(key, min, errs)?;
+        let max = MAX_SECONDS * per_second;
+        if x > max {
+            errs.add(&self.at(key), format!("must be at most {max} (a year)"));
+            return None;
+        }
+        Some(Duration::from_secs_f64(x / per_second))
     }
 
     pub(super) fn strings(&self, key: &str, errs: &mut Errors) -> Vec<String> {

@@ -2,7 +2,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use serde_json::Value;
 
@@ -128,8 +127,8 @@ fn defaults(v: &Value, errs: &mut Errors) -> Defaults {
     if let Some(n) = o.count("maxOutputBytes", errs) {
         d.max_output_bytes = n;
     }
-    if let Some(h) = o.number("heartbeatSeconds", 0.01, errs) {
-        d.heartbeat = Duration::from_secs_f64(h);
+    if let Some(h) = o.duration("heartbeatSeconds", 0.01, 1.0, errs) {
+        d.heartbeat = h;
     }
     if let Some(n) = o.count("maxConcurrentCalls", errs) {
         d.max_concurrent_calls = n;

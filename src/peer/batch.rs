@@ -15,7 +15,22 @@ pub(super) struct Batch {
     pub open: bool,
 }
 
+impl Batch {
+    /// Removes one pending entry for `id` (a batch may hold the same id twice).
+    pub fn take_pending(&mut self, id: &RequestId) {
+        if let Some(i) = self.pending.iter().position(|p| p == id) {
+            self.pending.remove(i);
+        }
+    }
+}
+
 impl Peer {
+    /// The batch being read (there is at most one): found afresh after each item, since
+    /// answering an item can complete and remove an earlier batch.
+    fn open_batch(&self) -> Option<usize> {
+        self.batches.iter().position(|b| b.open)
+    }
+
     pub(super) fn server_batch(
         &mut self,
         now: Instant,
@@ -48,7 +63,6 @@ impl Peer {
             responses: Vec::new(),
             open: true,
         });
-        let index = self.batches.len() - 1;
         for item in items {
             match item {
                 Ok(Message::Request(r)) if r.method == method::INITIALIZE => {
@@ -61,12 +75,16 @@ impl Peer {
                 Err(invalid) => {
                     let mut out = Vec::new();
                     jsonrpc::write_error(&mut out, invalid.id.as_ref(), &invalid.error);
-                    self.batches[index].responses.push(out);
+                    if let Some(i) = self.open_batch() {
+                        self.batches[i].responses.push(out);
+                    }
                 }
             }
         }
-        self.batches[index].open = false;
-        self.flush_batch(index);
+        if let Some(i) = self.open_batch() {
+            self.batches[i].open = false;
+            self.flush_batch(i);
+        }
     }
 
     pub(super) fn flush_batch(&mut self, index: usize) {
@@ -91,7 +109,7 @@ impl Peer {
 
     pub(super) fn forget_in_batches(&mut self, id: &RequestId) {
         if let Some(i) = self.batches.iter().position(|b| b.pending.contains(id)) {
-            self.batches[i].pending.retain(|p| p != id);
+            self.batches[i].take_pending(id);
             self.flush_batch(i);
         }
     }

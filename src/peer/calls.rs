@@ -325,7 +325,8 @@ impl Peer {
         self.calls
             .values()
             .filter(|c| c.live_token().is_some())
-            .map(|c| c.last_report + self.config.heartbeat)
+            // A heartbeat interval too long for the clock means no heartbeat.
+            .filter_map(|c| c.last_report.checked_add(self.config.heartbeat))
             .min()
     }
 
@@ -342,7 +343,10 @@ impl Peer {
             .calls
             .iter()
             .filter(|(_, c)| {
-                c.live_token().is_some() && now >= c.last_report + self.config.heartbeat
+                c.live_token().is_some()
+                    && c.last_report
+                        .checked_add(self.config.heartbeat)
+                        .is_some_and(|due| now >= due)
             })
             .map(|(id, _)| id.clone())
             .collect();

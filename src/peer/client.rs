@@ -161,11 +161,14 @@ impl Peer {
             match item {
                 Ok(Message::Response(r)) => self.handle_response(r),
                 Ok(Message::Notification(n)) if n.method == method::PROGRESS => {
+                    // A notification without a token matches no request (not every request
+                    // sent without one).
                     let token = n.params.get("progressToken");
-                    let live = self
-                        .outbound
-                        .values()
-                        .any(|o| !o.cancelled && o.progress_token.as_ref() == token);
+                    let live = token.is_some_and(|t| {
+                        self.outbound
+                            .values()
+                            .any(|o| !o.cancelled && o.progress_token.as_ref() == Some(t))
+                    });
                     if live {
                         self.effects.push_back(Effect::Notification(n));
                     }

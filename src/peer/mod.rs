@@ -397,13 +397,20 @@ impl Peer {
         }
     }
 
-    /// Sends a response, or holds it for the batch it belongs to.
+    /// Sends a response, or holds it for the batch it belongs to: the batch being read if it
+    /// holds the id, else a batch waiting for that id's work, once the work has ended (while
+    /// it runs, a response with its id answers another request that reuses the id).
     fn respond_json(&mut self, id: &RequestId, json: Vec<u8>) {
-        match self.batches.iter().position(|b| b.pending.contains(id)) {
+        let holds = |b: &batch::Batch| b.pending.contains(id);
+        let batch = match self.batches.iter().position(|b| b.open && holds(b)) {
+            Some(i) => Some(i),
+            None if self.calls.contains_key(id) => None,
+            None => self.batches.iter().position(holds),
+        };
+        match batch {
             Some(i) => {
-                let batch = &mut self.batches[i];
-                batch.pending.retain(|p| p != id);
-                batch.responses.push(json);
+                self.batches[i].take_pending(id);
+                self.batches[i].responses.push(json);
                 self.flush_batch(i);
             }
             None => self.send_json(json),
