@@ -437,7 +437,11 @@ fn limits_apply_and_escaped_processes_die_with_the_session() {
     );
     let escaped: i32 = out.trim().parse().unwrap();
     assert!(alive(escaped));
-    ok(&mut p, 4, "jail_stop", json!({}));
+    let t = ok(&mut p, 4, "jail_stop", json!({}));
+    assert!(
+        t.contains("process group was killed") && !t.contains("memory"),
+        "{t}"
+    );
     wait_gone(&[escaped]);
     p.finish();
 }

@@ -1,5 +1,6 @@
 //! What the session tools do: start, send, interrupt, stop, restart, list.
 
+use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -405,8 +406,13 @@ pub fn stop(reg: &Arc<Registry>, kind: &Arc<SessionKind>, name: &str, call: &Cal
     reg.remove(&key);
     drop(turn);
     Ok(match proc.and_then(|p| p.exit().map(|s| (p.pid, s))) {
+        // Killed by the stop itself: say so, not "perhaps out of memory".
+        Some((pid, s)) if s.signal() == Some(libc::SIGKILL) => format!(
+            "Stopped {} (pid {pid}; its process group was killed).",
+            label(&key)
+        ),
         Some((pid, s)) => format!(
-            "Stopped {} (pid {pid}; it {}).",
+            "Stopped {} (pid {pid}; it had {}).",
             label(&key),
             describe_exit(&s)
         ),
