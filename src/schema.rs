@@ -1,4 +1,5 @@
-//! A small JSON Schema (2020-12) validator for tool arguments (mcp-spec.md §5.3, §9).
+//! A small JSON Schema (2020-12) validator for tool arguments (MCP 2025-11-25, Tools: Input Schema;
+//! JSON Schema Usage).
 //!
 //! It checks the keywords tools actually use: `type`, `enum`, `const`, `required`,
 //! `properties`, `additionalProperties`, `items`, `minItems`/`maxItems`,

@@ -1,4 +1,4 @@
-//! JSON-RPC 2.0 wire types, as MCP restricts them (mcp-spec.md §1.1).
+//! JSON-RPC 2.0 wire types, as MCP restricts them (MCP 2025-11-25, Base Protocol: Messages).
 //!
 //! Parsing goes from one frame body to [`Incoming`]; writing goes from typed values to compact
 //! JSON text (no newline: framing adds that). Ids are kept exactly as sent: `1` and `"1"` are
@@ -13,7 +13,8 @@ use serde::ser::{Serialize, Serializer};
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-/// A request id, exactly as the sender wrote it (mcp-spec.md §1.1: string or integer, never null).
+/// A request id, exactly as the sender wrote it (MCP 2025-11-25, Base Protocol: Requests: a string or
+/// an integer, never null).
 #[derive(Clone, PartialEq, Eq, Hash)]
 pub enum RequestId {
     /// An integer id; the text holds its digits as sent (so `9007199254740993` survives).
@@ -119,7 +120,7 @@ impl ErrorCode {
     pub const INVALID_PARAMS: ErrorCode = ErrorCode(-32602);
     /// Internal error.
     pub const INTERNAL_ERROR: ErrorCode = ErrorCode(-32603);
-    /// Resource not found (legacy era only; mcp-spec.md §1.3).
+    /// Resource not found (handshake era only; MCP 2025-11-25, Resources: Error Handling).
     pub const RESOURCE_NOT_FOUND: ErrorCode = ErrorCode(-32002);
     /// A client capability this request needs was not declared (2026-07-28).
     pub const MISSING_CLIENT_CAPABILITY: ErrorCode = ErrorCode(-32021);
@@ -435,7 +436,8 @@ pub fn write_result<T: Serialize + ?Sized>(
     Ok(())
 }
 
-/// Writes an error response. The id is omitted when it could not be read (mcp-spec.md §11 Q5).
+/// Writes an error response. The id is omitted when it could not be read (JSON-RPC 2.0 asks for `id: null` there; MCP
+/// forbids null ids, so the member is left out).
 pub fn write_error(out: &mut Vec<u8>, id: Option<&RequestId>, error: &ErrorObject) {
     out.extend_from_slice(br#"{"jsonrpc":"2.0","#);
     if let Some(id) = id {

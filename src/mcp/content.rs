@@ -1,4 +1,4 @@
-//! Content blocks and tool results (mcp-spec.md §5.3).
+//! Content blocks and tool results (MCP 2025-11-25, Tools: Tool Result).
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -249,7 +249,8 @@ impl CallToolResult {
     }
 
     /// A successful result carrying structured output, with its JSON also given as text
-    /// (mcp-spec.md §5.3: a tool returning structured content SHOULD also serialize it).
+    /// (MCP 2025-11-25, Tools: Structured Content: a tool returning structured content
+    /// SHOULD also serialize it).
     pub fn structured(value: Value) -> CallToolResult {
         CallToolResult {
             content: vec![Content::text(value.to_string())],

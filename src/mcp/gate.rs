@@ -1,5 +1,5 @@
 //! Output gating: nothing newer than the negotiated revision reaches the client
-//! (mcp-spec.md §2.5). Each function takes what the server built for the newest revision and
+//! (each revision's schema). Each function takes what the server built for the newest revision and
 //! returns what revision `v` may see; unknown constructs degrade to text rather than vanish.
 
 use serde_json::Value;

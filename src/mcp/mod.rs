@@ -1,4 +1,4 @@
-//! MCP types for 2024-11-05 to 2026-07-28 (mcp-spec.md §2, §4, §5, §8).
+//! MCP types for 2024-11-05 to 2026-07-28 (the published schema of each revision).
 //!
 //! One set of types serves every revision: fields a revision lacks are `Option`s, and
 //! [`gate`] removes what the negotiated revision does not know before anything is written.
@@ -43,7 +43,7 @@ pub mod method {
     pub const ROOTS_LIST: &str = "roots/list";
 }
 
-/// Reserved `_meta` keys of 2026-07-28 (mcp-spec.md §2.2).
+/// Reserved `_meta` keys of 2026-07-28 (MCP 2026-07-28, request metadata).
 pub mod meta_key {
     #![allow(missing_docs)]
     pub const PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
@@ -125,7 +125,7 @@ pub struct ToolAnnotations {
     pub open_world_hint: Option<bool>,
 }
 
-/// A tool definition as `tools/list` shows it (mcp-spec.md §5.2).
+/// A tool definition as `tools/list` shows it (MCP 2025-11-25, Tools: Tool).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Tool {
@@ -247,7 +247,7 @@ pub struct ResourceTemplate {
     pub mime_type: Option<String>,
 }
 
-/// Log levels, least severe first (RFC 5424, mcp-spec.md §4.3).
+/// Log levels, least severe first (RFC 5424; MCP 2025-11-25, Server Utilities: Logging).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum LogLevel {

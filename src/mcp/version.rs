@@ -1,4 +1,4 @@
-//! Protocol revisions and what each one allows (mcp-spec.md §0, §2.5).
+//! Protocol revisions and what each one allows (the revisions' changelogs).
 
 use std::fmt;
 

@@ -1,4 +1,4 @@
-//! JSON-RPC batches, allowed only in protocol revision 2025-03-26 (mcp-spec.md §1.2): every
+//! JSON-RPC batches, allowed only in protocol revision 2025-03-26 (MCP 2025-03-26, Base Protocol: Batching): every
 //! request's response is collected, and one array is written when the last one is ready.
 
 use std::time::Instant;
@@ -7,7 +7,7 @@ use super::Peer;
 use crate::jsonrpc::{self, ErrorObject, Message, RequestId};
 use crate::mcp::{method, ProtocolVersion};
 
-/// A 2025-03-26 batch whose responses are collected into one array (mcp-spec.md §1.2).
+/// A 2025-03-26 batch whose responses are collected into one array (MCP 2025-03-26, Base Protocol: Batching).
 #[derive(Debug)]
 pub(super) struct Batch {
     pub pending: Vec<RequestId>,

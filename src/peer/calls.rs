@@ -1,5 +1,5 @@
 //! Server role: the table of requests whose work is running, with cancellation, progress
-//! (strictly increasing, never after the response or the cancel; mcp-spec.md §4.1, §4.2),
+//! (strictly increasing, never after the response or the cancel; MCP 2025-11-25, Utilities: Cancellation and Progress),
 //! heartbeats and request-scoped log messages (§4.3).
 
 use std::time::{Duration, Instant};
@@ -31,7 +31,7 @@ pub(super) struct Inflight {
     pub version: ProtocolVersion,
     /// 2026-07-28 path: results carry `resultType` and server info.
     pub modern: bool,
-    /// The result carries caching hints in 2026-07-28 (`resources/read`, mcp-spec.md §4.8).
+    /// The result carries caching hints in 2026-07-28 (`resources/read`, MCP 2026-07-28, Caching).
     pub cacheable: bool,
     pub progress_token: Option<Value>,
     /// Per-request log level (2026-07-28), or `None`.
@@ -272,7 +272,7 @@ impl Peer {
 
     /// Sends a log message for a request's work, as its era allows: in the handshake era
     /// after `logging/setLevel` at or above that level; in 2026-07-28 only when the request
-    /// carried a log level (mcp-spec.md §4.3). Returns whether it was sent.
+    /// carried a log level (MCP 2025-11-25, Server Utilities: Logging). Returns whether it was sent.
     pub fn log(
         &mut self,
         id: &RequestId,

@@ -1,5 +1,5 @@
 //! Requests this side sends: the client role, and a legacy server's requests to its client
-//! (sampling, elicitation, roots; mcp-spec.md §7.1). Outbound ids count up; a cancelled
+//! (sampling, elicitation, roots; MCP 2025-11-25, Client Features). Outbound ids count up; a cancelled
 //! request's late response and progress are dropped (§4.1).
 
 use std::time::Instant;
@@ -117,7 +117,7 @@ impl Peer {
     }
 
     /// Sends a request to the client on behalf of the running call `call` (server role,
-    /// handshake era only: 2026-07-28 servers must not send requests, mcp-spec.md §7.2).
+    /// handshake era only: 2026-07-28 servers must not send requests, MCP 2026-07-28, Multi Round-Trip Requests).
     pub fn request_for_call(
         &mut self,
         call: &RequestId,

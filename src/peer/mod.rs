@@ -85,7 +85,7 @@ pub struct Config {
     pub heartbeat: Duration,
     /// Items per page of list results.
     pub page_size: usize,
-    /// `ttlMs` on list results of the 2026-07-28 era (mcp-spec.md §4.8).
+    /// `ttlMs` on list results of the 2026-07-28 era (MCP 2026-07-28, Caching).
     pub list_ttl_ms: u64,
     /// Requests whose work runs at once; later ones wait in arrival order for one to finish
     /// (the runtime's worker pool has the same limit). Heartbeats of waiting requests say so.

@@ -1,4 +1,5 @@
-//! The stateless 2026-07-28 path (mcp-spec.md §2.2-§2.4, §4.7, §4.8): per-request version
+//! The stateless 2026-07-28 path (MCP 2026-07-28: request metadata, Server Discovery,
+//! Lifecycle: Backward Compatibility, Subscriptions, Caching): per-request version
 //! and capabilities, `server/discover`, `subscriptions/listen`, and the fields every result
 //! carries.
 
@@ -88,7 +89,7 @@ impl Peer {
     }
 
     /// Adds what every 2026-07-28 result carries: `resultType`, server info, and for
-    /// cacheable results `ttlMs`/`cacheScope` (mcp-spec.md §1.1, §2.2, §4.8).
+    /// cacheable results `ttlMs`/`cacheScope` (MCP 2026-07-28, Caching).
     pub(super) fn send_modern_result<T: Serialize + ?Sized>(
         &mut self,
         id: &RequestId,

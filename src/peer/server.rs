@@ -1,6 +1,6 @@
 //! Server role: era selection, the handshake, the method tables of both eras, batches.
 //!
-//! Dispatch follows mcp-spec.md §2.4: a request whose `_meta` names a protocol version takes
+//! Dispatch follows MCP 2026-07-28, Lifecycle: Backward Compatibility: a request whose `_meta` names a protocol version takes
 //! the stateless 2026-07-28 path; `initialize` starts a handshake-era session; a session's
 //! requests use its negotiated revision; anything else is answered at once, never left silent.
 
@@ -35,7 +35,7 @@ const SESSION_METHODS: [&str; 13] = [
     method::LOGGING_SET_LEVEL,
 ];
 
-/// A handshake-era session (mcp-spec.md §2.1).
+/// A handshake-era session (MCP 2025-11-25, Lifecycle).
 #[derive(Debug)]
 pub(super) struct Session {
     pub version: ProtocolVersion,
@@ -82,7 +82,7 @@ impl Peer {
                 }
             }
             method::CANCELLED => {
-                // A missing or unknown id is ignored (mcp-spec.md §4.1).
+                // A missing or unknown id is ignored (MCP 2025-11-25, Utilities: Cancellation).
                 let Some(id) = n.params.get("requestId").and_then(RequestId::from_value) else {
                     return;
                 };
@@ -188,7 +188,8 @@ impl Peer {
             return self.send_error(Some(&req.id), &e);
         };
         // Answer with the client's revision when supported, else the newest legacy one
-        // (mcp-spec.md §2.1: never error on an unknown version).
+        // (MCP 2025-11-25, Lifecycle: Version Negotiation: answer with a supported
+        // version, never an error).
         let version = ProtocolVersion::parse(asked)
             .filter(|v| v.is_legacy())
             .unwrap_or(ProtocolVersion::NEWEST_LEGACY);
@@ -216,7 +217,8 @@ impl Peer {
         self.send_result(&req.id, &result);
     }
 
-    /// The server's capabilities for a revision (mcp-spec.md §2.1, §2.2).
+    /// The server's capabilities for a revision (MCP 2025-11-25, Lifecycle: Capability Negotiation;
+    /// 2026-07-28, Server Discovery).
     pub(super) fn capabilities(&self, v: ProtocolVersion, modern: bool) -> Value {
         let c = &self.catalog;
         let mut caps = json!({ "tools": { "listChanged": false }, "logging": {} });
@@ -331,7 +333,7 @@ impl Peer {
         }
     }
 
-    /// A page of a list result (mcp-spec.md §4.5); the cursor is the offset, as text.
+    /// A page of a list result (MCP 2025-11-25, Utilities: Pagination); the cursor is the offset, as text.
     pub(super) fn list<T, U: Serialize>(
         &mut self,
         req: &Request,
@@ -409,7 +411,7 @@ impl Peer {
             let e = ErrorObject::invalid_params(format!("Unknown tool: {}", jsonrpc::quote(name)));
             return self.send_error(Some(&req.id), &e);
         };
-        // A tool that needs a client capability this request lacks (mcp-spec.md §2.2):
+        // A tool that needs a client capability this request lacks (MCP 2026-07-28, request metadata):
         // -32021 in 2026-07-28, a tool error before (the code does not exist there).
         let requires = self
             .catalog
@@ -427,7 +429,7 @@ impl Peer {
             return self.send_result(&req.id, &result);
         }
         // Arguments that fail the schema are a tool error the model can correct, in every
-        // revision (mcp-spec.md §5.3, §11 Q4).
+        // revision (MCP 2025-11-25, Tools: Error Handling).
         if let Err(problem) = schema::validate(&self.catalog.tools[index].input_schema, &arguments)
         {
             let result = gate::call_result(
