@@ -14,6 +14,7 @@
 
 mod capture;
 mod limits;
+pub mod on_cancel;
 pub mod orphans;
 mod pipes;
 mod server;
