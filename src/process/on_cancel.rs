@@ -65,6 +65,10 @@ pub struct Pending {
 impl Pending {
     /// Registers (or replaces) the pending command of call `id` (a plain call id).
     pub fn register(id: &str, cmd: &Command) -> Option<Pending> {
+        if cmd.program.as_os_str().as_bytes().contains(&b'=') {
+            log::warn!("onCancel program {} has `=` in its path: not registered", cmd.program.display());
+            return None;
+        }
         let dir = dir()?;
         let path = dir.join(id);
         let tmp = dir.join(format!(".{id}.tmp"));
@@ -106,18 +110,18 @@ fn quote(out: &mut Vec<u8>, s: &[u8]) {
     out.extend_from_slice(b"' ");
 }
 
-/// The file's text: `exec timeout -s KILL N env -i 'K=V'… 'program' 'arg'…`.
+/// The file's text: `exec timeout -s KILL N env -i -- 'K=V'… 'program' 'arg'…` (the
+/// program is absolute; one with `=` in its path is refused by [`Pending::register`]).
 fn script(cmd: &Command) -> Vec<u8> {
     let secs = cmd.timeout.as_secs().max(1);
-    let mut out = format!("exec timeout -s KILL {secs} env -i ").into_bytes();
+    // `--` before the assignments: after the first one, `env` would take `--` for the program.
+    let mut out = format!("exec timeout -s KILL {secs} env -i -- ").into_bytes();
     for (k, v) in &cmd.env {
         let mut kv = k.as_bytes().to_vec();
         kv.push(b'=');
         kv.extend_from_slice(v.as_bytes());
         quote(&mut out, &kv);
     }
-    // `env` would take a program name containing `=` for a variable: say where it starts.
-    out.extend_from_slice(b"-- ");
     quote(&mut out, cmd.program.as_os_str().as_bytes());
     for a in &cmd.args {
         quote(&mut out, a.as_bytes());
