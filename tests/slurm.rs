@@ -118,7 +118,10 @@ fn wait_jobs(conf: &str, server: i32, what: &str, pred: impl Fn(&[(String, Strin
         if pred(&now) {
             return;
         }
-        assert!(Instant::now() < deadline, "waited in vain for {what}: {now:?}");
+        assert!(
+            Instant::now() < deadline,
+            "waited in vain for {what}: {now:?}"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
 }
@@ -162,7 +165,12 @@ fn cancel_removes_the_job_from_squeue() {
     let Some((conf, _one)) = slurm() else { return };
     let mut p = serve(&conf, None);
     let server = p.pid();
-    p.call(json!(1), "z3_text", json!({"script": ENDLESS}), Some(json!("t")));
+    p.call(
+        json!(1),
+        "z3_text",
+        json!({"script": ENDLESS}),
+        Some(json!("t")),
+    );
     wait_jobs(&conf, server, "the job to run", running(1));
     let begin = Instant::now();
     p.notify("notifications/cancelled", json!({"requestId": 1}));
@@ -172,7 +180,10 @@ fn cancel_removes_the_job_from_squeue() {
     eprintln!("cancel -> job gone from squeue: {:?}", begin.elapsed());
     let (rest, status) = p.finish();
     assert!(status.success());
-    assert!(rest.iter().all(|m| m["id"] != json!(1)), "cancelled call answered");
+    assert!(
+        rest.iter().all(|m| m["id"] != json!(1)),
+        "cancelled call answered"
+    );
 }
 
 #[test]
@@ -205,10 +216,16 @@ fn sigkill_of_the_server_removes_every_job_it_had() {
     send_signal(server, libc::SIGKILL);
     p.wait_exit();
     let begin = Instant::now();
-    wait_jobs(&conf, server, "the dead server's jobs to leave squeue", |j| {
-        j.is_empty()
-    });
-    eprintln!("server SIGKILL -> all jobs gone from squeue: {:?}", begin.elapsed());
+    wait_jobs(
+        &conf,
+        server,
+        "the dead server's jobs to leave squeue",
+        |j| j.is_empty(),
+    );
+    eprintln!(
+        "server SIGKILL -> all jobs gone from squeue: {:?}",
+        begin.elapsed()
+    );
 }
 
 #[test]
@@ -246,4 +263,67 @@ fn twenty_concurrent_calls_queue_report_it_and_all_complete() {
         queued.len()
     );
     p.finish();
+}
+
+/// The figures of docs/cluster.md: 200 calls queued on the node at once (one job per CPU
+/// runs, the rest wait), the server's threads and memory while they wait, then shutdown
+/// by stdin EOF with all of them in flight. Run with
+/// `cargo test --test slurm -- --ignored --nocapture measure`.
+#[test]
+#[ignore = "a measurement (docs/cluster.md), not a check"]
+fn measure_200_queued_calls() {
+    let Some((conf, _one)) = slurm() else { return };
+    const N: usize = 200;
+    let mut p = serve(&conf, None);
+    let server = p.pid();
+    let begin = Instant::now();
+    for id in 0..N {
+        p.call(
+            json!(id),
+            "z3_text",
+            json!({"script": ENDLESS}),
+            Some(json!(id)),
+        );
+    }
+    wait_jobs(&conf, server, "all jobs in squeue", |j| j.len() == N);
+    let submitted = begin.elapsed();
+    let status = std::fs::read_to_string(format!("/proc/{server}/status")).unwrap();
+    let field = |k: &str| {
+        status
+            .lines()
+            .find(|l| l.starts_with(k))
+            .map_or(String::new(), |l| l[k.len()..].trim().to_owned())
+    };
+    let sruns = common::children_named(server, "srun");
+    let srun_rss_kb: u64 = sruns
+        .iter()
+        .filter_map(|pid| std::fs::read_to_string(format!("/proc/{pid}/status")).ok())
+        .filter_map(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmRSS:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+        })
+        .sum();
+    let srun_threads: usize = sruns
+        .iter()
+        .filter_map(|pid| std::fs::read_dir(format!("/proc/{pid}/task")).ok())
+        .map(|d| d.count())
+        .sum();
+    eprintln!(
+        "{N} calls in squeue after {submitted:?}; server: Threads {}, VmRSS {}, VmSize {}; \
+         {} srun processes: {srun_threads} threads, {srun_rss_kb} kB RSS in all",
+        field("Threads:"),
+        field("VmRSS:"),
+        field("VmSize:"),
+        sruns.len()
+    );
+    let stop = Instant::now();
+    p.close_stdin();
+    p.drain_to_exit();
+    let exited = stop.elapsed();
+    wait_jobs(&conf, server, "all jobs gone", |j| j.is_empty());
+    eprintln!(
+        "stdin EOF -> server exited {exited:?}, all {N} jobs gone from squeue {:?}",
+        stop.elapsed()
+    );
 }

@@ -102,9 +102,9 @@ impl Hooks {
         let mut changed = false;
         for (k, v) in found {
             // The first value of a name wins: later output cannot redirect the cancel.
-            if !st.values.contains_key(&k) {
-                log::debug!("call {}: captured {k}={v}", self.call_id);
-                st.values.insert(k, v);
+            if let std::collections::btree_map::Entry::Vacant(e) = st.values.entry(k) {
+                log::debug!("call {}: captured {}={v}", self.call_id, e.key());
+                e.insert(v);
                 changed = true;
             }
         }

@@ -41,7 +41,6 @@ pub struct Remote {
     pub on_cancel_timeout: Duration,
 }
 
-
 /// Reads `capture`, `onCancel` and `onCancelTimeoutSeconds` of a tool.
 pub(super) fn remote(o: &Obj<'_>, base: &Path, errs: &mut Errors) -> Remote {
     let mut names = BTreeSet::new();
@@ -51,8 +50,7 @@ pub(super) fn remote(o: &Obj<'_>, base: &Path, errs: &mut Errors) -> Remote {
         match v {
             Value::Array(items) => {
                 for (i, item) in items.iter().enumerate() {
-                    if let Some(re) = capture_regex(item, &format!("{at}[{i}]"), &mut names, errs)
-                    {
+                    if let Some(re) = capture_regex(item, &format!("{at}[{i}]"), &mut names, errs) {
                         capture.push(re);
                     }
                 }
@@ -127,7 +125,10 @@ fn capture_regex(
         names.insert(name.to_owned());
     }
     if !any {
-        errs.add(at, "has no named group, e.g. (?P<job>\\d+): it would capture nothing");
+        errs.add(
+            at,
+            "has no named group, e.g. (?P<job>\\d+): it would capture nothing",
+        );
     }
     Some(re)
 }
@@ -236,13 +237,13 @@ mod tests {
 
     #[test]
     fn placeholders_and_expansion() {
-        assert_eq!(
-            placeholders("--name=stdmcp-{callId}{x"),
-            vec!["callId"]
-        );
+        assert_eq!(placeholders("--name=stdmcp-{callId}{x"), vec!["callId"]);
         assert_eq!(placeholders("print({1: 2}) {a b} {job}"), vec!["1", "job"]);
         let v = BTreeMap::from([("callId".to_owned(), "7-a-1".to_owned())]);
-        assert_eq!(expand("J-{callId}", &v, &["job"]).as_deref(), Some("J-7-a-1"));
+        assert_eq!(
+            expand("J-{callId}", &v, &["job"]).as_deref(),
+            Some("J-7-a-1")
+        );
         assert_eq!(expand("{job}", &v, &["job"]), None);
         assert_eq!(expand("{other}", &v, &["job"]).as_deref(), Some("{other}"));
     }
@@ -252,7 +253,15 @@ mod tests {
         for ok in ["123", "a.b_c-d", "x"] {
             assert!(is_plain(ok), "{ok}");
         }
-        for bad in ["", "-1", "1;touch x", "$(x)", "a b", "a\nb", &"9".repeat(129)] {
+        for bad in [
+            "",
+            "-1",
+            "1;touch x",
+            "$(x)",
+            "a b",
+            "a\nb",
+            &"9".repeat(129),
+        ] {
             assert!(!is_plain(bad), "{bad}");
         }
         assert!(is_plain(&new_call_id()));

@@ -42,7 +42,8 @@ pub fn call(
         Ok(p) => p,
         Err(why) => return CallToolResult::error(format!("Refused: {why}. Nothing was run.")),
     };
-    plan.env.push(("STDMCP_CALL_ID".into(), call_id.clone().into()));
+    plan.env
+        .push(("STDMCP_CALL_ID".into(), call_id.clone().into()));
     let hooks = Hooks::new(spec, &call_id, values, &plan.env);
     let run = RunSpec {
         program: spec.program.clone(),

@@ -66,7 +66,10 @@ impl Pending {
     /// Registers (or replaces) the pending command of call `id` (a plain call id).
     pub fn register(id: &str, cmd: &Command) -> Option<Pending> {
         if cmd.program.as_os_str().as_bytes().contains(&b'=') {
-            log::warn!("onCancel program {} has `=` in its path: not registered", cmd.program.display());
+            log::warn!(
+                "onCancel program {} has `=` in its path: not registered",
+                cmd.program.display()
+            );
             return None;
         }
         let dir = dir()?;
@@ -148,7 +151,10 @@ mod tests {
                 "sh".into(),
                 odd.into(),
             ],
-            env: vec![("V".into(), odd.into()), ("PATH".into(), "/usr/bin:/bin".into())],
+            env: vec![
+                ("V".into(), odd.into()),
+                ("PATH".into(), "/usr/bin:/bin".into()),
+            ],
             timeout: Duration::from_secs(5),
         };
         let file = dir.join("cmd");
