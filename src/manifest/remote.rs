@@ -173,6 +173,24 @@ pub fn is_plain(v: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
 }
 
+/// How `stdmcp check` shows a tool's hooks (`None` when it has none).
+pub fn describe(r: &Remote) -> Option<String> {
+    let mut parts = Vec::new();
+    if !r.capture.is_empty() {
+        let res: Vec<&str> = r.capture.iter().map(Regex::as_str).collect();
+        parts.push(format!("captures {res:?}"));
+    }
+    if let Some((program, args)) = &r.on_cancel {
+        parts.push(format!(
+            "on cancel, deadline or shutdown runs: {} {} (within {:.0} s)",
+            program.display(),
+            args.join(" "),
+            r.on_cancel_timeout.as_secs_f64()
+        ));
+    }
+    (!parts.is_empty()).then(|| parts.join("; "))
+}
+
 /// A new call id, unique per server run: `<server instance>-<n>` (plain, see [`is_plain`]).
 pub fn new_call_id() -> String {
     static NEXT: AtomicU64 = AtomicU64::new(1);
@@ -238,7 +256,7 @@ mod tests {
     #[test]
     fn placeholders_and_expansion() {
         assert_eq!(placeholders("--name=stdmcp-{callId}{x"), vec!["callId"]);
-        assert_eq!(placeholders("print({1: 2}) {a b} {job}"), vec!["1", "job"]);
+        assert_eq!(placeholders("print({1: 2}) {a b} {job}"), vec!["job"]);
         let v = BTreeMap::from([("callId".to_owned(), "7-a-1".to_owned())]);
         assert_eq!(
             expand("J-{callId}", &v, &["job"]).as_deref(),
@@ -276,6 +294,39 @@ mod tests {
         );
         assert!(capture_line(&re, "job $(touch${IFS}MARKER)").is_empty());
         assert!(capture_line(&re, "job --all").is_empty());
+    }
+
+    fn problems(tool_extra: &str) -> Vec<String> {
+        let text = format!(
+            r#"{{"name": "t", "version": "1", "tools": [{{"name": "x", "description": "d",
+               "program": "/bin/true", "args": ["--name=j-{{callId}}"] {tool_extra}}}]}}"#
+        );
+        match crate::manifest::Manifest::parse(&text, Path::new("/")) {
+            Ok(_) => Vec::new(),
+            Err(errs) => errs.iter().map(ToString::to_string).collect(),
+        }
+    }
+
+    #[test]
+    fn manifest_keys_checked() {
+        assert!(problems("").is_empty());
+        let ok = r#", "capture": ["job (?P<job>[0-9]+)"], "onCancel": ["/bin/true", "{callId}", "{job}"]"#;
+        assert_eq!(problems(ok), Vec::<String>::new());
+        let e = problems(r#", "capture": ["(unclosed", "no group"]"#);
+        assert!(
+            e[0].contains("tools[0].capture[0]: not a valid regular expression"),
+            "{e:?}"
+        );
+        assert!(e[1].contains("capture[1]: has no named group"), "{e:?}");
+        let e = problems(r#", "onCancel": ["/bin/true", "{job}"]"#);
+        assert!(e[0].contains("onCancel[1]: {job} is neither"), "{e:?}");
+        let e = problems(r#", "onCancel": []"#);
+        assert!(
+            e[0].contains("onCancel: must be a non-empty array"),
+            "{e:?}"
+        );
+        let e = problems(r#", "capture": ["(?P<callId>x)"]"#);
+        assert!(e[0].contains("reserved"), "{e:?}");
     }
 
     #[test]
