@@ -66,9 +66,11 @@ while [ "$round" -lt 50 ]; do
 done
 dir=$2
 case $dir in /*) ;; *) exit 0 ;; esac
+# Only a directory this user owns (the server made it 0700), never one planted by another.
+[ -d "$dir" ] && [ ! -L "$dir" ] && [ -O "$dir" ] || exit 0
 for f in "$dir"/*; do
   case ${f##*/} in *[!0-9A-Za-z._-]*) continue ;; esac
-  [ -f "$f" ] && /bin/sh "$f" &
+  [ -f "$f" ] && [ -O "$f" ] && /bin/sh "$f" &
 done
 wait
 rm -rf "$dir"
@@ -208,7 +210,7 @@ fn spawn_watchdog() -> std::io::Result<Watchdog> {
         .arg(SCRIPT)
         .arg("stdmcp-watchdog")
         .arg(crate::process::orphans::instance())
-        .arg(crate::process::on_cancel::dir().unwrap_or(std::path::Path::new("")))
+        .arg(crate::process::on_cancel::path())
         .env_clear()
         .env("PATH", "/usr/bin:/bin")
         .current_dir("/")

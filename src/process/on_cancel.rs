@@ -18,15 +18,21 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::Duration;
 
+/// Where this server's pending commands are kept (the directory exists only once a tool
+/// with `onCancel` was called: see [`dir`]).
+pub fn path() -> &'static Path {
+    static PATH: OnceLock<PathBuf> = OnceLock::new();
+    PATH.get_or_init(|| {
+        std::env::temp_dir().join(format!("stdmcp-on-cancel-{}", super::orphans::instance()))
+    })
+}
+
 /// The private directory of pending commands (created on first use; `None` if it cannot
 /// be, which is logged once).
 pub fn dir() -> Option<&'static Path> {
     static DIR: OnceLock<Option<PathBuf>> = OnceLock::new();
     DIR.get_or_init(|| {
-        let d = std::env::temp_dir().join(format!(
-            "stdmcp-on-cancel-{}",
-            super::orphans::instance()
-        ));
+        let d = path().to_path_buf();
         // `create`, not `create_all`: a directory that already exists (someone else's) is
         // an error, not something to write into.
         match std::fs::DirBuilder::new().mode(0o700).create(&d) {
