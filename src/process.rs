@@ -15,6 +15,7 @@
 mod capture;
 pub mod interactive;
 mod limits;
+pub mod on_cancel;
 pub mod orphans;
 mod pipes;
 mod server;

@@ -13,7 +13,9 @@
 //! see [`crate::process::orphans`]; found with `grep -z` over
 //! `/proc/*/environ`, again until none is left), and exits. The marker scan
 //! finds what left the process groups (`setsid`, double forks) and was
-//! reparented to init when the server died.
+//! reparented to init when the server died. Last it runs the `onCancel` commands of the
+//! calls still in flight, which [`crate::process::on_cancel`] keeps as files in a private
+//! directory (`$2`), and removes that directory.
 //!
 //! The watchdog is started lazily by the first [`track`]. If it cannot be
 //! started a warning is logged and tool calls go on without it.
@@ -39,7 +41,7 @@ while IFS= read -r line; do
 done
 for g in $groups; do kill -KILL "-$g" 2>/dev/null; done
 inst=$1
-case $inst in ''|*[!0-9a-f-]*) exit 0 ;; esac
+case $inst in ''|*[!0-9a-f-]*) inst= ;; esac
 zok=0
 printf 'x\0' | grep -qz x 2>/dev/null && zok=1
 marked() {
@@ -52,6 +54,7 @@ marked() {
   fi
 }
 round=0
+[ -n "$inst" ] || round=50
 while [ "$round" -lt 50 ]; do
   round=$((round + 1))
   found=$(marked)
@@ -61,6 +64,16 @@ while [ "$round" -lt 50 ]; do
     kill -KILL "${p%/environ}" 2>/dev/null
   done
 done
+dir=$2
+case $dir in /*) ;; *) exit 0 ;; esac
+# Only a directory this user owns (the server made it 0700), never one planted by another.
+[ -d "$dir" ] && [ ! -L "$dir" ] && [ -O "$dir" ] || exit 0
+for f in "$dir"/*; do
+  case ${f##*/} in *[!0-9A-Za-z._-]*) continue ;; esac
+  [ -f "$f" ] && [ -O "$f" ] && /bin/sh "$f" &
+done
+wait
+rm -rf "$dir"
 exit 0
 "#;
 
@@ -197,6 +210,7 @@ fn spawn_watchdog() -> std::io::Result<Watchdog> {
         .arg(SCRIPT)
         .arg("stdmcp-watchdog")
         .arg(crate::process::orphans::instance())
+        .arg(crate::process::on_cancel::path())
         .env_clear()
         .env("PATH", "/usr/bin:/bin")
         .current_dir("/")

@@ -249,6 +249,7 @@ fn undeclared_server_environment_does_not_reach_the_child() {
                 "TMPDIR",
                 "DECLARED",
                 "STDMCP_CALL",
+                "STDMCP_CALL_ID",
             ]
             .contains(&k)
         }),

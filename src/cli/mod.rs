@@ -284,6 +284,9 @@ fn check(args: &[String]) -> ExitCode {
             ""
         };
         let _ = writeln!(out, "    limits: {}{buffering}", t.limits);
+        if let Some(line) = stdmcp::manifest::remote::describe(&t.remote) {
+            let _ = writeln!(out, "    {line}");
+        }
     }
     for k in &manifest.sessions {
         out.push('\n');

@@ -6,6 +6,7 @@
 //! and the validated arguments ([`plan`]), then runs it through the process runner ([`run`]).
 
 mod confine;
+mod hooks;
 mod json;
 mod limits;
 pub mod lint;
@@ -13,6 +14,7 @@ mod param;
 mod parse;
 pub mod plan;
 mod programs;
+pub mod remote;
 pub mod run;
 mod session;
 mod value;
@@ -132,6 +134,8 @@ pub struct ToolSpec {
     pub line_buffered: bool,
     /// Resource limits (the tool's own keys over the defaults').
     pub limits: Limits,
+    /// Remote-work hooks: `capture`, `onCancel` ([`remote`]).
+    pub remote: remote::Remote,
 }
 
 /// One element of an argument template.

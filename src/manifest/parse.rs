@@ -231,6 +231,9 @@ fn tool(
             "cpuSeconds",
             "maxFileSizeMB",
             "nice",
+            "capture",
+            "onCancel",
+            "onCancelTimeoutSeconds",
         ],
         errs,
     );
@@ -330,6 +333,7 @@ fn tool(
         progress: progress(&o, errs),
         line_buffered: line_buffered(&o, base, errs),
         limits: limits(&o, d.limits, errs),
+        remote: super::remote::remote(&o, base, errs),
     })
 }
 

@@ -9,8 +9,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
+use super::hooks::Hooks;
 use super::plan::plan;
-use super::{ProgressLines, ToolSpec};
+use super::{remote, ProgressLines, ToolSpec};
 use crate::mcp::{CallToolResult, Content};
 use crate::process::{self, Outcome, RunError, RunSpec};
 use crate::server::{Ctx, Reporter};
@@ -25,10 +26,25 @@ pub fn call(
     roots: &BTreeMap<String, PathBuf>,
     args: &serde_json::Value,
 ) -> CallToolResult {
-    let plan = match plan(spec, roots, args) {
+    let call_id = remote::new_call_id();
+    let values = remote::built_in(&call_id, spec.timeout);
+    let expanded;
+    let template = if remote::uses_built_in(&spec.args) {
+        expanded = ToolSpec {
+            args: remote::expand_args(&spec.args, &values),
+            ..spec.clone()
+        };
+        &expanded
+    } else {
+        spec
+    };
+    let mut plan = match plan(template, roots, args) {
         Ok(p) => p,
         Err(why) => return CallToolResult::error(format!("Refused: {why}. Nothing was run.")),
     };
+    plan.env
+        .push(("STDMCP_CALL_ID".into(), call_id.clone().into()));
+    let hooks = Hooks::new(spec, &call_id, values, &plan.env);
     let run = RunSpec {
         program: spec.program.clone(),
         args: plan.argv,
@@ -42,15 +58,28 @@ pub fn call(
         limits: spec.limits,
         line_buffered: spec.line_buffered,
     };
-    let on_line = line_handler(ctx.reporter(), spec.progress.clone());
+    let mut on_line = line_handler(ctx.reporter(), spec.progress.clone());
+    if let Some(h) = &hooks {
+        let (h, inner) = (Arc::clone(h), on_line);
+        on_line = Arc::new(move |stream, line| {
+            h.on_line(stream, line);
+            inner(stream, line);
+        });
+    }
     let mut pid = None;
     let result = process::run(&run, ctx.cancel_token(), &mut |p| pid = Some(p), on_line);
+    let abandoned = match &result {
+        Ok(o) => o.cancelled || o.timed_out,
+        Err(RunError::Spawn { .. }) => false,
+        Err(_) => true,
+    };
+    let note = hooks.and_then(|h| h.finish(abandoned));
     log::debug!(
         "{} (pid {pid:?}) ended: {:?}",
         spec.name,
         result.as_ref().map(|o| (o.code, o.signal, o.timed_out))
     );
-    match result {
+    let mut result = match result {
         Ok(outcome) => result_of(spec, &outcome),
         Err(RunError::Spawn { program, source }) => CallToolResult::error(format!(
             "{} could not be started ({}): {source}",
@@ -58,7 +87,11 @@ pub fn call(
             program.display()
         )),
         Err(e) => CallToolResult::error(format!("{} failed to run: {e}", spec.name)),
+    };
+    if let Some(note) = note {
+        result.content.push(Content::text(note));
     }
+    result
 }
 
 /// Output lines feed progress: declared progress lines become notifications; any other line

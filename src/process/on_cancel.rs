@@ -1,0 +1,196 @@
+//! Pending `onCancel` commands, kept where the watchdog ([`crate::reaper`]) finds them if
+//! the server dies with calls in flight.
+//!
+//! Each pending command is a small `/bin/sh` file in a private directory (`0700`, created
+//! fresh per server run: `$TMPDIR/stdmcp-on-cancel-<instance>`), one file per call, named
+//! by the call id. The file `exec`s the command under `timeout` with an explicit
+//! environment (`env -i`), every argv element and variable single-quoted, so its text
+//! cannot be reinterpreted by the shell. While the call runs the file exists; when the call
+//! ends (and its own `onCancel`, if any, has run) the file is removed. When the watchdog's
+//! pipe reaches EOF it kills the calls' process groups, then runs every file still there,
+//! in parallel, and removes the directory.
+
+use std::ffi::OsString;
+use std::io::Write;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+/// Where this server's pending commands are kept (the directory exists only once a tool
+/// with `onCancel` was called: see [`dir`]).
+pub fn path() -> &'static Path {
+    static PATH: OnceLock<PathBuf> = OnceLock::new();
+    PATH.get_or_init(|| {
+        std::env::temp_dir().join(format!("stdmcp-on-cancel-{}", super::orphans::instance()))
+    })
+}
+
+/// The private directory of pending commands (created on first use; `None` if it cannot
+/// be, which is logged once).
+pub fn dir() -> Option<&'static Path> {
+    static DIR: OnceLock<Option<PathBuf>> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let d = path().to_path_buf();
+        // `create`, not `create_all`: a directory that already exists (someone else's) is
+        // an error, not something to write into.
+        match std::fs::DirBuilder::new().mode(0o700).create(&d) {
+            Ok(()) => Some(d),
+            Err(e) => {
+                log::warn!(
+                    "cannot create {} ({e}): onCancel commands will not run if the server is killed",
+                    d.display()
+                );
+                None
+            }
+        }
+    })
+    .as_deref()
+}
+
+/// A command, with its environment and deadline.
+#[derive(Clone, Debug)]
+pub struct Command {
+    /// Absolute program.
+    pub program: PathBuf,
+    /// Arguments.
+    pub args: Vec<OsString>,
+    /// The whole environment.
+    pub env: Vec<(OsString, OsString)>,
+    /// Deadline (SIGKILL after it).
+    pub timeout: Duration,
+}
+
+/// A registered pending command; dropping it removes the registration.
+#[derive(Debug)]
+pub struct Pending {
+    path: PathBuf,
+}
+
+impl Pending {
+    /// Registers (or replaces) the pending command of call `id` (a plain call id).
+    pub fn register(id: &str, cmd: &Command) -> Option<Pending> {
+        if cmd.program.as_os_str().as_bytes().contains(&b'=') {
+            log::warn!(
+                "onCancel program {} has `=` in its path: not registered",
+                cmd.program.display()
+            );
+            return None;
+        }
+        let dir = dir()?;
+        let path = dir.join(id);
+        let tmp = dir.join(format!(".{id}.tmp"));
+        let written = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&tmp)
+            .and_then(|mut f| f.write_all(&script(cmd)))
+            .and_then(|()| std::fs::rename(&tmp, &path));
+        match written {
+            Ok(()) => Some(Pending { path }),
+            Err(e) => {
+                log::warn!("cannot write {} ({e})", path.display());
+                let _ = std::fs::remove_file(&tmp);
+                None
+            }
+        }
+    }
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// `'…'` with each `'` written as `'\''`.
+fn quote(out: &mut Vec<u8>, s: &[u8]) {
+    out.push(b'\'');
+    for &b in s {
+        if b == b'\'' {
+            out.extend_from_slice(b"'\\''");
+        } else {
+            out.push(b);
+        }
+    }
+    out.extend_from_slice(b"' ");
+}
+
+/// The file's text: `exec timeout -s KILL N env -i -- 'K=V'… 'program' 'arg'…` (the
+/// program is absolute; one with `=` in its path is refused by [`Pending::register`]).
+fn script(cmd: &Command) -> Vec<u8> {
+    let secs = cmd.timeout.as_secs().max(1);
+    // `--` before the assignments: after the first one, `env` would take `--` for the program.
+    let mut out = format!("exec timeout -s KILL {secs} env -i -- ").into_bytes();
+    for (k, v) in &cmd.env {
+        let mut kv = k.as_bytes().to_vec();
+        kv.push(b'=');
+        kv.extend_from_slice(v.as_bytes());
+        quote(&mut out, &kv);
+    }
+    quote(&mut out, cmd.program.as_os_str().as_bytes());
+    for a in &cmd.args {
+        quote(&mut out, a.as_bytes());
+    }
+    out.extend_from_slice(b"</dev/null >/dev/null 2>&1\n");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::process::Stdio;
+
+    #[test]
+    fn script_passes_argv_and_env_verbatim() {
+        let dir = std::env::temp_dir().join(format!("stdmcp-oc-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        let odd = "a'b \"c\" $(touch MARKER) `touch MARKER` ;\n*";
+        let cmd = Command {
+            program: "/bin/sh".into(),
+            args: vec![
+                "-c".into(),
+                "printf '%s|%s' \"$1\" \"$V\" > out".into(),
+                "sh".into(),
+                odd.into(),
+            ],
+            env: vec![
+                ("V".into(), odd.into()),
+                ("PATH".into(), "/usr/bin:/bin".into()),
+            ],
+            timeout: Duration::from_secs(5),
+        };
+        let file = dir.join("cmd");
+        std::fs::write(&file, script(&cmd)).expect("write");
+        let status = std::process::Command::new("/bin/sh")
+            .arg(&file)
+            .current_dir(&dir)
+            .env("PATH", "/usr/bin:/bin")
+            .stdin(Stdio::null())
+            .status()
+            .expect("sh");
+        assert!(status.success());
+        let out = std::fs::read_to_string(dir.join("out")).expect("out");
+        assert_eq!(out, format!("{odd}|{odd}"));
+        assert!(!dir.join("MARKER").exists());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn register_and_drop() {
+        let cmd = Command {
+            program: "/bin/true".into(),
+            args: vec![],
+            env: vec![],
+            timeout: Duration::from_secs(1),
+        };
+        let p = Pending::register("test-call-1", &cmd).expect("registered");
+        let path = dir().expect("dir").join("test-call-1");
+        assert!(path.is_file());
+        drop(p);
+        assert!(!path.exists());
+    }
+}
