@@ -99,3 +99,29 @@ pub mod session;
 pub use cancel::{CancelReason, CancelToken};
 pub use mcp::{CallToolResult, Content};
 pub use server::{Ctx, Options, Server, ToolDef, ToolError, ToolResult};
+
+/// Serde, re-exported for [`ToolDef::typed`]'s argument types: `#[derive(stdmcp::serde::Deserialize)]`
+/// with `#[serde(crate = "stdmcp::serde")]` needs no `serde` dependency of the tool crate's own.
+pub use serde;
+/// The JSON library of the API (tool arguments and schemas are [`json::Value`]s), re-exported
+/// so that a tool crate needs no `serde_json` dependency of its own: `stdmcp::json!` builds a
+/// value, `stdmcp::json::Value` is its type.
+pub use serde_json as json;
+pub use serde_json::{json, Value};
+
+/// Logs to stderr (stdout carries only protocol frames), filtered by `RUST_LOG`, warnings and
+/// errors by default. Call it once at the start of `main`; later calls change nothing.
+pub fn init_logging() {
+    let _already_set =
+        env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn"))
+            .target(env_logger::Target::Stderr)
+            .try_init();
+}
+
+/// `examples/hello.rs`, compiled here as a tool author's crate would use the API:
+///
+/// ```no_run
+#[doc = include_str!("../examples/hello.rs")]
+/// ```
+#[cfg(doctest)]
+pub struct HelloExample;

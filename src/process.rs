@@ -234,6 +234,7 @@ pub fn run(
     })
 }
 
+#[allow(clippy::disallowed_methods)] // a spawn point of the runner
 fn command(spec: &RunSpec, marker: &str) -> Result<Command, RunError> {
     let mut cmd = if spec.line_buffered {
         let mut cmd = Command::new(find_stdbuf(spec)?);
@@ -390,10 +391,12 @@ pub(crate) fn cloexec_inherited_fds() {
     }
 }
 
-/// Send `sig` to process group `pgid`; ESRCH (group gone) is fine.
-pub(crate) fn signal_group(pgid: libc::pid_t, sig: libc::c_int) {
+/// Send `sig` to process group `pgid`; ESRCH (group gone) is fine. Returns whether the
+/// signal was delivered or the group was already gone: false for a refused group (our own,
+/// 0, or init's, 1, or a negative id) and for any other killpg error.
+pub(crate) fn signal_group(pgid: libc::pid_t, sig: libc::c_int) -> bool {
     if pgid <= 1 {
-        return; // never our own group (0) or init's
+        return false; // never our own group (0), init's (1), or a negative id (a process)
     }
     // SAFETY: killpg has no memory-safety preconditions.
     let r = unsafe { libc::killpg(pgid, sig) };
@@ -401,8 +404,10 @@ pub(crate) fn signal_group(pgid: libc::pid_t, sig: libc::c_int) {
         let err = io::Error::last_os_error();
         if err.raw_os_error() != Some(libc::ESRCH) {
             log::debug!("killpg({pgid}, {sig}): {err}");
+            return false;
         }
     }
+    true
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -469,10 +474,26 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::disallowed_methods)] // a bare child in a group of its own, as a control
     fn signal_group_refuses_special_groups() {
-        // Must be no-ops (killpg(0) would hit the test harness itself).
-        signal_group(0, libc::SIGKILL);
-        signal_group(1, libc::SIGKILL);
-        signal_group(-5, libc::SIGKILL);
+        use std::os::unix::process::CommandExt;
+        // Signal 0 checks deliverability without delivering anything, so a broken guard
+        // fails this test without signalling the test harness (killpg(0) is our own group).
+        let mut child = std::process::Command::new("sleep")
+            .arg("1000")
+            .process_group(0)
+            .spawn()
+            .expect("spawn sleep");
+        let pgid = child.id() as libc::pid_t;
+        assert!(
+            signal_group(pgid, 0),
+            "a live group of our own child is signalled"
+        );
+        for special in [0, 1, -1, -5, -pgid] {
+            assert!(!signal_group(special, 0), "group {special} must be refused");
+        }
+        assert!(signal_group(pgid, libc::SIGKILL));
+        child.wait().expect("reap sleep");
+        assert!(signal_group(pgid, 0), "a gone group is fine (ESRCH)");
     }
 }

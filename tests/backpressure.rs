@@ -1,6 +1,7 @@
 //! Flow control over real pipes: a client that stops reading, or reads slowly while the
 //! server shuts down (the `everything` example's `flood` tool).
 #![allow(clippy::unwrap_used)]
+#![allow(clippy::disallowed_methods)] // tests and benchmarks start bare programs as clients and controls
 
 mod common;
 

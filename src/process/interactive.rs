@@ -39,6 +39,7 @@ pub struct Interactive {
 
 impl Interactive {
     /// Starts the program as the leader of a new process group.
+    #[allow(clippy::disallowed_methods)] // a spawn point of the runner
     pub fn spawn(spec: &InteractiveSpec) -> Result<Interactive, RunError> {
         let (reader, writer) = io::pipe().map_err(RunError::Io)?;
         let writer2 = writer.try_clone().map_err(RunError::Io)?;

@@ -140,6 +140,7 @@ fn script(cmd: &Command) -> Vec<u8> {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // tests spawn bare children as controls
 mod tests {
     use super::*;
     use std::process::Stdio;

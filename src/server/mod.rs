@@ -10,6 +10,7 @@ mod dispatch;
 mod outbox;
 mod pool;
 mod runtime;
+mod typed;
 
 use std::collections::HashMap;
 use std::fmt;
