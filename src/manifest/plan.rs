@@ -235,20 +235,30 @@ pub(super) fn in_argv(args: &[ArgPart], name: &str) -> bool {
 }
 
 fn environment(spec: &ToolSpec) -> Vec<(OsString, OsString)> {
-    let mut env: BTreeMap<OsString, OsString> = BTreeMap::new();
+    child_environment(&spec.pass_env, [], &spec.env)
+}
+
+/// The minimal environment a child gets: [`INHERITED_ENV`] and `pass_env` where this process
+/// has them, then `fixed`, then the manifest's own `env` (later entries win).
+pub(crate) fn child_environment<'a>(
+    pass_env: &[String],
+    fixed: impl IntoIterator<Item = (&'a str, &'a str)>,
+    env: &BTreeMap<String, String>,
+) -> Vec<(OsString, OsString)> {
+    let mut out: BTreeMap<OsString, OsString> = BTreeMap::new();
     for k in INHERITED_ENV
         .iter()
         .copied()
-        .chain(spec.pass_env.iter().map(String::as_str))
+        .chain(pass_env.iter().map(String::as_str))
     {
         if let Some(v) = std::env::var_os(k) {
-            env.insert(k.into(), v);
+            out.insert(k.into(), v);
         }
     }
-    for (k, v) in &spec.env {
-        env.insert(k.into(), v.into());
-    }
-    env.into_iter().collect()
+    let fixed = fixed.into_iter().map(|(k, v)| (k.into(), v.into()));
+    out.extend(fixed);
+    out.extend(env.iter().map(|(k, v)| (k.into(), v.into())));
+    out.into_iter().collect()
 }
 
 #[cfg(test)]
