@@ -162,6 +162,32 @@ pub fn plan(
         let checked = check(p, v, roots, at).map_err(|e| format!("argument `{name}`: {e}"))?;
         values.insert(name.as_str(), checked);
     }
+    let argv = argv(spec, &values)?;
+    let stdin = spec
+        .stdin
+        .as_ref()
+        .and_then(|s| match values.get(s.as_str()) {
+            Some(Checked::One(t)) => Some(t.clone().into_vec()),
+            _ => None,
+        });
+    let cwd = match &spec.cwd {
+        None => None,
+        Some(Cwd::Fixed(d)) => Some(d.clone()),
+        Some(Cwd::Param(p)) => match values.get(p.as_str()) {
+            Some(Checked::One(d)) => Some(PathBuf::from(d)),
+            _ => return Err(format!("missing argument `{p}` (the working directory)")),
+        },
+    };
+    Ok(Plan {
+        argv,
+        cwd,
+        stdin,
+        env: environment(spec),
+    })
+}
+
+/// The arguments after the program: the template with the checked values put in.
+fn argv(spec: &ToolSpec, values: &BTreeMap<&str, Checked>) -> Result<Vec<OsString>, String> {
     let mut argv = Vec::new();
     for part in &spec.args {
         match part {
@@ -205,27 +231,7 @@ pub fn plan(
             }
         }
     }
-    let stdin = spec
-        .stdin
-        .as_ref()
-        .and_then(|s| match values.get(s.as_str()) {
-            Some(Checked::One(t)) => Some(t.clone().into_vec()),
-            _ => None,
-        });
-    let cwd = match &spec.cwd {
-        None => None,
-        Some(Cwd::Fixed(d)) => Some(d.clone()),
-        Some(Cwd::Param(p)) => match values.get(p.as_str()) {
-            Some(Checked::One(d)) => Some(PathBuf::from(d)),
-            _ => return Err(format!("missing argument `{p}` (the working directory)")),
-        },
-    };
-    Ok(Plan {
-        argv,
-        cwd,
-        stdin,
-        env: environment(spec),
-    })
+    Ok(argv)
 }
 
 /// Whether the template puts `name`'s value in argv.
