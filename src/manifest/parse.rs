@@ -218,10 +218,7 @@ fn tool(
     let stdin = stdin(&o, &params, errs);
     let cwd = cwd(&o, &params, base, errs);
     check_all_used(&o, &params, &args, stdin.as_deref(), cwd.as_ref(), errs);
-    let mut env = d.env.clone();
-    env.extend(o.env("env", errs));
-    let mut pass_env = d.pass_env.clone();
-    pass_env.extend(o.strings("passEnv", errs));
+    let (env, pass_env) = environment(&o, d, errs);
     let success_codes = success_codes(&o, errs);
     Some(ToolSpec {
         name,
@@ -287,7 +284,8 @@ fn tool_name(o: &Obj<'_>, errs: &mut Errors) -> String {
     name
 }
 
-fn program(o: &Obj<'_>, base: &Path, errs: &mut Errors) -> PathBuf {
+/// The required `program`, found on PATH or relative to the manifest (empty when it is not).
+pub(super) fn program(o: &Obj<'_>, base: &Path, errs: &mut Errors) -> PathBuf {
     match o.required_string("program", errs) {
         Some(p) => match find_program(&p, base) {
             Ok(p) => p,
@@ -344,6 +342,19 @@ fn check_all_used(
             );
         }
     }
+}
+
+/// `env` and `passEnv`, each added to the manifest's defaults.
+pub(super) fn environment(
+    o: &Obj<'_>,
+    d: &Defaults,
+    errs: &mut Errors,
+) -> (BTreeMap<String, String>, Vec<String>) {
+    let mut env = d.env.clone();
+    env.extend(o.env("env", errs));
+    let mut pass_env = d.pass_env.clone();
+    pass_env.extend(o.strings("passEnv", errs));
+    (env, pass_env)
 }
 
 fn success_codes(o: &Obj<'_>, errs: &mut Errors) -> Vec<i32> {
