@@ -276,14 +276,35 @@ fn main() -> std::process::ExitCode {
             }
         }
     }
-    let doc = json!({
+    let run = Run {
+        plan: &plan,
+        started,
+        started_unix,
+        seq_pinned,
+    };
+    let doc = document(&run, &all, &groups, &cells);
+    print_summary(&all, &groups, &doc);
+    write_doc(&args.out, &doc, started)
+}
+
+/// How this run went, for the JSON document's header.
+struct Run<'a> {
+    plan: &'a Plan,
+    started: Instant,
+    started_unix: u64,
+    seq_pinned: Option<String>,
+}
+
+/// The JSON document: the run, the servers, the metrics and the results.
+fn document(run: &Run<'_>, all: &[Spec], groups: &[&str], cells: &Cells) -> Value {
+    json!({
         "schema": 1,
         "tool": "cargo bench --bench mcp",
-        "started_unix": started_unix,
-        "duration_s": started.elapsed().as_secs_f64(),
+        "started_unix": run.started_unix,
+        "duration_s": run.started.elapsed().as_secs_f64(),
         "nproc": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0),
-        "plan": plan_json(&plan),
-        "seq_pinned_cpu": seq_pinned,
+        "plan": plan_json(run.plan),
+        "seq_pinned_cpu": run.seq_pinned,
         "baseline": "stdmcp",
         "servers": all.iter().map(|s| json!({
             "name": s.name,
@@ -296,10 +317,8 @@ fn main() -> std::process::ExitCode {
             .filter(|m| groups.contains(&m.group))
             .map(|m| json!({"key": m.key, "group": m.group, "label": m.label, "unit": m.unit, "better": m.better}))
             .collect::<Vec<_>>(),
-        "results": results(&all, &groups, &cells),
-    });
-    print_summary(&all, &groups, &doc);
-    write_doc(&args.out, &doc, started)
+        "results": results(all, groups, cells),
+    })
 }
 
 /// The servers and groups `--only` asks for (all of them when it names none); an unknown
