@@ -558,6 +558,21 @@ pub fn encode(json: &[u8], framing: Framing, out: &mut Vec<u8>) {
     }
 }
 
+/// Frames an owned message: with newline framing its own buffer gets the newline (no copy).
+pub fn frame(mut json: Vec<u8>, framing: Framing) -> Vec<u8> {
+    match framing {
+        Framing::Newline => {
+            json.push(b'\n');
+            json
+        }
+        Framing::ContentLength => {
+            let mut out = Vec::with_capacity(json.len() + 24);
+            encode(&json, framing, &mut out);
+            out
+        }
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests;
