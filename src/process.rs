@@ -390,6 +390,21 @@ pub(crate) fn cloexec_inherited_fds() {
     }
 }
 
+/// Ends process group `pgid`, led by `child`: SIGTERM, up to `grace` for the leader to exit,
+/// then SIGKILL; reaps the leader and returns how it ended.
+pub(crate) fn terminate_group(
+    child: &mut Child,
+    pgid: libc::pid_t,
+    grace: Duration,
+) -> io::Result<ExitStatus> {
+    signal_group(pgid, libc::SIGTERM);
+    if let Ok(Some(status)) = child.wait_timeout(grace) {
+        return Ok(status);
+    }
+    signal_group(pgid, libc::SIGKILL);
+    child.wait()
+}
+
 /// Send `sig` to process group `pgid`; ESRCH (group gone) is fine.
 pub(crate) fn signal_group(pgid: libc::pid_t, sig: libc::c_int) {
     if pgid <= 1 {
@@ -440,12 +455,7 @@ fn wait_child(
             return Ok((status, Stop::Exited));
         }
     };
-    signal_group(pgid, libc::SIGTERM);
-    if let Some(status) = child.wait_timeout(spec.kill_grace)? {
-        return Ok((status, stop));
-    }
-    signal_group(pgid, libc::SIGKILL);
-    Ok((child.wait()?, stop))
+    Ok((terminate_group(child, pgid, spec.kill_grace)?, stop))
 }
 
 #[cfg(test)]
