@@ -26,7 +26,7 @@ use std::ffi::OsString;
 use std::fmt;
 use std::io;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -254,18 +254,7 @@ fn command(spec: &RunSpec, marker: &str) -> Result<Command, RunError> {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
-    if let Some(cwd) = &spec.cwd {
-        cmd.current_dir(cwd);
-    }
-    harden(&mut cmd);
-    let limits = spec.limits;
-    if !limits.is_empty() {
-        // SAFETY: `Limits::apply` only makes async-signal-safe calls (getrlimit,
-        // setrlimit, setpriority) and allocates nothing.
-        unsafe {
-            cmd.pre_exec(move || limits.apply());
-        }
-    }
+    prepare(&mut cmd, spec.cwd.as_deref(), spec.limits);
     Ok(cmd)
 }
 
@@ -305,6 +294,22 @@ fn find_stdbuf(spec: &RunSpec) -> Result<PathBuf, RunError> {
                 "line-buffered output needs stdbuf (GNU coreutils)",
             ),
         }),
+    }
+}
+
+/// What every child the runner starts with a spec gets: its working directory, [`harden`],
+/// and its resource limits applied between fork and exec.
+pub(crate) fn prepare(cmd: &mut Command, cwd: Option<&Path>, limits: Limits) {
+    if let Some(cwd) = cwd {
+        cmd.current_dir(cwd);
+    }
+    harden(cmd);
+    if !limits.is_empty() {
+        // SAFETY: `Limits::apply` only makes async-signal-safe calls (getrlimit,
+        // setrlimit, setpriority) and allocates nothing.
+        unsafe {
+            cmd.pre_exec(move || limits.apply());
+        }
     }
 }
 
