@@ -464,6 +464,7 @@ fn wait_child(
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
@@ -489,5 +490,34 @@ mod tests {
         signal_group(0, libc::SIGKILL);
         signal_group(1, libc::SIGKILL);
         signal_group(-5, libc::SIGKILL);
+    }
+
+    /// Starts `sh -c script` as a group leader and waits for its first line (it is ready).
+    fn leader(script: &str) -> Child {
+        use std::io::BufRead;
+        let mut child = Command::new("/bin/sh")
+            .args(["-c", script])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        let out = child.stdout.take().unwrap();
+        io::BufReader::new(out).read_line(&mut line).unwrap();
+        child
+    }
+
+    #[test]
+    fn terminate_group_asks_first_then_kills() {
+        let mut polite = leader("echo ready; exec sleep 60");
+        let pgid = polite.id() as libc::pid_t;
+        let status = terminate_group(&mut polite, pgid, Duration::from_secs(30)).unwrap();
+        assert_eq!(status.signal(), Some(libc::SIGTERM));
+
+        let mut deaf = leader("trap '' TERM; echo ready; while :; do sleep 1; done");
+        let pgid = deaf.id() as libc::pid_t;
+        let status = terminate_group(&mut deaf, pgid, Duration::from_millis(100)).unwrap();
+        assert_eq!(status.signal(), Some(libc::SIGKILL));
     }
 }
