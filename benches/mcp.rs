@@ -191,6 +191,21 @@ fn plan_json(p: &Plan) -> Value {
     })
 }
 
+/// Every figure measured so far, by (server, metric key).
+type Cells = BTreeMap<(String, &'static str), Cell>;
+
+/// Marks every metric in `metrics` as not applicable to `server`.
+fn mark_na<'a>(
+    cells: &mut Cells,
+    server: &str,
+    metrics: impl IntoIterator<Item = &'a Metric>,
+    why: &str,
+) {
+    for mt in metrics {
+        cells.entry((server.to_owned(), mt.key)).or_default().na = Some(why.to_owned());
+    }
+}
+
 fn main() -> std::process::ExitCode {
     if std::env::args().nth(1).as_deref() == Some("--floor") {
         return match floor::serve() {
@@ -209,19 +224,111 @@ fn main() -> std::process::ExitCode {
         eprintln!("bench: cannot enter {}: {e}", root().display());
         return std::process::ExitCode::FAILURE;
     }
-    let mut all = match servers() {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("bench: {e}");
-            return std::process::ExitCode::FAILURE;
-        }
+    let (all, groups) = match select(&args) {
+        Ok(selected) => selected,
+        Err(code) => return code,
     };
     let plan = if args.quick {
         Plan::quick()
     } else {
         Plan::full()
     };
-    let only_groups: Vec<&str> = GROUPS
+    let started = Instant::now();
+    let started_unix = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let mut cells = Cells::new();
+    let runnable = runnable(&all, &mut cells);
+    // Warm up: the first spawn starts the runner's watchdog in this process; keep it out
+    // of the first cold start measured.
+    if let Some(f) = runnable.iter().find(|s| s.kind == Kind::Floor) {
+        if let Err(e) = measure::cold(f, &plan, false) {
+            eprintln!("bench: warm-up with the floor failed: {e}");
+        }
+    }
+    let original_affinity = if args.pin { affinity() } else { None };
+    let mut seq_pinned: Option<String> = None;
+    for &group in &groups {
+        let group_metrics: Vec<&Metric> = METRICS.iter().filter(|m| m.group == group).collect();
+        let eligible: Vec<&Spec> = runnable
+            .iter()
+            .filter(|s| match applies(group, s) {
+                Ok(()) => true,
+                Err(why) => {
+                    mark_na(&mut cells, &s.name, group_metrics.iter().copied(), &why);
+                    false
+                }
+            })
+            .collect();
+        if group == "size" {
+            measure_sizes(&eligible, &mut cells);
+            continue;
+        }
+        let restore = match (&original_affinity, args.pin && group == "seq") {
+            (Some(all), true) => pin_one_cpu(all, &mut seq_pinned),
+            _ => None,
+        };
+        run_group(group, &eligible, &plan, &mut cells);
+        if let Some(all) = restore {
+            if !set_affinity(&all) {
+                eprintln!("bench: cannot restore the CPU affinity {all}");
+            }
+        }
+    }
+    let run = Run {
+        plan: &plan,
+        started,
+        started_unix,
+        seq_pinned,
+    };
+    let doc = document(&run, &all, &groups, &cells);
+    print_summary(&all, &groups, &doc);
+    write_doc(&args.out, &doc, started)
+}
+
+/// How this run went, for the JSON document's header.
+struct Run<'a> {
+    plan: &'a Plan,
+    started: Instant,
+    started_unix: u64,
+    seq_pinned: Option<String>,
+}
+
+/// The JSON document: the run, the servers, the metrics and the results.
+fn document(run: &Run<'_>, all: &[Spec], groups: &[&str], cells: &Cells) -> Value {
+    json!({
+        "schema": 1,
+        "tool": "cargo bench --bench mcp",
+        "started_unix": run.started_unix,
+        "duration_s": run.started.elapsed().as_secs_f64(),
+        "nproc": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0),
+        "plan": plan_json(run.plan),
+        "seq_pinned_cpu": run.seq_pinned,
+        "baseline": "stdmcp",
+        "servers": all.iter().map(|s| json!({
+            "name": s.name,
+            "argv": s.argv,
+            "kind": format!("{:?}", s.kind).to_lowercase(),
+        })).collect::<Vec<_>>(),
+        "groups": groups,
+        "metrics": METRICS
+            .iter()
+            .filter(|m| groups.contains(&m.group))
+            .map(|m| json!({"key": m.key, "group": m.group, "label": m.label, "unit": m.unit, "better": m.better}))
+            .collect::<Vec<_>>(),
+        "results": results(all, groups, cells),
+    })
+}
+
+/// The servers and groups `--only` asks for (all of them when it names none); an unknown
+/// name is a usage error.
+fn select(args: &Args) -> Result<(Vec<Spec>, Vec<&'static str>), std::process::ExitCode> {
+    let mut all = servers().map_err(|e| {
+        eprintln!("bench: {e}");
+        std::process::ExitCode::FAILURE
+    })?;
+    let only_groups: Vec<&'static str> = GROUPS
         .iter()
         .copied()
         .filter(|g| args.only.iter().any(|o| o == g))
@@ -234,36 +341,28 @@ fn main() -> std::process::ExitCode {
     for o in &only_servers {
         if !all.iter().any(|s| &&s.name == o) {
             eprintln!("bench: --only {o}: no such server or group");
-            return std::process::ExitCode::from(2);
+            return Err(std::process::ExitCode::from(2));
         }
     }
     if !only_servers.is_empty() {
         all.retain(|s| only_servers.contains(&&s.name));
     }
-    let groups: Vec<&str> = if only_groups.is_empty() {
+    let groups = if only_groups.is_empty() {
         GROUPS.to_vec()
     } else {
         only_groups
     };
+    Ok((all, groups))
+}
 
-    let started = Instant::now();
-    let started_unix = SystemTime::now()
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    let mut cells: BTreeMap<(String, &'static str), Cell> = BTreeMap::new();
-    let original_affinity = if args.pin { affinity() } else { None };
-    let mut seq_pinned: Option<String> = None;
-
-    // Servers whose program is missing are n/a throughout.
-    let mut runnable: Vec<Spec> = Vec::new();
-    for s in &all {
+/// The servers whose program is present; the others are n/a throughout.
+fn runnable(all: &[Spec], cells: &mut Cells) -> Vec<Spec> {
+    let mut runnable = Vec::new();
+    for s in all {
         match missing(s) {
             Some(why) => {
                 eprintln!("bench: {}: n/a: {why}", s.name);
-                for mt in METRICS {
-                    cells.entry((s.name.clone(), mt.key)).or_default().na = Some(why.clone());
-                }
+                mark_na(cells, &s.name, METRICS, &why);
             }
             None => {
                 if s.kind == Kind::Stdmcp && std::env::var_os("STDMCP_BENCH_SERVER").is_none() {
@@ -273,138 +372,120 @@ fn main() -> std::process::ExitCode {
             }
         }
     }
-    // Warm up: the first spawn starts the runner's watchdog in this process; keep it out
-    // of the first cold start measured.
-    if let Some(f) = runnable.iter().find(|s| s.kind == Kind::Floor) {
-        if let Err(e) = measure::cold(f, &plan, false) {
-            eprintln!("bench: warm-up with the floor failed: {e}");
+    runnable
+}
+
+fn measure_sizes(eligible: &[&Spec], cells: &mut Cells) {
+    for s in eligible {
+        let cell = cells.entry((s.name.clone(), "size_mib")).or_default();
+        match size_of(s) {
+            Ok((what, mib)) => {
+                cell.runs.push(mib);
+                cell.note = Some(what);
+            }
+            Err(e) => cell.na = Some(e),
         }
     }
+}
 
-    for &group in &groups {
-        let group_metrics: Vec<&Metric> = METRICS.iter().filter(|m| m.group == group).collect();
-        let eligible: Vec<&Spec> = runnable
-            .iter()
-            .filter(|s| match applies(group, s) {
-                Ok(()) => true,
-                Err(why) => {
-                    for mt in &group_metrics {
-                        cells.entry((s.name.clone(), mt.key)).or_default().na = Some(why.clone());
-                    }
-                    false
-                }
-            })
-            .collect();
-        if group == "size" {
-            for s in eligible {
-                let cell = cells.entry((s.name.clone(), "size_mib")).or_default();
-                match size_of(s) {
-                    Ok((what, mib)) => {
-                        cell.runs.push(mib);
-                        cell.note = Some(what);
-                    }
-                    Err(e) => cell.na = Some(e),
-                }
-            }
-            continue;
+/// Pins this process (and so the servers it starts) to the last CPU of `all`; returns the
+/// affinity to restore afterwards, or None when pinning failed.
+///
+/// Sequential latency is a ping-pong of wake-ups; on a VM a wake-up across vCPUs costs tens
+/// of µs or nothing depending on where the scheduler put the threads, and runs came out
+/// bimodal (14 or 65 µs for the same server). Client and server share one CPU for this
+/// group, so it measures the work and the thread switches per call.
+fn pin_one_cpu(all: &str, seq_pinned: &mut Option<String>) -> Option<String> {
+    let one = last_cpu(all);
+    match one.as_deref().filter(|c| set_affinity(c)) {
+        Some(c) => {
+            eprintln!("bench: seq: client and servers pinned to CPU {c}");
+            *seq_pinned = Some(c.to_owned());
+            Some(all.to_owned())
         }
-        let n = reps(group, &plan);
-        // Sequential latency is a ping-pong of wake-ups; on a VM a wake-up across vCPUs
-        // costs tens of µs or nothing depending on where the scheduler put the threads, and
-        // runs came out bimodal (14 or 65 µs for the same server). Client and server share
-        // one CPU for this group, so it measures the work and the thread switches per call.
-        let restore = match (&original_affinity, args.pin && group == "seq") {
-            (Some(all), true) => {
-                let one = last_cpu(all);
-                match one.as_deref().filter(|c| set_affinity(c)) {
-                    Some(c) => {
-                        eprintln!("bench: seq: client and servers pinned to CPU {c}");
-                        seq_pinned = Some(c.to_owned());
-                        Some(all.clone())
-                    }
-                    None => {
-                        eprintln!("bench: seq: cannot pin to one CPU (taskset); running unpinned");
-                        None
-                    }
-                }
-            }
-            _ => None,
-        };
-        for rep in 0..n {
-            let k = eligible.len().max(1);
-            for i in 0..eligible.len() {
-                let s = eligible[(i + rep) % k];
-                let t = Instant::now();
-                let r = run_trial(group, s, &plan, rep);
-                let took = t.elapsed();
-                match r {
-                    Ok(figs) => {
-                        let shown: Vec<String> = figs
-                            .iter()
-                            .map(|(k, v)| format!("{k}={}", fmt_value(*v)))
-                            .collect();
-                        eprintln!(
-                            "[{group} {}/{n}] {:<11} {} ({:.1}s)",
-                            rep + 1,
-                            s.name,
-                            shown.join(" "),
-                            took.as_secs_f64()
-                        );
-                        for (key, v) in figs {
-                            if let Some(mk) = METRICS.iter().find(|m| m.key == key) {
-                                cells
-                                    .entry((s.name.clone(), mk.key))
-                                    .or_default()
-                                    .runs
-                                    .push(v);
-                            }
-                        }
-                    }
-                    Err(e) => {
-                        eprintln!("[{group} {}/{n}] {:<11} FAILED: {e}", rep + 1, s.name);
-                        for mt in &group_metrics {
-                            // The idle RSS is only taken in the first few cold runs.
-                            if mt.key.starts_with("idle_") && rep >= plan.idle_reps {
-                                continue;
-                            }
+        None => {
+            eprintln!("bench: seq: cannot pin to one CPU (taskset); running unpinned");
+            None
+        }
+    }
+}
+
+/// Runs every repetition of `group` over the eligible servers, rotating their order, and
+/// records each figure or failure.
+fn run_group(group: &'static str, eligible: &[&Spec], plan: &Plan, cells: &mut Cells) {
+    let n = reps(group, plan);
+    let k = eligible.len().max(1);
+    for rep in 0..n {
+        for i in 0..eligible.len() {
+            let s = eligible[(i + rep) % k];
+            let t = Instant::now();
+            let r = run_trial(group, s, plan, rep);
+            let took = t.elapsed();
+            match r {
+                Ok(figs) => {
+                    let shown: Vec<String> = figs
+                        .iter()
+                        .map(|(k, v)| format!("{k}={}", fmt_value(*v)))
+                        .collect();
+                    eprintln!(
+                        "[{group} {}/{n}] {:<11} {} ({:.1}s)",
+                        rep + 1,
+                        s.name,
+                        shown.join(" "),
+                        took.as_secs_f64()
+                    );
+                    for (key, v) in figs {
+                        if let Some(mk) = METRICS.iter().find(|m| m.key == key) {
                             cells
-                                .entry((s.name.clone(), mt.key))
+                                .entry((s.name.clone(), mk.key))
                                 .or_default()
-                                .failures
-                                .push(e.clone());
+                                .runs
+                                .push(v);
                         }
+                    }
+                }
+                Err(e) => {
+                    eprintln!("[{group} {}/{n}] {:<11} FAILED: {e}", rep + 1, s.name);
+                    // The idle RSS is only taken in the first few cold runs.
+                    let failed = METRICS.iter().filter(|m| {
+                        m.group == group && !(m.key.starts_with("idle_") && rep >= plan.idle_reps)
+                    });
+                    for mt in failed {
+                        cells
+                            .entry((s.name.clone(), mt.key))
+                            .or_default()
+                            .failures
+                            .push(e.clone());
                     }
                 }
             }
         }
-        if let Some(all) = restore {
-            if !set_affinity(&all) {
-                eprintln!("bench: cannot restore the CPU affinity {all}");
-            }
-        }
     }
+}
 
-    // Medians, ratios, JSON.
-    let value_of =
-        |cells: &BTreeMap<(String, &'static str), Cell>, server: &str, key: &'static str| {
-            cells
-                .get(&(server.to_owned(), key))
-                .filter(|c| c.na.is_none())
-                .and_then(|c| median(&c.runs))
-        };
+/// The median of one (server, metric), unless it is n/a or was never measured.
+fn value_of(cells: &Cells, server: &str, key: &'static str) -> Option<f64> {
+    cells
+        .get(&(server.to_owned(), key))
+        .filter(|c| c.na.is_none())
+        .and_then(|c| median(&c.runs))
+}
+
+/// Medians and ratios to stdmcp, per server and metric, as the JSON document's `results`.
+fn results(all: &[Spec], groups: &[&str], cells: &Cells) -> Map<String, Value> {
     let mut results = Map::new();
-    for s in &all {
+    for s in all {
         let mut per = Map::new();
         for mt in METRICS {
             if !groups.contains(&mt.group) {
                 continue;
             }
             let cell = cells.get(&(s.name.clone(), mt.key));
-            let entry = match (cell, value_of(&cells, &s.name, mt.key)) {
+            let entry = match (cell, value_of(cells, &s.name, mt.key)) {
                 (Some(c), _) if c.na.is_some() => json!({"na": c.na}),
                 (Some(c), Some(v)) => {
                     let mut e = json!({"value": v, "runs": c.runs});
-                    if let Some(base) = value_of(&cells, "stdmcp", mt.key) {
+                    if let Some(base) = value_of(cells, "stdmcp", mt.key) {
                         if base != 0.0 {
                             e["ratio"] = json!(v / base);
                         }
@@ -426,31 +507,11 @@ fn main() -> std::process::ExitCode {
         }
         results.insert(s.name.clone(), Value::Object(per));
     }
-    let metrics: Vec<Value> = METRICS
-        .iter()
-        .filter(|m| groups.contains(&m.group))
-        .map(|m| json!({"key": m.key, "group": m.group, "label": m.label, "unit": m.unit, "better": m.better}))
-        .collect();
-    let doc = json!({
-        "schema": 1,
-        "tool": "cargo bench --bench mcp",
-        "started_unix": started_unix,
-        "duration_s": started.elapsed().as_secs_f64(),
-        "nproc": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0),
-        "plan": plan_json(&plan),
-        "seq_pinned_cpu": seq_pinned,
-        "baseline": "stdmcp",
-        "servers": all.iter().map(|s| json!({
-            "name": s.name,
-            "argv": s.argv,
-            "kind": format!("{:?}", s.kind).to_lowercase(),
-        })).collect::<Vec<_>>(),
-        "groups": groups,
-        "metrics": metrics,
-        "results": results,
-    });
+    results
+}
 
-    // Summary table on stdout.
+/// The summary table on stdout, then the reasons for each n/a.
+fn print_summary(all: &[Spec], groups: &[&str], doc: &Value) {
     let names: Vec<&str> = all.iter().map(|s| s.name.as_str()).collect();
     print!("{:<52}", "figure (median)");
     for n in &names {
@@ -480,22 +541,24 @@ fn main() -> std::process::ExitCode {
             }
         }
     }
+}
 
-    if let Some(dir) = args.out.parent().filter(|d| !d.as_os_str().is_empty()) {
+fn write_doc(out: &std::path::Path, doc: &Value, started: Instant) -> std::process::ExitCode {
+    if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
         let _ = std::fs::create_dir_all(dir);
     }
-    let text = serde_json::to_string_pretty(&doc).unwrap_or_default();
-    match std::fs::write(&args.out, text + "\n") {
+    let text = serde_json::to_string_pretty(doc).unwrap_or_default();
+    match std::fs::write(out, text + "\n") {
         Ok(()) => {
             eprintln!(
                 "bench: wrote {} ({:.0}s)",
-                args.out.display(),
+                out.display(),
                 started.elapsed().as_secs_f64()
             );
             std::process::ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("bench: cannot write {}: {e}", args.out.display());
+            eprintln!("bench: cannot write {}: {e}", out.display());
             std::process::ExitCode::FAILURE
         }
     }

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, RecvTimeoutError};
 use serde_json::{json, Value};
 
-use crate::framing::{Frame, FrameDecoder, FrameError};
+use crate::framing::{self, Frame, FrameDecoder, FrameError};
 use crate::jsonrpc::{ErrorObject, Notification, Request, RequestId, Response};
 use crate::mcp::{method, Implementation, ProtocolVersion};
 use crate::peer::{ClientEra, Config, Effect, Peer};
@@ -96,19 +96,12 @@ impl Client {
             .spawn(move || {
                 let mut reader = reader;
                 let mut dec = FrameDecoder::default();
-                let mut buf = vec![0u8; 64 * 1024];
-                loop {
-                    match reader.read(&mut buf) {
-                        Ok(0) | Err(_) => break,
-                        Ok(n) => {
-                            dec.push(&buf[..n]);
-                            while let Some(f) = dec.next_frame() {
-                                if tx.send(f).is_err() {
-                                    return;
-                                }
-                            }
-                        }
-                    }
+                let read = framing::read_frames(&mut *reader, &mut dec, |frames| {
+                    let mut sent = frames.map(|f| tx.send(f).is_ok());
+                    sent.all(|ok| ok)
+                });
+                if matches!(read, Ok(false)) {
+                    return;
                 }
                 while let Some(f) = dec.finish() {
                     let _ = tx.send(f);

@@ -26,7 +26,7 @@ use std::ffi::OsString;
 use std::fmt;
 use std::io;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -255,18 +255,7 @@ fn command(spec: &RunSpec, marker: &str) -> Result<Command, RunError> {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
-    if let Some(cwd) = &spec.cwd {
-        cmd.current_dir(cwd);
-    }
-    harden(&mut cmd);
-    let limits = spec.limits;
-    if !limits.is_empty() {
-        // SAFETY: `Limits::apply` only makes async-signal-safe calls (getrlimit,
-        // setrlimit, setpriority) and allocates nothing.
-        unsafe {
-            cmd.pre_exec(move || limits.apply());
-        }
-    }
+    prepare(&mut cmd, spec.cwd.as_deref(), spec.limits);
     Ok(cmd)
 }
 
@@ -306,6 +295,22 @@ fn find_stdbuf(spec: &RunSpec) -> Result<PathBuf, RunError> {
                 "line-buffered output needs stdbuf (GNU coreutils)",
             ),
         }),
+    }
+}
+
+/// What every child the runner starts with a spec gets: its working directory, [`harden`],
+/// and its resource limits applied between fork and exec.
+pub(crate) fn prepare(cmd: &mut Command, cwd: Option<&Path>, limits: Limits) {
+    if let Some(cwd) = cwd {
+        cmd.current_dir(cwd);
+    }
+    harden(cmd);
+    if !limits.is_empty() {
+        // SAFETY: `Limits::apply` only makes async-signal-safe calls (getrlimit,
+        // setrlimit, setpriority) and allocates nothing.
+        unsafe {
+            cmd.pre_exec(move || limits.apply());
+        }
     }
 }
 
@@ -391,6 +396,21 @@ pub(crate) fn cloexec_inherited_fds() {
     }
 }
 
+/// Ends process group `pgid`, led by `child`: SIGTERM, up to `grace` for the leader to exit,
+/// then SIGKILL; reaps the leader and returns how it ended.
+pub(crate) fn terminate_group(
+    child: &mut Child,
+    pgid: libc::pid_t,
+    grace: Duration,
+) -> io::Result<ExitStatus> {
+    signal_group(pgid, libc::SIGTERM);
+    if let Ok(Some(status)) = child.wait_timeout(grace) {
+        return Ok(status);
+    }
+    signal_group(pgid, libc::SIGKILL);
+    child.wait()
+}
+
 /// Send `sig` to process group `pgid`; ESRCH (group gone) is fine. Returns whether the
 /// signal was delivered or the group was already gone: false for a refused group (our own,
 /// 0, or init's, 1, or a negative id) and for any other killpg error.
@@ -445,15 +465,11 @@ fn wait_child(
             return Ok((status, Stop::Exited));
         }
     };
-    signal_group(pgid, libc::SIGTERM);
-    if let Some(status) = child.wait_timeout(spec.kill_grace)? {
-        return Ok((status, stop));
-    }
-    signal_group(pgid, libc::SIGKILL);
-    Ok((child.wait()?, stop))
+    Ok((terminate_group(child, pgid, spec.kill_grace)?, stop))
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
@@ -495,5 +511,35 @@ mod tests {
         assert!(signal_group(pgid, libc::SIGKILL));
         child.wait().expect("reap sleep");
         assert!(signal_group(pgid, 0), "a gone group is fine (ESRCH)");
+    }
+
+    /// Starts `sh -c script` as a group leader and waits for its first line (it is ready).
+    #[allow(clippy::disallowed_methods)] // a bare group leader to terminate
+    fn leader(script: &str) -> Child {
+        use std::io::BufRead;
+        let mut child = Command::new("/bin/sh")
+            .args(["-c", script])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        let out = child.stdout.take().unwrap();
+        io::BufReader::new(out).read_line(&mut line).unwrap();
+        child
+    }
+
+    #[test]
+    fn terminate_group_asks_first_then_kills() {
+        let mut polite = leader("echo ready; exec sleep 60");
+        let pgid = polite.id() as libc::pid_t;
+        let status = terminate_group(&mut polite, pgid, Duration::from_secs(30)).unwrap();
+        assert_eq!(status.signal(), Some(libc::SIGTERM));
+
+        let mut deaf = leader("trap '' TERM; echo ready; while :; do sleep 1; done");
+        let pgid = deaf.id() as libc::pid_t;
+        let status = terminate_group(&mut deaf, pgid, Duration::from_millis(100)).unwrap();
+        assert_eq!(status.signal(), Some(libc::SIGKILL));
     }
 }

@@ -60,7 +60,11 @@ fn serve(env: &[(&str, &str)]) -> (Proc, std::path::PathBuf) {
 fn pids_from_progress(p: &mut Proc, token: &str) -> Vec<i32> {
     let token = json!(token);
     let m = p.recv_where("the pids line", |m| {
-        m["params"]["progressToken"] == token && m["params"]["message"].is_string()
+        // Heartbeats ("running for N s") may come first under load: wait for the pids.
+        m["params"]["progressToken"] == token
+            && m["params"]["message"]
+                .as_str()
+                .is_some_and(|s| s.starts_with("pids "))
     });
     let msg = m["params"]["message"].as_str().unwrap();
     msg.trim_start_matches("pids ")

@@ -320,19 +320,32 @@ pub fn call(args: &[String]) -> ExitCode {
             return finish(server, client, ExitCode::from(PROTOCOL_ERROR));
         }
     };
+    let code = await_answer(&mut client, &id, &tool, &o, &mut interrupts);
+    finish(server, client, code)
+}
+
+/// Waits for the answer to call `id`, showing progress and log messages meanwhile; cancels the
+/// call on Ctrl-C or when the client's timeout passes. Returns the exit code to finish with.
+fn await_answer(
+    client: &mut Client,
+    id: &stdmcp::jsonrpc::RequestId,
+    tool: &str,
+    o: &Opts,
+    interrupts: &mut signal_hook::iterator::Signals,
+) -> ExitCode {
     let deadline = o.timeout.map(|d| Instant::now() + d);
     let mut bar = ProgressView::new();
-    let code = loop {
+    loop {
         if interrupts.pending().next().is_some() {
             bar.clear();
             eprintln!("stdmcp: cancelling {tool}");
-            let _ = client.cancel(&id, Some("interrupted by the user"));
-            settle(&mut client);
+            let _ = client.cancel(id, Some("interrupted by the user"));
+            settle(client);
             break ExitCode::from(130);
         }
         let step = Instant::now() + Duration::from_millis(50);
         match client.next_event(Some(deadline.map_or(step, |d| d.min(step)))) {
-            Ok(Event::Response(r)) if r.id == id => {
+            Ok(Event::Response(r)) if r.id == *id => {
                 bar.clear();
                 break match r.result {
                     Ok(result) => print_result(&result, o.json),
@@ -359,8 +372,8 @@ pub fn call(args: &[String]) -> ExitCode {
             Err(ClientError::Timeout) if deadline.is_some_and(|d| Instant::now() >= d) => {
                 bar.clear();
                 eprintln!("stdmcp: no answer in time; cancelling {tool}");
-                let _ = client.cancel(&id, Some("the client's timeout passed"));
-                settle(&mut client);
+                let _ = client.cancel(id, Some("the client's timeout passed"));
+                settle(client);
                 break ExitCode::from(PROTOCOL_ERROR);
             }
             Err(ClientError::Timeout) => {}
@@ -370,8 +383,7 @@ pub fn call(args: &[String]) -> ExitCode {
                 break ExitCode::from(PROTOCOL_ERROR);
             }
         }
-    };
-    finish(server, client, code)
+    }
 }
 
 /// After a cancel, gives the server a moment to stop its work (and drops what it still sends).

@@ -222,78 +222,88 @@ fn check(args: &[String]) -> ExitCode {
     }
     for t in &manifest.tools {
         out.push('\n');
-        let title = t
-            .title
-            .as_deref()
-            .map(|t| format!(" ({t})"))
-            .unwrap_or_default();
-        let _ = writeln!(out, "  {}{title}", t.name);
-        let _ = writeln!(out, "    {}", t.description);
-        let argv: Vec<String> = t
-            .args
-            .iter()
-            .map(|a| match a {
-                ArgPart::Literal(s) => s.clone(),
-                ArgPart::Param {
-                    name,
-                    flag: Some(f),
-                    joined: true,
-                } => format!("{f}{{{name}}}"),
-                ArgPart::Param {
-                    name,
-                    flag: Some(f),
-                    ..
-                } if matches!(t.params.get(name).map(|p| &p.kind), Some(Kind::Boolean)) => {
-                    format!("[{f}]")
-                }
-                ArgPart::Param {
-                    name,
-                    flag: Some(f),
-                    joined: false,
-                } => format!("{f} {{{name}}}"),
-                ArgPart::Param { name, .. } => format!("{{{name}}}"),
-            })
-            .collect();
-        let _ = writeln!(out, "    runs: {} {}", t.program.display(), argv.join(" "));
-        for (name, p) in &t.params {
-            let ty = type_name(&p.kind);
-            let req = if p.required { ", required" } else { "" };
-            let def = p
-                .default
-                .as_ref()
-                .map(|d| format!(", default {d}"))
-                .unwrap_or_default();
-            let desc = p
-                .description
-                .as_deref()
-                .map(|d| format!(": {d}"))
-                .unwrap_or_default();
-            let _ = writeln!(out, "    - {name} ({ty}{req}{def}){desc}");
-        }
-        let a = &t.annotations;
-        let _ = writeln!(out,
-            "    timeout {:.0} s, output cap {} bytes, success codes {:?}, read-only {}, destructive {}",
-            t.timeout.as_secs_f64(),
-            t.max_output_bytes,
-            t.success_codes,
-            a.read_only_hint.unwrap_or(false),
-            a.destructive_hint.unwrap_or(true)
-        );
-        let buffering = if t.line_buffered {
-            ", output line-buffered (stdbuf)"
-        } else {
-            ""
-        };
-        let _ = writeln!(out, "    limits: {}{buffering}", t.limits);
-        if let Some(line) = stdmcp::manifest::remote::describe(&t.remote) {
-            let _ = writeln!(out, "    {line}");
-        }
+        tool_summary(&mut out, t);
     }
     for k in &manifest.sessions {
         out.push('\n');
         session_kind(&mut out, k);
     }
     emit(&out)
+}
+
+/// Describes one tool for `stdmcp check`: what it runs, its parameters and its limits.
+fn tool_summary(out: &mut String, t: &stdmcp::manifest::ToolSpec) {
+    let title = t
+        .title
+        .as_deref()
+        .map(|t| format!(" ({t})"))
+        .unwrap_or_default();
+    let _ = writeln!(out, "  {}{title}", t.name);
+    let _ = writeln!(out, "    {}", t.description);
+    let _ = writeln!(out, "    runs: {} {}", t.program.display(), command_line(t));
+    for (name, p) in &t.params {
+        let ty = type_name(&p.kind);
+        let req = if p.required { ", required" } else { "" };
+        let def = p
+            .default
+            .as_ref()
+            .map(|d| format!(", default {d}"))
+            .unwrap_or_default();
+        let desc = p
+            .description
+            .as_deref()
+            .map(|d| format!(": {d}"))
+            .unwrap_or_default();
+        let _ = writeln!(out, "    - {name} ({ty}{req}{def}){desc}");
+    }
+    let a = &t.annotations;
+    let _ = writeln!(
+        out,
+        "    timeout {:.0} s, output cap {} bytes, success codes {:?}, read-only {}, destructive {}",
+        t.timeout.as_secs_f64(),
+        t.max_output_bytes,
+        t.success_codes,
+        a.read_only_hint.unwrap_or(false),
+        a.destructive_hint.unwrap_or(true)
+    );
+    let buffering = if t.line_buffered {
+        ", output line-buffered (stdbuf)"
+    } else {
+        ""
+    };
+    let _ = writeln!(out, "    limits: {}{buffering}", t.limits);
+    if let Some(line) = stdmcp::manifest::remote::describe(&t.remote) {
+        let _ = writeln!(out, "    {line}");
+    }
+}
+
+/// The argument template of a tool as a reader would write it: `{name}`, `-f {name}`, `[-f]`.
+fn command_line(t: &stdmcp::manifest::ToolSpec) -> String {
+    t.args
+        .iter()
+        .map(|a| match a {
+            ArgPart::Literal(s) => s.clone(),
+            ArgPart::Param {
+                name,
+                flag: Some(f),
+                joined: true,
+            } => format!("{f}{{{name}}}"),
+            ArgPart::Param {
+                name,
+                flag: Some(f),
+                ..
+            } if matches!(t.params.get(name).map(|p| &p.kind), Some(Kind::Boolean)) => {
+                format!("[{f}]")
+            }
+            ArgPart::Param {
+                name,
+                flag: Some(f),
+                joined: false,
+            } => format!("{f} {{{name}}}"),
+            ArgPart::Param { name, .. } => format!("{{{name}}}"),
+        })
+        .collect::<Vec<String>>()
+        .join(" ")
 }
 
 fn session_kind(out: &mut String, k: &stdmcp::session::SessionKind) {

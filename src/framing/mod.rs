@@ -558,6 +558,49 @@ pub fn encode(json: &[u8], framing: Framing, out: &mut Vec<u8>) {
     }
 }
 
+/// How much [`read_frames`] asks `read` for at a time.
+const READ_CHUNK: usize = 64 * 1024;
+
+/// Reads `input` until end of input, a read error, or `each` returns false, pushing what it
+/// reads into `decoder` and handing `each` the frames every read completes. A read that was
+/// interrupted by a signal is retried. Returns whether input ended (`Ok(true)`) or `each`
+/// stopped (`Ok(false)`); what is left in `decoder` at the end is the caller's, to `finish`.
+pub fn read_frames(
+    input: &mut dyn std::io::Read,
+    decoder: &mut FrameDecoder,
+    mut each: impl FnMut(&mut dyn Iterator<Item = Result<Frame, FrameError>>) -> bool,
+) -> std::io::Result<bool> {
+    let mut buf = vec![0u8; READ_CHUNK];
+    loop {
+        match input.read(&mut buf) {
+            Ok(0) => return Ok(true),
+            Ok(n) => {
+                decoder.push(&buf[..n]);
+                if !each(&mut std::iter::from_fn(|| decoder.next_frame())) {
+                    return Ok(false);
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Frames an owned message: with newline framing its own buffer gets the newline (no copy).
+pub fn frame(mut json: Vec<u8>, framing: Framing) -> Vec<u8> {
+    match framing {
+        Framing::Newline => {
+            json.push(b'\n');
+            json
+        }
+        Framing::ContentLength => {
+            let mut out = Vec::with_capacity(json.len() + 24);
+            encode(&json, framing, &mut out);
+            out
+        }
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests;

@@ -283,3 +283,63 @@ fn encode_round_trip() {
         "newline-delimited frame exceeds the limit of 5 bytes"
     );
 }
+
+#[test]
+fn frame_matches_encode_for_both_framings() {
+    for framing in [Framing::Newline, Framing::ContentLength] {
+        let mut want = Vec::new();
+        encode(br#"{"a":1}"#, framing, &mut want);
+        assert_eq!(frame(br#"{"a":1}"#.to_vec(), framing), want);
+    }
+}
+
+/// A reader that is interrupted by a signal before each chunk it gives.
+struct Interrupting {
+    chunks: Vec<&'static [u8]>,
+    interrupted: bool,
+}
+
+impl std::io::Read for Interrupting {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.chunks.is_empty() {
+            return Ok(0);
+        }
+        self.interrupted = !self.interrupted;
+        if self.interrupted {
+            return Err(std::io::ErrorKind::Interrupted.into());
+        }
+        let chunk = self.chunks.remove(0);
+        buf[..chunk.len()].copy_from_slice(chunk);
+        Ok(chunk.len())
+    }
+}
+
+#[test]
+fn read_frames_retries_interrupted_reads_and_leaves_the_tail_to_finish() {
+    let mut input = Interrupting {
+        chunks: vec![b"{\"a\":1}\n{\"b\"", b":2}\n{\"c\":3}"],
+        interrupted: false,
+    };
+    let mut decoder = FrameDecoder::default();
+    let mut got = Vec::new();
+    let ended = read_frames(&mut input, &mut decoder, |frames| {
+        got.extend(frames);
+        true
+    });
+    assert!(ended.unwrap());
+    assert_eq!(got, vec![nd(r#"{"a":1}"#), nd(r#"{"b":2}"#)]);
+    assert_eq!(decoder.finish(), Some(nd(r#"{"c":3}"#)));
+}
+
+#[test]
+fn read_frames_stops_when_told() {
+    let mut input: &[u8] = b"{\"a\":1}\n{\"b\":2}\n";
+    let mut decoder = FrameDecoder::default();
+    let mut calls = 0;
+    let ended = read_frames(&mut input, &mut decoder, |_| {
+        calls += 1;
+        false
+    });
+    assert!(!ended.unwrap());
+    assert_eq!(calls, 1);
+}

@@ -208,110 +208,18 @@ fn tool(
     errs: &mut Errors,
 ) -> Option<ToolSpec> {
     let o = Obj::new(v, path, errs)?;
-    o.only(
-        &[
-            "name",
-            "title",
-            "description",
-            "annotations",
-            "program",
-            "args",
-            "params",
-            "cwd",
-            "env",
-            "passEnv",
-            "stdin",
-            "timeoutSeconds",
-            "killGraceMs",
-            "maxOutputBytes",
-            "successCodes",
-            "progress",
-            "lineBuffered",
-            "maxMemoryMB",
-            "cpuSeconds",
-            "maxFileSizeMB",
-            "nice",
-            "capture",
-            "onCancel",
-            "onCancelTimeoutSeconds",
-        ],
-        errs,
-    );
-    let name = o.required_string("name", errs).unwrap_or_default();
-    if !name.is_empty() && !is_tool_name(&name) {
-        errs.add(
-            &o.at("name"),
-            "must be 1-128 characters of A-Z a-z 0-9 _ - .",
-        );
-    }
+    o.only(TOOL_KEYS, errs);
+    let name = tool_name(&o, errs);
     let description = o.required_string("description", errs).unwrap_or_default();
-    let program = match o.required_string("program", errs) {
-        Some(p) => match find_program(&p, base) {
-            Ok(p) => p,
-            Err(e) => {
-                errs.add(&o.at("program"), e);
-                PathBuf::new()
-            }
-        },
-        None => PathBuf::new(),
-    };
+    let program = program(&o, base, errs);
     let mut params = param::params(&o, roots, errs);
     let args = args(&o, &params, errs);
     param::finish(&o, &mut params, &program, &args, roots, errs);
-    let stdin = o.string("stdin", errs);
-    if let Some(s) = &stdin {
-        match params.get(s) {
-            Some(p) if matches!(p.kind, Kind::String) => {}
-            Some(_) => errs.add(
-                &o.at("stdin"),
-                format!("parameter {s} must be of type string to be sent on stdin"),
-            ),
-            None => errs.add(&o.at("stdin"), format!("names no parameter: {s}")),
-        }
-    }
+    let stdin = stdin(&o, &params, errs);
     let cwd = cwd(&o, &params, base, errs);
-    let mut used: BTreeSet<&str> = args
-        .iter()
-        .filter_map(|a| match a {
-            ArgPart::Param { name, .. } => Some(name.as_str()),
-            ArgPart::Literal(_) => None,
-        })
-        .collect();
-    used.extend(stdin.as_deref());
-    if let Some(Cwd::Param(p)) = &cwd {
-        used.insert(p);
-    }
-    for p in params.keys() {
-        if !used.contains(p.as_str()) {
-            errs.add(
-                &format!("{}.params.{p}", o.path),
-                "is declared but used by neither args, stdin nor cwd",
-            );
-        }
-    }
-    let mut env = d.env.clone();
-    env.extend(o.env("env", errs));
-    let mut pass_env = d.pass_env.clone();
-    pass_env.extend(o.strings("passEnv", errs));
-    let success_codes = match o.map.get("successCodes") {
-        None => vec![0],
-        Some(Value::Array(c))
-            if !c.is_empty()
-                && c.iter()
-                    .all(|x| x.as_i64().is_some_and(|n| (0..=255).contains(&n))) =>
-        {
-            c.iter()
-                .filter_map(|x| x.as_i64().map(|n| n as i32))
-                .collect()
-        }
-        Some(_) => {
-            errs.add(
-                &o.at("successCodes"),
-                "must be a non-empty array of exit codes (0-255)",
-            );
-            vec![0]
-        }
-    };
+    check_all_used(&o, &params, &args, stdin.as_deref(), cwd.as_ref(), errs);
+    let (env, pass_env) = environment(&o, d, errs);
+    let success_codes = success_codes(&o, errs);
     Some(ToolSpec {
         name,
         title: o.string("title", errs),
@@ -335,6 +243,140 @@ fn tool(
         limits: limits(&o, d.limits, errs),
         remote: super::remote::remote(&o, base, errs),
     })
+}
+
+/// The keys a tool object may have.
+const TOOL_KEYS: &[&str] = &[
+    "name",
+    "title",
+    "description",
+    "annotations",
+    "program",
+    "args",
+    "params",
+    "cwd",
+    "env",
+    "passEnv",
+    "stdin",
+    "timeoutSeconds",
+    "killGraceMs",
+    "maxOutputBytes",
+    "successCodes",
+    "progress",
+    "lineBuffered",
+    "maxMemoryMB",
+    "cpuSeconds",
+    "maxFileSizeMB",
+    "nice",
+    "capture",
+    "onCancel",
+    "onCancelTimeoutSeconds",
+];
+
+fn tool_name(o: &Obj<'_>, errs: &mut Errors) -> String {
+    let name = o.required_string("name", errs).unwrap_or_default();
+    if !name.is_empty() && !is_tool_name(&name) {
+        errs.add(
+            &o.at("name"),
+            "must be 1-128 characters of A-Z a-z 0-9 _ - .",
+        );
+    }
+    name
+}
+
+/// The required `program`, found on PATH or relative to the manifest (empty when it is not).
+pub(super) fn program(o: &Obj<'_>, base: &Path, errs: &mut Errors) -> PathBuf {
+    match o.required_string("program", errs) {
+        Some(p) => match find_program(&p, base) {
+            Ok(p) => p,
+            Err(e) => {
+                errs.add(&o.at("program"), e);
+                PathBuf::new()
+            }
+        },
+        None => PathBuf::new(),
+    }
+}
+
+/// `stdin` names a string parameter whose value is sent on the child's standard input.
+fn stdin(o: &Obj<'_>, params: &BTreeMap<String, Param>, errs: &mut Errors) -> Option<String> {
+    let stdin = o.string("stdin", errs);
+    if let Some(s) = &stdin {
+        match params.get(s) {
+            Some(p) if matches!(p.kind, Kind::String) => {}
+            Some(_) => errs.add(
+                &o.at("stdin"),
+                format!("parameter {s} must be of type string to be sent on stdin"),
+            ),
+            None => errs.add(&o.at("stdin"), format!("names no parameter: {s}")),
+        }
+    }
+    stdin
+}
+
+/// Every declared parameter must reach the program: through args, stdin or cwd.
+fn check_all_used(
+    o: &Obj<'_>,
+    params: &BTreeMap<String, Param>,
+    args: &[ArgPart],
+    stdin: Option<&str>,
+    cwd: Option<&Cwd>,
+    errs: &mut Errors,
+) {
+    let mut used: BTreeSet<&str> = args
+        .iter()
+        .filter_map(|a| match a {
+            ArgPart::Param { name, .. } => Some(name.as_str()),
+            ArgPart::Literal(_) => None,
+        })
+        .collect();
+    used.extend(stdin);
+    if let Some(Cwd::Param(p)) = cwd {
+        used.insert(p);
+    }
+    for p in params.keys() {
+        if !used.contains(p.as_str()) {
+            errs.add(
+                &format!("{}.params.{p}", o.path),
+                "is declared but used by neither args, stdin nor cwd",
+            );
+        }
+    }
+}
+
+/// `env` and `passEnv`, each added to the manifest's defaults.
+pub(super) fn environment(
+    o: &Obj<'_>,
+    d: &Defaults,
+    errs: &mut Errors,
+) -> (BTreeMap<String, String>, Vec<String>) {
+    let mut env = d.env.clone();
+    env.extend(o.env("env", errs));
+    let mut pass_env = d.pass_env.clone();
+    pass_env.extend(o.strings("passEnv", errs));
+    (env, pass_env)
+}
+
+fn success_codes(o: &Obj<'_>, errs: &mut Errors) -> Vec<i32> {
+    match o.map.get("successCodes") {
+        None => vec![0],
+        Some(Value::Array(c))
+            if !c.is_empty()
+                && c.iter()
+                    .all(|x| x.as_i64().is_some_and(|n| (0..=255).contains(&n))) =>
+        {
+            c.iter()
+                .filter_map(|x| x.as_i64().map(|n| n as i32))
+                .collect()
+        }
+        Some(_) => {
+            errs.add(
+                &o.at("successCodes"),
+                "must be a non-empty array of exit codes (0-255)",
+            );
+            vec![0]
+        }
+    }
 }
 
 fn annotations(o: &Obj<'_>, errs: &mut Errors) -> ToolAnnotations {

@@ -162,6 +162,32 @@ pub fn plan(
         let checked = check(p, v, roots, at).map_err(|e| format!("argument `{name}`: {e}"))?;
         values.insert(name.as_str(), checked);
     }
+    let argv = argv(spec, &values)?;
+    let stdin = spec
+        .stdin
+        .as_ref()
+        .and_then(|s| match values.get(s.as_str()) {
+            Some(Checked::One(t)) => Some(t.clone().into_vec()),
+            _ => None,
+        });
+    let cwd = match &spec.cwd {
+        None => None,
+        Some(Cwd::Fixed(d)) => Some(d.clone()),
+        Some(Cwd::Param(p)) => match values.get(p.as_str()) {
+            Some(Checked::One(d)) => Some(PathBuf::from(d)),
+            _ => return Err(format!("missing argument `{p}` (the working directory)")),
+        },
+    };
+    Ok(Plan {
+        argv,
+        cwd,
+        stdin,
+        env: environment(spec),
+    })
+}
+
+/// The arguments after the program: the template with the checked values put in.
+fn argv(spec: &ToolSpec, values: &BTreeMap<&str, Checked>) -> Result<Vec<OsString>, String> {
     let mut argv = Vec::new();
     for part in &spec.args {
         match part {
@@ -205,27 +231,7 @@ pub fn plan(
             }
         }
     }
-    let stdin = spec
-        .stdin
-        .as_ref()
-        .and_then(|s| match values.get(s.as_str()) {
-            Some(Checked::One(t)) => Some(t.clone().into_vec()),
-            _ => None,
-        });
-    let cwd = match &spec.cwd {
-        None => None,
-        Some(Cwd::Fixed(d)) => Some(d.clone()),
-        Some(Cwd::Param(p)) => match values.get(p.as_str()) {
-            Some(Checked::One(d)) => Some(PathBuf::from(d)),
-            _ => return Err(format!("missing argument `{p}` (the working directory)")),
-        },
-    };
-    Ok(Plan {
-        argv,
-        cwd,
-        stdin,
-        env: environment(spec),
-    })
+    Ok(argv)
 }
 
 /// Whether the template puts `name`'s value in argv.
@@ -235,20 +241,30 @@ pub(super) fn in_argv(args: &[ArgPart], name: &str) -> bool {
 }
 
 fn environment(spec: &ToolSpec) -> Vec<(OsString, OsString)> {
-    let mut env: BTreeMap<OsString, OsString> = BTreeMap::new();
+    child_environment(&spec.pass_env, [], &spec.env)
+}
+
+/// The minimal environment a child gets: [`INHERITED_ENV`] and `pass_env` where this process
+/// has them, then `fixed`, then the manifest's own `env` (later entries win).
+pub(crate) fn child_environment<'a>(
+    pass_env: &[String],
+    fixed: impl IntoIterator<Item = (&'a str, &'a str)>,
+    env: &BTreeMap<String, String>,
+) -> Vec<(OsString, OsString)> {
+    let mut out: BTreeMap<OsString, OsString> = BTreeMap::new();
     for k in INHERITED_ENV
         .iter()
         .copied()
-        .chain(spec.pass_env.iter().map(String::as_str))
+        .chain(pass_env.iter().map(String::as_str))
     {
         if let Some(v) = std::env::var_os(k) {
-            env.insert(k.into(), v);
+            out.insert(k.into(), v);
         }
     }
-    for (k, v) in &spec.env {
-        env.insert(k.into(), v.into());
-    }
-    env.into_iter().collect()
+    let fixed = fixed.into_iter().map(|(k, v)| (k.into(), v.into()));
+    out.extend(fixed);
+    out.extend(env.iter().map(|(k, v)| (k.into(), v.into())));
+    out.into_iter().collect()
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::json::{Errors, Obj};
 use super::limits::limits;
-use super::parse::{find_program, resolve};
+use super::parse::{environment, program, resolve};
 use super::Defaults;
 use crate::session::kind::{AnswerMode, SessionKind, Workdir, SIGNALS};
 
@@ -104,47 +104,16 @@ fn kind(
         errs.add(&o.at("name"), "must be 1-40 characters of A-Z a-z 0-9 _ -");
     }
     let description = o.required_string("description", errs).unwrap_or_default();
-    let program = match o.required_string("program", errs) {
-        Some(p) => find_program(&p, base).unwrap_or_else(|e| {
-            errs.add(&o.at("program"), e);
-            PathBuf::new()
-        }),
-        None => PathBuf::new(),
-    };
+    let program = program(&o, base, errs);
     let args = literals(&o, "args", errs);
     let startup = literals(&o, "startup", errs);
     let workdir = workdir(&o, roots, base, errs);
-    let mut env = d.env.clone();
-    env.extend(o.env("env", errs));
-    let mut pass_env = d.pass_env.clone();
-    pass_env.extend(o.strings("passEnv", errs));
+    let (env, pass_env) = environment(&o, d, errs);
     // On a bad answer rule the error is recorded; go on to find the other problems.
     let (answer, greeting) = answer(&o, errs).unwrap_or((AnswerMode::Nul, true));
-    let input_nul = match o.string("inputEnd", errs).as_deref() {
-        None | Some("newline") => false,
-        Some("nul") => true,
-        Some(other) => {
-            errs.add(
-                &o.at("inputEnd"),
-                format!("must be \"newline\" or \"nul\", not {other:?}"),
-            );
-            false
-        }
-    };
+    let input_nul = input_nul(&o, errs);
     let (interrupt_signal, interrupt_input) = interrupt(&o, errs);
-    let timeout = o.seconds("timeoutSeconds", errs).unwrap_or(d.timeout);
-    let max_timeout = o
-        .seconds("maxTimeoutSeconds", errs)
-        .unwrap_or(Duration::from_secs(600));
-    if timeout > max_timeout {
-        errs.add(
-            &o.at("timeoutSeconds"),
-            format!(
-                "is larger than maxTimeoutSeconds ({} s)",
-                max_timeout.as_secs_f64()
-            ),
-        );
-    }
+    let (timeout, max_timeout) = timeouts(&o, d, errs);
     Some(SessionKind {
         name,
         description,
@@ -175,6 +144,40 @@ fn kind(
             .unwrap_or(Duration::from_secs(5)),
         limits: limits(&o, d.limits, errs),
     })
+}
+
+/// `inputEnd`: whether input ends with NUL rather than a newline.
+fn input_nul(o: &Obj<'_>, errs: &mut Errors) -> bool {
+    match o.string("inputEnd", errs).as_deref() {
+        None | Some("newline") => false,
+        Some("nul") => true,
+        Some(other) => {
+            errs.add(
+                &o.at("inputEnd"),
+                format!("must be \"newline\" or \"nul\", not {other:?}"),
+            );
+            false
+        }
+    }
+}
+
+/// `timeoutSeconds` (per exchange) and the `maxTimeoutSeconds` a call may ask for; the first
+/// may not exceed the second.
+fn timeouts(o: &Obj<'_>, d: &Defaults, errs: &mut Errors) -> (Duration, Duration) {
+    let timeout = o.seconds("timeoutSeconds", errs).unwrap_or(d.timeout);
+    let max_timeout = o
+        .seconds("maxTimeoutSeconds", errs)
+        .unwrap_or(Duration::from_secs(600));
+    if timeout > max_timeout {
+        errs.add(
+            &o.at("timeoutSeconds"),
+            format!(
+                "is larger than maxTimeoutSeconds ({} s)",
+                max_timeout.as_secs_f64()
+            ),
+        );
+    }
+    (timeout, max_timeout)
 }
 
 /// An array of literal strings without NUL.

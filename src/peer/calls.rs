@@ -248,7 +248,7 @@ impl Peer {
         let mut out = Vec::with_capacity(128);
         match crate::jsonrpc::write_notification(&mut out, method::PROGRESS, &params) {
             Ok(()) => {
-                let bytes = self.framed(out);
+                let bytes = crate::framing::frame(out, self.framing);
                 self.effects.push_back(Effect::Progress {
                     id: id.clone(),
                     bytes,

@@ -350,25 +350,8 @@ impl Peer {
         next.into_iter().flatten().min()
     }
 
-    fn frame(&self, json: &[u8]) -> Vec<u8> {
-        let mut out = Vec::with_capacity(json.len() + 24);
-        framing::encode(json, self.framing, &mut out);
-        out
-    }
-
-    fn framed(&self, json: Vec<u8>) -> Vec<u8> {
-        match self.framing {
-            Framing::Newline => {
-                let mut json = json;
-                json.push(b'\n');
-                json
-            }
-            Framing::ContentLength => self.frame(&json),
-        }
-    }
-
     fn send_json(&mut self, json: Vec<u8>) {
-        let framed = self.framed(json);
+        let framed = framing::frame(json, self.framing);
         self.effects.push_back(Effect::Send(framed));
     }
 

@@ -11,7 +11,7 @@ use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 
-use super::{harden, orphans, signal_group, Limits, RunError, RunSpec};
+use super::{orphans, prepare, signal_group, Limits, RunError, RunSpec};
 use crate::reaper;
 
 /// What to run.
@@ -54,18 +54,7 @@ impl Interactive {
             .stdout(Stdio::from(writer))
             .stderr(Stdio::from(writer2))
             .process_group(0);
-        if let Some(cwd) = &spec.cwd {
-            cmd.current_dir(cwd);
-        }
-        harden(&mut cmd);
-        let limits = spec.limits;
-        if !limits.is_empty() {
-            // SAFETY: `Limits::apply` only makes async-signal-safe calls (getrlimit,
-            // setrlimit, setpriority) and allocates nothing.
-            unsafe {
-                cmd.pre_exec(move || limits.apply());
-            }
-        }
+        prepare(&mut cmd, spec.cwd.as_deref(), spec.limits);
         let mut child = cmd.spawn().map_err(|e| {
             let mut run = RunSpec::new(&spec.program);
             run.cwd.clone_from(&spec.cwd);

@@ -79,7 +79,14 @@ struct Proc {
 }
 
 fn stat(pid: i32) -> Option<Proc> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    parse_stat(
+        pid,
+        &std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?,
+    )
+}
+
+/// Parse a `/proc/PID/stat` line; the command name may hold spaces and parentheses.
+fn parse_stat(pid: i32, text: &str) -> Option<Proc> {
     let (_, rest) = text.rsplit_once(") ")?;
     let f: Vec<&str> = rest.split_whitespace().collect();
     Some(Proc {
@@ -138,7 +145,9 @@ fn has_env(pid: i32, needle: &[u8]) -> bool {
 /// in a new session must not rely on waiting for them once it uses the runner.
 pub(super) fn sweep(pgid: libc::pid_t, marker: &str) {
     let me = std::process::id() as i32;
-    let my_sid = stat(me).map_or(0, |p| p.sid);
+    // Our session id reads 0 when its leader is outside our PID namespace (a container);
+    // children that stayed in our session read 0 as well, so the comparison still holds.
+    let my_sid = stat(me).map(|p| p.sid);
     let needle = format!("{MARKER}={marker}").into_bytes();
     let mut found: BTreeMap<i32, u64> = BTreeMap::new();
     for _ in 0..ROUNDS {
@@ -147,7 +156,7 @@ pub(super) fn sweep(pgid: libc::pid_t, marker: &str) {
         for p in descendants(me, &all_processes()) {
             let zombie = p.state == b'Z' || p.state == b'X';
             let ours = if zombie {
-                p.pgid == pgid || (p.ppid == me && p.sid != my_sid && my_sid != 0)
+                p.pgid == pgid || (p.ppid == me && my_sid.is_some_and(|s| p.sid != s))
             } else {
                 p.pgid == pgid || has_env(p.pid, &needle)
             };
@@ -229,7 +238,16 @@ mod tests {
         let me = std::process::id() as i32;
         let p = stat(me).expect("own stat");
         assert_eq!(p.pid, me);
-        assert!(p.start > 0 && p.sid > 0);
+        // The session id is 0 inside a PID namespace whose session leader is outside it.
+        assert!(p.start > 0 && p.sid >= 0);
+    }
+
+    #[test]
+    fn stat_reads_a_session_id_of_zero_in_a_container() {
+        // Containers (CI) run us in a session whose leader is outside our PID namespace.
+        let line = "7 (a) b) S 1 7 0 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 42 0 0";
+        let p = parse_stat(7, line).expect("parsed");
+        assert_eq!((p.pid, p.ppid, p.pgid, p.sid, p.start), (7, 1, 7, 0, 42));
     }
 
     #[test]

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use wait_timeout::ChildExt;
 
-use super::signal_group;
+use super::{signal_group, terminate_group};
 use crate::reaper;
 
 /// A running server process.
@@ -96,11 +96,7 @@ impl ServerProcess {
             Ok(Some(s)) => Some(s),
             _ => {
                 let pgid = self.child.id() as libc::pid_t;
-                signal_group(pgid, libc::SIGTERM);
-                if !matches!(self.child.wait_timeout(Duration::from_secs(1)), Ok(Some(_))) {
-                    signal_group(pgid, libc::SIGKILL);
-                    let _ = self.child.wait();
-                }
+                let _ = terminate_group(&mut self.child, pgid, Duration::from_secs(1));
                 None
             }
         };

@@ -11,7 +11,7 @@ use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use super::dispatch::{Event, Shared};
 use super::outbox::{outbox, Inbox};
 use super::Server;
-use crate::framing::FrameDecoder;
+use crate::framing::{self, FrameDecoder};
 use crate::peer::{self, Peer};
 
 const READ_CHUNK: usize = 64 * 1024;
@@ -183,30 +183,20 @@ fn reader(
 ) {
     super::outbox::never_wait_on_this_thread();
     let mut decoder = FrameDecoder::new(max_frame_len);
-    let mut buf = vec![0u8; READ_CHUNK];
-    loop {
-        match input.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => {
-                decoder.push(&buf[..n]);
-                let mut frames = std::iter::from_fn(|| decoder.next_frame());
-                loop {
-                    let group: Vec<_> = frames.by_ref().take(FRAMES_PER_LOCK).collect();
-                    if group.is_empty() {
-                        break;
-                    }
-                    shared.handle_frames(group);
-                    // Only here does the reader wait, and only at twice the bound: a client
-                    // that sends requests without reading their answers.
-                    shared.out.wait_for_room_always(READER_ROOM);
-                }
+    let read = framing::read_frames(&mut *input, &mut decoder, |frames| {
+        loop {
+            let group: Vec<_> = (&mut *frames).take(FRAMES_PER_LOCK).collect();
+            if group.is_empty() {
+                return true;
             }
-            Err(e) if e.kind() == ErrorKind::Interrupted => continue,
-            Err(e) => {
-                log::warn!("reading stdin failed: {e}");
-                break;
-            }
+            shared.handle_frames(group);
+            // Only here does the reader wait, and only at twice the bound: a client that
+            // sends requests without reading their answers.
+            shared.out.wait_for_room_always(READER_ROOM);
         }
+    });
+    if let Err(e) = read {
+        log::warn!("reading stdin failed: {e}");
     }
     let rest: Vec<_> = std::iter::from_fn(|| decoder.finish()).collect();
     if !rest.is_empty() {

@@ -2,7 +2,7 @@
 //! it (it lives as long as the child, as `PR_SET_PDEATHSIG` requires), the reader thread that
 //! moves its merged output into the shared state, and the writer thread that feeds its stdin.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::path::PathBuf;
@@ -15,7 +15,7 @@ use crossbeam_channel::{Receiver, Sender};
 
 use super::answer::Pending;
 use super::kind::SessionKind;
-use crate::manifest::plan::INHERITED_ENV;
+use crate::manifest::plan::child_environment;
 use crate::process::interactive::{self, Interactive, InteractiveSpec};
 
 /// Bytes of transcript kept per session.
@@ -267,21 +267,6 @@ fn own(spec: &InteractiveSpec, started: &Sender<Started>, input: Receiver<Vec<u8
 /// The program's whole environment: the few variables every tool gets, `passEnv`, `env`, and
 /// settings that keep REPL output plain.
 fn environment(kind: &SessionKind) -> Vec<(OsString, OsString)> {
-    let mut env: BTreeMap<OsString, OsString> = BTreeMap::new();
-    for k in INHERITED_ENV
-        .iter()
-        .copied()
-        .chain(kind.pass_env.iter().map(String::as_str))
-    {
-        if let Some(v) = std::env::var_os(k) {
-            env.insert(k.into(), v);
-        }
-    }
-    for (k, v) in [("TERM", "dumb"), ("NO_COLOR", "1"), ("PAGER", "cat")] {
-        env.insert(k.into(), v.into());
-    }
-    for (k, v) in &kind.env {
-        env.insert(k.into(), v.into());
-    }
-    env.into_iter().collect()
+    let plain = [("TERM", "dumb"), ("NO_COLOR", "1"), ("PAGER", "cat")];
+    child_environment(&kind.pass_env, plain, &kind.env)
 }

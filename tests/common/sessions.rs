@@ -284,6 +284,37 @@ pub fn idle_stop(p: &mut Proc, k: &Kind) {
 }
 
 /// True while a signal sent to `pid` is still pending (not yet delivered to a thread).
+/// Waits until a thread of `pid` waits for input: blocked in `read(0, …)` or in `poll`,
+/// `select`, `pselect6` or `ppoll` (x86_64 syscalls 0, 7, 23, 270, 271).
+fn wait_reading_stdin(pid: i32) {
+    let deadline = Instant::now() + PATIENCE;
+    let reading = || {
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+            return false;
+        };
+        tasks.flatten().any(|t| {
+            std::fs::read_to_string(t.path().join("syscall")).is_ok_and(|s| {
+                s.starts_with("0 0x0 ")
+                    || ["7 ", "23 ", "270 ", "271 "]
+                        .iter()
+                        .any(|n| s.starts_with(n))
+            })
+        })
+    };
+    while !reading() {
+        if Instant::now() >= deadline {
+            let calls: Vec<String> = std::fs::read_dir(format!("/proc/{pid}/task"))
+                .into_iter()
+                .flatten()
+                .flatten()
+                .map(|t| std::fs::read_to_string(t.path().join("syscall")).unwrap_or_default())
+                .collect();
+            panic!("{pid} never waits for input: {calls:?}");
+        }
+        thread::sleep(Duration::from_millis(5));
+    }
+}
+
 fn signal_pending(pid: i32) -> bool {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
     status
@@ -301,6 +332,9 @@ fn signal_pending(pid: i32) -> bool {
 pub fn idle_interrupt(p: &mut Proc, k: &Kind) {
     let pid = started_pid(&start(p, 1, k));
     send(p, 2, k.name, k.define);
+    // The answer's end arrives before the program is back in its read: signal it only once
+    // it waits for input again, the idle state this test is about.
+    wait_reading_stdin(pid);
     super::send_signal(pid, 2);
     let deadline = Instant::now() + PATIENCE;
     while signal_pending(pid) {
