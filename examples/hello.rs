@@ -1,6 +1,6 @@
 // The smallest useful stdmcp server: one tool that reports progress and stops when cancelled.
 // This file is the README's API example; it builds in a new crate whose only dependency is
-// stdmcp (the crate doc compiles it as such a crate would).
+// stdmcp (tests/hello_crate.rs builds it as such a crate).
 
 use std::time::Duration;
 

@@ -35,7 +35,7 @@ fn main() {
         say(&format!("{tag} {line}"));
     });
     let mut on_spawn = |pid: u32| {
-        let wd = stdmcp::reaper::watchdog_pid().map_or("-".to_string(), |p| p.to_string());
+        let wd = stdmcp::process::watchdog_pid().map_or("-".to_string(), |p| p.to_string());
         say(&format!("spawned {pid} {wd}"));
     };
     match run(&spec, &cancel, &mut on_spawn, on_line) {

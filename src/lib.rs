@@ -12,7 +12,7 @@
 //! * [`cancel`]: the cancel token a call's handler sees.
 //! * [`process`]: the one runner every child process goes through (process group, caps,
 //!   resource limits, SIGTERM then SIGKILL to the group, then everything else the call
-//!   started, found as a subreaper by an environment marker; always reaped); [`reaper`]: the
+//!   started, found as a subreaper by an environment marker; always reaped); `reaper`: the
 //!   watchdog that does the same even when the server itself is killed.
 //! * [`manifest`]: local programs served as tools from a JSON manifest.
 //! * [`session`]: interactive sessions (REPLs, proof assistants) kept alive across calls, their
@@ -78,6 +78,7 @@
 //!
 //! `RUST_LOG=stdmcp=trace` logs every frame in (`<`) and out (`>`) on stderr.
 #![deny(clippy::print_stdout, clippy::dbg_macro)]
+#![warn(missing_docs)]
 
 pub mod cancel;
 pub mod client;
@@ -87,11 +88,10 @@ pub mod manifest;
 pub mod mcp;
 pub mod peer;
 // The only FFI of the crate (killpg, kill, waitpid, prctl, setrlimit, setpriority, close_range,
-// poll), each call with a SAFETY note.
-#[allow(unsafe_code)]
+// poll) is in `process` and `reaper`, each call with a SAFETY note and its function allowing
+// `unsafe_code` on its own.
 pub mod process;
-#[allow(unsafe_code)]
-pub mod reaper;
+mod reaper;
 pub mod schema;
 pub mod server;
 pub mod session;
@@ -117,11 +117,3 @@ pub fn init_logging() {
             .target(env_logger::Target::Stderr)
             .try_init();
 }
-
-/// `examples/hello.rs`, compiled here as a tool author's crate would use the API:
-///
-/// ```no_run
-#[doc = include_str!("../examples/hello.rs")]
-/// ```
-#[cfg(doctest)]
-pub struct HelloExample;

@@ -7,7 +7,7 @@
 //! leader exits sweeps the group and everything else the call started (found
 //! through the subreaper and an environment marker, see [`orphans`]) with
 //! SIGKILL, so no process of the call outlives the call. A watchdog
-//! ([`crate::reaper`]) does the same if the server itself dies.
+//! (`reaper`) does the same if the server itself dies.
 //!
 //! The program that embeds this should ignore SIGPIPE (Rust binaries do by
 //! default) so a child that closes its stdin early yields EPIPE, not a signal.
@@ -22,6 +22,7 @@ mod server;
 pub use limits::Limits;
 pub use server::ServerProcess;
 
+pub use crate::reaper::watchdog_pid;
 use std::ffi::OsString;
 use std::fmt;
 use std::io;
@@ -47,19 +48,25 @@ const READER_GRACE: Duration = Duration::from_millis(250);
 /// What to run and how.
 #[derive(Clone, Debug)]
 pub struct RunSpec {
+    /// The program: a path, or a name looked up in `env`'s `PATH`.
     pub program: PathBuf,
+    /// Its arguments (argv\[1..\]), passed as they are: no shell.
     pub args: Vec<OsString>,
+    /// Working directory; `None` keeps the server's.
     pub cwd: Option<PathBuf>,
     /// The child's ENTIRE environment (nothing is inherited).
     pub env: Vec<(OsString, OsString)>,
     /// `None`: stdin is /dev/null. `Some(bytes)`: a private pipe, written
     /// from a helper thread, then closed.
     pub stdin: Option<Vec<u8>>,
+    /// A deadline from the start: the group is terminated when it passes and the outcome
+    /// says `timed_out`. Server tools leave it `None` and use `ToolDef::timeout`.
     pub timeout: Option<Duration>,
     /// Time between SIGTERM and SIGKILL when cancelling or timing out.
     pub kill_grace: Duration,
-    /// Bytes kept of each stream (first half + last half), see [`Captured`].
+    /// Bytes kept of stdout (first half + last half), see [`Captured`].
     pub stdout_cap: usize,
+    /// Bytes kept of stderr, as for stdout.
     pub stderr_cap: usize,
     /// Resource limits applied in the child before exec.
     pub limits: Limits,
@@ -91,7 +98,9 @@ impl RunSpec {
 /// Which output stream a line came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Stream {
+    /// Standard output.
     Stdout,
+    /// Standard error.
     Stderr,
 }
 
@@ -102,22 +111,32 @@ pub struct Outcome {
     pub code: Option<i32>,
     /// Terminating signal, if the leader was killed by one.
     pub signal: Option<i32>,
+    /// What it wrote to stdout (head and tail beyond the cap).
     pub stdout: Captured,
+    /// What it wrote to stderr (head and tail beyond the cap).
     pub stderr: Captured,
     /// From spawn to reap.
     pub duration: Duration,
-    /// The timeout fired.
+    /// The deadline passed: `spec.timeout`, or the token was cancelled with
+    /// [`CancelReason::Deadline`](crate::cancel::CancelReason::Deadline).
     pub timed_out: bool,
-    /// The cancel token fired while the child ran.
+    /// The cancel token fired while the child ran, for another reason than a deadline.
     pub cancelled: bool,
+    /// The leader's process id (also its process group id).
     pub pid: u32,
 }
 
 /// Why [`run`] failed.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum RunError {
     /// The program could not be started.
-    Spawn { program: PathBuf, source: io::Error },
+    Spawn {
+        /// The program that could not be started.
+        program: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
     /// An I/O error while supervising the child (it was killed and reaped).
     Io(io::Error),
 }
@@ -222,14 +241,19 @@ pub fn run(
     let ((status, stop), readers) = waited?;
     let (stdout, stderr) = readers.finish(READER_GRACE);
     let fired = hook_fired.load(Ordering::SeqCst);
+    // A token cancelled because the call's deadline passed is a timeout, not a cancel: the
+    // server's tools get their deadline this way (`ToolDef::timeout`) rather than from
+    // `spec.timeout`, so that a call has one deadline.
+    let by_deadline = (fired || stop == Stop::Cancelled)
+        && cancel.reason() == Some(crate::cancel::CancelReason::Deadline);
     Ok(Outcome {
         code: status.code(),
         signal: status.signal(),
         stdout,
         stderr,
         duration,
-        timed_out: stop == Stop::TimedOut,
-        cancelled: stop == Stop::Cancelled || (fired && stop != Stop::TimedOut),
+        timed_out: stop == Stop::TimedOut || by_deadline,
+        cancelled: !by_deadline && (stop == Stop::Cancelled || (fired && stop != Stop::TimedOut)),
         pid,
     })
 }
@@ -300,6 +324,7 @@ fn find_stdbuf(spec: &RunSpec) -> Result<PathBuf, RunError> {
 
 /// What every child the runner starts with a spec gets: its working directory, [`harden`],
 /// and its resource limits applied between fork and exec.
+#[allow(unsafe_code)]
 pub(crate) fn prepare(cmd: &mut Command, cwd: Option<&Path>, limits: Limits) {
     if let Some(cwd) = cwd {
         cmd.current_dir(cwd);
@@ -316,6 +341,7 @@ pub(crate) fn prepare(cmd: &mut Command, cwd: Option<&Path>, limits: Limits) {
 
 /// What every child gets between fork and exec: death with the spawning thread
 /// (`PR_SET_PDEATHSIG`) and none of the server's file descriptors.
+#[allow(unsafe_code)]
 pub(crate) fn harden(cmd: &mut Command) {
     let parent = std::process::id() as libc::pid_t;
     // SAFETY: the closure runs between fork and exec and only makes
@@ -350,6 +376,7 @@ fn spawn_error(spec: &RunSpec, source: io::Error) -> RunError {
 /// In the forked child: die with SIGKILL when the parent (thread) dies, and
 /// bail out if the parent already died before the prctl took effect.
 #[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
 pub(crate) fn set_parent_death_signal(parent: libc::pid_t) {
     // SAFETY: prctl/getppid/_exit are async-signal-safe syscalls.
     unsafe {
@@ -371,6 +398,7 @@ pub(crate) fn set_parent_death_signal(_parent: libc::pid_t) {}
 
 /// In the forked child: mark every fd >= 3 close-on-exec (not closed: std's
 /// exec-error pipe must survive until exec).
+#[allow(unsafe_code)]
 pub(crate) fn cloexec_inherited_fds() {
     #[cfg(target_os = "linux")]
     {
@@ -414,6 +442,7 @@ pub(crate) fn terminate_group(
 /// Send `sig` to process group `pgid`; ESRCH (group gone) is fine. Returns whether the
 /// signal was delivered or the group was already gone: false for a refused group (our own,
 /// 0, or init's, 1, or a negative id) and for any other killpg error.
+#[allow(unsafe_code)]
 pub(crate) fn signal_group(pgid: libc::pid_t, sig: libc::c_int) -> bool {
     if pgid <= 1 {
         return false; // never our own group (0), init's (1), or a negative id (a process)

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use stdmcp::process::LineFn;
 use stdmcp::process::{run, Limits, Outcome, RunError, RunSpec, Stream};
-use stdmcp::{reaper, CancelReason, CancelToken};
+use stdmcp::{CancelReason, CancelToken};
 
 const FAIL_AFTER: Duration = Duration::from_secs(10);
 
@@ -683,7 +683,7 @@ fn watchdog_kills_the_group_when_the_server_is_sigkilled() {
 #[test]
 fn watchdog_runs_in_this_process_too() {
     run_plain(&sh("exit 0"));
-    let pid = reaper::watchdog_pid().expect("watchdog started by run");
+    let pid = stdmcp::process::watchdog_pid().expect("watchdog started by run");
     assert!(!is_gone(pid));
     // Own process group, not ours.
     let (_, ppid, pgrp) = stat(pid).expect("stat");

@@ -1,6 +1,6 @@
 //! From a tool's template and a call's arguments to what runs: argv, working directory,
 //! stdin and environment. Everything a caller controls is checked before anything runs:
-//! each value against its parameter ([`super::value`]: types, limits, characters, paths
+//! each value against its parameter (`value`: types, limits, characters, paths
 //! confined to their root), then option injection (a standalone value starting with `-`).
 
 use std::collections::BTreeMap;

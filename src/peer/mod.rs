@@ -120,6 +120,7 @@ impl Default for Config {
 
 /// The work a server-role request needs done outside the peer.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub enum Work {
     /// Run tool number `tool` of the catalog with these (validated) arguments.
     CallTool {
@@ -166,6 +167,7 @@ pub struct Call {
 
 /// What the caller must do next.
 #[derive(Debug, PartialEq)]
+#[non_exhaustive]
 pub enum Effect {
     /// Write these bytes (one or more whole frames) to the other side.
     Send(Vec<u8>),

@@ -17,8 +17,11 @@ use crate::reaper;
 /// What to run.
 #[derive(Clone, Debug)]
 pub struct InteractiveSpec {
+    /// The program: a path, or a name looked up in `env`'s `PATH`.
     pub program: PathBuf,
+    /// Its arguments, passed as they are: no shell.
     pub args: Vec<OsString>,
+    /// Working directory; `None` keeps the server's.
     pub cwd: Option<PathBuf>,
     /// The child's ENTIRE environment (nothing is inherited).
     pub env: Vec<(OsString, OsString)>,

@@ -1,4 +1,4 @@
-//! Pending `onCancel` commands, kept where the watchdog ([`crate::reaper`]) finds them if
+//! Pending `onCancel` commands, kept where the watchdog (`reaper`) finds them if
 //! the server dies with calls in flight.
 //!
 //! Each pending command is a small `/bin/sh` file in a private directory (`0700`, created

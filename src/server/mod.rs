@@ -27,7 +27,7 @@ use crate::mcp::{
 use crate::peer::{self, Catalog};
 
 pub use ctx::{Ctx, Reporter};
-pub use pool::Pool;
+use pool::Pool;
 
 /// What a tool handler returns: `Err` becomes an `isError` result carrying the message.
 pub type ToolResult = Result<CallToolResult, ToolError>;

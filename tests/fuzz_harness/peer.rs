@@ -248,6 +248,7 @@ impl PeerCheck {
                     }
                 }
                 Effect::Request(r) => self.asked.push(r.id),
+                other => panic!("an effect the harness does not check: {other:?}"),
             }
         }
         if self.peer.role() == Role::Server {
