@@ -23,9 +23,9 @@ fn main() {
         eprintln!("usage: runner-demo PROGRAM [ARG...]");
         std::process::exit(2);
     };
-    let mut spec = RunSpec::new(program);
-    spec.args = args.collect();
-    spec.env = vec![("PATH".into(), "/usr/local/bin:/usr/bin:/bin".into())];
+    let spec = RunSpec::new(program)
+        .args(args)
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin");
     let cancel = CancelToken::new();
     let on_line = Arc::new(|stream: Stream, line: &str| {
         let tag = match stream {

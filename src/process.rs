@@ -19,11 +19,13 @@ pub mod on_cancel;
 pub mod orphans;
 mod pipes;
 mod server;
+mod spec;
 pub use limits::Limits;
 pub use server::ServerProcess;
+pub(crate) use spec::minimal_environment;
+pub use spec::{RunSpec, INHERITED_ENV};
 
 pub use crate::reaper::watchdog_pid;
-use std::ffi::OsString;
 use std::fmt;
 use std::io;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
@@ -44,56 +46,6 @@ pub use capture::Captured;
 const TICK: Duration = Duration::from_millis(20);
 /// How long pipe readers may take to finish after the child was reaped.
 const READER_GRACE: Duration = Duration::from_millis(250);
-
-/// What to run and how.
-#[derive(Clone, Debug)]
-pub struct RunSpec {
-    /// The program: a path, or a name looked up in `env`'s `PATH`.
-    pub program: PathBuf,
-    /// Its arguments (argv\[1..\]), passed as they are: no shell.
-    pub args: Vec<OsString>,
-    /// Working directory; `None` keeps the server's.
-    pub cwd: Option<PathBuf>,
-    /// The child's ENTIRE environment (nothing is inherited).
-    pub env: Vec<(OsString, OsString)>,
-    /// `None`: stdin is /dev/null. `Some(bytes)`: a private pipe, written
-    /// from a helper thread, then closed.
-    pub stdin: Option<Vec<u8>>,
-    /// A deadline from the start: the group is terminated when it passes and the outcome
-    /// says `timed_out`. Server tools leave it `None` and use `ToolDef::timeout`.
-    pub timeout: Option<Duration>,
-    /// Time between SIGTERM and SIGKILL when cancelling or timing out.
-    pub kill_grace: Duration,
-    /// Bytes kept of stdout (first half + last half), see [`Captured`].
-    pub stdout_cap: usize,
-    /// Bytes kept of stderr, as for stdout.
-    pub stderr_cap: usize,
-    /// Resource limits applied in the child before exec.
-    pub limits: Limits,
-    /// Run the program under `stdbuf -oL -eL` so that glibc stdio flushes each line even
-    /// though stdout is a pipe (see [`run`]).
-    pub line_buffered: bool,
-}
-
-impl RunSpec {
-    /// A spec with no args, empty environment, no stdin, no timeout, a 2 s
-    /// kill grace and 64 KiB caps.
-    pub fn new(program: impl Into<PathBuf>) -> Self {
-        RunSpec {
-            program: program.into(),
-            args: Vec::new(),
-            cwd: None,
-            env: Vec::new(),
-            stdin: None,
-            timeout: None,
-            kill_grace: Duration::from_secs(2),
-            stdout_cap: 64 * 1024,
-            stderr_cap: 64 * 1024,
-            limits: Limits::default(),
-            line_buffered: false,
-        }
-    }
-}
 
 /// Which output stream a line came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
