@@ -7,8 +7,13 @@
 //!
 //! * [`framing`]: sans-IO frame decoder (newline-delimited JSON or `Content-Length`).
 //! * [`jsonrpc`], [`mcp`]: wire types for protocol revisions 2024-11-05 to 2026-07-28.
-//! * [`peer`]: the sans-IO protocol state machine, server and client role; no I/O, no clock.
+//! * [`peer`]: the sans-IO protocol state machine, server and client role (`server_role`,
+//!   `client_role`); no I/O, no clock; its timer table (heartbeats, deadlines) is read with
+//!   `Peer::poll_timeout` and fired with `Peer::handle_timeout`.
+//! * [`schema`]: the JSON Schema subset tool arguments are validated against.
 //! * [`server`]: the threads that run a peer on stdin/stdout, and the API for tools.
+//! * [`client`]: a blocking stdio client (`stdmcp call`, tests, the benchmark) that starts
+//!   the server as a [`process::ServerProcess`].
 //! * [`cancel`]: the cancel token a call's handler sees.
 //! * [`process`]: the one runner every child process goes through (process group, caps,
 //!   resource limits, SIGTERM then SIGKILL to the group, then everything else the call

@@ -18,10 +18,10 @@ mod limits;
 pub mod on_cancel;
 pub mod orphans;
 mod pipes;
-mod server;
+mod server_process;
 mod spec;
 pub use limits::Limits;
-pub use server::ServerProcess;
+pub use server_process::ServerProcess;
 pub(crate) use spec::minimal_environment;
 pub use spec::{RunSpec, INHERITED_ENV};
 
