@@ -298,7 +298,8 @@ fn sigterm_ignoring_child_is_killed_after_grace() {
     let took = start.elapsed();
     assert!(took >= Duration::from_millis(300), "{took:?}");
     assert!(took < Duration::from_secs(5), "{took:?}");
-    assert!(o.cancelled);
+    // A token cancelled for its deadline (how server tools get theirs) reads as a timeout.
+    assert!(o.timed_out && !o.cancelled, "{o:?}");
     assert_eq!(o.signal, Some(libc::SIGKILL));
     wait_gone(child, "child");
     wait_gone(grandchild, "grandchild");
