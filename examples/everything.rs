@@ -20,7 +20,6 @@
 #[path = "everything/mrtr.rs"]
 mod mrtr;
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
@@ -29,7 +28,7 @@ use stdmcp::mcp::{
     GetPromptResult, LogLevel, Prompt, PromptArgument, PromptMessage, Resource, ResourceContents,
     ResourceTemplate, ToolAnnotations,
 };
-use stdmcp::process::{self, RunSpec};
+use stdmcp::process::RunSpec;
 use stdmcp::{CallToolResult, Content, Ctx, Server, ToolDef, ToolError, ToolResult};
 
 /// A 1x1 PNG.
@@ -80,14 +79,10 @@ fn sleep(ctx: &Ctx, args: Value) -> ToolResult {
 
 fn spawn(ctx: &Ctx, args: Value) -> ToolResult {
     let ms = int_arg(&args, "ms")?.max(0);
-    let mut spec = RunSpec::new("sleep");
-    spec.args = vec![format!("{}.{:03}", ms / 1000, ms % 1000).into()];
-    spec.env = std::env::var_os("PATH")
-        .map(|p| ("PATH".into(), p))
-        .into_iter()
-        .collect();
-    spec.kill_grace = Duration::from_millis(500);
-    let outcome = process::run(&spec, ctx.cancel_token(), &mut |_| {}, Arc::new(|_, _| {}))?;
+    let outcome = RunSpec::new("sleep")
+        .arg(format!("{}.{:03}", ms / 1000, ms % 1000))
+        .kill_grace(Duration::from_millis(500))
+        .run(ctx.cancel_token())?;
     if outcome.cancelled {
         return Ok(CallToolResult::error("cancelled"));
     }
@@ -602,9 +597,7 @@ fn resources(server: Server) -> Server {
 }
 
 fn main() -> std::process::ExitCode {
-    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn"))
-        .target(env_logger::Target::Stderr)
-        .init();
+    stdmcp::init_logging();
     let server = Server::new("stdmcp-everything", env!("CARGO_PKG_VERSION")).instructions(
         "A test server: echo, add, sleep, spawn, fail, and the conformance suite's fixtures.",
     );

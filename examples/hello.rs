@@ -1,21 +1,26 @@
-//! The smallest useful stdmcp server: one tool that reports progress and stops when cancelled.
-//! This file is the README's API example.
+// The smallest useful stdmcp server: one tool that reports progress and stops when cancelled.
+// This file is the README's API example; it builds in a new crate whose only dependency is
+// stdmcp (tests/hello_crate.rs builds it as such a crate).
 
 use std::time::Duration;
 
-use serde_json::json;
-use stdmcp::{CallToolResult, Server, ToolDef, ToolError};
+use stdmcp::serde::Deserialize;
+use stdmcp::{json, CallToolResult, Server, ToolDef, ToolError};
+
+/// The tool's arguments: `input_schema` below describes them to the client.
+#[derive(Deserialize)]
+#[serde(crate = "stdmcp::serde")]
+struct Count {
+    n: u64,
+}
 
 fn main() -> std::process::ExitCode {
-    env_logger::init(); // logs go to stderr; stdout carries only protocol frames
-    let count = ToolDef::new(
+    stdmcp::init_logging(); // logs go to stderr; stdout carries only protocol frames
+    let count = ToolDef::typed(
         "count",
         "Counts to n, one number a second.",
         json!({"type": "object", "properties": {"n": {"type": "integer", "minimum": 1, "maximum": 60}}, "required": ["n"]}),
-        |ctx, args| {
-            let n = args["n"]
-                .as_u64()
-                .ok_or_else(|| ToolError::msg("n must be an integer"))?;
+        |ctx, Count { n }| {
             for i in 1..=n {
                 if !ctx.sleep(Duration::from_secs(1)) {
                     return Err(ToolError::msg("cancelled")); // never sent: the client cancelled

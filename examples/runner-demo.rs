@@ -23,9 +23,9 @@ fn main() {
         eprintln!("usage: runner-demo PROGRAM [ARG...]");
         std::process::exit(2);
     };
-    let mut spec = RunSpec::new(program);
-    spec.args = args.collect();
-    spec.env = vec![("PATH".into(), "/usr/local/bin:/usr/bin:/bin".into())];
+    let spec = RunSpec::new(program)
+        .args(args)
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin");
     let cancel = CancelToken::new();
     let on_line = Arc::new(|stream: Stream, line: &str| {
         let tag = match stream {
@@ -35,7 +35,7 @@ fn main() {
         say(&format!("{tag} {line}"));
     });
     let mut on_spawn = |pid: u32| {
-        let wd = stdmcp::reaper::watchdog_pid().map_or("-".to_string(), |p| p.to_string());
+        let wd = stdmcp::process::watchdog_pid().map_or("-".to_string(), |p| p.to_string());
         say(&format!("spawned {pid} {wd}"));
     };
     match run(&spec, &cancel, &mut on_spawn, on_line) {

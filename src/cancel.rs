@@ -20,6 +20,7 @@ use std::time::Instant;
 
 /// Why a token was cancelled.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum CancelReason {
     /// The client sent `notifications/cancelled`.
     Client,

@@ -15,6 +15,7 @@ use crate::peer::{ClientEra, Config, Effect, Peer};
 
 /// What the client waits for.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum Event {
     /// The answer to a request.
     Response(Response),
@@ -34,6 +35,7 @@ pub enum Event {
 
 /// Why a request got no answer.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum ClientError {
     /// The server answered with a JSON-RPC error.
     Rpc(ErrorObject),

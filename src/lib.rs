@@ -7,12 +7,17 @@
 //!
 //! * [`framing`]: sans-IO frame decoder (newline-delimited JSON or `Content-Length`).
 //! * [`jsonrpc`], [`mcp`]: wire types for protocol revisions 2024-11-05 to 2026-07-28.
-//! * [`peer`]: the sans-IO protocol state machine, server and client role; no I/O, no clock.
+//! * [`peer`]: the sans-IO protocol state machine, server and client role (`server_role`,
+//!   `client_role`); no I/O, no clock; its timer table (heartbeats, deadlines) is read with
+//!   `Peer::poll_timeout` and fired with `Peer::handle_timeout`.
+//! * [`schema`]: the JSON Schema subset tool arguments are validated against.
 //! * [`server`]: the threads that run a peer on stdin/stdout, and the API for tools.
+//! * [`client`]: a blocking stdio client (`stdmcp call`, tests, the benchmark) that starts
+//!   the server as a [`process::ServerProcess`].
 //! * [`cancel`]: the cancel token a call's handler sees.
 //! * [`process`]: the one runner every child process goes through (process group, caps,
 //!   resource limits, SIGTERM then SIGKILL to the group, then everything else the call
-//!   started, found as a subreaper by an environment marker; always reaped); [`reaper`]: the
+//!   started, found as a subreaper by an environment marker; always reaped); `reaper`: the
 //!   watchdog that does the same even when the server itself is killed.
 //! * [`manifest`]: local programs served as tools from a JSON manifest.
 //! * [`session`]: interactive sessions (REPLs, proof assistants) kept alive across calls, their
@@ -78,6 +83,7 @@
 //!
 //! `RUST_LOG=stdmcp=trace` logs every frame in (`<`) and out (`>`) on stderr.
 #![deny(clippy::print_stdout, clippy::dbg_macro)]
+#![warn(missing_docs)]
 
 pub mod cancel;
 pub mod client;
@@ -87,11 +93,10 @@ pub mod manifest;
 pub mod mcp;
 pub mod peer;
 // The only FFI of the crate (killpg, kill, waitpid, prctl, setrlimit, setpriority, close_range,
-// poll), each call with a SAFETY note.
-#[allow(unsafe_code)]
+// poll) is in `process` and `reaper`, each call with a SAFETY note and its function allowing
+// `unsafe_code` on its own.
 pub mod process;
-#[allow(unsafe_code)]
-pub mod reaper;
+mod reaper;
 pub mod schema;
 pub mod server;
 pub mod session;
@@ -99,3 +104,21 @@ pub mod session;
 pub use cancel::{CancelReason, CancelToken};
 pub use mcp::{CallToolResult, Content};
 pub use server::{Ctx, Options, Server, ToolDef, ToolError, ToolResult};
+
+/// Serde, re-exported for [`ToolDef::typed`]'s argument types: `#[derive(stdmcp::serde::Deserialize)]`
+/// with `#[serde(crate = "stdmcp::serde")]` needs no `serde` dependency of the tool crate's own.
+pub use serde;
+/// The JSON library of the API (tool arguments and schemas are [`json::Value`]s), re-exported
+/// so that a tool crate needs no `serde_json` dependency of its own: `stdmcp::json!` builds a
+/// value, `stdmcp::json::Value` is its type.
+pub use serde_json as json;
+pub use serde_json::{json, Value};
+
+/// Logs to stderr (stdout carries only protocol frames), filtered by `RUST_LOG`, warnings and
+/// errors by default. Call it once at the start of `main`; later calls change nothing.
+pub fn init_logging() {
+    let _already_set =
+        env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn"))
+            .target(env_logger::Target::Stderr)
+            .try_init();
+}

@@ -7,7 +7,7 @@
 //! leader exits sweeps the group and everything else the call started (found
 //! through the subreaper and an environment marker, see [`orphans`]) with
 //! SIGKILL, so no process of the call outlives the call. A watchdog
-//! ([`crate::reaper`]) does the same if the server itself dies.
+//! (`reaper`) does the same if the server itself dies.
 //!
 //! The program that embeds this should ignore SIGPIPE (Rust binaries do by
 //! default) so a child that closes its stdin early yields EPIPE, not a signal.
@@ -18,11 +18,14 @@ mod limits;
 pub mod on_cancel;
 pub mod orphans;
 mod pipes;
-mod server;
+mod server_process;
+mod spec;
 pub use limits::Limits;
-pub use server::ServerProcess;
+pub use server_process::ServerProcess;
+pub(crate) use spec::minimal_environment;
+pub use spec::{RunSpec, INHERITED_ENV};
 
-use std::ffi::OsString;
+pub use crate::reaper::watchdog_pid;
 use std::fmt;
 use std::io;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
@@ -44,54 +47,12 @@ const TICK: Duration = Duration::from_millis(20);
 /// How long pipe readers may take to finish after the child was reaped.
 const READER_GRACE: Duration = Duration::from_millis(250);
 
-/// What to run and how.
-#[derive(Clone, Debug)]
-pub struct RunSpec {
-    pub program: PathBuf,
-    pub args: Vec<OsString>,
-    pub cwd: Option<PathBuf>,
-    /// The child's ENTIRE environment (nothing is inherited).
-    pub env: Vec<(OsString, OsString)>,
-    /// `None`: stdin is /dev/null. `Some(bytes)`: a private pipe, written
-    /// from a helper thread, then closed.
-    pub stdin: Option<Vec<u8>>,
-    pub timeout: Option<Duration>,
-    /// Time between SIGTERM and SIGKILL when cancelling or timing out.
-    pub kill_grace: Duration,
-    /// Bytes kept of each stream (first half + last half), see [`Captured`].
-    pub stdout_cap: usize,
-    pub stderr_cap: usize,
-    /// Resource limits applied in the child before exec.
-    pub limits: Limits,
-    /// Run the program under `stdbuf -oL -eL` so that glibc stdio flushes each line even
-    /// though stdout is a pipe (see [`run`]).
-    pub line_buffered: bool,
-}
-
-impl RunSpec {
-    /// A spec with no args, empty environment, no stdin, no timeout, a 2 s
-    /// kill grace and 64 KiB caps.
-    pub fn new(program: impl Into<PathBuf>) -> Self {
-        RunSpec {
-            program: program.into(),
-            args: Vec::new(),
-            cwd: None,
-            env: Vec::new(),
-            stdin: None,
-            timeout: None,
-            kill_grace: Duration::from_secs(2),
-            stdout_cap: 64 * 1024,
-            stderr_cap: 64 * 1024,
-            limits: Limits::default(),
-            line_buffered: false,
-        }
-    }
-}
-
 /// Which output stream a line came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Stream {
+    /// Standard output.
     Stdout,
+    /// Standard error.
     Stderr,
 }
 
@@ -102,22 +63,32 @@ pub struct Outcome {
     pub code: Option<i32>,
     /// Terminating signal, if the leader was killed by one.
     pub signal: Option<i32>,
+    /// What it wrote to stdout (head and tail beyond the cap).
     pub stdout: Captured,
+    /// What it wrote to stderr (head and tail beyond the cap).
     pub stderr: Captured,
     /// From spawn to reap.
     pub duration: Duration,
-    /// The timeout fired.
+    /// The deadline passed: `spec.timeout`, or the token was cancelled with
+    /// [`CancelReason::Deadline`](crate::cancel::CancelReason::Deadline).
     pub timed_out: bool,
-    /// The cancel token fired while the child ran.
+    /// The cancel token fired while the child ran, for another reason than a deadline.
     pub cancelled: bool,
+    /// The leader's process id (also its process group id).
     pub pid: u32,
 }
 
 /// Why [`run`] failed.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum RunError {
     /// The program could not be started.
-    Spawn { program: PathBuf, source: io::Error },
+    Spawn {
+        /// The program that could not be started.
+        program: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
     /// An I/O error while supervising the child (it was killed and reaped).
     Io(io::Error),
 }
@@ -222,18 +193,24 @@ pub fn run(
     let ((status, stop), readers) = waited?;
     let (stdout, stderr) = readers.finish(READER_GRACE);
     let fired = hook_fired.load(Ordering::SeqCst);
+    // A token cancelled because the call's deadline passed is a timeout, not a cancel: the
+    // server's tools get their deadline this way (`ToolDef::timeout`) rather than from
+    // `spec.timeout`, so that a call has one deadline.
+    let by_deadline = (fired || stop == Stop::Cancelled)
+        && cancel.reason() == Some(crate::cancel::CancelReason::Deadline);
     Ok(Outcome {
         code: status.code(),
         signal: status.signal(),
         stdout,
         stderr,
         duration,
-        timed_out: stop == Stop::TimedOut,
-        cancelled: stop == Stop::Cancelled || (fired && stop != Stop::TimedOut),
+        timed_out: stop == Stop::TimedOut || by_deadline,
+        cancelled: !by_deadline && (stop == Stop::Cancelled || (fired && stop != Stop::TimedOut)),
         pid,
     })
 }
 
+#[allow(clippy::disallowed_methods)] // a spawn point of the runner
 fn command(spec: &RunSpec, marker: &str) -> Result<Command, RunError> {
     let mut cmd = if spec.line_buffered {
         let mut cmd = Command::new(find_stdbuf(spec)?);
@@ -299,6 +276,7 @@ fn find_stdbuf(spec: &RunSpec) -> Result<PathBuf, RunError> {
 
 /// What every child the runner starts with a spec gets: its working directory, [`harden`],
 /// and its resource limits applied between fork and exec.
+#[allow(unsafe_code)]
 pub(crate) fn prepare(cmd: &mut Command, cwd: Option<&Path>, limits: Limits) {
     if let Some(cwd) = cwd {
         cmd.current_dir(cwd);
@@ -315,6 +293,7 @@ pub(crate) fn prepare(cmd: &mut Command, cwd: Option<&Path>, limits: Limits) {
 
 /// What every child gets between fork and exec: death with the spawning thread
 /// (`PR_SET_PDEATHSIG`) and none of the server's file descriptors.
+#[allow(unsafe_code)]
 pub(crate) fn harden(cmd: &mut Command) {
     let parent = std::process::id() as libc::pid_t;
     // SAFETY: the closure runs between fork and exec and only makes
@@ -349,6 +328,7 @@ fn spawn_error(spec: &RunSpec, source: io::Error) -> RunError {
 /// In the forked child: die with SIGKILL when the parent (thread) dies, and
 /// bail out if the parent already died before the prctl took effect.
 #[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
 pub(crate) fn set_parent_death_signal(parent: libc::pid_t) {
     // SAFETY: prctl/getppid/_exit are async-signal-safe syscalls.
     unsafe {
@@ -370,6 +350,7 @@ pub(crate) fn set_parent_death_signal(_parent: libc::pid_t) {}
 
 /// In the forked child: mark every fd >= 3 close-on-exec (not closed: std's
 /// exec-error pipe must survive until exec).
+#[allow(unsafe_code)]
 pub(crate) fn cloexec_inherited_fds() {
     #[cfg(target_os = "linux")]
     {
@@ -410,10 +391,13 @@ pub(crate) fn terminate_group(
     child.wait()
 }
 
-/// Send `sig` to process group `pgid`; ESRCH (group gone) is fine.
-pub(crate) fn signal_group(pgid: libc::pid_t, sig: libc::c_int) {
+/// Send `sig` to process group `pgid`; ESRCH (group gone) is fine. Returns whether the
+/// signal was delivered or the group was already gone: false for a refused group (our own,
+/// 0, or init's, 1, or a negative id) and for any other killpg error.
+#[allow(unsafe_code)]
+pub(crate) fn signal_group(pgid: libc::pid_t, sig: libc::c_int) -> bool {
     if pgid <= 1 {
-        return; // never our own group (0) or init's
+        return false; // never our own group (0), init's (1), or a negative id (a process)
     }
     // SAFETY: killpg has no memory-safety preconditions.
     let r = unsafe { libc::killpg(pgid, sig) };
@@ -421,8 +405,10 @@ pub(crate) fn signal_group(pgid: libc::pid_t, sig: libc::c_int) {
         let err = io::Error::last_os_error();
         if err.raw_os_error() != Some(libc::ESRCH) {
             log::debug!("killpg({pgid}, {sig}): {err}");
+            return false;
         }
     }
+    true
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -485,14 +471,31 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::disallowed_methods)] // a bare child in a group of its own, as a control
     fn signal_group_refuses_special_groups() {
-        // Must be no-ops (killpg(0) would hit the test harness itself).
-        signal_group(0, libc::SIGKILL);
-        signal_group(1, libc::SIGKILL);
-        signal_group(-5, libc::SIGKILL);
+        use std::os::unix::process::CommandExt;
+        // Signal 0 checks deliverability without delivering anything, so a broken guard
+        // fails this test without signalling the test harness (killpg(0) is our own group).
+        let mut child = std::process::Command::new("sleep")
+            .arg("1000")
+            .process_group(0)
+            .spawn()
+            .expect("spawn sleep");
+        let pgid = child.id() as libc::pid_t;
+        assert!(
+            signal_group(pgid, 0),
+            "a live group of our own child is signalled"
+        );
+        for special in [0, 1, -1, -5, -pgid] {
+            assert!(!signal_group(special, 0), "group {special} must be refused");
+        }
+        assert!(signal_group(pgid, libc::SIGKILL));
+        child.wait().expect("reap sleep");
+        assert!(signal_group(pgid, 0), "a gone group is fine (ESRCH)");
     }
 
     /// Starts `sh -c script` as a group leader and waits for its first line (it is ready).
+    #[allow(clippy::disallowed_methods)] // a bare group leader to terminate
     fn leader(script: &str) -> Child {
         use std::io::BufRead;
         let mut child = Command::new("/bin/sh")

@@ -1,6 +1,7 @@
 //! `stdmcp check`: manifests that could never work are refused with the JSON path of each
 //! problem, and risky ones (a value that becomes code) are warned about.
 #![allow(clippy::unwrap_used)]
+#![allow(clippy::disallowed_methods)] // tests and benchmarks start bare programs as clients and controls
 
 mod common;
 

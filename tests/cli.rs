@@ -1,5 +1,6 @@
 //! The `stdmcp` command line: client commands against the `everything` example.
 #![allow(clippy::unwrap_used)]
+#![allow(clippy::disallowed_methods)] // tests and benchmarks start bare programs as clients and controls
 
 mod common;
 

@@ -1,6 +1,7 @@
 //! `stdmcp config CLIENT`: every client's output parses and names absolute paths and a long
 //! enough timeout; `--install` keeps foreign entries, backs up, and is idempotent.
 #![allow(clippy::unwrap_used)]
+#![allow(clippy::disallowed_methods)] // tests and benchmarks start bare programs as clients and controls
 
 mod common;
 

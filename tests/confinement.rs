@@ -1,6 +1,7 @@
 //! `stdmcp serve`: what a caller's values can and cannot reach (paths, array items,
 //! metacharacters), proven with real programs that would leave traces if they ran.
 #![allow(clippy::unwrap_used)]
+#![allow(clippy::disallowed_methods)] // tests and benchmarks start bare programs as clients and controls
 
 mod common;
 

@@ -3,6 +3,7 @@
 //! limits reach the child; heartbeats carry the latest output line of either stream.
 #![cfg(target_os = "linux")]
 #![allow(unsafe_code, clippy::unwrap_used)]
+#![allow(clippy::disallowed_methods)] // tests and benchmarks start bare programs as clients and controls
 
 mod common;
 

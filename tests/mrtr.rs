@@ -2,6 +2,7 @@
 //! multi-round-trip results at 2026-07-28 (2026-07-28, Multi Round-Trip Requests), server ->
 //! client requests in the handshake era, and `--era legacy`.
 #![allow(clippy::unwrap_used)]
+#![allow(clippy::disallowed_methods)] // tests and benchmarks start bare programs as clients and controls
 
 mod common;
 

@@ -1,6 +1,7 @@
 //! `examples/provers.json` end to end through `stdmcp serve`, with the real E prover and Z3.
 //! Under CI (`CI` set) the provers must be installed; elsewhere the test says it is skipped.
 #![allow(clippy::unwrap_used)]
+#![allow(clippy::disallowed_methods)] // tests and benchmarks start bare programs as clients and controls
 
 mod common;
 

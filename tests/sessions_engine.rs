@@ -1,6 +1,7 @@
 //! Interactive sessions (README "Sessions"): `stdmcp serve` with a manifest of session kinds
 //! run by python3 and sh, driven over pipes.
 #![allow(clippy::unwrap_used)]
+#![allow(clippy::disallowed_methods)] // tests and benchmarks start bare programs as clients and controls
 
 mod common;
 

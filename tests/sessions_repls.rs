@@ -2,6 +2,7 @@
 //! and SWI-Prolog: every behaviour of a session is checked for every kind. Under CI (`CI` set)
 //! the programs must be installed; elsewhere a missing one is reported and its tests skipped.
 #![allow(clippy::unwrap_used)]
+#![allow(clippy::disallowed_methods)] // tests and benchmarks start bare programs as clients and controls
 
 mod common;
 

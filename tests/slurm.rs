@@ -4,6 +4,7 @@
 //! tests run one at a time. Not root: the tests say loudly that they are skipped (CI runs as
 //! root and must not skip: `CI` set makes that a failure).
 #![allow(clippy::unwrap_used)]
+#![allow(clippy::disallowed_methods)] // tests and benchmarks start bare programs as clients and controls
 
 mod common;
 

@@ -1,5 +1,6 @@
 //! The servers under test: stdmcp, the SDK peers of bench/peers/peers.json, the floor; CPU
 //! affinity; checks that a server can run at all.
+#![allow(clippy::disallowed_methods)] // tests and benchmarks start bare programs as clients and controls
 
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;

@@ -2,6 +2,7 @@
 
 mod client;
 mod config;
+mod stdout;
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -88,11 +89,11 @@ pub fn run(args: Vec<String>) -> ExitCode {
     let rest = &args[1..];
     match cmd {
         "help" | "--help" | "-h" => {
-            print!("{HELP}");
+            stdout::help();
             ExitCode::SUCCESS
         }
         "--version" | "-V" => {
-            println!("stdmcp {}", env!("CARGO_PKG_VERSION"));
+            stdout::version();
             ExitCode::SUCCESS
         }
         "serve" => serve(rest),
@@ -139,7 +140,7 @@ fn serve(args: &[String]) -> ExitCode {
             },
             s if s.starts_with("--config=") => config = Some(PathBuf::from(&s[9..])),
             "--help" | "-h" => {
-                print!("{HELP}");
+                stdout::help();
                 return ExitCode::SUCCESS;
             }
             other => return usage(&format!("serve: unexpected argument {other:?}")),

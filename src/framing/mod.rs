@@ -24,26 +24,39 @@ const ENDED_INSIDE: &str = "stream ended inside a frame";
 /// How a frame was delimited on the wire.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Framing {
+    /// One JSON text per line (the MCP stdio transport).
     Newline,
+    /// `Content-Length` headers, a blank line, then the body (LSP style).
     ContentLength,
 }
 
 /// One decoded frame body (JSON text, not validated here).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Frame {
+    /// The body: JSON text, not validated here.
     pub body: Vec<u8>,
+    /// How the frame was delimited.
     pub framing: Framing,
 }
 
 /// A frame that was discarded. The decoder stays usable after any error.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum FrameError {
     /// A frame exceeded the limit; its bytes were discarded up to the next boundary.
-    TooLarge { framing: Framing, limit: usize },
+    TooLarge {
+        /// How the frame was delimited.
+        framing: Framing,
+        /// The limit it exceeded, in bytes.
+        limit: usize,
+    },
     /// A Content-Length header block that cannot be used (missing/invalid/duplicate length,
     /// header block too long); discarded up to the blank line ending the header block (or
     /// the next line if it is not a header).
-    BadHeader { detail: String },
+    BadHeader {
+        /// What is wrong with the header block.
+        detail: String,
+    },
 }
 
 impl fmt::Display for FrameError {
@@ -152,6 +165,7 @@ impl Default for FrameDecoder {
 }
 
 impl FrameDecoder {
+    /// A decoder that discards frames longer than `max_frame_len` bytes.
     pub fn new(max_frame_len: usize) -> Self {
         FrameDecoder {
             buf: Vec::new(),
@@ -162,6 +176,7 @@ impl FrameDecoder {
         }
     }
 
+    /// The frame length limit, in bytes.
     pub fn max_frame_len(&self) -> usize {
         self.max
     }

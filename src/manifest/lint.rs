@@ -2,7 +2,7 @@
 //! (`sh -c`, `python3 -c`, `node -e`, `awk`'s program text…), naming the program a runner
 //! starts (`env`, `xargs`, `find -exec`…), choosing code to load (`perl -M`, `git -c`, `make
 //! VAR=value`), or fed as a script on an interpreter's stdin. What is known about each
-//! program is in [`super::programs`]; the scan stops at an interpreter's first operand (the
+//! program is in `programs`; the scan stops at an interpreter's first operand (the
 //! script: what follows is its data). The loader marks code
 //! parameters (their values are refused shell metacharacters unless `allowMetacharacters`);
 //! `stdmcp check` and `serve` warn about every such place, and about string parameters that

@@ -321,6 +321,7 @@ impl Manifest {
         let roots = Arc::new(self.roots.clone());
         for spec in &self.tools {
             let def = plan::tool_definition(spec, &roots);
+            let timeout = spec.timeout;
             let spec = Arc::new(spec.clone());
             let roots = roots.clone();
             let mut tool = ToolDef::new(
@@ -328,7 +329,8 @@ impl Manifest {
                 def.description.clone().unwrap_or_default(),
                 def.input_schema.clone(),
                 move |ctx, args| Ok(run::call(ctx, &spec, &roots, &args)),
-            );
+            )
+            .timeout(timeout);
             if let Some(t) = def.title {
                 tool = tool.title(t);
             }

@@ -1,6 +1,6 @@
 //! From a tool's template and a call's arguments to what runs: argv, working directory,
 //! stdin and environment. Everything a caller controls is checked before anything runs:
-//! each value against its parameter ([`super::value`]: types, limits, characters, paths
+//! each value against its parameter (`value`: types, limits, characters, paths
 //! confined to their root), then option injection (a standalone value starting with `-`).
 
 use std::collections::BTreeMap;
@@ -13,14 +13,10 @@ use serde_json::{json, Map, Value};
 use super::value::{check, short, Checked, Use};
 use super::{ArgPart, Cwd, Kind, Param, PathKind, ToolSpec};
 use crate::mcp::Tool;
-
-/// Variables of the server's environment every tool gets (when set): enough to find programs
-/// and pick a locale, nothing that carries credentials.
-pub const INHERITED_ENV: [&str; 9] = [
-    "PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR",
-];
+use crate::process::minimal_environment;
 
 pub use super::value::METACHARACTERS;
+pub use crate::process::INHERITED_ENV;
 
 /// What one call runs.
 #[derive(Clone, Debug, PartialEq)]
@@ -241,30 +237,7 @@ pub(super) fn in_argv(args: &[ArgPart], name: &str) -> bool {
 }
 
 fn environment(spec: &ToolSpec) -> Vec<(OsString, OsString)> {
-    child_environment(&spec.pass_env, [], &spec.env)
-}
-
-/// The minimal environment a child gets: [`INHERITED_ENV`] and `pass_env` where this process
-/// has them, then `fixed`, then the manifest's own `env` (later entries win).
-pub(crate) fn child_environment<'a>(
-    pass_env: &[String],
-    fixed: impl IntoIterator<Item = (&'a str, &'a str)>,
-    env: &BTreeMap<String, String>,
-) -> Vec<(OsString, OsString)> {
-    let mut out: BTreeMap<OsString, OsString> = BTreeMap::new();
-    for k in INHERITED_ENV
-        .iter()
-        .copied()
-        .chain(pass_env.iter().map(String::as_str))
-    {
-        if let Some(v) = std::env::var_os(k) {
-            out.insert(k.into(), v);
-        }
-    }
-    let fixed = fixed.into_iter().map(|(k, v)| (k.into(), v.into()));
-    out.extend(fixed);
-    out.extend(env.iter().map(|(k, v)| (k.into(), v.into())));
-    out.into_iter().collect()
+    minimal_environment(&spec.pass_env, [], &spec.env)
 }
 
 #[cfg(test)]

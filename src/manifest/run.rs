@@ -51,7 +51,9 @@ pub fn call(
         cwd: plan.cwd,
         env: plan.env,
         stdin: plan.stdin,
-        timeout: Some(spec.timeout),
+        // The call's deadline is the tool's (`ToolDef::timeout`, set in `into_server`): the
+        // peer fires it and the runner reports the cancel as a timeout.
+        timeout: None,
         kill_grace: spec.kill_grace,
         stdout_cap: spec.max_output_bytes,
         stderr_cap: spec.max_output_bytes,

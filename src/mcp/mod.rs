@@ -14,9 +14,9 @@ pub use version::ProtocolVersion;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-/// Method names.
+/// Method names (each constant is the method it names).
 pub mod method {
-    #![allow(missing_docs)]
+    #![allow(missing_docs)] // self-describing: the value is the name
     pub const INITIALIZE: &str = "initialize";
     pub const INITIALIZED: &str = "notifications/initialized";
     pub const DISCOVER: &str = "server/discover";
@@ -45,7 +45,7 @@ pub mod method {
 
 /// Reserved `_meta` keys of 2026-07-28 (MCP 2026-07-28, request metadata).
 pub mod meta_key {
-    #![allow(missing_docs)]
+    #![allow(missing_docs)] // self-describing: the value is the key
     pub const PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
     pub const CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
     pub const CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
@@ -251,21 +251,21 @@ pub struct ResourceTemplate {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum LogLevel {
-    #[allow(missing_docs)]
+    /// Detailed debugging information.
     Debug,
-    #[allow(missing_docs)]
+    /// Informational messages.
     Info,
-    #[allow(missing_docs)]
+    /// Normal but significant events.
     Notice,
-    #[allow(missing_docs)]
+    /// Warning conditions.
     Warning,
-    #[allow(missing_docs)]
+    /// Error conditions.
     Error,
-    #[allow(missing_docs)]
+    /// Critical conditions.
     Critical,
-    #[allow(missing_docs)]
+    /// Action must be taken immediately.
     Alert,
-    #[allow(missing_docs)]
+    /// The system is unusable.
     Emergency,
 }
 

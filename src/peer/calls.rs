@@ -15,7 +15,7 @@ use crate::mcp::{
 
 /// How the work of a request ended.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Outcome {
+pub enum Reply {
     /// A tool result.
     Tool(CallToolResult),
     /// A finished result object (prompt, resource contents, completion).
@@ -99,7 +99,7 @@ impl Peer {
     /// Reports the end of a request's work (server role). Nothing is sent when the request
     /// was cancelled; the entry is dropped either way, and the oldest waiting request (if
     /// any) starts running at `now`.
-    pub fn finish(&mut self, now: Instant, id: &RequestId, outcome: Outcome) {
+    pub fn finish(&mut self, now: Instant, id: &RequestId, outcome: Reply) {
         let Some(call) = self.calls.remove(id) else {
             log::debug!("finish for unknown request {id}");
             return;
@@ -120,7 +120,7 @@ impl Peer {
             return;
         }
         match outcome {
-            Outcome::Tool(result) => {
+            Reply::Tool(result) => {
                 let result = gate::call_result(result, call.version);
                 if call.modern {
                     self.send_modern_result(id, &result, false);
@@ -128,14 +128,14 @@ impl Peer {
                     self.send_result(id, &result);
                 }
             }
-            Outcome::Value(v) => {
+            Reply::Value(v) => {
                 if call.modern {
                     self.send_modern_result(id, &v, call.cacheable);
                 } else {
                     self.send_result(id, &v);
                 }
             }
-            Outcome::NotFound(uri) => {
+            Reply::NotFound(uri) => {
                 let code = if call.modern {
                     ErrorCode::INVALID_PARAMS
                 } else {
@@ -146,7 +146,7 @@ impl Peer {
                     .with_data(json!({ "uri": uri }));
                 self.send_error(Some(id), &e);
             }
-            Outcome::Error(e) => self.send_error(Some(id), &e),
+            Reply::Error(e) => self.send_error(Some(id), &e),
         }
     }
 
@@ -290,7 +290,7 @@ impl Peer {
         let threshold = if call.modern {
             call.log_level
         } else {
-            self.session.as_ref().and_then(|s| s.log_level)
+            self.handshake.as_ref().and_then(|s| s.log_level)
         };
         if threshold.is_none_or(|t| level < t) {
             return false;

@@ -17,11 +17,11 @@
 
 mod batch;
 mod calls;
-mod client;
+mod client_role;
 mod hmac;
 mod modern;
 mod mrtr;
-mod server;
+mod server_role;
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
@@ -37,8 +37,8 @@ use crate::mcp::{
     ResourceTemplate, Tool,
 };
 
-pub use calls::Outcome;
-pub use client::ClientEra;
+pub use calls::Reply;
+pub use client_role::ClientEra;
 pub use mrtr::{auto_key, capability_of, process_key, Asked, InputRequest, StateKey};
 
 /// Default interval of heartbeat progress (the 5 s of established prover servers).
@@ -120,6 +120,7 @@ impl Default for Config {
 
 /// The work a server-role request needs done outside the peer.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub enum Work {
     /// Run tool number `tool` of the catalog with these (validated) arguments.
     CallTool {
@@ -166,6 +167,7 @@ pub struct Call {
 
 /// What the caller must do next.
 #[derive(Debug, PartialEq)]
+#[non_exhaustive]
 pub enum Effect {
     /// Write these bytes (one or more whole frames) to the other side.
     Send(Vec<u8>),
@@ -214,7 +216,7 @@ pub struct Peer {
     /// Framing of the last frame received; replies use it.
     framing: Framing,
     /// Server role: the handshake-era session, once `initialize` was answered.
-    session: Option<server::Session>,
+    handshake: Option<server_role::Handshake>,
     /// Server role: requests whose work is running or waiting to run.
     calls: HashMap<RequestId, calls::Inflight>,
     /// Server role: how many of `calls` run (the others wait in `waiting`).
@@ -226,7 +228,7 @@ pub struct Peer {
     /// Server role, 2025-03-26: batches waiting for their responses.
     batches: Vec<batch::Batch>,
     /// Requests this side sent and not yet answered.
-    outbound: HashMap<RequestId, client::Outbound>,
+    outbound: HashMap<RequestId, client_role::Outbound>,
     next_id: i64,
     /// Server role, 2026-07-28: calls parked on `input_required` results.
     parking: mrtr::Parking,
@@ -253,7 +255,7 @@ impl Peer {
             catalog,
             effects: VecDeque::new(),
             framing: Framing::Newline,
-            session: None,
+            handshake: None,
             calls: HashMap::new(),
             running: 0,
             waiting: VecDeque::new(),
@@ -279,7 +281,7 @@ impl Peer {
 
     /// The revision negotiated by `initialize`, if a handshake took place.
     pub fn negotiated_version(&self) -> Option<ProtocolVersion> {
-        self.session.as_ref().map(|s| s.version)
+        self.handshake.as_ref().map(|s| s.version)
     }
 
     /// The framing replies use.
@@ -410,7 +412,7 @@ impl Peer {
 
     /// Reports the end of a call's work as a tool result (server role).
     pub fn finish_tool(&mut self, now: Instant, id: &RequestId, result: CallToolResult) {
-        self.finish(now, id, Outcome::Tool(result));
+        self.finish(now, id, Reply::Tool(result));
     }
 }
 

@@ -8,7 +8,7 @@ use std::time::Instant;
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
-use super::server::{meta, Ctx};
+use super::server_role::{meta, Terms};
 use super::Peer;
 use crate::jsonrpc::{self, ErrorCode, ErrorObject, Request, RequestId};
 use crate::mcp::{meta_key, method, ClientCapabilities, ProtocolVersion};
@@ -56,7 +56,7 @@ impl Peer {
             Ok(l) => l,
             Err(e) => return self.send_error(Some(&req.id), &e),
         };
-        let ctx = Ctx {
+        let terms = Terms {
             version,
             modern: true,
             caps: ClientCapabilities::new(caps),
@@ -83,8 +83,8 @@ impl Peer {
                 );
                 self.send_error(Some(&req.id), &e)
             }
-            m if super::mrtr::may_ask(m) && self.resume(now, &req, &ctx) => {}
-            _ => self.common_request(now, req, ctx),
+            m if super::mrtr::may_ask(m) && self.resume(now, &req, &terms) => {}
+            _ => self.common_request(now, req, terms),
         }
     }
 

@@ -29,7 +29,7 @@ use std::time::Instant;
 use serde_json::{json, Map, Value};
 
 use super::hmac;
-use super::server::Ctx;
+use super::server_role::Terms;
 use super::{Effect, Peer};
 use crate::jsonrpc::{ErrorObject, Request, RequestId, Response};
 use crate::mcp::{method, missing_capability};
@@ -346,7 +346,7 @@ impl Peer {
 
     /// Handles a retried request that carries `requestState`; false when it carries none (a
     /// fresh call, which may carry `inputResponses` its work takes by key).
-    pub(super) fn resume(&mut self, now: Instant, req: &Request, ctx: &Ctx) -> bool {
+    pub(super) fn resume(&mut self, now: Instant, req: &Request, terms: &Terms) -> bool {
         let responses = match input_responses(&req.params) {
             Ok(r) => r,
             Err(e) => {
@@ -363,7 +363,7 @@ impl Peer {
                 return true;
             }
         };
-        if let Err(e) = self.continue_parked(now, req, ctx, state, responses) {
+        if let Err(e) = self.continue_parked(now, req, terms, state, responses) {
             self.send_error(Some(&req.id), &e);
         }
         true
@@ -376,14 +376,14 @@ impl Peer {
         now: Instant,
         call: &RequestId,
         req: &Request,
-        ctx: &Ctx,
+        terms: &Terms,
         done: bool,
     ) {
         if let Some(c) = self.calls.get_mut(call) {
             c.wire_id = req.id.clone();
-            c.caps = ctx.caps.clone();
-            c.log_level = ctx.log_level;
-            c.progress_token = super::server::meta(&req.params)
+            c.caps = terms.caps.clone();
+            c.log_level = terms.log_level;
+            c.progress_token = super::server_role::meta(&req.params)
                 .and_then(|m| m.get("progressToken"))
                 .filter(|t| t.is_string() || t.is_number())
                 .cloned();
@@ -402,7 +402,7 @@ impl Peer {
         &mut self,
         now: Instant,
         req: &Request,
-        ctx: &Ctx,
+        terms: &Terms,
         state: &str,
         responses: Map<String, Value>,
     ) -> Result<(), ErrorObject> {
@@ -441,14 +441,14 @@ impl Peer {
         let undeclared = p
             .pending
             .iter()
-            .find(|r| capability_of(&r.method).is_some_and(|c| !ctx.caps.has(c)))
+            .find(|r| capability_of(&r.method).is_some_and(|c| !terms.caps.has(c)))
             .map(|r| missing_capability(capability_of(&r.method).unwrap_or(""), &r.method));
         let done = p.pending.is_empty() || undeclared.is_some();
         if !done {
             p.round += 1;
             p.expires = now + ttl;
         }
-        self.follow_retry(now, &call, req, ctx, done);
+        self.follow_retry(now, &call, req, terms, done);
         if !done {
             self.send_input_required(&req.id, park);
             return Ok(());

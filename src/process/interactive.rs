@@ -17,8 +17,11 @@ use crate::reaper;
 /// What to run.
 #[derive(Clone, Debug)]
 pub struct InteractiveSpec {
+    /// The program: a path, or a name looked up in `env`'s `PATH`.
     pub program: PathBuf,
+    /// Its arguments, passed as they are: no shell.
     pub args: Vec<OsString>,
+    /// Working directory; `None` keeps the server's.
     pub cwd: Option<PathBuf>,
     /// The child's ENTIRE environment (nothing is inherited).
     pub env: Vec<(OsString, OsString)>,
@@ -39,6 +42,7 @@ pub struct Interactive {
 
 impl Interactive {
     /// Starts the program as the leader of a new process group.
+    #[allow(clippy::disallowed_methods)] // a spawn point of the runner
     pub fn spawn(spec: &InteractiveSpec) -> Result<Interactive, RunError> {
         let (reader, writer) = io::pipe().map_err(RunError::Io)?;
         let writer2 = writer.try_clone().map_err(RunError::Io)?;

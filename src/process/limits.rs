@@ -37,6 +37,7 @@ impl Limits {
     /// In the forked child: apply the limits. Only async-signal-safe calls (getrlimit,
     /// setrlimit, setpriority); no allocation. A limit above the inherited hard limit is
     /// lowered to it (an unprivileged process cannot raise a hard limit).
+    #[allow(unsafe_code)]
     pub(super) fn apply(&self) -> io::Result<()> {
         const MIB: u64 = 1024 * 1024;
         if let Some(mb) = self.max_memory_mb {
@@ -70,6 +71,7 @@ type Resource = libc::__rlimit_resource_t;
 type Resource = libc::c_int;
 
 /// Soft limit `soft`, hard limit `soft + extra`, both capped at the current hard limit.
+#[allow(unsafe_code)]
 fn set(resource: Resource, soft: u64, extra: u64) -> io::Result<()> {
     let mut old = libc::rlimit {
         rlim_cur: 0,

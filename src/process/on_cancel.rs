@@ -1,4 +1,4 @@
-//! Pending `onCancel` commands, kept where the watchdog ([`crate::reaper`]) finds them if
+//! Pending `onCancel` commands, kept where the watchdog (`reaper`) finds them if
 //! the server dies with calls in flight.
 //!
 //! Each pending command is a small `/bin/sh` file in a private directory (`0700`, created
@@ -140,6 +140,7 @@ fn script(cmd: &Command) -> Vec<u8> {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // tests spawn bare children as controls
 mod tests {
     use super::*;
     use std::process::Stdio;

@@ -4,10 +4,10 @@
 //! (`PR_SET_CHILD_SUBREAPER`), so a descendant whose parent dies is reparented to us rather
 //! than to init: the whole tree of a call stays under the server. And every child's
 //! environment carries a marker, `STDMCP_CALL=<instance>.<call>`, which its descendants
-//! inherit. At the end of a call, [`sweep`] kills every descendant of ours that is in the
+//! inherit. At the end of a call, `sweep` kills every descendant of ours that is in the
 //! call's process group or carries the call's marker, until none is left, and reaps the ones
 //! that were reparented to us (by pid, never `waitpid(-1)`, which would steal the statuses
-//! `Child::wait` needs). The watchdog ([`crate::reaper`]) looks for the instance's marker
+//! `Child::wait` needs). The watchdog (`reaper`) looks for the instance's marker
 //! when the server dies.
 //!
 //! What escapes: a process that both leaves the call's process group (`setsid`, `setpgid`)
@@ -48,6 +48,7 @@ pub(super) fn new_marker() -> String {
 }
 
 /// Make this process a child subreaper (once; a failure is logged).
+#[allow(unsafe_code)]
 pub(super) fn become_subreaper() {
     static DONE: Once = Once::new();
     DONE.call_once(|| {
@@ -143,6 +144,7 @@ fn has_env(pid: i32, needle: &[u8]) -> bool {
 /// session (process group leaders cannot call `setsid`), so this never takes an exit
 /// status a `Child` waits for; a program embedding stdmcp that starts children of its own
 /// in a new session must not rely on waiting for them once it uses the runner.
+#[allow(unsafe_code)]
 pub(super) fn sweep(pgid: libc::pid_t, marker: &str) {
     let me = std::process::id() as i32;
     // Our session id reads 0 when its leader is outside our PID namespace (a container);
@@ -200,6 +202,7 @@ fn reap(mut found: BTreeMap<i32, u64>, deadline: Instant) -> BTreeMap<i32, u64> 
 /// True when `pid` (started at `start`) is settled: reaped now, gone, a new process, or a
 /// zombie whose parent is another process that lives on (it reaps it). False while it is
 /// alive, or a zombie of a parent in `dying` (it will be reparented to us).
+#[allow(unsafe_code)]
 fn reap_one(pid: i32, start: u64, dying: &BTreeSet<i32>) -> bool {
     let Some(p) = stat(pid) else {
         return true;

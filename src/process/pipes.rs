@@ -162,6 +162,7 @@ impl Pump {
 }
 
 /// Wait until `fd` is readable (or hung up) or `timeout_ms` passed.
+#[allow(unsafe_code)]
 fn wait_readable(fd: RawFd, timeout_ms: i32) -> io::Result<bool> {
     let mut pfd = libc::pollfd {
         fd,

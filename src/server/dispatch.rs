@@ -23,11 +23,11 @@ use super::{match_template, Ctx, Handlers, Options, Pool};
 use crate::cancel::{CancelReason, CancelToken};
 use crate::jsonrpc::{ErrorObject, RequestId};
 use crate::mcp::{gate, CallToolResult, GetPromptResult, PromptMessage};
-use crate::peer::{Call, Effect, Outcome, Peer, Work};
+use crate::peer::{Call, Effect, Peer, Reply, Work};
 
 /// What the main thread waits for.
 #[derive(Debug)]
-pub(super) enum Event {
+pub(super) enum Lifecycle {
     InputClosed,
     OutputClosed,
     Signal(i32),
@@ -53,7 +53,7 @@ pub(super) struct State {
 pub(crate) struct Shared {
     state: Mutex<State>,
     pub out: Outbox,
-    pub events: Sender<Event>,
+    pub events: Sender<Lifecycle>,
     pub timer: Sender<()>,
     pub pool: Pool,
     pub handlers: Handlers,
@@ -63,7 +63,7 @@ impl Shared {
     pub fn new(
         peer: Peer,
         out: Outbox,
-        events: Sender<Event>,
+        events: Sender<Lifecycle>,
         timer: Sender<()>,
         handlers: Handlers,
         options: Options,
@@ -207,7 +207,7 @@ impl Shared {
     /// result is never lost to a cancel that comes while the writer is behind); then, without
     /// the lock, the worker waits while the writer's queue is full, so that it starts no new
     /// work until the client reads.
-    fn finish(self: &Arc<Self>, id: &RequestId, outcome: Outcome, wants_progress: bool) {
+    fn finish(self: &Arc<Self>, id: &RequestId, outcome: Reply, wants_progress: bool) {
         let mut st = self.lock();
         st.tokens.remove(id);
         st.peer.finish(Instant::now(), id, outcome);
@@ -216,7 +216,7 @@ impl Shared {
             self.out.end_progress(id);
         }
         if st.draining && st.peer.calls_in_flight() == 0 {
-            let _ = self.events.send(Event::Idle);
+            let _ = self.events.send(Lifecycle::Idle);
         }
         self.release(st);
         self.out.wait_for_room();
@@ -290,21 +290,21 @@ impl Shared {
 }
 
 /// Runs one piece of work on the worker thread; a panic becomes an error for this call only.
-fn run(ctx: &Ctx, work: Work) -> Outcome {
+fn run(ctx: &Ctx, work: Work) -> Reply {
     let handlers = &ctx.shared.handlers;
     let result = catch_unwind(AssertUnwindSafe(|| match work {
         Work::CallTool { tool, arguments } => match handlers.tools.get(tool) {
-            Some(handler) => Outcome::Tool(
-                handler(ctx, arguments).unwrap_or_else(|e| CallToolResult::error(e.0)),
-            ),
-            None => Outcome::Error(ErrorObject::internal("no handler for this tool")),
+            Some(handler) => {
+                Reply::Tool(handler(ctx, arguments).unwrap_or_else(|e| CallToolResult::error(e.0)))
+            }
+            None => Reply::Error(ErrorObject::internal("no handler for this tool")),
         },
         Work::GetPrompt { prompt, arguments } => match handlers.prompts.get(prompt) {
             Some(handler) => match handler(ctx, &arguments) {
                 Ok(r) => prompt_value(r, ctx),
-                Err(e) => Outcome::Error(e),
+                Err(e) => Reply::Error(e),
             },
-            None => Outcome::Error(ErrorObject::internal("no handler for this prompt")),
+            None => Reply::Error(ErrorObject::internal("no handler for this prompt")),
         },
         Work::ReadResource { uri } => read_resource(ctx, &uri),
         Work::Complete { params } => {
@@ -316,11 +316,11 @@ fn run(ctx: &Ctx, work: Work) -> Outcome {
                 Ok(mut v) => {
                     let total = v.len();
                     v.truncate(100);
-                    Outcome::Value(
+                    Reply::Value(
                         json!({"completion": {"values": v, "total": total, "hasMore": total > 100}}),
                     )
                 }
-                Err(e) => Outcome::Error(e),
+                Err(e) => Reply::Error(e),
             }
         }
     }));
@@ -331,13 +331,13 @@ fn run(ctx: &Ctx, work: Work) -> Outcome {
             .or_else(|| panic.downcast_ref::<String>().cloned())
             .unwrap_or_else(|| "unknown panic".into());
         log::error!("handler for request {} panicked: {what}", ctx.id);
-        Outcome::Error(ErrorObject::internal(format!(
+        Reply::Error(ErrorObject::internal(format!(
             "Internal error: the handler panicked: {what}"
         )))
     })
 }
 
-fn prompt_value(r: GetPromptResult, ctx: &Ctx) -> Outcome {
+fn prompt_value(r: GetPromptResult, ctx: &Ctx) -> Reply {
     let messages: Vec<PromptMessage> = r
         .messages
         .into_iter()
@@ -351,12 +351,12 @@ fn prompt_value(r: GetPromptResult, ctx: &Ctx) -> Outcome {
         messages,
     };
     match serde_json::to_value(r) {
-        Ok(v) => Outcome::Value(v),
-        Err(e) => Outcome::Error(ErrorObject::internal(e.to_string())),
+        Ok(v) => Reply::Value(v),
+        Err(e) => Reply::Error(ErrorObject::internal(e.to_string())),
     }
 }
 
-fn read_resource(ctx: &Ctx, uri: &str) -> Outcome {
+fn read_resource(ctx: &Ctx, uri: &str) -> Reply {
     let handlers = &ctx.shared.handlers;
     let found = match handlers.resources.get(uri) {
         Some(entry) => Some((entry.read.clone(), HashMap::new())),
@@ -366,11 +366,11 @@ fn read_resource(ctx: &Ctx, uri: &str) -> Outcome {
             .find_map(|t| match_template(&t.template, uri).map(|vars| (t.read.clone(), vars))),
     };
     let Some((read, vars)) = found else {
-        return Outcome::NotFound(uri.to_owned());
+        return Reply::NotFound(uri.to_owned());
     };
     match read(ctx, uri, &vars) {
-        Ok(contents) if contents.is_empty() => Outcome::NotFound(uri.to_owned()),
-        Ok(contents) => Outcome::Value(json!({ "contents": contents })),
-        Err(e) => Outcome::Error(e),
+        Ok(contents) if contents.is_empty() => Reply::NotFound(uri.to_owned()),
+        Ok(contents) => Reply::Value(json!({ "contents": contents })),
+        Err(e) => Reply::Error(e),
     }
 }

@@ -10,6 +10,7 @@ mod dispatch;
 mod outbox;
 mod pool;
 mod runtime;
+mod typed;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -26,7 +27,7 @@ use crate::mcp::{
 use crate::peer::{self, Catalog};
 
 pub use ctx::{Ctx, Reporter};
-pub use pool::Pool;
+use pool::Pool;
 
 /// What a tool handler returns: `Err` becomes an `isError` result carrying the message.
 pub type ToolResult = Result<CallToolResult, ToolError>;

@@ -329,17 +329,26 @@ mod tests {
                 out.close();
             })
         };
-        let mut seen = [0u32; 4];
-        let mut batch = Vec::new();
-        while inbox.recv(&mut batch, 4096) {
-            for m in batch.drain(..) {
-                let s = String::from_utf8(m).unwrap();
-                let (t, i) = s.split_once(':').unwrap();
-                let t: usize = t.parse().unwrap();
-                assert_eq!(i.parse::<u32>().unwrap(), seen[t], "order within a sender");
-                seen[t] += 1;
+        // The reader runs on its own thread so that a lost message or a lost ring (the
+        // reader asleep on a non-empty queue) fails at the deadline instead of hanging.
+        let (done, finished) = std::sync::mpsc::channel();
+        thread::spawn(move || {
+            let mut seen = [0u32; 4];
+            let mut batch = Vec::new();
+            while inbox.recv(&mut batch, 4096) {
+                for m in batch.drain(..) {
+                    let s = String::from_utf8(m).unwrap();
+                    let (t, i) = s.split_once(':').unwrap();
+                    let t: usize = t.parse().unwrap();
+                    assert_eq!(i.parse::<u32>().unwrap(), seen[t], "order within a sender");
+                    seen[t] += 1;
+                }
             }
-        }
+            let _ = done.send(seen);
+        });
+        let seen = finished
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .expect("the reader saw every message and the close within 60 s");
         closer.join().unwrap();
         assert_eq!(seen, [10_000; 4]);
     }

@@ -95,7 +95,8 @@ impl Pool {
     }
 
     /// Threads waiting for work now.
-    pub fn idle_threads(&self) -> usize {
+    #[cfg(test)]
+    fn idle_threads(&self) -> usize {
         self.inner
             .counts
             .lock()
@@ -104,7 +105,8 @@ impl Pool {
     }
 
     /// Threads alive now.
-    pub fn threads(&self) -> usize {
+    #[cfg(test)]
+    fn threads(&self) -> usize {
         self.inner
             .counts
             .lock()

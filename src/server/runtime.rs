@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 
-use super::dispatch::{Event, Shared};
+use super::dispatch::{Lifecycle, Shared};
 use super::outbox::{outbox, Inbox};
 use super::Server;
 use crate::framing::{self, FrameDecoder};
@@ -46,7 +46,7 @@ pub(super) fn serve(
     };
     let peer = Peer::server(Arc::new(server.catalog), config);
     let (out_tx, out_rx) = outbox(options.max_outgoing_bytes);
-    let (ev_tx, ev_rx) = crossbeam_channel::unbounded::<Event>();
+    let (ev_tx, ev_rx) = crossbeam_channel::unbounded::<Lifecycle>();
     let (timer_tx, timer_rx) = crossbeam_channel::bounded::<()>(1);
     let shared = Arc::new(Shared::new(
         peer,
@@ -119,23 +119,27 @@ fn spawn(name: &str, f: impl FnOnce() + Send + 'static) {
 /// Waits for the end of the session and winds down: stdin EOF, SIGTERM and SIGHUP drain
 /// calls in flight for `options.drain`, then cancel the rest and wait for them to stop;
 /// SIGINT cancels everything at once and exits 130; a closed stdout cancels and exits 0.
-fn shutdown(shared: &Arc<Shared>, events: &Receiver<Event>, options: &super::Options) -> ExitCode {
+fn shutdown(
+    shared: &Arc<Shared>,
+    events: &Receiver<Lifecycle>,
+    options: &super::Options,
+) -> ExitCode {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
     let first = loop {
         match events.recv() {
-            Ok(Event::Idle) => continue,
+            Ok(Lifecycle::Idle) => continue,
             Ok(e) => break e,
-            Err(_) => break Event::InputClosed,
+            Err(_) => break Lifecycle::InputClosed,
         }
     };
     log::info!("shutting down: {first:?}");
     let immediate = match first {
-        Event::Signal(SIGINT) => true,
-        Event::OutputClosed => true,
-        Event::Signal(s) if s != SIGTERM && s != SIGHUP => true,
+        Lifecycle::Signal(SIGINT) => true,
+        Lifecycle::OutputClosed => true,
+        Lifecycle::Signal(s) if s != SIGTERM && s != SIGHUP => true,
         _ => false,
     };
-    let mut interrupted = matches!(first, Event::Signal(SIGINT));
+    let mut interrupted = matches!(first, Lifecycle::Signal(SIGINT));
     if !immediate && shared.close(false) > 0 {
         let deadline = Instant::now() + options.drain;
         interrupted |= wait_idle(shared, events, deadline);
@@ -156,13 +160,13 @@ fn shutdown(shared: &Arc<Shared>, events: &Receiver<Event>, options: &super::Opt
 }
 
 /// Waits until no call is in flight or `deadline`; true if SIGINT arrived meanwhile.
-fn wait_idle(shared: &Shared, events: &Receiver<Event>, deadline: Instant) -> bool {
+fn wait_idle(shared: &Shared, events: &Receiver<Lifecycle>, deadline: Instant) -> bool {
     loop {
         if shared.calls_in_flight() == 0 {
             return false;
         }
         match events.recv_deadline(deadline) {
-            Ok(Event::Signal(signal_hook::consts::SIGINT)) => return true,
+            Ok(Lifecycle::Signal(signal_hook::consts::SIGINT)) => return true,
             Ok(_) => continue,
             Err(_) => {
                 log::warn!(
@@ -178,7 +182,7 @@ fn wait_idle(shared: &Shared, events: &Receiver<Event>, deadline: Instant) -> bo
 fn reader(
     mut input: Box<dyn Read + Send>,
     shared: Arc<Shared>,
-    events: Sender<Event>,
+    events: Sender<Lifecycle>,
     max_frame_len: usize,
 ) {
     super::outbox::never_wait_on_this_thread();
@@ -203,7 +207,7 @@ fn reader(
         shared.handle_frames(rest);
     }
     log::debug!("stdin closed");
-    let _ = events.send(Event::InputClosed);
+    let _ = events.send(Lifecycle::InputClosed);
 }
 
 /// The only owner of stdout. Takes what is queued (up to `WRITE_BATCH` bytes), copies small
@@ -213,7 +217,7 @@ fn reader(
 fn writer(
     mut output: Box<dyn Write + Send>,
     rx: &Inbox,
-    events: &Sender<Event>,
+    events: &Sender<Lifecycle>,
     done: &Sender<()>,
 ) {
     let mut batch = Vec::new();
@@ -243,7 +247,7 @@ fn writer(
                 log::warn!("writing stdout failed: {e}");
             }
             rx.broken();
-            let _ = events.send(Event::OutputClosed);
+            let _ = events.send(Lifecycle::OutputClosed);
         }
     }
     let _ = done.send(());
@@ -286,12 +290,12 @@ fn timer(shared: Arc<Shared>, wake: Receiver<()>) {
     }
 }
 
-fn start_signals(events: Sender<Event>) {
+fn start_signals(events: Sender<Lifecycle>) {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
     match signal_hook::iterator::Signals::new([SIGTERM, SIGINT, SIGHUP]) {
         Ok(mut signals) => spawn("stdmcp-signals", move || {
             for s in signals.forever() {
-                let _ = events.send(Event::Signal(s));
+                let _ = events.send(Lifecycle::Signal(s));
             }
         }),
         Err(e) => log::warn!("cannot handle signals: {e}"),

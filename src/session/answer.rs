@@ -25,7 +25,9 @@ pub enum End<'a> {
 /// One answer's bytes (the middle dropped beyond the cap) and how many were dropped.
 #[derive(Debug, Default, PartialEq)]
 pub struct Answer {
+    /// The bytes kept: all of them, or the head and the tail.
     pub bytes: Vec<u8>,
+    /// Bytes dropped from the middle.
     pub omitted: u64,
 }
 

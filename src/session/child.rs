@@ -15,8 +15,8 @@ use crossbeam_channel::{Receiver, Sender};
 
 use super::answer::Pending;
 use super::kind::SessionKind;
-use crate::manifest::plan::child_environment;
 use crate::process::interactive::{self, Interactive, InteractiveSpec};
+use crate::process::minimal_environment;
 
 /// Bytes of transcript kept per session.
 pub const TRANSCRIPT_BYTES: usize = 64 * 1024;
@@ -268,5 +268,5 @@ fn own(spec: &InteractiveSpec, started: &Sender<Started>, input: Receiver<Vec<u8
 /// settings that keep REPL output plain.
 fn environment(kind: &SessionKind) -> Vec<(OsString, OsString)> {
     let plain = [("TERM", "dumb"), ("NO_COLOR", "1"), ("PAGER", "cat")];
-    child_environment(&kind.pass_env, plain, &kind.env)
+    minimal_environment(&kind.pass_env, plain, &kind.env)
 }

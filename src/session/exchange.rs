@@ -25,7 +25,7 @@ pub enum Stop {
 
 /// How an exchange ended.
 #[derive(Debug)]
-pub enum Outcome {
+pub enum ExchangeEnd {
     /// The answer, complete.
     Answer(String),
     /// Interrupted; `partial` is the output so far. `recovered`: the program came back
@@ -57,7 +57,7 @@ pub fn exchange(
     proc: &Proc,
     input: Option<&str>,
     watch: &Watch<'_>,
-) -> Outcome {
+) -> ExchangeEnd {
     let stale = proc.lock().pending.take_all();
     if !stale.bytes.is_empty() {
         log::debug!(
@@ -82,15 +82,15 @@ pub fn exchange(
     let sent = Instant::now();
     let end = |st: &mut State| detect(kind, marker.as_deref(), st, sent);
     match wait(proc, &end, watch) {
-        Waited::Done(a) => Outcome::Answer(text(kind, &a)),
-        Waited::Died(a, status) => Outcome::Died {
+        Waited::Done(a) => ExchangeEnd::Answer(text(kind, &a)),
+        Waited::Died(a, status) => ExchangeEnd::Died {
             partial: text(kind, &a),
             status,
         },
         Waited::Stopped(why) if watch.interrupt && !(watch.shutdown)() => {
             interrupt(kind, proc, marker.as_deref(), why, watch.shutdown)
         }
-        Waited::Stopped(why) => Outcome::Interrupted {
+        Waited::Stopped(why) => ExchangeEnd::Interrupted {
             why,
             partial: text(kind, &proc.lock().pending.take_all()),
             recovered: false,
@@ -184,7 +184,7 @@ fn interrupt(
     marker: Option<&str>,
     why: Stop,
     shutdown: &dyn Fn() -> bool,
-) -> Outcome {
+) -> ExchangeEnd {
     proc.note(format!(
         "\n[interrupted: {}]\n",
         if why == Stop::Deadline {
@@ -220,16 +220,16 @@ fn interrupt(
         interrupt: false,
     };
     match wait(proc, &end, &watch) {
-        Waited::Done(a) => Outcome::Interrupted {
+        Waited::Done(a) => ExchangeEnd::Interrupted {
             why,
             partial: text(kind, &a),
             recovered: true,
         },
-        Waited::Died(a, status) => Outcome::Died {
+        Waited::Died(a, status) => ExchangeEnd::Died {
             partial: text(kind, &a),
             status,
         },
-        Waited::Stopped(_) => Outcome::Interrupted {
+        Waited::Stopped(_) => ExchangeEnd::Interrupted {
             why,
             partial: text(kind, &proc.lock().pending.take_all()),
             recovered: false,

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::child::Proc;
-use super::exchange::{exchange, Outcome, Stop, Watch};
+use super::exchange::{exchange, ExchangeEnd, Stop, Watch};
 use super::kind::{signal_name, SessionKind, Workdir};
 use super::registry::{Key, Refused, Registry, Turn};
 use crate::process::interactive::describe_exit;
@@ -94,20 +94,20 @@ fn launch(
         .chain(kind.startup.iter().map(|s| Some(s.as_str())));
     for input in inputs {
         let fail = match exchange(kind, &proc, input, &watch) {
-            Outcome::Answer(t) => {
+            ExchangeEnd::Answer(t) => {
                 if !t.is_empty() {
                     greeting.push(t);
                 }
                 continue;
             }
-            Outcome::Died { partial, status } => {
+            ExchangeEnd::Died { partial, status } => {
                 format!("it {} during start-up", describe_exit(&status)) + &output(&partial)
             }
-            Outcome::Interrupted {
+            ExchangeEnd::Interrupted {
                 why: Stop::Cancelled,
                 ..
             } => "start-up was cancelled".into(),
-            Outcome::Interrupted { partial, .. } => {
+            ExchangeEnd::Interrupted { partial, .. } => {
                 format!(
                     "it did not finish starting within {} s (startupTimeoutSeconds); it was killed",
                     kind.startup_timeout.as_secs_f64()
@@ -298,15 +298,15 @@ fn settle(
     reg: &Registry,
     kind: &SessionKind,
     turn: &Turn,
-    outcome: Outcome,
+    outcome: ExchangeEnd,
     started: Instant,
     limit: Duration,
     call: &Call<'_>,
 ) -> Reply {
     let key = &turn.key;
     match outcome {
-        Outcome::Answer(t) => Ok(t),
-        Outcome::Died { partial, status } => Err(format!(
+        ExchangeEnd::Answer(t) => Ok(t),
+        ExchangeEnd::Died { partial, status } => Err(format!(
             "{} ended: the program {}. Its state is lost; call {}_start or {}_restart for a fresh session{}",
             label(key),
             describe_exit(&status),
@@ -314,7 +314,7 @@ fn settle(
             kind.name,
             output(&partial)
         )),
-        Outcome::Interrupted { why, partial, recovered } => {
+        ExchangeEnd::Interrupted { why, partial, recovered } => {
             let mut head = match why {
                 Stop::Deadline => format!(
                     "Interrupted after {:.1} s (the send's timeout of {:.1} s passed); {} was sent to the program.",

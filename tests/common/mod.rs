@@ -1,6 +1,7 @@
 //! Test harness: runs a server binary over real pipes. A reader thread parses every stdout
 //! line (each must be a valid JSON-RPC frame) and forwards it; deadlines only detect failure.
 #![allow(dead_code, clippy::unwrap_used)]
+#![allow(clippy::disallowed_methods)] // tests and benchmarks start bare programs as clients and controls
 
 pub mod sessions;
 

@@ -57,6 +57,7 @@ fn check_item(r: &Result<Frame, FrameError>, max: usize) {
         }
         Err(FrameError::TooLarge { limit, .. }) => assert_eq!(*limit, max),
         Err(FrameError::BadHeader { detail }) => assert!(!detail.is_empty()),
+        Err(other) => panic!("a frame error the harness does not know: {other:?}"),
     }
 }
 

@@ -18,7 +18,7 @@ use serde_json::{json, Value};
 use stdmcp::framing::{Frame, FrameDecoder, FrameError, Framing};
 use stdmcp::jsonrpc::{self, ErrorObject, Incoming, Invalid, Message, RequestId};
 use stdmcp::mcp::{LogLevel, Prompt, Resource, Tool};
-use stdmcp::peer::{Catalog, Config, Effect, Outcome, Peer, Role};
+use stdmcp::peer::{Catalog, Config, Effect, Peer, Reply, Role};
 use stdmcp::CallToolResult;
 
 /// The catalog the server role serves: tools with schemas, one needing sampling.
@@ -248,6 +248,7 @@ impl PeerCheck {
                     }
                 }
                 Effect::Request(r) => self.asked.push(r.id),
+                other => panic!("an effect the harness does not check: {other:?}"),
             }
         }
         if self.peer.role() == Role::Server {
@@ -394,13 +395,13 @@ impl PeerCheck {
     pub fn finish(&mut self, k: usize, kind: u8) {
         let Some(id) = self.running_id(k) else { return };
         let outcome = match kind % 5 {
-            0 => Outcome::Tool(CallToolResult::text("done")),
-            1 => Outcome::Tool(CallToolResult::structured(json!({"sum": 3}))),
-            2 => Outcome::Value(
-                json!({"messages": [], "contents": [], "completion": {"values": []}}),
-            ),
-            3 => Outcome::NotFound("test://gone".into()),
-            _ => Outcome::Error(ErrorObject::internal("failed")),
+            0 => Reply::Tool(CallToolResult::text("done")),
+            1 => Reply::Tool(CallToolResult::structured(json!({"sum": 3}))),
+            2 => {
+                Reply::Value(json!({"messages": [], "contents": [], "completion": {"values": []}}))
+            }
+            3 => Reply::NotFound("test://gone".into()),
+            _ => Reply::Error(ErrorObject::internal("failed")),
         };
         self.running.retain(|(r, _)| *r != id);
         self.peer.finish(self.now, &id, outcome);

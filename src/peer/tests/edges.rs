@@ -8,7 +8,7 @@ use serde_json::json;
 
 use super::{call, catalog, H};
 use crate::jsonrpc::{RequestId, QUOTE_MAX};
-use crate::peer::{Config, Effect, Outcome, Peer};
+use crate::peer::{Config, Effect, Reply, Peer};
 
 fn limited(max_running: usize) -> H {
     let config = Config {
@@ -55,7 +55,7 @@ fn heartbeats_of_waiting_calls_say_they_are_queued() {
     // The running call ends at 7 s: the oldest waiting one starts then.
     let t7 = t0 + Duration::from_secs(7);
     h.peer
-        .finish(t7, &RequestId::number(1), Outcome::Value(json!({})));
+        .finish(t7, &RequestId::number(1), Reply::Value(json!({})));
     h.drain();
     h.peer.handle_timeout(t0 + Duration::from_secs(10));
     let sent = h.drain().sent;
@@ -95,7 +95,7 @@ fn a_duplicate_id_is_refused_before_anything_else() {
     }
     // Once the first is answered, the id is free again.
     h.peer
-        .finish(h.now, &RequestId::number(7), Outcome::Value(json!({})));
+        .finish(h.now, &RequestId::number(7), Reply::Value(json!({})));
     h.drain();
     assert_eq!(
         h.one(json!({"jsonrpc":"2.0","id":7,"method":"ping"}))["result"],
@@ -158,7 +158,7 @@ fn deadlines_are_timers_of_the_peer() {
     h.peer.finish(
         t31,
         &RequestId::number(1),
-        Outcome::Value(json!({"done": 1})),
+        Reply::Value(json!({"done": 1})),
     );
     assert_eq!(h.drain().sent[0]["result"]["done"], 1);
 }

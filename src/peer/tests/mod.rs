@@ -627,7 +627,7 @@ fn modern_resource_reads_carry_caching_hints() {
     h.peer.finish(
         h.now,
         &RequestId::number(1),
-        Outcome::Value(json!({"contents": []})),
+        Reply::Value(json!({"contents": []})),
     );
     let sent = h.drain().sent;
     assert_eq!(sent[0]["result"]["cacheScope"], "public");

@@ -29,6 +29,7 @@ pub struct ServerProcess {
 impl ServerProcess {
     /// Starts `argv[0]` with the rest as arguments, in the caller's environment and directory.
     /// Spawn from a thread that outlives the child (PDEATHSIG follows the spawning thread).
+    #[allow(clippy::disallowed_methods)] // a spawn point of the runner
     pub fn spawn(argv: &[String]) -> io::Result<ServerProcess> {
         let (program, args) = argv
             .split_first()

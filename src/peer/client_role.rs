@@ -135,10 +135,10 @@ impl Peer {
                 "{method}: a 2026-07-28 call asks the client through an input_required result, not a request"
             )));
         }
-        let Some(session) = &self.session else {
-            return Err(ErrorObject::internal("no session"));
+        let Some(handshake) = &self.handshake else {
+            return Err(ErrorObject::internal("no handshake yet"));
         };
-        if !session.client_capabilities.has(capability) {
+        if !handshake.client_capabilities.has(capability) {
             return Err(crate::mcp::missing_capability(capability, method));
         }
         Ok(self.request(method, params, false))

@@ -37,7 +37,7 @@ const SESSION_METHODS: [&str; 13] = [
 
 /// A handshake-era session (MCP 2025-11-25, Lifecycle).
 #[derive(Debug)]
-pub(super) struct Session {
+pub(super) struct Handshake {
     pub version: ProtocolVersion,
     pub initialized: bool,
     pub log_level: Option<LogLevel>,
@@ -46,7 +46,7 @@ pub(super) struct Session {
 
 /// How one request is to be answered: which revision, which era's result shape.
 #[derive(Clone, Debug)]
-pub(super) struct Ctx {
+pub(super) struct Terms {
     pub version: ProtocolVersion,
     pub modern: bool,
     pub caps: ClientCapabilities,
@@ -77,7 +77,7 @@ impl Peer {
     fn server_notification(&mut self, n: Notification) {
         match n.method.as_str() {
             method::INITIALIZED => {
-                if let Some(s) = &mut self.session {
+                if let Some(s) = &mut self.handshake {
                     s.initialized = true;
                 }
             }
@@ -114,7 +114,7 @@ impl Peer {
         }
         if let Some(v) = meta(&req.params).and_then(|m| m.get(meta_key::PROTOCOL_VERSION)) {
             if self.config.legacy_only {
-                if self.session.is_none() {
+                if self.handshake.is_none() {
                     return self.refuse_modern(&req);
                 }
                 // A session's request that also names a revision: the session decides.
@@ -126,15 +126,15 @@ impl Peer {
         if req.method == method::INITIALIZE {
             return self.initialize(req);
         }
-        match &self.session {
+        match &self.handshake {
             Some(s) => {
-                let ctx = Ctx {
+                let terms = Terms {
                     version: s.version,
                     modern: false,
                     caps: s.client_capabilities.clone(),
                     log_level: None,
                 };
-                self.legacy_request(now, req, ctx)
+                self.legacy_request(now, req, terms)
             }
             None if req.method == method::PING => self.send_result(&req.id, &json!({})),
             None if !SESSION_METHODS.contains(&req.method.as_str()) => {
@@ -198,7 +198,7 @@ impl Peer {
             .get("capabilities")
             .cloned()
             .unwrap_or(Value::Null);
-        self.session = Some(Session {
+        self.handshake = Some(Handshake {
             version,
             initialized: false,
             log_level: None,
@@ -242,7 +242,7 @@ impl Peer {
         !self.catalog.prompts.is_empty() || !self.catalog.resource_templates.is_empty()
     }
 
-    fn legacy_request(&mut self, now: Instant, req: Request, ctx: Ctx) {
+    fn legacy_request(&mut self, now: Instant, req: Request, terms: Terms) {
         match req.method.as_str() {
             method::PING => self.send_result(&req.id, &json!({})),
             method::LOGGING_SET_LEVEL => {
@@ -253,7 +253,7 @@ impl Peer {
                     .and_then(LogLevel::parse)
                 {
                     Some(level) => {
-                        if let Some(s) = &mut self.session {
+                        if let Some(s) = &mut self.handshake {
                             s.log_level = Some(level);
                         }
                         self.send_result(&req.id, &json!({}))
@@ -275,7 +275,7 @@ impl Peer {
                     ),
                 }
             }
-            _ => self.common_request(now, req, ctx),
+            _ => self.common_request(now, req, terms),
         }
     }
 
@@ -284,28 +284,28 @@ impl Peer {
     }
 
     /// Methods both eras share.
-    pub(super) fn common_request(&mut self, now: Instant, req: Request, ctx: Ctx) {
+    pub(super) fn common_request(&mut self, now: Instant, req: Request, terms: Terms) {
         let catalog = self.catalog.clone();
-        let v = ctx.version;
+        let v = terms.version;
         match req.method.as_str() {
             method::TOOLS_LIST => {
-                self.list(&req, &ctx, "tools", &catalog.tools, |t| gate::tool(t, v));
+                self.list(&req, &terms, "tools", &catalog.tools, |t| gate::tool(t, v));
             }
-            method::TOOLS_CALL => self.call_tool(now, req, ctx),
+            method::TOOLS_CALL => self.call_tool(now, req, terms),
             method::PROMPTS_LIST if !catalog.prompts.is_empty() => {
-                self.list(&req, &ctx, "prompts", &catalog.prompts, |p| {
+                self.list(&req, &terms, "prompts", &catalog.prompts, |p| {
                     gate::prompt(p, v)
                 });
             }
-            method::PROMPTS_GET if !catalog.prompts.is_empty() => self.get_prompt(now, req, ctx),
+            method::PROMPTS_GET if !catalog.prompts.is_empty() => self.get_prompt(now, req, terms),
             method::RESOURCES_LIST if self.has_resources() => {
-                self.list(&req, &ctx, "resources", &catalog.resources, |r| {
+                self.list(&req, &terms, "resources", &catalog.resources, |r| {
                     gate::resource(r, v)
                 });
             }
             method::RESOURCES_TEMPLATES_LIST if self.has_resources() => {
                 let items = &catalog.resource_templates;
-                self.list(&req, &ctx, "resourceTemplates", items, |r| {
+                self.list(&req, &terms, "resourceTemplates", items, |r| {
                     gate::resource_template(r, v)
                 });
             }
@@ -315,7 +315,7 @@ impl Peer {
                         let work = Work::ReadResource {
                             uri: uri.to_owned(),
                         };
-                        self.start(now, req, ctx, work);
+                        self.start(now, req, terms, work);
                     }
                     None => self.send_error(
                         Some(&req.id),
@@ -327,7 +327,7 @@ impl Peer {
                 let work = Work::Complete {
                     params: req.params.clone(),
                 };
-                self.start(now, req, ctx, work);
+                self.start(now, req, terms, work);
             }
             m => self.send_error(Some(&req.id), &ErrorObject::method_not_found(m)),
         }
@@ -337,7 +337,7 @@ impl Peer {
     pub(super) fn list<T, U: Serialize>(
         &mut self,
         req: &Request,
-        ctx: &Ctx,
+        terms: &Terms,
         key: &str,
         items: &[T],
         gate: impl Fn(&T) -> U,
@@ -374,14 +374,14 @@ impl Peer {
             result.insert("nextCursor".into(), Value::String(end.to_string()));
         }
         let result = Value::Object(result);
-        if ctx.modern {
+        if terms.modern {
             self.send_modern_result(&req.id, &result, true);
         } else {
             self.send_result(&req.id, &result);
         }
     }
 
-    fn call_tool(&mut self, now: Instant, req: Request, ctx: Ctx) {
+    fn call_tool(&mut self, now: Instant, req: Request, terms: Terms) {
         let params = match &req.params {
             Value::Object(p) => p,
             _ => {
@@ -419,13 +419,13 @@ impl Peer {
             .get(index)
             .map(Vec::as_slice)
             .unwrap_or_default();
-        if let Some(missing) = requires.iter().find(|c| !ctx.caps.has(c)) {
-            if ctx.modern {
+        if let Some(missing) = requires.iter().find(|c| !terms.caps.has(c)) {
+            if terms.modern {
                 let e = crate::mcp::missing_capability(missing, &format!("Tool {name}"));
                 return self.send_error(Some(&req.id), &e);
             }
             let text = format!("Tool {name} needs the client capability `{missing}`, which this client did not declare");
-            let result = gate::call_result(mcp::CallToolResult::error(text), ctx.version);
+            let result = gate::call_result(mcp::CallToolResult::error(text), terms.version);
             return self.send_result(&req.id, &result);
         }
         // Arguments that fail the schema are a tool error the model can correct, in every
@@ -437,9 +437,9 @@ impl Peer {
                     "Invalid arguments for tool {name}: {}",
                     jsonrpc::quote(&problem)
                 )),
-                ctx.version,
+                terms.version,
             );
-            return if ctx.modern {
+            return if terms.modern {
                 self.send_modern_result(&req.id, &result, false)
             } else {
                 self.send_result(&req.id, &result)
@@ -448,7 +448,7 @@ impl Peer {
         self.start(
             now,
             req,
-            ctx,
+            terms,
             Work::CallTool {
                 tool: index,
                 arguments,
@@ -456,7 +456,7 @@ impl Peer {
         );
     }
 
-    fn get_prompt(&mut self, now: Instant, req: Request, ctx: Ctx) {
+    fn get_prompt(&mut self, now: Instant, req: Request, terms: Terms) {
         let Some(name) = req.params.get("name").and_then(Value::as_str) else {
             return self.send_error(
                 Some(&req.id),
@@ -494,7 +494,7 @@ impl Peer {
         self.start(
             now,
             req,
-            ctx,
+            terms,
             Work::GetPrompt {
                 prompt: index,
                 arguments,
@@ -502,19 +502,19 @@ impl Peer {
         );
     }
 
-    fn start(&mut self, now: Instant, req: Request, ctx: Ctx, work: Work) {
-        let mut inflight = Inflight::new(now, req.id.clone(), ctx.version, ctx.modern);
-        if ctx.modern && super::mrtr::may_ask(&req.method) {
+    fn start(&mut self, now: Instant, req: Request, terms: Terms, work: Work) {
+        let mut inflight = Inflight::new(now, req.id.clone(), terms.version, terms.modern);
+        if terms.modern && super::mrtr::may_ask(&req.method) {
             // Checked by `resume` already; answers the work can take by key.
             inflight.input = super::mrtr::input_responses(&req.params).unwrap_or_default();
             inflight.target = Some(super::mrtr::target_of(&req));
         }
-        inflight.caps = ctx.caps.clone();
+        inflight.caps = terms.caps.clone();
         inflight.progress_token = meta(&req.params)
             .and_then(|m| m.get("progressToken"))
             .filter(|t| t.is_string() || t.is_number())
             .cloned();
-        inflight.log_level = ctx.log_level;
+        inflight.log_level = terms.log_level;
         inflight.cacheable = matches!(work, Work::ReadResource { .. });
         if let Work::CallTool { tool, .. } = &work {
             let timeout = self.catalog.tool_timeouts.get(*tool).copied().flatten();
@@ -527,9 +527,9 @@ impl Peer {
         self.effects.push_back(Effect::Start(Call {
             id: req.id,
             work,
-            version: ctx.version,
+            version: terms.version,
             wants_progress,
-            client_capabilities: ctx.caps,
+            client_capabilities: terms.caps,
             deadline,
         }));
     }
