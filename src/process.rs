@@ -14,6 +14,7 @@
 
 mod capture;
 pub mod interactive;
+mod leader;
 mod limits;
 pub mod on_cancel;
 pub mod orphans;

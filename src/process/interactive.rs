@@ -7,12 +7,12 @@
 
 use std::ffi::OsString;
 use std::io::{self, PipeReader};
-use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
-use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::process::{ChildStdin, Command, ExitStatus, Stdio};
 
-use super::{orphans, prepare, signal_group, Limits, RunError, RunSpec};
-use crate::reaper;
+use super::leader::Leader;
+use super::{prepare, signal_group, Limits, RunError, RunSpec};
 
 /// What to run.
 #[derive(Clone, Debug)]
@@ -31,13 +31,9 @@ pub struct InteractiveSpec {
 
 /// A running interactive child. Dropping it kills its group and reaps it.
 pub struct Interactive {
-    child: Child,
+    leader: Leader,
     stdin: Option<ChildStdin>,
     output: Option<PipeReader>,
-    _group: reaper::GroupGuard,
-    /// The `STDMCP_CALL` marker its processes carry (see [`orphans`]).
-    marker: String,
-    reaped: bool,
 }
 
 impl Interactive {
@@ -46,39 +42,31 @@ impl Interactive {
     pub fn spawn(spec: &InteractiveSpec) -> Result<Interactive, RunError> {
         let (reader, writer) = io::pipe().map_err(RunError::Io)?;
         let writer2 = writer.try_clone().map_err(RunError::Io)?;
-        orphans::become_subreaper();
-        let marker = orphans::new_marker();
         let mut cmd = Command::new(&spec.program);
         cmd.args(&spec.args)
             .env_clear()
             .envs(spec.env.iter().map(|(k, v)| (k, v)))
-            .env(orphans::MARKER, &marker)
             .stdin(Stdio::piped())
             .stdout(Stdio::from(writer))
-            .stderr(Stdio::from(writer2))
-            .process_group(0);
+            .stderr(Stdio::from(writer2));
         prepare(&mut cmd, spec.cwd.as_deref(), spec.limits);
-        let mut child = cmd.spawn().map_err(|e| {
+        let mut leader = Leader::spawn(&mut cmd).map_err(|e| {
             let mut run = RunSpec::new(&spec.program);
             run.cwd.clone_from(&spec.cwd);
             super::spawn_error(&run, e)
         })?;
         // `cmd` holds the write ends until dropped: drop it so EOF comes with the child.
         drop(cmd);
-        let group = reaper::track(child.id() as libc::pid_t);
         Ok(Interactive {
-            stdin: child.stdin.take(),
+            stdin: leader.child.stdin.take(),
             output: Some(reader),
-            child,
-            _group: group,
-            marker,
-            reaped: false,
+            leader,
         })
     }
 
     /// The child's pid, also its process group id.
     pub fn pid(&self) -> u32 {
-        self.child.id()
+        self.leader.pid()
     }
 
     /// The child's stdin (once).
@@ -94,22 +82,7 @@ impl Interactive {
     /// Blocks until the leader exits, then kills what is left of its group. Call it on the
     /// thread that spawned the child.
     pub fn wait(&mut self) -> io::Result<ExitStatus> {
-        let status = self.child.wait()?;
-        // Kill and reap what is left: its group, and whatever left the group but carries
-        // the session's marker (daemons, `setsid` children).
-        orphans::sweep(self.child.id() as libc::pid_t, &self.marker);
-        self.reaped = true;
-        Ok(status)
-    }
-}
-
-impl Drop for Interactive {
-    fn drop(&mut self) {
-        if !self.reaped {
-            signal_group(self.child.id() as libc::pid_t, libc::SIGKILL);
-            let _ = self.child.wait();
-            orphans::sweep(self.child.id() as libc::pid_t, &self.marker);
-        }
+        self.leader.wait()
     }
 }
 

@@ -6,24 +6,20 @@
 //! always reaped.
 
 use std::io::{self, Read, Write};
-use std::os::unix::process::CommandExt;
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{ChildStdin, ChildStdout, Command, Stdio};
 use std::thread;
 use std::time::Duration;
 
 use wait_timeout::ChildExt;
 
-use super::{signal_group, terminate_group};
-use crate::reaper;
+use super::leader::Leader;
+use super::terminate_group;
 
 /// A running server process.
 pub struct ServerProcess {
-    child: Child,
+    leader: Leader,
     stdin: Option<ChildStdin>,
     stdout: Option<ChildStdout>,
-    _group: reaper::GroupGuard,
-    marker: String,
-    reaped: bool,
 }
 
 impl ServerProcess {
@@ -34,19 +30,14 @@ impl ServerProcess {
         let (program, args) = argv
             .split_first()
             .ok_or_else(|| io::Error::other("empty command"))?;
-        super::orphans::become_subreaper();
-        let marker = super::orphans::new_marker();
         let mut cmd = Command::new(program);
         cmd.args(args)
-            .env(super::orphans::MARKER, &marker)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0);
+            .stderr(Stdio::piped());
         super::harden(&mut cmd);
-        let mut child = cmd.spawn()?;
-        let group = reaper::track(child.id() as i32);
-        if let Some(mut err) = child.stderr.take() {
+        let mut leader = Leader::spawn(&mut cmd)?;
+        if let Some(mut err) = leader.child.stderr.take() {
             // The server's log lines pass through; the copy ends at EOF.
             let _ = thread::Builder::new()
                 .name("stdmcp-server-stderr".into())
@@ -60,18 +51,15 @@ impl ServerProcess {
                 });
         }
         Ok(ServerProcess {
-            stdin: child.stdin.take(),
-            stdout: child.stdout.take(),
-            child,
-            _group: group,
-            marker,
-            reaped: false,
+            stdin: leader.child.stdin.take(),
+            stdout: leader.child.stdout.take(),
+            leader,
         })
     }
 
     /// The server's pid (also its process group id).
     pub fn pid(&self) -> u32 {
-        self.child.id()
+        self.leader.pid()
     }
 
     /// The server's stdout (to read) and stdin (to write); once.
@@ -92,34 +80,17 @@ impl ServerProcess {
     /// exit status when it exited by itself.
     pub fn finish(mut self, wait: Duration) -> Option<std::process::ExitStatus> {
         self.stdin = None;
-        let status = match self.child.wait_timeout(wait) {
+        let status = match self.leader.child.wait_timeout(wait) {
             Ok(Some(s)) => Some(s),
             _ => {
-                let pgid = self.child.id() as libc::pid_t;
-                let _ = terminate_group(&mut self.child, pgid, Duration::from_secs(1));
+                let pgid = self.leader.pid() as libc::pid_t;
+                let _ = terminate_group(&mut self.leader.child, pgid, Duration::from_secs(1));
                 None
             }
         };
-        self.sweep();
+        // Whatever is left of its group, and whatever it started that left the group but
+        // carries its marker, goes with it.
+        self.leader.sweep();
         status
-    }
-
-    /// After the server was reaped: whatever is left of its group, and whatever it started
-    /// that left the group but carries its marker, goes with it.
-    fn sweep(&mut self) {
-        if !self.reaped {
-            super::orphans::sweep(self.child.id() as libc::pid_t, &self.marker);
-            self.reaped = true;
-        }
-    }
-}
-
-impl Drop for ServerProcess {
-    fn drop(&mut self) {
-        if !self.reaped {
-            signal_group(self.child.id() as libc::pid_t, libc::SIGKILL);
-            let _ = self.child.wait();
-            self.sweep();
-        }
     }
 }

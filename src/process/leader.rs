@@ -1,0 +1,74 @@
+//! A long-lived child that leads its own process group: what [`super::Interactive`] and
+//! [`super::ServerProcess`] share. It carries a fresh call marker (see `orphans`), is
+//! registered with the watchdog, and is always reaped: after it exits, [`Leader::wait`]
+//! sweeps what is left of its group and whatever carries its marker; a leader dropped before
+//! that is killed with its group first.
+
+use std::io;
+use std::process::{Child, Command, ExitStatus};
+
+use super::{orphans, signal_group};
+use crate::reaper;
+
+/// A running group leader. Dropping it kills its group, reaps it and sweeps.
+pub(super) struct Leader {
+    pub child: Child,
+    _group: reaper::GroupGuard,
+    marker: String,
+    reaped: bool,
+}
+
+impl Leader {
+    /// Spawns `cmd` (its stdio set by the caller) as the leader of a new process group,
+    /// with a fresh marker in its environment. Call it on a thread that lives as long as the
+    /// child: `PR_SET_PDEATHSIG` follows the spawning thread.
+    pub fn spawn(cmd: &mut Command) -> io::Result<Leader> {
+        use std::os::unix::process::CommandExt;
+        orphans::become_subreaper();
+        let marker = orphans::new_marker();
+        cmd.env(orphans::MARKER, &marker).process_group(0);
+        let child = cmd.spawn()?;
+        let group = reaper::track(child.id() as libc::pid_t);
+        Ok(Leader {
+            child,
+            _group: group,
+            marker,
+            reaped: false,
+        })
+    }
+
+    /// The leader's pid, also its process group id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    fn pgid(&self) -> libc::pid_t {
+        self.child.id() as libc::pid_t
+    }
+
+    /// Blocks until the leader exits, then kills and reaps what is left.
+    pub fn wait(&mut self) -> io::Result<ExitStatus> {
+        let status = self.child.wait()?;
+        self.sweep();
+        Ok(status)
+    }
+
+    /// After the leader was reaped: whatever is left of its group, and whatever left the
+    /// group but carries the marker (daemons, `setsid` children), is killed and reaped.
+    pub fn sweep(&mut self) {
+        if !self.reaped {
+            orphans::sweep(self.pgid(), &self.marker);
+            self.reaped = true;
+        }
+    }
+}
+
+impl Drop for Leader {
+    fn drop(&mut self) {
+        if !self.reaped {
+            signal_group(self.pgid(), libc::SIGKILL);
+            let _ = self.child.wait();
+            self.sweep();
+        }
+    }
+}
