@@ -22,6 +22,7 @@ mod hmac;
 mod modern;
 mod mrtr;
 mod server_role;
+mod timeout;
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
@@ -40,6 +41,7 @@ use crate::mcp::{
 pub use calls::Reply;
 pub use client_role::ClientEra;
 pub use mrtr::{auto_key, capability_of, process_key, Asked, InputRequest, StateKey};
+pub use timeout::Timeout;
 
 /// Default interval of heartbeat progress (the 5 s of established prover servers).
 pub const DEFAULT_HEARTBEAT: Duration = Duration::from_secs(5);
@@ -65,9 +67,9 @@ pub struct Catalog {
     /// Client capabilities each tool needs (`"sampling"`, `"elicitation"`, `"roots"`), by
     /// tool index; a call without them is refused before it starts.
     pub tool_requirements: Vec<Vec<String>>,
-    /// Server-side deadline of each tool's calls, by tool index (missing: none). When it
-    /// passes, the peer emits [`Effect::Deadline`].
-    pub tool_timeouts: Vec<Option<Duration>>,
+    /// How long each tool's calls may run, by tool index (missing: no deadline). When a
+    /// call's deadline passes, the peer emits [`Effect::Deadline`].
+    pub tool_timeouts: Vec<Option<Timeout>>,
 }
 
 impl Catalog {

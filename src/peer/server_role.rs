@@ -516,9 +516,13 @@ impl Peer {
             .cloned();
         inflight.log_level = terms.log_level;
         inflight.cacheable = matches!(work, Work::ReadResource { .. });
-        if let Work::CallTool { tool, .. } = &work {
-            let timeout = self.catalog.tool_timeouts.get(*tool).copied().flatten();
-            inflight.deadline = timeout.map(|t| now + t);
+        if let Work::CallTool { tool, arguments } = &work {
+            let rule = self
+                .catalog
+                .tool_timeouts
+                .get(*tool)
+                .and_then(Option::as_ref);
+            inflight.deadline = rule.map(|r| now + r.for_call(arguments));
         }
         let deadline = inflight.deadline;
         let wants_progress = inflight.progress_token.is_some();

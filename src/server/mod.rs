@@ -24,6 +24,7 @@ use crate::mcp::{
     CallToolResult, GetPromptResult, Implementation, Prompt, Resource, ResourceContents,
     ResourceTemplate, Tool, ToolAnnotations,
 };
+pub use crate::peer::Timeout;
 use crate::peer::{self, Catalog};
 
 pub use ctx::{Ctx, Reporter};
@@ -67,7 +68,7 @@ type CompleteFn = dyn Fn(&Ctx, &Value) -> Result<Vec<String>, ErrorObject> + Sen
 pub struct ToolDef {
     tool: Tool,
     handler: Arc<ToolFn>,
-    timeout: Option<Duration>,
+    timeout: Option<Timeout>,
     requires: Vec<String>,
 }
 
@@ -118,7 +119,14 @@ impl ToolDef {
     /// A server-side deadline: when it passes, the call's cancel token fires with
     /// [`crate::cancel::CancelReason::Deadline`] (the handler still answers).
     pub fn timeout(mut self, timeout: Duration) -> ToolDef {
-        self.timeout = Some(timeout);
+        self.timeout = Some(Timeout::Fixed(timeout));
+        self
+    }
+
+    /// A server-side deadline by a rule, for example one each call chooses by an argument
+    /// ([`Timeout::Argument`]). [`Ctx::deadline`] tells the handler when it is.
+    pub fn timeout_rule(mut self, rule: Timeout) -> ToolDef {
+        self.timeout = Some(rule);
         self
     }
 

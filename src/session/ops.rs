@@ -16,7 +16,10 @@ pub type Reply = Result<String, String>;
 
 /// What a call gives the operations: cancellation, deadline, heartbeat status.
 pub struct Call<'a> {
+    /// The client cancelled the call (the deadline is not a cancel here: see `deadline`).
     pub cancelled: &'a dyn Fn() -> bool,
+    /// The call's deadline (the tool's, see `tools.rs`): waits end there.
+    pub deadline: Instant,
     /// The server is shutting down (its sessions are about to be killed).
     pub shutdown: &'a dyn Fn() -> bool,
     pub status: &'a dyn Fn(&str),
@@ -82,7 +85,7 @@ fn launch(
     let watch = Watch {
         cancelled: call.cancelled,
         shutdown: call.shutdown,
-        deadline: Instant::now() + kind.startup_timeout,
+        deadline: (Instant::now() + kind.startup_timeout).min(call.deadline),
         status: call.status,
         interrupt: false,
     };
@@ -173,9 +176,8 @@ pub fn start(
     if let Some(text) = already_running(reg, &key) {
         return Ok(text);
     }
-    let deadline = Instant::now() + kind.startup_timeout + kind.max_timeout;
     let turn = reg
-        .turn(kind, &key, || dir.clone(), call.cancelled, deadline)
+        .turn(kind, &key, || dir.clone(), call.cancelled, call.deadline)
         .map_err(|r| refused(&key, r, kind))?;
     if let Some(text) = already_running(reg, &key) {
         return Ok(text);
@@ -226,15 +228,12 @@ pub fn send(
     kind: &Arc<SessionKind>,
     name: &str,
     input: &str,
-    timeout: Option<f64>,
+    limit: Duration,
     call: &Call<'_>,
 ) -> Reply {
     let key = (kind.name.clone(), name.to_owned());
     let started = Instant::now();
-    let limit = timeout
-        .map_or(kind.timeout, Duration::from_secs_f64)
-        .min(kind.max_timeout);
-    let deadline = started + limit;
+    let deadline = call.deadline;
     let turn = reg
         .turn(
             kind,
@@ -349,8 +348,10 @@ fn restart_after_interrupt(
         " The program did not come back within {} ms of the interrupt, so it was killed",
         kind.interrupt_grace.as_millis()
     );
+    // The call's deadline has passed: the restart gets the kind's startup time of its own.
     let quiet = Call {
         cancelled: call.shutdown,
+        deadline: Instant::now() + kind.startup_timeout,
         shutdown: call.shutdown,
         status: call.status,
     };
@@ -399,8 +400,7 @@ pub fn stop(reg: &Arc<Registry>, kind: &Arc<SessionKind>, name: &str, call: &Cal
         return Ok(format!("There is no {}: nothing to stop.", label(&key)));
     }
     let proc = reg.kill(&key);
-    let far = Instant::now() + Duration::from_secs(30);
-    let turn = reg.turn(kind, &key, PathBuf::new, call.cancelled, far);
+    let turn = reg.turn(kind, &key, PathBuf::new, call.cancelled, call.deadline);
     // A start that was under way when the stop came has finished now: its program goes too.
     let proc = reg.kill(&key).or(proc);
     reg.remove(&key);
@@ -425,9 +425,8 @@ pub fn restart(reg: &Arc<Registry>, kind: &Arc<SessionKind>, name: &str, call: &
     let key = (kind.name.clone(), name.to_owned());
     reg.kill(&key);
     let dir = workdir(kind, None)?;
-    let deadline = Instant::now() + kind.startup_timeout + kind.max_timeout;
     let turn = reg
-        .turn(kind, &key, || dir.clone(), call.cancelled, deadline)
+        .turn(kind, &key, || dir.clone(), call.cancelled, call.deadline)
         .map_err(|r| refused(&key, r, kind))?;
     reg.kill(&key);
     let (proc, greeting) = start_in_turn(reg, kind, &turn, call)?;

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::SystemTime;
+use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::{json, Value};
 
@@ -12,7 +12,9 @@ use super::ops::{self, Call, Reply};
 use super::registry::Registry;
 use crate::jsonrpc::ErrorObject;
 use crate::mcp::{CallToolResult, Resource, ResourceContents, ResourceTemplate, ToolAnnotations};
+use crate::peer::Timeout;
 use crate::server::{Ctx, Server, ToolDef, ToolError, ToolResult};
+use crate::CancelReason;
 
 /// Longest session name.
 const MAX_NAME: usize = 64;
@@ -49,11 +51,18 @@ fn reply(r: Reply) -> ToolResult {
 fn with_call<T>(ctx: &Ctx, f: impl FnOnce(&Call<'_>) -> T) -> T {
     let token = ctx.cancel_token().clone();
     let reporter = ctx.reporter();
-    let cancelled = || token.is_cancelled();
-    let shutdown = || token.reason() == Some(crate::CancelReason::Shutdown);
+    // The deadline fires the token too; the operations see it by `deadline` instead, so
+    // that they can tell the model the send timed out rather than that it was cancelled.
+    let cancelled = || token.is_cancelled() && token.reason() != Some(CancelReason::Deadline);
+    let shutdown = || token.reason() == Some(CancelReason::Shutdown);
     let status = move |line: &str| reporter.set_status(line);
+    // Every session tool that waits has a deadline (see `kind_tools`); a day is a fallback.
+    let deadline = ctx
+        .deadline()
+        .unwrap_or_else(|| Instant::now() + Duration::from_secs(86_400));
     f(&Call {
         cancelled: &cancelled,
+        deadline,
         shutdown: &shutdown,
         status: &status,
     })
@@ -94,10 +103,15 @@ fn tool(
     .annotations(hints)
 }
 
+/// How long a stop may wait for an input under way to give the session back.
+const STOP_WAIT: Duration = Duration::from_secs(30);
+
 /// The five tools of one kind.
 fn kind_tools(reg: &Arc<Registry>, kind: &Arc<SessionKind>) -> Vec<ToolDef> {
+    // How long a start (or restart) may wait for a busy session and then for the greeting.
+    let starting = kind.startup_timeout + kind.max_timeout;
     vec![
-        start_tool(reg, kind),
+        start_tool(reg, kind).timeout(starting),
         send_tool(reg, kind),
         simple_tool(
             reg,
@@ -122,7 +136,8 @@ fn kind_tools(reg: &Arc<Registry>, kind: &Arc<SessionKind>) -> Vec<ToolDef> {
                 let name = name_of(args)?;
                 reply(with_call(ctx, |c| ops::stop(reg, kind, &name, c)))
             }),
-        ),
+        )
+        .timeout(STOP_WAIT),
         simple_tool(
             reg,
             kind,
@@ -136,7 +151,8 @@ fn kind_tools(reg: &Arc<Registry>, kind: &Arc<SessionKind>) -> Vec<ToolDef> {
                 let name = name_of(args)?;
                 reply(with_call(ctx, |c| ops::restart(reg, kind, &name, c)))
             }),
-        ),
+        )
+        .timeout(starting),
     ]
 }
 
@@ -221,18 +237,19 @@ fn send_tool(reg: &Arc<Registry>, kind: &Arc<SessionKind>) -> ToolDef {
                 "input must be at most {MAX_INPUT} bytes (and without NUL for this kind)"
             )));
         }
-        let timeout = match args.get("timeout") {
-            None | Some(Value::Null) => None,
-            Some(t) => Some(
-                t.as_f64()
-                    .filter(|t| *t > 0.0 && t.is_finite())
-                    .ok_or_else(|| {
-                        ToolError::msg("timeout must be a positive number of seconds")
-                    })?,
-            ),
-        };
+        match args.get("timeout") {
+            None | Some(Value::Null) => {}
+            Some(t) if t.as_f64().is_some_and(|t| t > 0.0 && t.is_finite()) => {}
+            Some(_) => {
+                return Err(ToolError::msg(
+                    "timeout must be a positive number of seconds",
+                ))
+            }
+        }
+        // The same rule gave the call its deadline (`send_timeout`); this is for the reply.
+        let limit = send_timeout(kind).for_call(args);
         reply(with_call(ctx, |c| {
-            ops::send(reg, kind, &name, input, timeout, c)
+            ops::send(reg, kind, &name, input, limit, c)
         }))
     });
     tool(
@@ -244,6 +261,16 @@ fn send_tool(reg: &Arc<Registry>, kind: &Arc<SessionKind>) -> ToolDef {
         annotations(false, true, false),
         handler,
     )
+    .timeout_rule(send_timeout(kind))
+}
+
+/// A send's deadline: its `timeout` argument, else the kind's, at most the kind's largest.
+fn send_timeout(kind: &SessionKind) -> Timeout {
+    Timeout::Argument {
+        name: "timeout".into(),
+        default: kind.timeout,
+        max: kind.max_timeout,
+    }
 }
 
 /// The `sessions` tool's answer.

@@ -50,7 +50,12 @@ pub(super) fn catalog() -> Catalog {
             tool("ask", json!({"type":"object"})),
         ],
         tool_requirements: vec![vec![], vec![], vec![], vec!["sampling".into()]],
-        tool_timeouts: vec![None, None, Some(Duration::from_secs(30)), None],
+        tool_timeouts: vec![
+            None,
+            None,
+            Some(Timeout::Fixed(Duration::from_secs(30))),
+            None,
+        ],
         prompts: vec![Prompt {
             name: "p".into(),
             title: None,
