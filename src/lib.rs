@@ -95,6 +95,7 @@ pub mod reaper;
 pub mod schema;
 pub mod server;
 pub mod session;
+pub mod spool;
 
 pub use cancel::{CancelReason, CancelToken};
 pub use mcp::{CallToolResult, Content};
