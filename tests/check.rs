@@ -12,11 +12,15 @@ use serde_json::{json, Value};
 /// Runs `stdmcp check` on a manifest with one tool `t` running `program` with `args` and
 /// `params`; returns (exit code, stdout, stderr).
 fn check(program: &str, args: Value, params: Value) -> (i32, String, String) {
+    check_tools(json!([{"name": "t", "description": "d", "program": program,
+                        "args": args, "params": params}]))
+}
+
+/// Runs `stdmcp check` on a manifest with the root `r` and these tools.
+fn check_tools(tools: Value) -> (i32, String, String) {
     let dir = temp_dir("check");
     std::fs::create_dir_all(dir.join("r")).unwrap();
-    let m = json!({"name": "c", "roots": {"r": "r"},
-                   "tools": [{"name": "t", "description": "d", "program": program,
-                              "args": args, "params": params}]});
+    let m = json!({"name": "c", "roots": {"r": "r"}, "tools": tools});
     let path = dir.join("m.json");
     std::fs::write(&path, m.to_string()).unwrap();
     let out = Command::new(stdmcp_bin())
@@ -344,25 +348,6 @@ fn every_form_of_code_is_warned_about_and_a_script_s_arguments_are_not() {
         json!({"p": {"type": "string"}}),
     );
     assert_eq!((code, err.as_str()), (0, ""));
-}
-
-/// Runs `stdmcp check` on a manifest with the root `r` and these tools.
-fn check_tools(tools: Value) -> (i32, String, String) {
-    let dir = temp_dir("check-logs");
-    std::fs::create_dir_all(dir.join("r")).unwrap();
-    let path = dir.join("m.json");
-    let m = json!({"name": "c", "roots": {"r": "r"}, "tools": tools});
-    std::fs::write(&path, m.to_string()).unwrap();
-    let out = Command::new(stdmcp_bin())
-        .arg("check")
-        .arg(&path)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
 }
 
 #[test]

@@ -10,12 +10,12 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde_json::{json, Value};
 
 use super::json::Errors;
-use super::logs::LogFile;
+use super::logs::{LogFile, Logs};
 use super::{confine, Cwd, Kind, ToolSpec};
 use crate::jsonrpc::{ErrorCode, ErrorObject};
 use crate::mcp::{CallToolResult, ResourceContents, ResourceTemplate, ToolAnnotations};
 use crate::server::{Server, ToolDef, ToolError, ToolResult};
-use crate::spool::tool::{read_part, slice_params, str_arg, u64_arg};
+use crate::spool::tool::{part_result, read_part, slice_contents, slice_params, str_arg, u64_arg};
 use crate::spool::{tail_slice, MAX_LIMIT};
 
 /// Names of the built-in tools a manifest tool may not take.
@@ -89,16 +89,19 @@ fn target<'a>(
     tools: &'a Tools,
     roots: &Roots,
     args: &Value,
-) -> Result<(&'a ToolSpec, PathBuf), ToolError> {
+) -> Result<(&'a ToolSpec, &'a Logs, PathBuf), ToolError> {
     let name = str_arg(args, "tool")?.ok_or_else(|| ToolError::msg("tool is required"))?;
-    let spec = tools.get(name).ok_or_else(|| {
-        ToolError::msg(format!(
-            "{name} is not a tool with log files (these are: {})",
-            tools.keys().cloned().collect::<Vec<_>>().join(", ")
-        ))
-    })?;
+    let (spec, logs) = tools
+        .get(name)
+        .and_then(|s| Some((s, s.logs.as_ref()?)))
+        .ok_or_else(|| {
+            ToolError::msg(format!(
+                "{name} is not a tool with log files (these are: {})",
+                tools.keys().cloned().collect::<Vec<_>>().join(", ")
+            ))
+        })?;
     let dir = workdir(spec, roots, str_arg(args, "workdir")?).map_err(ToolError)?;
-    Ok((spec, dir))
+    Ok((spec, logs, dir))
 }
 
 /// Seconds since the epoch as `YYYY-MM-DDTHH:MM:SSZ`.
@@ -174,11 +177,7 @@ fn uri(spec: &ToolSpec, workdir: Option<&str>, name: &str) -> String {
 }
 
 fn list(tools: &Tools, roots: &Roots, args: &Value) -> ToolResult {
-    let (spec, dir) = target(tools, roots, args)?;
-    let logs = spec
-        .logs
-        .as_ref()
-        .ok_or_else(|| ToolError::msg("no logs"))?;
+    let (spec, logs, dir) = target(tools, roots, args)?;
     let files: Vec<LogFile> = logs.list(&dir);
     let wd = match spec.cwd {
         Some(Cwd::Param(_)) => Some(str_arg(args, "workdir")?.unwrap_or(".")),
@@ -207,14 +206,10 @@ fn list(tools: &Tools, roots: &Roots, args: &Value) -> ToolResult {
 }
 
 fn read(tools: &Tools, roots: &Roots, args: &Value) -> ToolResult {
-    let (spec, dir) = target(tools, roots, args)?;
-    let logs = spec
-        .logs
-        .as_ref()
-        .ok_or_else(|| ToolError::msg("no logs"))?;
+    let (spec, logs, dir) = target(tools, roots, args)?;
     let name = str_arg(args, "name")?
         .ok_or_else(|| ToolError::msg("name (as `logs` lists it) is required"))?;
-    let (file, f) = logs.open(&dir, name).map_err(ToolError)?;
+    let file = logs.open(&dir, name).map_err(ToolError)?;
     let extra = json!({"tool": spec.name, "name": name});
     let Some(tail) = u64_arg(args, "tail")? else {
         return read_part(Some(&file), &format!("log {name}"), args, extra);
@@ -234,19 +229,7 @@ fn read(tools: &Tools, roots: &Roots, args: &Value) -> ToolResult {
         s.next,
         s.total
     );
-    let mut structured = extra;
-    structured["offset"] = json!(s.offset);
-    structured["nextOffset"] = json!(s.next);
-    structured["totalBytes"] = json!(f.size.max(s.total));
-    Ok(CallToolResult {
-        content: vec![
-            crate::mcp::Content::text(s.text()),
-            crate::mcp::Content::text(note),
-        ],
-        structured_content: Some(structured),
-        is_error: false,
-        meta: None,
-    })
+    Ok(part_result(s.text(), note, extra, Some(&s)))
 }
 
 fn read_resource(
@@ -265,14 +248,9 @@ fn read_resource(
     let (wd, name) = (var("workdir")?, var("name")?.unwrap_or_default());
     let logs = spec.logs.as_ref().ok_or_else(|| refuse("no logs".into()))?;
     let dir = workdir(spec, roots, wd.as_deref()).map_err(refuse)?;
-    let (file, _) = logs.open(&dir, &name).map_err(refuse)?;
+    let file = logs.open(&dir, &name).map_err(refuse)?;
     let s = tail_slice(Some(&file), MAX_LIMIT, MAX_LIMIT).map_err(|e| refuse(e.to_string()))?;
-    let mut c = ResourceContents::text(uri, "text/plain", s.text());
-    let mut meta = serde_json::Map::new();
-    meta.insert("totalBytes".into(), json!(s.total));
-    meta.insert("offset".into(), json!(s.offset));
-    c.meta = Some(meta);
-    Ok(vec![c])
+    Ok(slice_contents(uri, &s, json!({})))
 }
 
 fn schema(tools: &Tools, extra: Value, required: &[&str]) -> Value {

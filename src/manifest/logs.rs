@@ -164,7 +164,7 @@ impl Logs {
     }
 
     /// Opens log `name` of `workdir`: it must match a glob and be a regular file inside.
-    pub fn open(&self, workdir: &Path, name: &str) -> Result<(File, LogFile), String> {
+    pub fn open(&self, workdir: &Path, name: &str) -> Result<File, String> {
         if !self.matches(name) {
             return Err(format!(
                 "{name} is not one of the tool's log files ({})",
@@ -172,8 +172,7 @@ impl Logs {
             ));
         }
         let f = LogFile::at(workdir, name)?;
-        let file = File::open(&f.path).map_err(|e| format!("cannot read {name}: {e}"))?;
-        Ok((file, f))
+        File::open(&f.path).map_err(|e| format!("cannot read {name}: {e}"))
     }
 
     /// The globs as written.

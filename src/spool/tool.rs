@@ -8,7 +8,9 @@ use std::sync::Arc;
 use regex_lite::Regex;
 use serde_json::{json, Value};
 
-use super::{grep, read_slice, stream_name, valid_id, Kept, Spool, DEFAULT_LIMIT, MAX_LIMIT};
+use super::{
+    grep, read_slice, stream_name, valid_id, Kept, Slice, Spool, DEFAULT_LIMIT, MAX_LIMIT,
+};
 use crate::jsonrpc::{ErrorCode, ErrorObject};
 use crate::mcp::{CallToolResult, Content, ResourceContents, ResourceLink, ResourceTemplate};
 use crate::process::Stream;
@@ -104,40 +106,8 @@ pub(crate) fn read_part(file: Option<&File>, what: &str, args: &Value, extra: Va
     let offset = u64_arg(args, "offset")?.unwrap_or(0);
     let limit = limit_arg(args)?;
     let mut structured = extra;
-    let (body, note) = if let Some(re) = grep_arg(args)? {
-        let g = grep(file, offset, &re, limit).map_err(|e| ToolError::msg(e.to_string()))?;
-        let mut body = String::new();
-        for (at, line) in &g.lines {
-            body.push_str(&format!("{at}: {line}\n"));
-        }
-        let more = if g.next < g.total {
-            format!(
-                "the scan stopped at byte {}: continue with offset {}",
-                g.next, g.next
-            )
-        } else {
-            "the scan reached the end".into()
-        };
-        structured["matches"] = json!(g
-            .lines
-            .iter()
-            .map(|(o, l)| json!({"offset": o, "line": l}))
-            .collect::<Vec<_>>());
-        structured["offset"] = json!(offset.min(g.total));
-        structured["nextOffset"] = json!(g.next);
-        structured["totalBytes"] = json!(g.total);
-        let note = format!(
-            "[{what}: {} matching lines from byte {} of {}; {more}]",
-            g.lines.len(),
-            offset.min(g.total),
-            g.total
-        );
-        (body, note)
-    } else {
+    let Some(re) = grep_arg(args)? else {
         let s = read_slice(file, offset, limit).map_err(|e| ToolError::msg(e.to_string()))?;
-        structured["offset"] = json!(s.offset);
-        structured["nextOffset"] = json!(s.next);
-        structured["totalBytes"] = json!(s.total);
         let more = if s.next < s.total {
             format!("next offset {}", s.next)
         } else {
@@ -147,14 +117,36 @@ pub(crate) fn read_part(file: Option<&File>, what: &str, args: &Value, extra: Va
             "[{what}: bytes {}-{} of {}; {more}]",
             s.offset, s.next, s.total
         );
-        (s.text(), note)
+        return Ok(part_result(s.text(), note, structured, Some(&s)));
     };
-    Ok(CallToolResult {
-        content: vec![Content::text(body), Content::text(note)],
-        structured_content: Some(structured),
-        is_error: false,
-        meta: None,
-    })
+    let g = grep(file, offset, &re, limit).map_err(|e| ToolError::msg(e.to_string()))?;
+    let mut body = String::new();
+    for (at, line) in &g.lines {
+        body.push_str(&format!("{at}: {line}\n"));
+    }
+    let more = if g.next < g.total {
+        format!(
+            "the scan stopped at byte {0}: continue with offset {0}",
+            g.next
+        )
+    } else {
+        "the scan reached the end".into()
+    };
+    let from = offset.min(g.total);
+    structured["matches"] = json!(g
+        .lines
+        .iter()
+        .map(|(o, l)| json!({"offset": o, "line": l}))
+        .collect::<Vec<_>>());
+    structured["offset"] = json!(from);
+    structured["nextOffset"] = json!(g.next);
+    structured["totalBytes"] = json!(g.total);
+    let note = format!(
+        "[{what}: {} matching lines from byte {from} of {}; {more}]",
+        g.lines.len(),
+        g.total
+    );
+    Ok(part_result(body, note, structured, None))
 }
 
 fn stream_arg(args: &Value) -> Result<Stream, ToolError> {
@@ -206,14 +198,42 @@ fn read_resource(
     }
     let (file, kept) = spool.open(call, stream).map_err(not_found)?;
     let s = read_slice(file.as_ref(), 0, MAX_LIMIT).map_err(|e| not_found(e.to_string()))?;
+    let state = json!({"running": kept.running, "cut": kept.cut});
+    Ok(slice_contents(uri, &s, state))
+}
+
+/// A slice as resource contents; where it lies (and `extra`) in `_meta`.
+pub(crate) fn slice_contents(uri: &str, s: &Slice, mut extra: Value) -> Vec<ResourceContents> {
     let mut c = ResourceContents::text(uri, "text/plain", s.text());
-    let mut meta = serde_json::Map::new();
-    meta.insert("totalBytes".into(), json!(s.total));
-    meta.insert("returnedBytes".into(), json!(s.next));
-    meta.insert("running".into(), json!(kept.running));
-    meta.insert("cut".into(), json!(kept.cut));
-    c.meta = Some(meta);
-    Ok(vec![c])
+    position(&mut extra, s);
+    c.meta = extra.as_object().cloned();
+    vec![c]
+}
+
+/// Sets `offset`, `nextOffset` and `totalBytes` of `v` from a slice.
+fn position(v: &mut Value, s: &Slice) {
+    v["offset"] = json!(s.offset);
+    v["nextOffset"] = json!(s.next);
+    v["totalBytes"] = json!(s.total);
+}
+
+/// A read's result: the bytes exactly in the first block, where they lie in the second
+/// (`note`) and in `structured` (with the slice's position when there is one).
+pub(crate) fn part_result(
+    body: String,
+    note: String,
+    mut structured: Value,
+    s: Option<&Slice>,
+) -> CallToolResult {
+    if let Some(s) = s {
+        position(&mut structured, s);
+    }
+    CallToolResult {
+        content: vec![Content::text(body), Content::text(note)],
+        structured_content: Some(structured),
+        is_error: false,
+        meta: None,
+    }
 }
 
 /// Adds the `output` tool and the `output://` resource template to `server`; the spool is
