@@ -214,6 +214,11 @@ fn read(tools: &Tools, roots: &Roots, args: &Value) -> ToolResult {
     let Some(tail) = u64_arg(args, "tail")? else {
         return read_part(Some(&file), &format!("log {name}"), args, extra);
     };
+    if tail > MAX_LIMIT {
+        return Err(ToolError::msg(format!(
+            "tail must be at most {MAX_LIMIT} bytes"
+        )));
+    }
     if args.get("offset").is_some_and(|o| !o.is_null())
         || args.get("grep").is_some_and(|g| !g.is_null())
     {

@@ -260,6 +260,9 @@ fn cut_note(r: &mut CallToolResult, call_id: &str, o: &Outcome, spool: Option<&E
     }
     let mut links = Vec::new();
     match spool {
+        Some(entry) if entry.broken() => note.push_str(
+            " the output spool could not be created (the server's log says why), so the cut part is lost",
+        ),
         Some(entry) => {
             note.push_str(&format!(
                 " the complete output of call {call_id} is kept: read it with the `output` tool, \
@@ -270,7 +273,7 @@ fn cut_note(r: &mut CallToolResult, call_id: &str, o: &Outcome, spool: Option<&E
                 let kept = entry.kept(*s);
                 if kept.bytes < c.total_bytes() {
                     note.push_str(&format!(
-                        "; only the first {} bytes of its {} were kept (the output spool is full)",
+                        "; only the first {} bytes of its {} were kept (the output spool is full, or could not be written)",
                         kept.bytes,
                         spool_name(*s)
                     ));

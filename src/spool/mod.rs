@@ -200,25 +200,14 @@ impl Spool {
     /// Reserves room for `n` more bytes of `id`'s stream `s`: how many may be written.
     fn reserve(&self, id: &str, s: Stream, n: u64) -> u64 {
         let mut st = lock(&self.state);
-        if !st.created && !st.broken {
-            match std::fs::DirBuilder::new().mode(0o700).create(&self.dir) {
-                Ok(()) => st.created = true,
-                Err(e) => {
-                    log::warn!(
-                        "cannot create the output spool {} ({e}): complete outputs are not kept",
-                        self.dir.display()
-                    );
-                    st.broken = true;
-                }
-            }
-        }
         let i = index(s);
+        // A call forgotten by `clear` (a late write after serving ended) recreates nothing.
         let cut = st
             .calls
             .iter()
             .find(|r| r.id == id)
             .is_none_or(|r| r.cut[i]);
-        if st.broken || cut {
+        if cut || !self.ensure_dir(&mut st) {
             return 0;
         }
         while st.total + n > self.cap {
@@ -236,6 +225,28 @@ impl Spool {
             r.cut[i] = allowed < n;
         }
         allowed
+    }
+
+    /// Creates the directory on first use; false if it cannot be (then nothing is kept).
+    fn ensure_dir(&self, st: &mut State) -> bool {
+        if !st.created && !st.broken {
+            match std::fs::DirBuilder::new().mode(0o700).create(&self.dir) {
+                Ok(()) => st.created = true,
+                Err(e) => {
+                    log::warn!(
+                        "cannot create the output spool {} ({e}): complete outputs are not kept",
+                        self.dir.display()
+                    );
+                    st.broken = true;
+                }
+            }
+        }
+        !st.broken
+    }
+
+    /// The directory could not be created: nothing is kept.
+    pub fn broken(&self) -> bool {
+        lock(&self.state).broken
     }
 
     fn evict(&self, st: &mut State, old: Record) {
@@ -366,6 +377,11 @@ impl Entry {
                 .spool
                 .unreserve(&inner.id, s, kept.saturating_sub(on_disk));
         }
+    }
+
+    /// The spool could not be created: nothing of this call is kept.
+    pub fn broken(&self) -> bool {
+        self.inner.spool.broken()
     }
 
     /// What is kept of stream `s` so far.

@@ -38,7 +38,11 @@ fn keeps_everything_written_in_a_private_directory() {
         .unwrap_err()
         .contains("no kept output"));
     assert!(s.begin("../x").is_none());
+    let late = s.begin("1-a-3").unwrap();
     s.clear();
+    assert!(!s.dir().exists());
+    // A write after serving ended (an abandoned reader) keeps nothing and creates nothing.
+    late.write(Stream::Stdout, b"late");
     assert!(!s.dir().exists());
     assert!(s
         .kept("1-a-1", Stream::Stdout)
@@ -86,6 +90,7 @@ fn an_unusable_directory_keeps_nothing_and_says_so() {
     let e = s.begin("1-a-1").unwrap();
     e.write(Stream::Stdout, b"x");
     assert_eq!(e.kept(Stream::Stdout).bytes, 0);
+    assert!(e.broken());
     assert!(s.begin("1-a-2").is_none());
     assert!(spool("off", 0).begin("1-a-1").is_none());
 }

@@ -26,7 +26,8 @@ pub fn uri(call: &str, s: Stream) -> String {
     format!("output://{call}/{}", stream_name(s))
 }
 
-/// A `resource_link` to a kept stream (older revisions get it as text: [`crate::mcp::gate`]).
+/// A `resource_link` to a kept stream (MCP 2025-06-18, Tools: Resource Links); revisions
+/// before it get the link as a line of text ([`crate::mcp::gate`]).
 pub fn link(call: &str, s: Stream, bytes: u64) -> Content {
     Content::ResourceLink(Box::new(ResourceLink {
         uri: uri(call, s),
