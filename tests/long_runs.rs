@@ -422,3 +422,23 @@ fn the_watchdog_removes_the_spool_of_a_killed_server() {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+#[test]
+fn a_spool_that_cannot_be_created_is_named_as_the_reason() {
+    let dir = temp_dir("nospool");
+    // Nothing can be created in /proc: the spool fails, the call does not.
+    let mut p = serve(&dir, &[("TMPDIR", "/proc")], "2025-06-18");
+    let r = call(&mut p, 1, "count", json!({"n": 10000}));
+    assert!(!is_error(&r), "{r}");
+    let t = first_text(&r);
+    assert!(
+        t.contains("the output spool could not be created (the server's log says why), so the cut part is lost"),
+        "{t}"
+    );
+    assert_eq!(
+        r["result"]["content"].as_array().unwrap().len(),
+        1,
+        "no link to nothing"
+    );
+    p.finish();
+}
