@@ -4,6 +4,7 @@
 //! through `output`; the spool's cap evicts the oldest calls, and the spool is removed at
 //! exit, also when the server is killed.
 #![allow(clippy::unwrap_used)]
+#![allow(clippy::disallowed_methods)] // tests and benchmarks start bare programs as clients and controls
 
 mod common;
 

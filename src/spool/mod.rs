@@ -4,7 +4,7 @@
 //! The pipe readers of the runner ([`crate::process`]) append each chunk to the call's
 //! [`Entry`] as it arrives; nothing is held in memory. The files live in one private
 //! directory, `$TMPDIR/stdmcp-spool-<instance>` (mode 0700), created on the first write and
-//! removed when serving ends (and by the watchdog, [`crate::reaper`], if the server is
+//! removed when serving ends (and by the watchdog, `src/reaper.rs`, if the server is
 //! killed). All calls together keep at most a cap of bytes (`STDMCP_SPOOL_MAX_BYTES`,
 //! default [`DEFAULT_MAX_BYTES`]): when a write would pass it, the oldest finished calls are
 //! evicted, whole; a call still running is never evicted, and when only running calls are
