@@ -30,6 +30,8 @@ pub const DEFAULT_MAX_BYTES: u64 = 1 << 30;
 pub const MAX_BYTES_ENV: &str = "STDMCP_SPOOL_MAX_BYTES";
 /// Ids of evicted calls remembered (to say "evicted" rather than "unknown").
 const REMEMBER_EVICTED: usize = 4096;
+/// Calls kept at once, whatever their size: beyond it the oldest finished call is evicted.
+pub const MAX_CALLS: usize = 4096;
 
 const STREAMS: [Stream; 2] = [Stream::Stdout, Stream::Stderr];
 
@@ -141,6 +143,7 @@ impl Spool {
         if st.broken {
             return None;
         }
+        while st.calls.len() >= MAX_CALLS && self.evict_oldest(&mut st) {}
         st.calls.push_back(Record {
             id: id.to_owned(),
             kept: [0; 2],
@@ -210,14 +213,7 @@ impl Spool {
         if cut || !self.ensure_dir(&mut st) {
             return 0;
         }
-        while st.total + n > self.cap {
-            let Some(pos) = st.calls.iter().position(|r| !r.running) else {
-                break;
-            };
-            if let Some(old) = st.calls.remove(pos) {
-                self.evict(&mut st, old);
-            }
-        }
+        while st.total + n > self.cap && self.evict_oldest(&mut st) {}
         let allowed = n.min(self.cap.saturating_sub(st.total));
         st.total += allowed;
         if let Some(r) = st.calls.iter_mut().find(|r| r.id == id) {
@@ -247,6 +243,17 @@ impl Spool {
     /// The directory could not be created: nothing is kept.
     pub fn broken(&self) -> bool {
         lock(&self.state).broken
+    }
+
+    /// Evicts the oldest finished call; false when every kept call is still running.
+    fn evict_oldest(&self, st: &mut State) -> bool {
+        let Some(pos) = st.calls.iter().position(|r| !r.running) else {
+            return false;
+        };
+        if let Some(old) = st.calls.remove(pos) {
+            self.evict(st, old);
+        }
+        true
     }
 
     fn evict(&self, st: &mut State, old: Record) {

@@ -94,3 +94,22 @@ fn an_unusable_directory_keeps_nothing_and_says_so() {
     assert!(s.begin("1-a-2").is_none());
     assert!(spool("off", 0).begin("1-a-1").is_none());
 }
+
+#[test]
+fn the_number_of_calls_kept_is_bounded_too() {
+    let s = spool("many", 1000);
+    let running = s.begin("1-a-0").unwrap();
+    for i in 1..=MAX_CALLS {
+        drop(s.begin(&format!("1-a-{i}")).unwrap());
+    }
+    // The running call stays; the oldest finished one made room for the newest.
+    assert!(s.kept("1-a-0", Stream::Stdout).is_ok());
+    assert!(s
+        .kept("1-a-1", Stream::Stdout)
+        .unwrap_err()
+        .contains("evicted"));
+    assert!(s.kept("1-a-2", Stream::Stdout).is_ok());
+    assert!(s.kept(&format!("1-a-{MAX_CALLS}"), Stream::Stdout).is_ok());
+    drop(running);
+    s.clear();
+}
