@@ -17,9 +17,10 @@ use common::{fixture, send_signal, stdmcp_bin, temp_dir, Proc, PATIENCE};
 use serde_json::{json, Value};
 
 /// A manifest in `dir` with the root `work`: `build` (fixtures/fake_build.sh, logs
-/// `.hol/logs/*`) and `count` (`seq 1 N`, output cap 4096 bytes).
+/// `.hol/logs/*`, in a directory of the root), `build_fixed` (the same, always in
+/// `work/fixed`) and `count` (`seq 1 N`, output cap 4096 bytes).
 fn manifest(dir: &Path) -> PathBuf {
-    std::fs::create_dir_all(dir.join("work")).unwrap();
+    std::fs::create_dir_all(dir.join("work/fixed")).unwrap();
     let m = json!({
         "name": "long-runs", "roots": {"work": "work"},
         "tools": [
@@ -28,6 +29,9 @@ fn manifest(dir: &Path) -> PathBuf {
              "params": {"workdir": {"type": "path", "root": "work", "kind": "dir", "required": true},
                         "target": {"type": "string", "required": true}},
              "logs": [".hol/logs/*"]},
+            {"name": "build_fixed", "description": "builds in work/fixed", "program": fixture("fake_build.sh"),
+             "args": [{"param": "target"}], "cwd": "work/fixed",
+             "params": {"target": {"type": "string", "required": true}}, "logs": [".hol/logs/*"]},
             {"name": "count", "description": "counts", "program": "seq", "args": ["1", {"param": "n"}],
              "params": {"n": {"type": "integer", "minimum": 1, "required": true}},
              "maxOutputBytes": 4096, "timeoutSeconds": 600}
@@ -211,6 +215,46 @@ fn a_failing_build_returns_its_log_and_the_logs_are_listed_and_read() {
         assert!(r.get("error").is_some(), "{uri}: {r}");
         assert!(!r.to_string().contains("SECRET"), "{uri}: {r}");
     }
+    p.finish();
+}
+
+#[test]
+fn a_tool_with_a_fixed_working_directory_has_its_logs_without_workdir() {
+    let dir = temp_dir("fixed");
+    let mut p = serve(&dir, &[], "2025-06-18");
+    let r = call(&mut p, 1, "build_fixed", json!({"target": "b"}));
+    assert!(!is_error(&r), "{r}");
+    assert!(
+        !text(&r).contains("--- log"),
+        "a success carries no log: {r}"
+    );
+    let r = call(&mut p, 2, "logs", json!({"tool": "build_fixed"}));
+    let rows = &r["result"]["structuredContent"]["logs"];
+    assert_eq!(rows[0]["name"], ".hol/logs/b", "{r}");
+    assert_eq!(rows[0]["uri"], "log://build_fixed/.hol/logs/b", "{r}");
+    let r = call(
+        &mut p,
+        3,
+        "logs",
+        json!({"tool": "build_fixed", "workdir": "."}),
+    );
+    assert!(
+        is_error(&r) && text(&r).contains("leave workdir out"),
+        "{r}"
+    );
+    let r = request(&mut p, 4, "resources/templates/list", json!({}));
+    assert!(
+        r.to_string().contains("\"log://build_fixed/{name}\""),
+        "{r}"
+    );
+    let r = request(
+        &mut p,
+        5,
+        "resources/read",
+        json!({"uri": "log://build_fixed/.hol/logs/b"}),
+    );
+    let log = std::fs::read_to_string(dir.join("work/fixed/.hol/logs/b")).unwrap();
+    assert_eq!(r["result"]["contents"][0]["text"], json!(log));
     p.finish();
 }
 
