@@ -72,6 +72,15 @@ fn project(dir: &Path) {
     std::os::unix::fs::symlink(dir.join("secret"), proj.join(".hol/logs/escape")).unwrap();
 }
 
+/// `log` of `build`'s log `.hol/logs/a` in `proj`, with `more` arguments.
+fn read_a(p: &mut Proc, id: i64, more: Value) -> Value {
+    let mut args = json!({"tool": "build", "workdir": "proj", "name": ".hol/logs/a"});
+    args.as_object_mut()
+        .unwrap()
+        .extend(more.as_object().unwrap().clone());
+    call(p, id, "log", args)
+}
+
 #[test]
 fn a_failing_build_returns_its_log_and_the_logs_are_listed_and_read() {
     let dir = temp_dir("logs");
@@ -116,45 +125,20 @@ fn a_failing_build_returns_its_log_and_the_logs_are_listed_and_read() {
     let names: Vec<&str> = rows.iter().map(|l| l["name"].as_str().unwrap()).collect();
     assert_eq!(names, [".hol/logs/a", ".hol/logs/old"]);
     assert_eq!(rows[0]["size"], json!(log.len()));
-    let r = call(
-        &mut p,
-        3,
-        "log",
-        json!({"tool": "build", "workdir": "proj", "name": ".hol/logs/a"}),
-    );
+    let r = read_a(&mut p, 3, json!({}));
     assert_eq!(first_text(&r), log);
-    assert_eq!(
-        r["result"]["structuredContent"]["totalBytes"],
-        json!(log.len())
-    );
-    let r = call(
-        &mut p,
-        4,
-        "log",
-        json!({"tool": "build", "workdir": "proj", "name": ".hol/logs/a", "offset": 5, "limit": 10}),
-    );
+    let s = &r["result"]["structuredContent"];
+    assert_eq!(s["totalBytes"], json!(log.len()));
+    let r = read_a(&mut p, 4, json!({"offset": 5, "limit": 10}));
     assert_eq!(first_text(&r), &log[5..15]);
     assert_eq!(r["result"]["structuredContent"]["nextOffset"], json!(15));
-    let r = call(
-        &mut p,
-        5,
-        "log",
-        json!({"tool": "build", "workdir": "proj", "name": ".hol/logs/a", "tail": 26}),
-    );
+    let r = read_a(&mut p, 5, json!({"tail": 26}));
     assert_eq!(first_text(&r), "proof of a failed: goal F\n");
-    let r = call(
-        &mut p,
-        6,
-        "log",
-        json!({"tool": "build", "workdir": "proj", "name": ".hol/logs/a", "grep": "step 29[0-9]"}),
-    );
-    assert_eq!(
-        r["result"]["structuredContent"]["matches"]
-            .as_array()
-            .unwrap()
-            .len(),
-        10
-    );
+    let r = read_a(&mut p, 6, json!({"grep": "step 29[0-9]"}));
+    let matches = r["result"]["structuredContent"]["matches"]
+        .as_array()
+        .unwrap();
+    assert_eq!(matches.len(), 10);
 
     // And as resources, through the tool's template.
     let r = request(&mut p, 7, "resources/templates/list", json!({}));
@@ -173,7 +157,14 @@ fn a_failing_build_returns_its_log_and_the_logs_are_listed_and_read() {
     let r = request(&mut p, 8, "resources/read", json!({"uri": uri}));
     assert_eq!(r["result"]["contents"][0]["text"], json!(log));
 
-    // Nothing outside the root, the working directory or the globs.
+    p.finish();
+}
+
+#[test]
+fn logs_outside_the_root_the_working_directory_or_the_globs_are_refused() {
+    let dir = temp_dir("refused");
+    project(&dir);
+    let mut p = serve(&dir, &[], "2025-06-18");
     let refused = [
         json!({"tool": "build", "workdir": "..", "name": ".hol/logs/a"}),
         json!({"tool": "build", "workdir": "proj/../..", "name": ".hol/logs/a"}),
