@@ -100,6 +100,7 @@ mod reaper;
 pub mod schema;
 pub mod server;
 pub mod session;
+pub mod spool;
 
 pub use cancel::{CancelReason, CancelToken};
 pub use mcp::{CallToolResult, Content};

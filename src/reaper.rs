@@ -15,7 +15,8 @@
 //! finds what left the process groups (`setsid`, double forks) and was
 //! reparented to init when the server died. Last it runs the `onCancel` commands of the
 //! calls still in flight, which [`crate::process::on_cancel`] keeps as files in a private
-//! directory (`$2`), and removes that directory.
+//! directory (`$2`), and removes that directory, and the output spool's
+//! ([`crate::spool`], `$3`).
 //!
 //! The watchdog is started lazily by the first [`track`]. If it cannot be
 //! started a warning is logged and tool calls go on without it.
@@ -64,6 +65,11 @@ while [ "$round" -lt 50 ]; do
     kill -KILL "${p%/environ}" 2>/dev/null
   done
 done
+# The output spool ($3): only a directory this user owns, as below.
+spool=$3
+case $spool in
+  /*) [ -d "$spool" ] && [ ! -L "$spool" ] && [ -O "$spool" ] && rm -rf "$spool" ;;
+esac
 dir=$2
 case $dir in /*) ;; *) exit 0 ;; esac
 # Only a directory this user owns (the server made it 0700), never one planted by another.
@@ -214,6 +220,7 @@ fn spawn_watchdog() -> std::io::Result<Watchdog> {
         .arg("stdmcp-watchdog")
         .arg(crate::process::orphans::instance())
         .arg(crate::process::on_cancel::path())
+        .arg(crate::spool::path())
         .env_clear()
         .env("PATH", "/usr/bin:/bin")
         .current_dir("/")

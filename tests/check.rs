@@ -13,11 +13,15 @@ use serde_json::{json, Value};
 /// Runs `stdmcp check` on a manifest with one tool `t` running `program` with `args` and
 /// `params`; returns (exit code, stdout, stderr).
 fn check(program: &str, args: Value, params: Value) -> (i32, String, String) {
+    check_tools(json!([{"name": "t", "description": "d", "program": program,
+                        "args": args, "params": params}]))
+}
+
+/// Runs `stdmcp check` on a manifest with the root `r` and these tools.
+fn check_tools(tools: Value) -> (i32, String, String) {
     let dir = temp_dir("check");
     std::fs::create_dir_all(dir.join("r")).unwrap();
-    let m = json!({"name": "c", "roots": {"r": "r"},
-                   "tools": [{"name": "t", "description": "d", "program": program,
-                              "args": args, "params": params}]});
+    let m = json!({"name": "c", "roots": {"r": "r"}, "tools": tools});
     let path = dir.join("m.json");
     std::fs::write(&path, m.to_string()).unwrap();
     let out = Command::new(stdmcp_bin())
@@ -345,4 +349,50 @@ fn every_form_of_code_is_warned_about_and_a_script_s_arguments_are_not() {
         json!({"p": {"type": "string"}}),
     );
     assert_eq!((code, err.as_str()), (0, ""));
+}
+
+#[test]
+fn log_globs_stay_inside_the_working_directory() {
+    let tool = |logs: Value, cwd: Value| {
+        json!({"name": "t", "description": "d", "program": "true", "cwd": cwd,
+               "params": {"w": {"type": "path", "root": "r", "kind": "dir"}},
+               "args": [{"param": "w"}], "logs": logs})
+    };
+    let w = json!({"param": "w"});
+    let (code, _, err) = check_tools(json!([tool(
+        json!(["/var/log/*", "../up/*", "a//b", "./x", "", 7, "ok/*.log"]),
+        w.clone()
+    )]));
+    assert_eq!(code, 1, "{err}");
+    for line in [
+        "tools[0].logs[0]: must be relative to the call's working directory, not absolute",
+        "tools[0].logs[1]: must not contain `..`: logs stay inside the working directory",
+        "tools[0].logs[2]: must not contain empty or `.` components",
+        "tools[0].logs[3]: must not contain empty or `.` components",
+        "tools[0].logs[4]: must be 1-1024 characters without NUL",
+        "tools[0].logs[5]: must be a string (a glob)",
+    ] {
+        assert!(err.contains(line), "{line}\n{err}");
+    }
+    assert!(!err.contains("logs[6]"), "{err}");
+    // Logs need a working directory; the array must not be empty; built-in names are taken.
+    let mut no_cwd = tool(json!(["x.log"]), w.clone());
+    no_cwd.as_object_mut().unwrap().remove("cwd");
+    let (code, _, err) = check_tools(json!([
+        no_cwd,
+        {"name": "output", "description": "d", "program": "true"},
+        {"name": "log", "description": "d", "program": "true", "logs": []}
+    ]));
+    assert_eq!(code, 1, "{err}");
+    for line in [
+        "tools[0].logs: logs are found in the call's working directory: the tool needs a `cwd`",
+        "tools[1].name: output is the name of a built-in tool",
+        "tools[2].logs: must be an array of 1-16 globs",
+    ] {
+        assert!(err.contains(line), "{line}\n{err}");
+    }
+    // A good one is shown by check.
+    let (code, out, err) = check_tools(json!([tool(json!([".hol/logs/*"]), w)]));
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("logs: .hol/logs/*"), "{out}");
 }

@@ -1,6 +1,7 @@
 //! `examples/hol4.json` end to end through `stdmcp serve`, with a real HOL4 (`hol --zero`):
 //! goals proved step by step with g/e, and a long tactic stopped by an interrupt, a cancel and
-//! a deadline. HOL4 comes from `STDMCP_HOL4_BIN` (its bin directory, which .ci/run builds); under
+//! a deadline; `holmake` builds theories, and returns a failing proof with the end of its log
+//! (README "Log files"). HOL4 comes from `STDMCP_HOL4_BIN` (its bin directory, which .ci/run builds); under
 //! CI (`CI` set) it is required, elsewhere the tests say they are skipped.
 #![allow(clippy::unwrap_used)]
 
@@ -9,7 +10,8 @@ mod common;
 use std::path::PathBuf;
 
 use common::sessions::{
-    cancel, deadline, example, interrupt, ok, persists_and_errors, send, serve, Kind,
+    call, cancel, deadline, example, interrupt, is_error, ok, persists_and_errors, send, serve,
+    text, Kind,
 };
 use common::{temp_dir, Proc};
 use serde_json::json;
@@ -135,6 +137,16 @@ fn a_tactic_past_its_deadline_leaves_the_session_usable() {
     deadline(&mut p, &hol());
 }
 
+/// `examples/hol4.json` with its root `proofs` at `proofs`, served with HOL4 on PATH.
+fn serve_proofs(proofs: &std::path::Path, bin: &std::path::Path) -> Proc {
+    let mut m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(example("hol4.json")).unwrap()).unwrap();
+    m["roots"]["proofs"] = json!(proofs);
+    let manifest = temp_dir("manifest").join("hol4.json");
+    std::fs::write(&manifest, m.to_string()).unwrap();
+    serve(&manifest, Some(bin))
+}
+
 /// The `holmake` tool builds a theory in a directory of the root; a session there loads it.
 #[test]
 fn holmake_builds_a_theory_that_a_session_loads() {
@@ -145,16 +157,78 @@ fn holmake_builds_a_theory_that_a_session_loads() {
         proofs.join("demoScript.sml"),
     )
     .unwrap();
-    let mut m: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(example("hol4.json")).unwrap()).unwrap();
-    m["roots"]["proofs"] = json!(proofs);
-    let manifest = temp_dir("manifest").join("hol4.json");
-    std::fs::write(&manifest, m.to_string()).unwrap();
-    let mut p = serve(&manifest, Some(&bin));
+    let mut p = serve_proofs(&proofs, &bin);
     let built = ok(&mut p, 1, "holmake", json!({}));
     assert!(built.contains("demoTheory"), "{built:?}");
     ok(&mut p, 2, "hol_start", json!({}));
     send(&mut p, 3, "hol", "load \"demoTheory\";");
     let th = send(&mut p, 4, "hol", "demoTheory.double_even;");
     assert!(th.contains("EVEN (2 * n)"), "{th:?}");
+}
+
+/// The demo theory of `examples/proofs` with one more theorem, `succ_not_self`, stated as
+/// `statement`.
+fn demo_with(statement: &str) -> String {
+    let demo = std::fs::read_to_string(example("proofs/demoScript.sml")).unwrap();
+    let extra = format!("Theorem succ_not_self:\n  {statement}\nProof\n  simp []\nQED\n\n");
+    let at = demo.find("val _ = export_theory").unwrap();
+    format!("{}{extra}{}", &demo[..at], &demo[at..])
+}
+
+/// `holmake` on a theory with one failing proof returns the failure and the theory's log
+/// (`.hol/logs/demoTheory`), which `logs` and `log` list and read; the theory fixed builds.
+#[test]
+fn holmake_returns_a_failing_proof_with_its_log_and_the_fixed_theory_builds() {
+    let Some(bin) = hol_bin() else { return };
+    let proofs = temp_dir("proofs");
+    let demo = proofs.join("demo");
+    std::fs::create_dir(&demo).unwrap();
+    let script = demo.join("demoScript.sml");
+    std::fs::write(&script, demo_with("!n:num. SUC n = n")).unwrap();
+    let mut p = serve_proofs(&proofs, &bin);
+
+    let r = call(&mut p, 1, "holmake", json!({"workdir": "demo"}));
+    assert!(is_error(&r), "{r}");
+    let t = text(&r);
+    assert!(t.contains("holmake exited with code 1."), "{t}");
+    assert!(t.contains("demoTheory") && t.contains("FAIL"), "{t}");
+    let log_part = &t[t
+        .find("--- log .hol/logs/demoTheory (")
+        .unwrap_or_else(|| panic!("{t}"))..];
+    assert!(log_part.contains("succ_not_self"), "{t}");
+    assert!(log_part.contains("\"workdir\":\"demo\""), "{t}");
+
+    let r = call(
+        &mut p,
+        2,
+        "logs",
+        json!({"tool": "holmake", "workdir": "demo"}),
+    );
+    let logs = r["result"]["structuredContent"]["logs"].clone();
+    assert_eq!(logs[0]["name"], ".hol/logs/demoTheory", "{r}");
+    let args = json!({"tool": "holmake", "workdir": "demo", "name": ".hol/logs/demoTheory"});
+    let log = ok(&mut p, 3, "log", args);
+    let on_disk = std::fs::read_to_string(demo.join(".hol/logs/demoTheory")).unwrap();
+    assert!(log.starts_with(&on_disk), "{log:?} vs {on_disk:?}");
+    assert!(
+        on_disk.contains("Tactic failure proving \"succ_not_self\""),
+        "{on_disk}"
+    );
+
+    std::fs::write(&script, demo_with("!n:num. SUC n <> n")).unwrap();
+    let built = ok(
+        &mut p,
+        4,
+        "holmake",
+        json!({"workdir": "demo", "target": "demoTheory"}),
+    );
+    assert!(
+        built.contains("demoTheory") && built.contains("OK"),
+        "{built}"
+    );
+    assert!(
+        !built.contains("--- log"),
+        "a success carries no log: {built}"
+    );
+    assert!(demo.join(".hol/objs/demoTheory.sig").is_file());
 }

@@ -275,6 +275,13 @@ fn tool_summary(out: &mut String, t: &stdmcp::manifest::ToolSpec) {
     if let Some(line) = stdmcp::manifest::remote::describe(&t.remote) {
         let _ = writeln!(out, "    {line}");
     }
+    if let Some(logs) = &t.logs {
+        let _ = writeln!(
+            out,
+            "    logs: {} (tails added to failed results; the logs and log tools read them)",
+            logs.describe()
+        );
+    }
 }
 
 /// The argument template of a tool as a reader would write it: `{name}`, `-f {name}`, `[-f]`.

@@ -10,6 +10,8 @@ mod hooks;
 mod json;
 mod limits;
 pub mod lint;
+pub mod log_tools;
+pub mod logs;
 mod param;
 mod parse;
 pub mod plan;
@@ -136,6 +138,8 @@ pub struct ToolSpec {
     pub limits: Limits,
     /// Remote-work hooks: `capture`, `onCancel` ([`remote`]).
     pub remote: remote::Remote,
+    /// Log files the program writes (README "Log files").
+    pub logs: Option<logs::Logs>,
 }
 
 /// One element of an argument template.
@@ -341,6 +345,10 @@ impl Manifest {
                 tool = tool.annotations(a);
             }
             server = server.tool(tool);
+        }
+        server = log_tools::register(server, &self.tools, &roots);
+        if !self.tools.is_empty() {
+            server = crate::spool::tool::register(server, crate::spool::Spool::global());
         }
         server = crate::session::register(server, &self.sessions);
         let options = Options {

@@ -72,6 +72,7 @@ pub(super) fn manifest(v: &Value, base: &Path) -> Result<Manifest, Vec<ManifestE
         None if top.map.contains_key("sessions") => {}
         None => errs.add("tools", "is required"),
     }
+    super::log_tools::check_names(&tools, &mut errs);
     let tool_names = tools.iter().map(|t| t.name.clone()).collect();
     let sessions = super::session::sessions(
         top.map.get("sessions"),
@@ -218,6 +219,7 @@ fn tool(
     let stdin = stdin(&o, &params, errs);
     let cwd = cwd(&o, &params, base, errs);
     check_all_used(&o, &params, &args, stdin.as_deref(), cwd.as_ref(), errs);
+    let logs = super::logs::logs(&o, cwd.as_ref(), errs);
     let (env, pass_env) = environment(&o, d, errs);
     let success_codes = success_codes(&o, errs);
     Some(ToolSpec {
@@ -242,6 +244,7 @@ fn tool(
         line_buffered: line_buffered(&o, base, errs),
         limits: limits(&o, d.limits, errs),
         remote: super::remote::remote(&o, base, errs),
+        logs,
     })
 }
 
@@ -271,6 +274,7 @@ const TOOL_KEYS: &[&str] = &[
     "capture",
     "onCancel",
     "onCancelTimeoutSeconds",
+    "logs",
 ];
 
 fn tool_name(o: &Obj<'_>, errs: &mut Errors) -> String {

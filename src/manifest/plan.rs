@@ -117,6 +117,7 @@ pub fn output_schema() -> Value {
             "stderr": {"type": "string", "description": "Standard error (head and tail kept when over the cap)"},
             "durationMs": {"type": "integer"},
             "timedOut": {"type": "boolean", "description": "The server-side deadline passed and the process group was killed"},
+            "callId": {"type": "string", "description": "The call's id: the output tool reads its complete stdout and stderr from the output spool"},
             "truncated": {
                 "type": "object",
                 "description": "Bytes cut from the middle of each stream (0: nothing cut)",

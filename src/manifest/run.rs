@@ -13,8 +13,9 @@ use super::hooks::Hooks;
 use super::plan::plan;
 use super::{remote, ProgressLines, ToolSpec};
 use crate::mcp::{CallToolResult, Content};
-use crate::process::{self, Outcome, RunError, RunSpec};
+use crate::process::{self, Outcome, RunError, RunSpec, Stream};
 use crate::server::{Ctx, Reporter};
+use crate::spool::{stream_name as spool_name, Entry};
 
 /// How often the latest output line may refresh the heartbeat message.
 const STATUS_EVERY: Duration = Duration::from_millis(250);
@@ -45,6 +46,8 @@ pub fn call(
     plan.env
         .push(("STDMCP_CALL_ID".into(), call_id.clone().into()));
     let hooks = Hooks::new(spec, &call_id, values, &plan.env);
+    let spool = crate::spool::Spool::global().begin(&call_id);
+    let logs = super::logs::Snapshot::take(spec, plan.cwd.as_deref(), args);
     let run = RunSpec {
         program: spec.program.clone(),
         args: plan.argv,
@@ -59,6 +62,7 @@ pub fn call(
         stderr_cap: spec.max_output_bytes,
         limits: spec.limits,
         line_buffered: spec.line_buffered,
+        spool: spool.clone(),
     };
     let mut on_line = line_handler(ctx.reporter(), spec.progress.clone());
     if let Some(h) = &hooks {
@@ -82,7 +86,16 @@ pub fn call(
         result.as_ref().map(|o| (o.code, o.signal, o.timed_out))
     );
     let mut result = match result {
-        Ok(outcome) => result_of(spec, &outcome),
+        Ok(outcome) => {
+            let mut r = result_of(spec, &outcome);
+            cut_note(&mut r, &call_id, &outcome, spool.as_ref());
+            if r.is_error {
+                if let Some(logs) = &logs {
+                    logs.add_changed(&mut r);
+                }
+            }
+            r
+        }
         Err(RunError::Spawn { program, source }) => CallToolResult::error(format!(
             "{} could not be started ({}): {source}",
             spec.name,
@@ -222,6 +235,61 @@ pub fn parse_progress(s: &str) -> Option<(f64, Option<f64>, Option<&str>)> {
         None => (head.parse().ok()?, None),
     };
     Some((value, total, message))
+}
+
+/// When a stream was cut, says so at the end of the text, names the call and how to read the
+/// rest (the `output` tool), and links the kept streams.
+fn cut_note(r: &mut CallToolResult, call_id: &str, o: &Outcome, spool: Option<&Entry>) {
+    if let Some(s) = r.structured_content.as_mut() {
+        s["callId"] = json!(call_id);
+    }
+    let cut: Vec<(Stream, &process::Captured)> =
+        [(Stream::Stdout, &o.stdout), (Stream::Stderr, &o.stderr)]
+            .into_iter()
+            .filter(|(_, c)| c.truncated())
+            .collect();
+    if cut.is_empty() {
+        return;
+    }
+    let mut note = String::from("\n[Output was cut:");
+    for (s, c) in &cut {
+        note.push_str(&format!(
+            " {} {} of {} bytes shown;",
+            spool_name(*s),
+            c.total_bytes() - c.omitted_bytes(),
+            c.total_bytes()
+        ));
+    }
+    let mut links = Vec::new();
+    match spool {
+        Some(entry) if entry.broken() => note.push_str(
+            " the output spool could not be created (the server's log says why), so the cut part is lost",
+        ),
+        Some(entry) => {
+            note.push_str(&format!(
+                " the complete output of call {call_id} is kept: read it with the `output` tool, \
+                 e.g. {{\"call\": \"{call_id}\", \"stream\": \"{}\", \"offset\": 0}} (or \"grep\": a pattern)",
+                spool_name(cut[0].0)
+            ));
+            for (s, c) in &cut {
+                let kept = entry.kept(*s);
+                if kept.bytes < c.total_bytes() {
+                    note.push_str(&format!(
+                        "; only the first {} bytes of its {} were kept (the output spool is full, or could not be written)",
+                        kept.bytes,
+                        spool_name(*s)
+                    ));
+                }
+                links.push(crate::spool::tool::link(call_id, *s, kept.bytes));
+            }
+        }
+        None => note.push_str(" the output spool is off, so the cut part is lost"),
+    }
+    note.push_str(".]");
+    if let Some(Content::Text { text, .. }) = r.content.first_mut() {
+        text.push_str(&note);
+    }
+    r.content.extend(links);
 }
 
 fn result_of(spec: &ToolSpec, o: &Outcome) -> CallToolResult {

@@ -73,6 +73,7 @@ pub(super) fn start_io(spec: &RunSpec, child: &mut Child, on_line: LineFn) -> io
             stream,
             capture: Arc::clone(&readers.captures[i]),
             on_line: Arc::clone(&on_line),
+            spool: spec.spool.clone(),
             abandoned: Arc::clone(&readers.abandoned),
             _done: done_tx.clone(),
         };
@@ -120,6 +121,8 @@ struct Pump {
     stream: Stream,
     capture: Arc<Mutex<Captured>>,
     on_line: LineFn,
+    /// The call's entry in the output spool: every byte read goes there too.
+    spool: Option<crate::spool::Entry>,
     abandoned: Arc<AtomicBool>,
     /// Dropped when the thread ends, which tells `finish` it is done.
     _done: mpsc::Sender<()>,
@@ -148,6 +151,9 @@ impl Pump {
                 Ok(0) => break,
                 Ok(n) => {
                     lock(&self.capture).push(&buf[..n]);
+                    if let Some(s) = &self.spool {
+                        s.write(self.stream, &buf[..n]);
+                    }
                     lines.feed(&buf[..n], &emit);
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}

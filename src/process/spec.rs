@@ -79,6 +79,8 @@ pub struct RunSpec {
     /// Run the program under `stdbuf -oL -eL` so that glibc stdio flushes each line even
     /// though stdout is a pipe (see [`run`]).
     pub line_buffered: bool,
+    /// Where the complete output is kept as it arrives (the output spool), if anywhere.
+    pub spool: Option<crate::spool::Entry>,
 }
 
 impl RunSpec {
@@ -97,6 +99,7 @@ impl RunSpec {
             stderr_cap: 64 * 1024,
             limits: Limits::default(),
             line_buffered: false,
+            spool: None,
         }
     }
 

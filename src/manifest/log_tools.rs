@@ -1,0 +1,352 @@
+//! The `logs` and `log` tools and the `log://` resources: listing and reading the log files
+//! of tools that declare `logs` (README "Log files"), confined like path parameters: the
+//! working directory to the tool's root, the file to the working directory and the globs.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde_json::{json, Value};
+
+use super::json::Errors;
+use super::logs::{LogFile, Logs};
+use super::{confine, Cwd, Kind, ToolSpec};
+use crate::jsonrpc::{ErrorCode, ErrorObject};
+use crate::mcp::{CallToolResult, ResourceContents, ResourceTemplate, ToolAnnotations};
+use crate::server::{Server, ToolDef, ToolError, ToolResult};
+use crate::spool::tool::{part_result, read_part, slice_contents, slice_params, str_arg, u64_arg};
+use crate::spool::{tail_slice, MAX_LIMIT};
+
+/// Names of the built-in tools a manifest tool may not take.
+const LIST: &str = "logs";
+const READ: &str = "log";
+
+/// Refuses manifest tools named like the built-in ones they would be replaced by.
+pub(super) fn check_names(tools: &[ToolSpec], errs: &mut Errors) {
+    let with_logs = tools.iter().any(|t| t.logs.is_some());
+    for (i, t) in tools.iter().enumerate() {
+        let taken =
+            t.name == crate::spool::tool::TOOL || (with_logs && (t.name == LIST || t.name == READ));
+        if taken {
+            errs.add(
+                &format!("tools[{i}].name"),
+                format!(
+                    "{} is the name of a built-in tool (README \"Long runs\")",
+                    t.name
+                ),
+            );
+        }
+    }
+}
+
+type Tools = Arc<BTreeMap<String, ToolSpec>>;
+type Roots = Arc<BTreeMap<String, PathBuf>>;
+
+/// The working directory `workdir` names for tool `spec` (canonical), confined to the root
+/// of the tool's `cwd` parameter; a tool with a fixed `cwd` takes no `workdir`.
+fn workdir(
+    spec: &ToolSpec,
+    roots: &BTreeMap<String, PathBuf>,
+    arg: Option<&str>,
+) -> Result<PathBuf, String> {
+    match (&spec.cwd, arg) {
+        (Some(Cwd::Fixed(dir)), None) => Ok(dir.clone()),
+        (Some(Cwd::Fixed(dir)), Some(_)) => Err(format!(
+            "{} always runs in {}: leave workdir out",
+            spec.name,
+            dir.display()
+        )),
+        (Some(Cwd::Param(p)), arg) => {
+            let param = spec
+                .params
+                .get(p)
+                .ok_or("the tool's cwd parameter is missing")?;
+            let Kind::Path { root, .. } = &param.kind else {
+                return Err("the tool's cwd parameter is not a path".into());
+            };
+            let root_dir = roots.get(root).ok_or("the tool's root is missing")?;
+            let value = arg
+                .map(str::to_owned)
+                .or_else(|| param.default.as_ref()?.as_str().map(str::to_owned))
+                .ok_or_else(|| {
+                    format!(
+                        "workdir is required: a directory under the root {root}, as the tool's {p}"
+                    )
+                })?;
+            let dir = confine(root_dir, Path::new(&value), true).map_err(|e| e.to_string())?;
+            if !dir.is_dir() {
+                return Err(format!("{value} is not a directory"));
+            }
+            Ok(dir)
+        }
+        (None, _) => Err(format!("{} has no working directory", spec.name)),
+    }
+}
+
+/// The tool named by `tool`, with the working directory `workdir` names.
+fn target<'a>(
+    tools: &'a Tools,
+    roots: &Roots,
+    args: &Value,
+) -> Result<(&'a ToolSpec, &'a Logs, PathBuf), ToolError> {
+    let name = str_arg(args, "tool")?.ok_or_else(|| ToolError::msg("tool is required"))?;
+    let (spec, logs) = tools
+        .get(name)
+        .and_then(|s| Some((s, s.logs.as_ref()?)))
+        .ok_or_else(|| {
+            ToolError::msg(format!(
+                "{name} is not a tool with log files (these are: {})",
+                tools.keys().cloned().collect::<Vec<_>>().join(", ")
+            ))
+        })?;
+    let dir = workdir(spec, roots, str_arg(args, "workdir")?).map_err(ToolError)?;
+    Ok((spec, logs, dir))
+}
+
+/// Seconds since the epoch as `YYYY-MM-DDTHH:MM:SSZ`.
+fn utc(t: SystemTime) -> String {
+    let secs = t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    // Howard Hinnant's civil_from_days, for days since 1970-01-01 (non-negative here).
+    let z = days as i64 + 719_468;
+    let era = z / 146_097;
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+/// Percent-encodes everything but unreserved characters (and `/` when `keep_slash`).
+fn encode(s: &str, keep_slash: bool) -> String {
+    let mut out = String::new();
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) || (keep_slash && b == b'/') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+fn decode(s: &str) -> Option<String> {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' {
+            let hex = std::str::from_utf8(b.get(i + 1..i + 3)?).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+fn template(spec: &ToolSpec) -> String {
+    match spec.cwd {
+        Some(Cwd::Param(_)) => format!("log://{}/{{workdir}}/{{name}}", spec.name),
+        _ => format!("log://{}/{{name}}", spec.name),
+    }
+}
+
+/// The URI of log `name` of `spec` in `workdir` (the argument as given, `None` for a fixed cwd).
+fn uri(spec: &ToolSpec, workdir: Option<&str>, name: &str) -> String {
+    match (&spec.cwd, workdir) {
+        (Some(Cwd::Param(_)), w) => format!(
+            "log://{}/{}/{}",
+            spec.name,
+            encode(w.unwrap_or("."), false),
+            encode(name, true)
+        ),
+        _ => format!("log://{}/{}", spec.name, encode(name, true)),
+    }
+}
+
+fn list(tools: &Tools, roots: &Roots, args: &Value) -> ToolResult {
+    let (spec, logs, dir) = target(tools, roots, args)?;
+    let files: Vec<LogFile> = logs.list(&dir);
+    let wd = match spec.cwd {
+        Some(Cwd::Param(_)) => Some(str_arg(args, "workdir")?.unwrap_or(".")),
+        _ => None,
+    };
+    let mut text = String::new();
+    let mut rows = Vec::new();
+    for f in &files {
+        text.push_str(&format!(
+            "{}  {} bytes  {}\n",
+            f.name,
+            f.size,
+            utc(f.modified)
+        ));
+        rows.push(json!({"name": f.name, "size": f.size, "modified": utc(f.modified), "uri": uri(spec, wd, &f.name)}));
+    }
+    if files.is_empty() {
+        text = format!("No log files ({}) in {}.", logs.describe(), dir.display());
+    } else if files.len() >= super::logs::MAX_FILES {
+        text.push_str(&format!("(the first {} only)\n", super::logs::MAX_FILES));
+    }
+    Ok(CallToolResult {
+        structured_content: Some(json!({"tool": spec.name, "workdir": dir, "logs": rows})),
+        ..CallToolResult::text(text.trim_end())
+    })
+}
+
+fn read(tools: &Tools, roots: &Roots, args: &Value) -> ToolResult {
+    let (spec, logs, dir) = target(tools, roots, args)?;
+    let name = str_arg(args, "name")?
+        .ok_or_else(|| ToolError::msg("name (as `logs` lists it) is required"))?;
+    let file = logs.open(&dir, name).map_err(ToolError)?;
+    let extra = json!({"tool": spec.name, "name": name});
+    let Some(tail) = u64_arg(args, "tail")? else {
+        return read_part(Some(&file), &format!("log {name}"), args, extra);
+    };
+    if tail > MAX_LIMIT {
+        return Err(ToolError::msg(format!(
+            "tail must be at most {MAX_LIMIT} bytes"
+        )));
+    }
+    if args.get("offset").is_some_and(|o| !o.is_null())
+        || args.get("grep").is_some_and(|g| !g.is_null())
+    {
+        return Err(ToolError::msg(
+            "tail reads the end: give it without offset or grep",
+        ));
+    }
+    let s = tail_slice(Some(&file), tail, MAX_LIMIT).map_err(|e| ToolError::msg(e.to_string()))?;
+    let note = format!(
+        "[log {name}: the last {} bytes, {}-{} of {}]",
+        s.next - s.offset,
+        s.offset,
+        s.next,
+        s.total
+    );
+    Ok(part_result(s.text(), note, extra, Some(&s)))
+}
+
+fn read_resource(
+    spec: &ToolSpec,
+    roots: &Roots,
+    uri: &str,
+    vars: &HashMap<String, String>,
+) -> Result<Vec<ResourceContents>, ErrorObject> {
+    let refuse =
+        |why: String| ErrorObject::new(ErrorCode::RESOURCE_NOT_FOUND, format!("{why}: {uri}"));
+    let var = |k: &str| {
+        vars.get(k)
+            .map(|v| decode(v).ok_or_else(|| refuse(format!("{k} is not percent-encoded UTF-8"))))
+            .transpose()
+    };
+    let (wd, name) = (var("workdir")?, var("name")?.unwrap_or_default());
+    let logs = spec.logs.as_ref().ok_or_else(|| refuse("no logs".into()))?;
+    let dir = workdir(spec, roots, wd.as_deref()).map_err(refuse)?;
+    let file = logs.open(&dir, &name).map_err(refuse)?;
+    let s = tail_slice(Some(&file), MAX_LIMIT, MAX_LIMIT).map_err(|e| refuse(e.to_string()))?;
+    Ok(slice_contents(uri, &s, json!({})))
+}
+
+fn schema(tools: &Tools, extra: Value, required: &[&str]) -> Value {
+    let mut props = json!({
+        "tool": {"type": "string", "enum": tools.keys().collect::<Vec<_>>(), "description": "The tool whose logs these are."},
+        "workdir": {"type": "string", "description": "The working directory of the call, as given to the tool (its directory parameter); not for tools with a fixed working directory."}
+    });
+    if let (Some(p), Some(e)) = (props.as_object_mut(), extra.as_object()) {
+        p.extend(e.clone());
+    }
+    let mut req = vec!["tool"];
+    req.extend(required);
+    json!({"type": "object", "properties": props, "required": req, "additionalProperties": false})
+}
+
+fn read_only() -> ToolAnnotations {
+    ToolAnnotations {
+        title: None,
+        read_only_hint: Some(true),
+        destructive_hint: Some(false),
+        idempotent_hint: Some(true),
+        open_world_hint: Some(false),
+    }
+}
+
+/// Adds `logs`, `log` and a resource template per tool with logs (none without).
+pub fn register(mut server: Server, specs: &[ToolSpec], roots: &Roots) -> Server {
+    let tools: Tools = Arc::new(
+        specs
+            .iter()
+            .filter(|t| t.logs.is_some())
+            .map(|t| (t.name.clone(), t.clone()))
+            .collect(),
+    );
+    if tools.is_empty() {
+        return server;
+    }
+    let (t, r) = (tools.clone(), roots.clone());
+    server = server.tool(
+        ToolDef::new(LIST, "List the log files a tool's program wrote in a working directory: name, size in bytes, last modification (UTC). Read one with `log`.", schema(&tools, json!({}), &[]), move |_, a| list(&t, &r, &a))
+            .annotations(read_only()),
+    );
+    let mut props = slice_params();
+    props["name"] = json!({"type": "string", "maxLength": 1024, "description": "The log's name as `logs` lists it."});
+    props["tail"] = json!({"type": "integer", "minimum": 0, "maximum": MAX_LIMIT, "description": "Read the last this many bytes instead (without offset or grep)."});
+    let (t, r) = (tools.clone(), roots.clone());
+    let description = format!("Read a bounded part of a tool's log file: up to `limit` bytes (default {}, at most {MAX_LIMIT}) from byte `offset`, the last `tail` bytes, or the lines matching `grep`; a second text block gives the total size and the next offset.", crate::spool::DEFAULT_LIMIT);
+    server = server.tool(
+        ToolDef::new(
+            READ,
+            description,
+            schema(&tools, props, &["name"]),
+            move |_, a| read(&t, &r, &a),
+        )
+        .annotations(read_only()),
+    );
+    for spec in tools.values() {
+        let (s, r) = (spec.clone(), roots.clone());
+        server = server.resource_template(
+            ResourceTemplate {
+                uri_template: template(spec),
+                name: format!("{} logs", spec.name),
+                title: None,
+                description: Some(format!("The log files of {} ({}), percent-encoded: the whole file, or its last {MAX_LIMIT} bytes.", spec.name, spec.logs.as_ref().map(|l| l.describe()).unwrap_or_default())),
+                mime_type: Some("text/plain".into()),
+            },
+            move |_, u, vars| read_resource(&s, &r, u, vars),
+        );
+    }
+    server
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_and_uris() {
+        assert_eq!(utc(UNIX_EPOCH), "1970-01-01T00:00:00Z");
+        assert_eq!(
+            utc(UNIX_EPOCH + std::time::Duration::from_secs(1_795_000_000)),
+            "2026-11-18T11:06:40Z"
+        );
+        assert_eq!(
+            utc(UNIX_EPOCH + std::time::Duration::from_secs(951_782_400)),
+            "2000-02-29T00:00:00Z"
+        );
+        assert_eq!(encode("a b/c%", false), "a%20b%2Fc%25");
+        assert_eq!(encode(".hol/logs/x", true), ".hol/logs/x");
+        assert_eq!(decode("a%20b%2Fc%25").as_deref(), Some("a b/c%"));
+        assert_eq!(decode("%zz"), None);
+        assert_eq!(decode("%2"), None);
+    }
+}

@@ -1,0 +1,436 @@
+//! A tool's log files (README "Log files"): the `logs` key (globs relative to the call's
+//! working directory), finding the files they match inside that directory, and adding the
+//! tails of the logs a failed call changed to its result.
+//!
+//! A glob is a relative path whose components may use `*` (any run of characters, a leading
+//! dot included) and `?` (one character); they never match `/`, so every file found lies at
+//! the glob's depth below the working directory. Each file found is confined to the working
+//! directory like a path parameter ([`super::confine`]): a symlink that leads out is skipped.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use serde_json::Value;
+
+use super::json::{Errors, Obj};
+use super::{confine, Cwd, ToolSpec};
+use crate::mcp::{CallToolResult, Content};
+use crate::spool::tail_slice;
+
+/// Most files a listing returns.
+pub const MAX_FILES: usize = 256;
+/// Bytes of each log's tail added to a failed call's result.
+pub const TAIL_BYTES: u64 = 4096;
+/// Logs whose tails a failed call's result carries (the most recently changed).
+pub const MAX_TAILS: usize = 3;
+/// Most globs a tool may declare.
+const MAX_GLOBS: usize = 16;
+
+/// The log files a tool's program writes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Logs {
+    /// Globs relative to the call's working directory, split into components.
+    pub globs: Vec<Vec<String>>,
+}
+
+/// Reads a tool's `logs` (absent: none). A tool with logs needs a working directory.
+pub(super) fn logs(o: &Obj<'_>, cwd: Option<&Cwd>, errs: &mut Errors) -> Option<Logs> {
+    let v = o.map.get("logs")?;
+    let at = o.at("logs");
+    let Some(items) = v
+        .as_array()
+        .filter(|a| !a.is_empty() && a.len() <= MAX_GLOBS)
+    else {
+        errs.add(&at, format!("must be an array of 1-{MAX_GLOBS} globs"));
+        return None;
+    };
+    let mut globs = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        match item
+            .as_str()
+            .ok_or("must be a string (a glob)")
+            .and_then(glob)
+        {
+            Ok(g) => globs.push(g),
+            Err(why) => errs.add(&format!("{at}[{i}]"), why),
+        }
+    }
+    if cwd.is_none() {
+        errs.add(
+            &at,
+            "logs are found in the call's working directory: the tool needs a `cwd`",
+        );
+    }
+    Some(Logs { globs })
+}
+
+/// A glob's components, or why it is refused.
+fn glob(s: &str) -> Result<Vec<String>, &'static str> {
+    if s.is_empty() || s.contains('\0') || s.len() > 1024 {
+        return Err("must be 1-1024 characters without NUL");
+    }
+    if s.starts_with('/') {
+        return Err("must be relative to the call's working directory, not absolute");
+    }
+    let parts: Vec<String> = s.split('/').map(str::to_owned).collect();
+    if parts.iter().any(|p| p == "..") {
+        return Err("must not contain `..`: logs stay inside the working directory");
+    }
+    if parts.iter().any(|p| p.is_empty() || p == ".") {
+        return Err("must not contain empty or `.` components (`a//b`, `./a`, `a/`)");
+    }
+    Ok(parts)
+}
+
+/// `name` matches the pattern component `pat` (`*` and `?`).
+fn component_matches(pat: &[u8], name: &[u8]) -> bool {
+    let (mut p, mut n) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while n < name.len() {
+        match pat.get(p) {
+            Some(b'*') => {
+                star = Some((p, n));
+                p += 1;
+            }
+            Some(&c) if c == b'?' || c == name[n] => {
+                p += 1;
+                n += 1;
+            }
+            _ => match star {
+                Some((sp, sn)) => {
+                    p = sp + 1;
+                    n = sn + 1;
+                    star = Some((sp, sn + 1));
+                }
+                None => return false,
+            },
+        }
+    }
+    pat[p..].iter().all(|&c| c == b'*')
+}
+
+fn wild(component: &str) -> bool {
+    component.contains(['*', '?'])
+}
+
+impl Logs {
+    /// `name` (a path relative to the working directory) is one of the declared logs.
+    pub fn matches(&self, name: &str) -> bool {
+        let parts: Vec<&str> = name.split('/').collect();
+        if parts
+            .iter()
+            .any(|p| p.is_empty() || *p == "." || *p == "..")
+        {
+            return false;
+        }
+        self.globs.iter().any(|g| {
+            g.len() == parts.len()
+                && g.iter()
+                    .zip(&parts)
+                    .all(|(p, n)| component_matches(p.as_bytes(), n.as_bytes()))
+        })
+    }
+
+    /// The log files in `workdir` (canonical), sorted by name, at most [`MAX_FILES`].
+    pub fn list(&self, workdir: &Path) -> Vec<LogFile> {
+        let mut found = BTreeMap::new();
+        for g in &self.globs {
+            let mut frontier = vec![String::new()];
+            for (depth, part) in g.iter().enumerate() {
+                let last = depth + 1 == g.len();
+                let mut next = Vec::new();
+                for rel in &frontier {
+                    expand(workdir, rel, part, &mut next);
+                }
+                if !last {
+                    next.retain(|rel| {
+                        confine(workdir, Path::new(rel), true).is_ok_and(|p| p.is_dir())
+                    });
+                }
+                next.truncate(MAX_FILES);
+                frontier = next;
+            }
+            for rel in frontier {
+                if found.len() < MAX_FILES && !found.contains_key(&rel) {
+                    if let Ok(f) = LogFile::at(workdir, &rel) {
+                        found.insert(rel, f);
+                    }
+                }
+            }
+        }
+        found.into_values().collect()
+    }
+
+    /// Opens log `name` of `workdir`: it must match a glob and be a regular file inside.
+    pub fn open(&self, workdir: &Path, name: &str) -> Result<File, String> {
+        if !self.matches(name) {
+            return Err(format!(
+                "{name} is not one of the tool's log files ({})",
+                self.describe()
+            ));
+        }
+        let f = LogFile::at(workdir, name)?;
+        File::open(&f.path).map_err(|e| format!("cannot read {name}: {e}"))
+    }
+
+    /// The globs as written.
+    pub fn describe(&self) -> String {
+        self.globs
+            .iter()
+            .map(|g| g.join("/"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// Adds to `next` the paths `rel/part` that exist (or, for a literal part, may exist).
+fn expand(workdir: &Path, rel: &str, part: &str, next: &mut Vec<String>) {
+    let join = |name: &str| {
+        if rel.is_empty() {
+            name.to_owned()
+        } else {
+            format!("{rel}/{name}")
+        }
+    };
+    if !wild(part) {
+        next.push(join(part));
+        return;
+    }
+    let Ok(dir) = confine(
+        workdir,
+        Path::new(if rel.is_empty() { "." } else { rel }),
+        true,
+    ) else {
+        return;
+    };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut names: Vec<String> = entries
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| component_matches(part.as_bytes(), n.as_bytes()))
+        .collect();
+    names.sort();
+    next.extend(names.iter().map(|n| join(n)));
+}
+
+/// One log file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LogFile {
+    /// Its path relative to the working directory, as the glob matched it.
+    pub name: String,
+    /// Where it really is (symlinks resolved, inside the working directory).
+    pub path: PathBuf,
+    /// Size in bytes.
+    pub size: u64,
+    /// Last modification.
+    pub modified: SystemTime,
+}
+
+impl LogFile {
+    fn at(workdir: &Path, name: &str) -> Result<LogFile, String> {
+        let path = confine(workdir, Path::new(name), true).map_err(|e| e.to_string())?;
+        let m = std::fs::metadata(&path).map_err(|e| format!("cannot use {name}: {e}"))?;
+        if !m.is_file() {
+            return Err(format!("{name} is not a regular file"));
+        }
+        Ok(LogFile {
+            name: name.to_owned(),
+            path,
+            size: m.len(),
+            modified: m.modified().unwrap_or(SystemTime::UNIX_EPOCH),
+        })
+    }
+}
+
+/// The logs of a call's working directory before it ran.
+pub struct Snapshot {
+    logs: Logs,
+    tool: String,
+    workdir: PathBuf,
+    /// The `workdir` argument that names it for the `log` tool (`None`: a fixed `cwd`).
+    workdir_arg: Option<String>,
+    before: BTreeMap<String, (u64, SystemTime)>,
+}
+
+impl Snapshot {
+    /// Notes the logs of `spec` in `cwd` (the call's resolved working directory).
+    pub fn take(spec: &ToolSpec, cwd: Option<&Path>, args: &Value) -> Option<Snapshot> {
+        let logs = spec.logs.clone()?;
+        let workdir = cwd?.to_path_buf();
+        let workdir_arg = match &spec.cwd {
+            Some(Cwd::Param(p)) => Some(
+                args.get(p)
+                    .and_then(Value::as_str)
+                    .map(str::to_owned)
+                    .or_else(|| {
+                        spec.params
+                            .get(p)?
+                            .default
+                            .as_ref()?
+                            .as_str()
+                            .map(str::to_owned)
+                    })
+                    .unwrap_or_else(|| ".".into()),
+            ),
+            _ => None,
+        };
+        let before = logs
+            .list(&workdir)
+            .into_iter()
+            .map(|f| (f.name, (f.size, f.modified)))
+            .collect();
+        Some(Snapshot {
+            logs,
+            tool: spec.name.clone(),
+            workdir,
+            workdir_arg,
+            before,
+        })
+    }
+
+    /// Adds to a failed call's result the tails of the logs that changed while it ran,
+    /// most recently changed first.
+    pub fn add_changed(&self, r: &mut CallToolResult) {
+        let mut changed: Vec<LogFile> = self
+            .logs
+            .list(&self.workdir)
+            .into_iter()
+            .filter(|f| self.before.get(&f.name) != Some(&(f.size, f.modified)))
+            .collect();
+        if changed.is_empty() {
+            return;
+        }
+        changed.sort_by(|a, b| {
+            b.modified
+                .cmp(&a.modified)
+                .then_with(|| a.name.cmp(&b.name))
+        });
+        let mut text = String::new();
+        for f in changed.iter().take(MAX_TAILS) {
+            let tail = File::open(&f.path)
+                .and_then(|file| tail_slice(Some(&file), TAIL_BYTES, TAIL_BYTES))
+                .map(|s| s.text())
+                .unwrap_or_else(|e| format!("(cannot read it: {e})"));
+            let shown = tail.len() as u64;
+            let whole = if shown >= f.size {
+                format!("all {} bytes", f.size)
+            } else {
+                format!("the last {shown} of {} bytes", f.size)
+            };
+            text.push_str(&format!(
+                "--- log {} ({whole}; the `log` tool reads it: {}) ---\n{}",
+                f.name,
+                self.log_args(&f.name),
+                tail
+            ));
+            if !text.ends_with('\n') {
+                text.push('\n');
+            }
+        }
+        if changed.len() > MAX_TAILS {
+            let rest: Vec<&str> = changed[MAX_TAILS..]
+                .iter()
+                .map(|f| f.name.as_str())
+                .collect();
+            text.push_str(&format!(
+                "--- {} more changed logs: {} (`logs` lists them) ---\n",
+                rest.len(),
+                rest.join(", ")
+            ));
+        }
+        r.content.push(Content::text(text));
+    }
+
+    fn log_args(&self, name: &str) -> String {
+        let mut v = serde_json::json!({"tool": self.tool, "name": name});
+        if let Some(w) = &self.workdir_arg {
+            v["workdir"] = Value::String(w.clone());
+        }
+        v.to_string()
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs_are_relative_and_stay_inside() {
+        assert_eq!(glob(".hol/logs/*").unwrap(), [".hol", "logs", "*"]);
+        for bad in [
+            "",
+            "/var/log/*",
+            "../x",
+            "a/../../b",
+            "a//b",
+            "./a",
+            "a/",
+            "a\0b",
+        ] {
+            assert!(glob(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn components_match_star_and_question_mark() {
+        let m = |p: &str, n: &str| component_matches(p.as_bytes(), n.as_bytes());
+        assert!(m("*", "fooTheory"));
+        assert!(m("*", ".hidden"));
+        assert!(m("*.log", "a.log"));
+        assert!(!m("*.log", "a.log.1"));
+        assert!(m("a?c*", "abcdef"));
+        assert!(m("*a*b", "xaxxab"));
+        assert!(!m("a", "ab"));
+        assert!(m("**", ""));
+        let logs = Logs {
+            globs: vec![glob(".hol/logs/*").unwrap(), glob("build.log").unwrap()],
+        };
+        assert!(logs.matches(".hol/logs/demoTheory"));
+        assert!(logs.matches("build.log"));
+        for bad in [
+            ".hol/logs/../../x",
+            ".hol/logs",
+            ".hol/logs/a/b",
+            "/build.log",
+            "./build.log",
+            ".hol//logs/x",
+        ] {
+            assert!(!logs.matches(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn listing_is_confined_to_the_working_directory() {
+        let dir = std::env::temp_dir().join(format!("stdmcp-logs-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("w/.hol/logs")).unwrap();
+        std::fs::write(dir.join("w/.hol/logs/aTheory"), "a").unwrap();
+        std::fs::write(dir.join("secret"), "s").unwrap();
+        std::os::unix::fs::symlink(dir.join("secret"), dir.join("w/.hol/logs/escape")).unwrap();
+        std::fs::create_dir(dir.join("w/.hol/logs/sub")).unwrap();
+        let w = dir.join("w").canonicalize().unwrap();
+        let logs = Logs {
+            globs: vec![glob(".hol/logs/*").unwrap()],
+        };
+        let names: Vec<String> = logs.list(&w).into_iter().map(|f| f.name).collect();
+        assert_eq!(names, [".hol/logs/aTheory"]);
+        assert!(logs
+            .open(&w, ".hol/logs/escape")
+            .unwrap_err()
+            .contains("outside"));
+        assert!(logs
+            .open(&w, "../secret")
+            .unwrap_err()
+            .contains("not one of"));
+        assert!(logs
+            .open(&w, ".hol/logs/sub")
+            .unwrap_err()
+            .contains("not a regular file"));
+        assert!(logs.open(&w, ".hol/logs/aTheory").is_ok());
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+}

@@ -1,0 +1,405 @@
+//! The output spool: every manifest call's complete stdout and stderr, kept in files so that
+//! a result whose text was cut (head and tail kept) loses nothing (README "Output spool").
+//!
+//! The pipe readers of the runner ([`crate::process`]) append each chunk to the call's
+//! [`Entry`] as it arrives; nothing is held in memory. The files live in one private
+//! directory, `$TMPDIR/stdmcp-spool-<instance>` (mode 0700), created on the first write and
+//! removed when serving ends (and by the watchdog, `src/reaper.rs`, if the server is
+//! killed). All calls together keep at most a cap of bytes (`STDMCP_SPOOL_MAX_BYTES`,
+//! default [`DEFAULT_MAX_BYTES`]): when a write would pass it, the oldest finished calls are
+//! evicted, whole; a call still running is never evicted, and when only running calls are
+//! left the writing stream keeps what it has (a prefix) and is marked cut.
+
+mod slice;
+pub mod tool;
+
+pub use slice::{grep, read_slice, tail_slice, Slice, DEFAULT_LIMIT, MAX_LIMIT};
+
+use std::collections::VecDeque;
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::os::unix::fs::DirBuilderExt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+
+use crate::process::Stream;
+
+/// Default cap on the bytes all kept outputs take together (1 GiB).
+pub const DEFAULT_MAX_BYTES: u64 = 1 << 30;
+/// The environment variable that overrides the cap (`0` turns the spool off).
+pub const MAX_BYTES_ENV: &str = "STDMCP_SPOOL_MAX_BYTES";
+/// Ids of evicted calls remembered (to say "evicted" rather than "unknown").
+const REMEMBER_EVICTED: usize = 4096;
+/// Calls kept at once, whatever their size: beyond it the oldest finished call is evicted.
+pub const MAX_CALLS: usize = 4096;
+
+const STREAMS: [Stream; 2] = [Stream::Stdout, Stream::Stderr];
+
+fn index(s: Stream) -> usize {
+    match s {
+        Stream::Stdout => 0,
+        Stream::Stderr => 1,
+    }
+}
+
+/// The name of a stream as the `output` tool and the URIs spell it.
+pub fn stream_name(s: Stream) -> &'static str {
+    match s {
+        Stream::Stdout => "stdout",
+        Stream::Stderr => "stderr",
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// A call id is plain (`<pid>-<hex>-<n>`): anything else never names a spool file.
+pub fn valid_id(id: &str) -> bool {
+    (1..=64).contains(&id.len()) && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+}
+
+/// One kept call.
+#[derive(Debug)]
+struct Record {
+    id: String,
+    /// Bytes kept of each stream.
+    kept: [u64; 2],
+    /// The stream stopped being kept before it ended (cap reached, or a write failed).
+    cut: [bool; 2],
+    /// Its output may still grow: never evicted.
+    running: bool,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    /// Oldest first.
+    calls: VecDeque<Record>,
+    total: u64,
+    evicted: VecDeque<String>,
+    /// The directory exists (created on the first write).
+    created: bool,
+    /// It could not be created: nothing is kept.
+    broken: bool,
+}
+
+/// A spool: a directory of kept outputs under a size cap.
+#[derive(Debug)]
+pub struct Spool {
+    dir: PathBuf,
+    cap: u64,
+    state: Mutex<State>,
+}
+
+/// What the spool knows about a call's stream.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Kept {
+    /// Bytes kept.
+    pub bytes: u64,
+    /// Only a prefix was kept.
+    pub cut: bool,
+    /// The call is still running (more may come).
+    pub running: bool,
+}
+
+impl Spool {
+    /// A spool in `dir` (created on the first write, which fails if it already exists)
+    /// keeping at most `cap` bytes.
+    pub fn new(dir: PathBuf, cap: u64) -> Spool {
+        Spool {
+            dir,
+            cap,
+            state: Mutex::new(State::default()),
+        }
+    }
+
+    /// The server's spool: `$TMPDIR/stdmcp-spool-<instance>`, capped by
+    /// [`MAX_BYTES_ENV`] or [`DEFAULT_MAX_BYTES`].
+    pub fn global() -> &'static Arc<Spool> {
+        static SPOOL: OnceLock<Arc<Spool>> = OnceLock::new();
+        SPOOL.get_or_init(|| {
+            let cap = match std::env::var(MAX_BYTES_ENV) {
+                Ok(v) => v.trim().parse().unwrap_or_else(|_| {
+                    log::warn!("{MAX_BYTES_ENV}={v} ignored (a number of bytes)");
+                    DEFAULT_MAX_BYTES
+                }),
+                Err(_) => DEFAULT_MAX_BYTES,
+            };
+            Arc::new(Spool::new(path(), cap))
+        })
+    }
+
+    /// The cap in bytes (0: the spool is off).
+    pub fn cap(&self) -> u64 {
+        self.cap
+    }
+
+    /// Starts keeping call `id`'s output; `None` when the spool is off or `id` is not plain.
+    pub fn begin(self: &Arc<Self>, id: &str) -> Option<Entry> {
+        if self.cap == 0 || !valid_id(id) {
+            return None;
+        }
+        let mut st = lock(&self.state);
+        if st.broken {
+            return None;
+        }
+        while st.calls.len() >= MAX_CALLS && self.evict_oldest(&mut st) {}
+        st.calls.push_back(Record {
+            id: id.to_owned(),
+            kept: [0; 2],
+            cut: [false; 2],
+            running: true,
+        });
+        drop(st);
+        Some(Entry {
+            inner: Arc::new(EntryInner {
+                spool: Arc::clone(self),
+                id: id.to_owned(),
+                files: [Mutex::new(None), Mutex::new(None)],
+            }),
+        })
+    }
+
+    fn file(&self, id: &str, s: Stream) -> PathBuf {
+        self.dir.join(format!("{id}.{}", stream_name(s)))
+    }
+
+    /// What is kept of call `id`'s stream `s`, or why nothing is.
+    pub fn kept(&self, id: &str, s: Stream) -> Result<Kept, String> {
+        let st = lock(&self.state);
+        if let Some(r) = st.calls.iter().find(|r| r.id == id) {
+            return Ok(Kept {
+                bytes: r.kept[index(s)],
+                cut: r.cut[index(s)],
+                running: r.running,
+            });
+        }
+        if st.evicted.iter().any(|e| e == id) {
+            Err(format!(
+                "the output of call {id} was evicted from the spool to make room for newer \
+                 calls (the spool keeps at most {} bytes in all; {MAX_BYTES_ENV} raises it)",
+                self.cap
+            ))
+        } else {
+            Err(format!(
+                "no kept output for call {id}: not a call of this server run, or evicted long ago"
+            ))
+        }
+    }
+
+    /// Opens call `id`'s kept stream for reading (`None`: nothing was written to it yet).
+    pub fn open(&self, id: &str, s: Stream) -> Result<(Option<File>, Kept), String> {
+        let kept = self.kept(id, s)?;
+        match File::open(self.file(id, s)) {
+            Ok(f) => Ok((Some(f), kept)),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                // Evicted between the two looks, or never written.
+                self.kept(id, s).map(|k| (None, k))
+            }
+            Err(e) => Err(format!("cannot read the kept output of call {id}: {e}")),
+        }
+    }
+
+    /// Reserves room for `n` more bytes of `id`'s stream `s`: how many may be written.
+    fn reserve(&self, id: &str, s: Stream, n: u64) -> u64 {
+        let mut st = lock(&self.state);
+        let i = index(s);
+        // A call forgotten by `clear` (a late write after serving ended) recreates nothing.
+        let cut = st
+            .calls
+            .iter()
+            .find(|r| r.id == id)
+            .is_none_or(|r| r.cut[i]);
+        if cut || !self.ensure_dir(&mut st) {
+            return 0;
+        }
+        while st.total + n > self.cap && self.evict_oldest(&mut st) {}
+        let allowed = n.min(self.cap.saturating_sub(st.total));
+        st.total += allowed;
+        if let Some(r) = st.calls.iter_mut().find(|r| r.id == id) {
+            r.kept[i] += allowed;
+            r.cut[i] = allowed < n;
+        }
+        allowed
+    }
+
+    /// Creates the directory on first use; false if it cannot be (then nothing is kept).
+    fn ensure_dir(&self, st: &mut State) -> bool {
+        if !st.created && !st.broken {
+            match std::fs::DirBuilder::new().mode(0o700).create(&self.dir) {
+                Ok(()) => st.created = true,
+                Err(e) => {
+                    log::warn!(
+                        "cannot create the output spool {} ({e}): complete outputs are not kept",
+                        self.dir.display()
+                    );
+                    st.broken = true;
+                }
+            }
+        }
+        !st.broken
+    }
+
+    /// The directory could not be created: nothing is kept.
+    pub fn broken(&self) -> bool {
+        lock(&self.state).broken
+    }
+
+    /// Evicts the oldest finished call; false when every kept call is still running.
+    fn evict_oldest(&self, st: &mut State) -> bool {
+        let Some(pos) = st.calls.iter().position(|r| !r.running) else {
+            return false;
+        };
+        if let Some(old) = st.calls.remove(pos) {
+            self.evict(st, old);
+        }
+        true
+    }
+
+    fn evict(&self, st: &mut State, old: Record) {
+        st.total -= old.kept[0] + old.kept[1];
+        for s in STREAMS {
+            let _ = std::fs::remove_file(self.file(&old.id, s));
+        }
+        log::debug!("spool: evicted call {}", old.id);
+        st.evicted.push_back(old.id);
+        if st.evicted.len() > REMEMBER_EVICTED {
+            st.evicted.pop_front();
+        }
+    }
+
+    /// `n` reserved bytes were not written after all: the stream is cut there.
+    fn unreserve(&self, id: &str, s: Stream, n: u64) {
+        let mut st = lock(&self.state);
+        let i = index(s);
+        let Some(r) = st.calls.iter_mut().find(|r| r.id == id) else {
+            return;
+        };
+        let n = n.min(r.kept[i]);
+        r.kept[i] -= n;
+        r.cut[i] = true;
+        st.total -= n;
+    }
+
+    fn finish(&self, id: &str) {
+        if let Some(r) = lock(&self.state).calls.iter_mut().find(|r| r.id == id) {
+            r.running = false;
+        }
+    }
+
+    /// Removes the directory and forgets every call (when serving ends); a later call
+    /// starts a fresh directory.
+    pub fn clear(&self) {
+        let mut st = lock(&self.state);
+        if st.created {
+            if let Err(e) = std::fs::remove_dir_all(&self.dir) {
+                log::debug!("removing {}: {e}", self.dir.display());
+            }
+        }
+        let evicted = std::mem::take(&mut st.evicted);
+        let calls = std::mem::take(&mut st.calls);
+        *st = State {
+            evicted,
+            ..State::default()
+        };
+        for r in calls {
+            st.evicted.push_back(r.id);
+        }
+    }
+
+    /// The directory (which may not exist yet).
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+}
+
+/// Where the server's spool directory is (whether or not it exists yet).
+pub fn path() -> PathBuf {
+    std::env::temp_dir().join(format!(
+        "stdmcp-spool-{}",
+        crate::process::orphans::instance()
+    ))
+}
+
+/// A call's handle on the spool, shared by its pipe readers; when the last clone is
+/// dropped the call counts as finished (evictable).
+#[derive(Clone, Debug)]
+pub struct Entry {
+    inner: Arc<EntryInner>,
+}
+
+#[derive(Debug)]
+struct EntryInner {
+    spool: Arc<Spool>,
+    id: String,
+    files: [Mutex<Option<File>>; 2],
+}
+
+impl Drop for EntryInner {
+    fn drop(&mut self) {
+        self.spool.finish(&self.id);
+    }
+}
+
+impl Entry {
+    /// The call's id.
+    pub fn id(&self) -> &str {
+        &self.inner.id
+    }
+
+    /// Appends `data` to stream `s` (as much as the cap allows).
+    pub fn write(&self, s: Stream, data: &[u8]) {
+        let inner = &*self.inner;
+        let n = inner.spool.reserve(&inner.id, s, data.len() as u64);
+        if n == 0 {
+            return;
+        }
+        let mut file = lock(&inner.files[index(s)]);
+        let written = match &mut *file {
+            Some(f) => f.write_all(&data[..n as usize]),
+            None => OpenOptions::new()
+                .append(true)
+                .create_new(true)
+                .open(inner.spool.file(&inner.id, s))
+                .and_then(|mut f| {
+                    let r = f.write_all(&data[..n as usize]);
+                    *file = Some(f);
+                    r
+                }),
+        };
+        if let Err(e) = written {
+            log::warn!(
+                "spool: writing {} of call {}: {e}",
+                stream_name(s),
+                inner.id
+            );
+            // What reached the file is unknown: keep nothing more, count what is there.
+            let on_disk = file
+                .as_ref()
+                .and_then(|f| f.metadata().ok())
+                .map_or(0, |m| m.len());
+            drop(file);
+            let kept = inner.spool.kept(&inner.id, s).map_or(0, |k| k.bytes);
+            inner
+                .spool
+                .unreserve(&inner.id, s, kept.saturating_sub(on_disk));
+        }
+    }
+
+    /// The spool could not be created: nothing of this call is kept.
+    pub fn broken(&self) -> bool {
+        self.inner.spool.broken()
+    }
+
+    /// What is kept of stream `s` so far.
+    pub fn kept(&self, s: Stream) -> Kept {
+        self.inner.spool.kept(&self.inner.id, s).unwrap_or(Kept {
+            bytes: 0,
+            cut: true,
+            running: true,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests;

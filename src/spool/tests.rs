@@ -1,0 +1,115 @@
+#![allow(clippy::unwrap_used)]
+
+use super::*;
+
+fn spool(name: &str, cap: u64) -> Arc<Spool> {
+    let dir = std::env::temp_dir().join(format!("stdmcp-spool-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    Arc::new(Spool::new(dir, cap))
+}
+
+fn read_all(s: &Spool, id: &str, stream: Stream) -> Vec<u8> {
+    let (f, _) = s.open(id, stream).unwrap();
+    read_slice(f.as_ref(), 0, u64::MAX).unwrap().data
+}
+
+#[test]
+fn keeps_everything_written_in_a_private_directory() {
+    use std::os::unix::fs::PermissionsExt;
+    let s = spool("keep", 1000);
+    let e = s.begin("1-a-1").unwrap();
+    e.write(Stream::Stdout, b"hello ");
+    e.write(Stream::Stdout, b"world");
+    e.write(Stream::Stderr, b"oops");
+    let mode = std::fs::metadata(s.dir()).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o700);
+    assert_eq!(read_all(&s, "1-a-1", Stream::Stdout), b"hello world");
+    assert_eq!(read_all(&s, "1-a-1", Stream::Stderr), b"oops");
+    assert!(s.kept("1-a-1", Stream::Stdout).unwrap().running);
+    drop(e);
+    let k = s.kept("1-a-1", Stream::Stdout).unwrap();
+    assert_eq!((k.bytes, k.cut, k.running), (11, false, false));
+    // A call that wrote nothing to a stream reads as empty.
+    let quiet = s.begin("1-a-2").unwrap();
+    assert_eq!(read_all(&s, "1-a-2", Stream::Stderr), b"");
+    drop(quiet);
+    assert!(s
+        .kept("nope", Stream::Stdout)
+        .unwrap_err()
+        .contains("no kept output"));
+    assert!(s.begin("../x").is_none());
+    let late = s.begin("1-a-3").unwrap();
+    s.clear();
+    assert!(!s.dir().exists());
+    // A write after serving ended (an abandoned reader) keeps nothing and creates nothing.
+    late.write(Stream::Stdout, b"late");
+    assert!(!s.dir().exists());
+    assert!(s
+        .kept("1-a-1", Stream::Stdout)
+        .unwrap_err()
+        .contains("evicted"));
+}
+
+#[test]
+fn oldest_finished_calls_are_evicted_first_and_running_ones_never() {
+    let s = spool("evict", 100);
+    let a = s.begin("1-a-1").unwrap();
+    a.write(Stream::Stdout, &[b'a'; 40]);
+    drop(a);
+    let b = s.begin("1-a-2").unwrap();
+    b.write(Stream::Stdout, &[b'b'; 40]);
+    drop(b);
+    let c = s.begin("1-a-3").unwrap();
+    c.write(Stream::Stdout, &[b'c'; 40]);
+    // a was evicted for c, b is kept.
+    assert!(s
+        .kept("1-a-1", Stream::Stdout)
+        .unwrap_err()
+        .contains("evicted"));
+    assert!(!s.dir().join("1-a-1.stdout").exists());
+    assert_eq!(read_all(&s, "1-a-2", Stream::Stdout), [b'b'; 40]);
+    // A running call is never evicted: d, running with c, evicts b and then keeps a prefix.
+    let d = s.begin("1-a-4").unwrap();
+    d.write(Stream::Stdout, &[b'd'; 70]);
+    assert!(s.kept("1-a-2", Stream::Stdout).is_err());
+    let k = d.kept(Stream::Stdout);
+    assert_eq!((k.bytes, k.cut), (60, true));
+    assert_eq!(read_all(&s, "1-a-4", Stream::Stdout), [b'd'; 60]);
+    // Once cut, a stream stays a prefix even when room comes back.
+    drop(c);
+    d.write(Stream::Stdout, b"more");
+    assert_eq!(d.kept(Stream::Stdout).bytes, 60);
+    assert_eq!(read_all(&s, "1-a-3", Stream::Stdout), [b'c'; 40]);
+    drop(d);
+    s.clear();
+}
+
+#[test]
+fn an_unusable_directory_keeps_nothing_and_says_so() {
+    let s = Arc::new(Spool::new("/proc/stdmcp-cannot-be-here".into(), 1000));
+    let e = s.begin("1-a-1").unwrap();
+    e.write(Stream::Stdout, b"x");
+    assert_eq!(e.kept(Stream::Stdout).bytes, 0);
+    assert!(e.broken());
+    assert!(s.begin("1-a-2").is_none());
+    assert!(spool("off", 0).begin("1-a-1").is_none());
+}
+
+#[test]
+fn the_number_of_calls_kept_is_bounded_too() {
+    let s = spool("many", 1000);
+    let running = s.begin("1-a-0").unwrap();
+    for i in 1..=MAX_CALLS {
+        drop(s.begin(&format!("1-a-{i}")).unwrap());
+    }
+    // The running call stays; the oldest finished one made room for the newest.
+    assert!(s.kept("1-a-0", Stream::Stdout).is_ok());
+    assert!(s
+        .kept("1-a-1", Stream::Stdout)
+        .unwrap_err()
+        .contains("evicted"));
+    assert!(s.kept("1-a-2", Stream::Stdout).is_ok());
+    assert!(s.kept(&format!("1-a-{MAX_CALLS}"), Stream::Stdout).is_ok());
+    drop(running);
+    s.clear();
+}
