@@ -283,25 +283,33 @@ pub fn idle_stop(p: &mut Proc, k: &Kind) {
     wait_gone(&[pid]);
 }
 
-/// True while a signal sent to `pid` is still pending (not yet delivered to a thread).
 /// Waits until a thread of `pid` waits for input: blocked in `read(0, …)` or in `poll`,
-/// `select`, `pselect6` or `ppoll` (x86_64 syscalls 0, 7, 23, 270, 271).
+/// `select`, `pselect6` or `ppoll` (x86_64 syscalls 0, 7, 23, 270, 271), and still blocked
+/// in that same wait (no context switch of that thread) over several looks 5 ms apart: a
+/// program that merely passes through a poll on its way back to its read (Poly/ML flushing
+/// output, HOL4's REPL) is not idle yet, and an interrupt then would reach it while busy.
 fn wait_reading_stdin(pid: i32) {
+    const STEADY_LOOKS: u32 = 10;
     let deadline = Instant::now() + PATIENCE;
-    let reading = || {
-        let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
-            return false;
-        };
-        tasks.flatten().any(|t| {
-            std::fs::read_to_string(t.path().join("syscall")).is_ok_and(|s| {
-                s.starts_with("0 0x0 ")
-                    || ["7 ", "23 ", "270 ", "271 "]
-                        .iter()
-                        .any(|n| s.starts_with(n))
-            })
+    let waiting = || -> Option<(String, String)> {
+        let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
+        tasks.flatten().find_map(|t| {
+            let call = std::fs::read_to_string(t.path().join("syscall")).ok()?;
+            let blocked = call.starts_with("0 0x0 ")
+                || ["7 ", "23 ", "270 ", "271 "].iter().any(|n| call.starts_with(n));
+            let status = std::fs::read_to_string(t.path().join("status")).ok()?;
+            let switches = status
+                .lines()
+                .find(|l| l.starts_with("voluntary_ctxt_switches:"))?
+                .to_owned();
+            blocked.then(|| (t.path().display().to_string(), switches))
         })
     };
-    while !reading() {
+    let (mut last, mut steady) = (None, 0);
+    while steady < STEADY_LOOKS {
+        let now = waiting();
+        steady = if now.is_some() && now == last { steady + 1 } else { 0 };
+        last = now;
         if Instant::now() >= deadline {
             let calls: Vec<String> = std::fs::read_dir(format!("/proc/{pid}/task"))
                 .into_iter()
@@ -315,6 +323,7 @@ fn wait_reading_stdin(pid: i32) {
     }
 }
 
+/// True while a signal sent to `pid` is still pending (not yet delivered to a thread).
 fn signal_pending(pid: i32) -> bool {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
     status
