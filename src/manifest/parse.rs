@@ -72,6 +72,7 @@ pub(super) fn manifest(v: &Value, base: &Path) -> Result<Manifest, Vec<ManifestE
         None if top.map.contains_key("sessions") => {}
         None => errs.add("tools", "is required"),
     }
+    super::background::check_reserved(&tools, &mut errs);
     let tool_names = tools.iter().map(|t| t.name.clone()).collect();
     let sessions = super::session::sessions(
         top.map.get("sessions"),
@@ -115,12 +116,14 @@ fn defaults(v: &Value, errs: &mut Errors) -> Defaults {
             "cpuSeconds",
             "maxFileSizeMB",
             "nice",
+            "background",
         ],
         errs,
     );
     if let Some(t) = o.seconds("timeoutSeconds", errs) {
         d.timeout = t;
     }
+    d.background = super::background::background(&o, errs).flatten();
     if let Some(g) = o.millis("killGraceMs", errs) {
         d.kill_grace = g;
     }
@@ -220,6 +223,8 @@ fn tool(
     check_all_used(&o, &params, &args, stdin.as_deref(), cwd.as_ref(), errs);
     let (env, pass_env) = environment(&o, d, errs);
     let success_codes = success_codes(&o, errs);
+    let timeout = o.seconds("timeoutSeconds", errs).unwrap_or(d.timeout);
+    let background = super::background::for_tool(&o, d.background, timeout, errs);
     Some(ToolSpec {
         name,
         title: o.string("title", errs),
@@ -232,7 +237,8 @@ fn tool(
         env,
         pass_env,
         stdin,
-        timeout: o.seconds("timeoutSeconds", errs).unwrap_or(d.timeout),
+        timeout,
+        background,
         kill_grace: o.millis("killGraceMs", errs).unwrap_or(d.kill_grace),
         max_output_bytes: o
             .count("maxOutputBytes", errs)
@@ -271,6 +277,7 @@ const TOOL_KEYS: &[&str] = &[
     "capture",
     "onCancel",
     "onCancelTimeoutSeconds",
+    "background",
 ];
 
 fn tool_name(o: &Obj<'_>, errs: &mut Errors) -> String {

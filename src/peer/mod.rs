@@ -19,13 +19,16 @@ mod batch;
 mod calls;
 mod client;
 mod hmac;
+mod job_tools;
+mod jobs;
 mod modern;
 mod mrtr;
 mod server;
+mod tasks;
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use serde::Serialize;
 use serde_json::Value;
@@ -39,10 +42,19 @@ use crate::mcp::{
 
 pub use calls::Outcome;
 pub use client::ClientEra;
+pub use job_tools::{JobTools, JOB_TOOL_NAMES, WAIT_DEFAULT, WAIT_MAX};
+pub use jobs::{iso8601, JOB_META};
+pub use tasks::{declared as declares_tasks, TASKS_EXTENSION};
 pub use mrtr::{auto_key, capability_of, process_key, Asked, InputRequest, StateKey};
 
 /// Default interval of heartbeat progress (the 5 s of established prover servers).
 pub const DEFAULT_HEARTBEAT: Duration = Duration::from_secs(5);
+
+/// Default number of jobs kept at once (working or ended and not yet expired).
+pub const DEFAULT_MAX_JOBS: usize = 16;
+
+/// Default time an ended job's result is kept.
+pub const DEFAULT_JOB_RETENTION: Duration = Duration::from_secs(600);
 
 /// Default time a parked 2026-07-28 call waits for the client's retry.
 pub const DEFAULT_PARK_TTL: Duration = Duration::from_secs(300);
@@ -68,6 +80,11 @@ pub struct Catalog {
     /// Server-side deadline of each tool's calls, by tool index (missing: none). When it
     /// passes, the peer emits [`Effect::Deadline`].
     pub tool_timeouts: Vec<Option<Duration>>,
+    /// Background delay of each tool's calls, by tool index (missing: none): a call still
+    /// running after it becomes a job (README "Long runs").
+    pub tool_background: Vec<Option<Duration>>,
+    /// The built-in job tools, once [`Catalog::add_job_tools`] added them.
+    pub job_tools: Option<JobTools>,
 }
 
 impl Catalog {
@@ -101,6 +118,13 @@ pub struct Config {
     /// Serve only the handshake era: `server/discover` is answered with -32601 so that
     /// clients fall back to `initialize` (default false).
     pub legacy_only: bool,
+    /// Jobs kept at once, working or ended (default [`DEFAULT_MAX_JOBS`]): when full, the
+    /// oldest ended job is forgotten; if none has ended, a call stays a plain call.
+    pub max_jobs: usize,
+    /// How long an ended job's result is kept (default [`DEFAULT_JOB_RETENTION`]).
+    pub job_retention: Duration,
+    /// The wall clock, read only for task timestamps (`createdAt`, `lastUpdatedAt`).
+    pub wall_clock: fn() -> SystemTime,
 }
 
 impl Default for Config {
@@ -114,6 +138,9 @@ impl Default for Config {
             max_parked: 64,
             request_state_key: process_key(),
             legacy_only: false,
+            max_jobs: DEFAULT_MAX_JOBS,
+            job_retention: DEFAULT_JOB_RETENTION,
+            wall_clock: SystemTime::now,
         }
     }
 }
@@ -230,6 +257,8 @@ pub struct Peer {
     next_id: i64,
     /// Server role, 2026-07-28: calls parked on `input_required` results.
     parking: mrtr::Parking,
+    /// Server role: jobs (calls answered before their work ended) and their results.
+    jobs: jobs::Store,
     /// Client role: how requests are framed into eras.
     client_era: ClientEra,
     closing: bool,
@@ -262,6 +291,7 @@ impl Peer {
             outbound: HashMap::new(),
             next_id: 1,
             parking: mrtr::Parking::default(),
+            jobs: jobs::Store::default(),
             client_era: ClientEra::Legacy,
             closing: false,
         }
@@ -346,6 +376,7 @@ impl Peer {
             self.next_heartbeat(),
             self.next_deadline(),
             self.next_park_expiry(),
+            self.next_background(),
         ];
         next.into_iter().flatten().min()
     }

@@ -215,6 +215,12 @@ impl Peer {
                 "only a 2026-07-28 tools/call, prompts/get or resources/read can ask the client for input",
             ));
         };
+        if c.job.is_some() {
+            // Its request was answered with a job: there is no request left to retry.
+            return Err(ErrorObject::internal(
+                "a call that became a background job cannot ask the client for input",
+            ));
+        }
         if c.parked.is_some() {
             // Another thread of the same work asked already: one request has one answer.
             return Err(ErrorObject::internal(
