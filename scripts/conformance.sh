@@ -47,6 +47,7 @@ started=$(date +%s)
 declare -A bridge_only=(
   [server-sse-multiple-streams]=1 [server-sse-polling]=1 [dns-rebinding-protection]=1
   [http-header-validation]=1 [http-custom-header-server-validation]=1
+  [tasks-request-headers]=1
 )
 
 # --- install the pinned packages (reused while the pins are unchanged) ---
@@ -139,9 +140,11 @@ run_scenario() {
   rm -rf "$out" "$portfile"
   mkdir -p "$out"
   # setsid: the bridge leads a process group of its own, which stop_bridge kills.
+  local bridge=("$gateway" --stdio "$server" --outputTransport streamableHttp --stateful --port 0 --logLevel info)
+  # Tasks live as long as the server process that runs them: one process for all requests.
+  [[ $scenario == tasks-* ]] && bridge=("$here/one-server.mjs" --stdio "$server" --port 0)
   CONFORMANCE_PORT_FILE=$portfile RUST_LOG=${RUST_LOG:-stdmcp=trace} setsid "$node22" \
-    --import "$here/loopback.mjs" "$gateway" --stdio "$server" --outputTransport streamableHttp \
-    --stateful --port 0 --logLevel info >"$log" 2>&1 </dev/null &
+    --import "$here/loopback.mjs" "${bridge[@]}" >"$log" 2>&1 </dev/null &
   bridge_pid=$!
   for ((i = 0; i < 100; i++)); do
     [[ -s $portfile ]] && { port=$(<"$portfile"); break; }
@@ -214,6 +217,12 @@ list() {
     awk '/^Server scenarios/ { on = 1; next } /^[^ ]/ || /^$/ { on = 0 } on && /^  - / { print $2 }'
 }
 
+# extension_scenarios SUITE-DIR: the server scenarios of the tasks extension.
+extension_scenarios() {
+  "$node22" "$1/node_modules/@modelcontextprotocol/conformance/dist/index.js" list --server |
+    awk '/^  - tasks-/ && /\[extension\]/ { print $2 }'
+}
+
 declare -A versions
 for suite in $suites; do
   sdir=$dir/$suite
@@ -228,6 +237,14 @@ for suite in $suites; do
     wanted "$scenario" || continue
     run_scenario "$sdir" "$version" "$scenario" "${args[@]}"
   done
+  # The tasks extension's scenarios (not on the spec timeline, never scored): at the
+  # 2026-07-28 wire, through the one-process bridge (scripts/conformance/one-server.mjs).
+  if [[ $suite == v0.2 ]]; then
+    for scenario in $(extension_scenarios "$sdir"); do
+      wanted "$scenario" || continue
+      run_scenario "$sdir" "$version" "$scenario" "${args[@]}" --force
+    done
+  fi
 done
 elapsed=$(($(date +%s) - started))
 echo "$passed passed, $failed failed"

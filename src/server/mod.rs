@@ -133,7 +133,8 @@ impl ToolDef {
         self
     }
 
-    /// A client capability the tool needs (`"sampling"`, `"elicitation"`, `"roots"`): a call
+    /// A client capability the tool needs (`"sampling"`, `"elicitation"`, `"roots"`, or an
+    /// extension's identifier such as `"io.modelcontextprotocol/tasks"`): a call
     /// from a client that did not declare it is refused before the handler runs (-32021 in
     /// 2026-07-28, an `isError` result before).
     pub fn requires(mut self, capability: impl Into<String>) -> ToolDef {

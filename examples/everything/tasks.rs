@@ -1,0 +1,92 @@
+//! The conformance suite's fixtures for the tasks extension of 2026-07-28
+//! (`io.modelcontextprotocol/tasks`), and a job for the interop checks: tools with a
+//! background delay ([`ToolDef::background`]), so that a call still running after it is
+//! answered with a task (or, for a client without the extension, a job).
+
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use stdmcp::peer::TASKS_EXTENSION;
+use stdmcp::{CallToolResult, Ctx, Server, ToolDef, ToolError, ToolResult};
+
+/// The fixtures' background delay: `slow_compute {seconds: 0}` answers at once, any longer
+/// run becomes a task.
+const AFTER: Duration = Duration::from_millis(500);
+
+fn seconds_arg(args: &Value) -> Result<u64, ToolError> {
+    match args.get("seconds") {
+        None => Ok(0),
+        Some(v) => v
+            .as_u64()
+            .filter(|s| *s <= 3600)
+            .ok_or_else(|| ToolError::msg("seconds must be a whole number from 0 to 3600")),
+    }
+}
+
+/// Waits `secs` seconds unless cancelled; reports each second as a status line.
+fn work(ctx: &Ctx, secs: u64) -> bool {
+    let end = Instant::now() + Duration::from_secs(secs);
+    let mut n = 0;
+    while Instant::now() < end {
+        if ctx.wait_cancelled((Instant::now() + Duration::from_secs(1)).min(end)) {
+            return false;
+        }
+        n += 1;
+        ctx.set_status(format!("computed {n} of {secs} s"));
+    }
+    true
+}
+
+fn slow_compute(ctx: &Ctx, args: Value) -> ToolResult {
+    let secs = seconds_arg(&args)?;
+    let label = args["label"].as_str().unwrap_or("slow_compute");
+    if !work(ctx, secs) {
+        return Err(ToolError::msg(format!("{label}: cancelled")));
+    }
+    Ok(CallToolResult::text(format!("{label}: computed for {secs} s")))
+}
+
+pub fn tools(server: Server) -> Server {
+    let object = |props: Value| json!({ "type": "object", "properties": props });
+    server
+        .tool(ToolDef::new(
+            "greet",
+            "Says hello (answers at once: never a task).",
+            json!({ "type": "object", "properties": { "name": { "type": "string" } }, "required": ["name"] }),
+            |_, args| Ok(CallToolResult::text(format!("Hello, {}!", args["name"].as_str().unwrap_or("world")))),
+        ))
+        .tool(
+            ToolDef::new(
+                "slow_compute",
+                "Works for `seconds` seconds, then answers; a run longer than half a second becomes a task (or a job).",
+                object(json!({ "seconds": { "type": "integer", "minimum": 0 }, "label": { "type": "string" } })),
+                slow_compute,
+            )
+            .background(AFTER),
+        )
+        .tool(
+            ToolDef::new(
+                "failing_job",
+                "Fails with a tool error after about a second (as a task; needs the tasks extension).",
+                object(json!({})),
+                |ctx, _| {
+                    work(ctx, 1);
+                    Err(ToolError::msg("failing_job failed on purpose"))
+                },
+            )
+            .background(AFTER)
+            .requires(TASKS_EXTENSION),
+        )
+        .tool(
+            ToolDef::new(
+                "protocol_error_job",
+                "Panics after about a second: the task fails with a JSON-RPC error.",
+                object(json!({})),
+                |ctx, _| {
+                    work(ctx, 1);
+                    panic!("protocol_error_job panicked on purpose")
+                },
+            )
+            .background(AFTER),
+        )
+}
