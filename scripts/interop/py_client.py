@@ -138,6 +138,25 @@ async def unknown(session):
     return "isError result"
 
 
+def job_of(result):
+    return (result.meta or {}).get("stdmcp/job")
+
+
+async def job(session):
+    """A call outliving its tool's background delay (0.5 s) is answered with a job while it runs;
+    job_wait then returns the tool's own result (README "Long runs")."""
+    r = await session.call_tool("slow_compute", {"seconds": 3, "label": "interop-job"})
+    started = job_of(r)
+    expect(started and started["state"] == "working", f"not answered with a job: {r}")
+    expect(any("job_wait" in t for t in texts(r)), f"no hint how to go on: {texts(r)}")
+    waits = 0
+    while job_of(r) and waits < 4:
+        r = await session.call_tool("job_wait", {"id": started["id"], "seconds": 2})
+        waits += 1
+    expect(not r.is_error and texts(r) == ["interop-job: computed for 3 s"], f"job_wait got {r}")
+    return f"{started['id']}, {waits} job_wait calls"
+
+
 async def manifest_calls(session):
     """The test manifest's tools: a program's output as text, its exit code as structured content."""
     r = await session.call_tool("echo_args", {"text": "hello interop"})
@@ -170,6 +189,7 @@ async def main(target, era, command):
                 await checks.run("cancel", cancel, session)
                 await checks.run("fail", fail, session)
                 await checks.run("unknown-tool", unknown, session)
+                await checks.run("job", job, session)
     except TimeoutError:
         print(f"FAIL {checks.prefix}/session: client did not finish within 120s", flush=True)
     except Exception as e:  # noqa: BLE001
