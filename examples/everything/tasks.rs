@@ -1,12 +1,13 @@
 //! The conformance suite's fixtures for the tasks extension of 2026-07-28
 //! (`io.modelcontextprotocol/tasks`), and a job for the interop checks: tools with a
 //! background delay ([`ToolDef::background`]), so that a call still running after it is
-//! answered with a task (or, for a client without the extension, a job).
+//! answered with a task (or, for a client without the extension, a job); and tasks that ask
+//! the client (`confirm_delete`, `multi_input`, `test_tool_with_task`).
 
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use stdmcp::peer::TASKS_EXTENSION;
+use stdmcp::peer::{InputRequest, TASKS_EXTENSION};
 use stdmcp::{CallToolResult, Ctx, Server, ToolDef, ToolError, ToolResult};
 
 /// The fixtures' background delay: `slow_compute {seconds: 0}` answers at once, any longer
@@ -46,7 +47,83 @@ fn slow_compute(ctx: &Ctx, args: Value) -> ToolResult {
     Ok(CallToolResult::text(format!("{label}: computed for {secs} s")))
 }
 
+/// An elicitation of one field.
+fn ask_field(key: &str, message: &str, field: &str, kind: &str) -> InputRequest {
+    InputRequest {
+        key: key.into(),
+        method: "elicitation/create".into(),
+        params: json!({"message": message, "requestedSchema": {
+            "type": "object", "properties": { field: { "type": kind } }, "required": [field] }}),
+    }
+}
+
+/// What the client said for `key`: `accept` with content, or its action.
+fn said(answers: &serde_json::Map<String, Value>, key: &str) -> String {
+    match answers.get(key) {
+        Some(a) if a["action"] == "accept" => a["content"].to_string(),
+        Some(a) => a["action"].as_str().unwrap_or("no answer").to_owned(),
+        None => "no answer".to_owned(),
+    }
+}
+
+/// Works past the background delay (so the call is a task by then), then asks; the
+/// questions wait in the task (`input_required`) until `tasks/update` answers them all.
+fn ask_as_task(ctx: &Ctx, requests: Vec<InputRequest>) -> Result<serde_json::Map<String, Value>, ToolError> {
+    work(ctx, 1);
+    ctx.ask(requests).map_err(|e| ToolError::msg(e.message))
+}
+
+fn input_tools(server: Server) -> Server {
+    server
+        .tool(
+            ToolDef::new(
+                "confirm_delete",
+                "Asks (as a task) whether to delete a file; deletes nothing either way.",
+                json!({ "type": "object", "properties": { "filename": { "type": "string" } } }),
+                |ctx, args| {
+                    let file = args["filename"].as_str().unwrap_or("the file").to_owned();
+                    let a = ask_as_task(ctx, vec![ask_field("confirm", &format!("Delete {file}?"), "confirm", "boolean")])?;
+                    Ok(CallToolResult::text(format!("confirm_delete {file}: the client said {}", said(&a, "confirm"))))
+                },
+            )
+            .background(AFTER),
+        )
+        .tool(
+            ToolDef::new(
+                "multi_input",
+                "Asks (as a task) two questions at once.",
+                json!({ "type": "object", "properties": {} }),
+                |ctx, _| {
+                    let a = ask_as_task(ctx, vec![
+                        ask_field("name", "Your name?", "name", "string"),
+                        ask_field("confirm", "Go on?", "confirm", "boolean"),
+                    ])?;
+                    Ok(CallToolResult::text(format!("multi_input: name {}, confirm {}", said(&a, "name"), said(&a, "confirm"))))
+                },
+            )
+            .background(AFTER),
+        )
+        .tool(
+            ToolDef::new(
+                "test_tool_with_task",
+                "Asks the user's name first (input_required), then works as a task and greets.",
+                json!({ "type": "object", "properties": {} }),
+                |ctx, _| {
+                    let a = ctx
+                        .ask(vec![ask_field("user_name", "What is your name?", "name", "string")])
+                        .map_err(|e| ToolError::msg(e.message))?;
+                    let name = a.get("user_name").and_then(|v| v.pointer("/content/name")).and_then(Value::as_str).unwrap_or("stranger").to_owned();
+                    work(ctx, 1);
+                    Ok(CallToolResult::text(format!("Hello, {name}!")))
+                },
+            )
+            .background(AFTER)
+            .requires(TASKS_EXTENSION),
+        )
+}
+
 pub fn tools(server: Server) -> Server {
+    let server = input_tools(server);
     let object = |props: Value| json!({ "type": "object", "properties": props });
     server
         .tool(ToolDef::new(

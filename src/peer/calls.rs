@@ -68,8 +68,6 @@ pub(super) struct Inflight {
     pub background_at: Option<Instant>,
     /// The job the call became: the request is answered, the work goes on.
     pub job: Option<String>,
-    /// The request declared the tasks extension (2026-07-28): its job is answered as a task.
-    pub tasks_ok: bool,
     /// The latest output lines (statuses) of the work, for its job.
     pub recent: VecDeque<String>,
     /// A `job_wait`: no work of its own, answered when its job ends or its time is up.
@@ -88,7 +86,6 @@ impl Inflight {
             tool: None,
             background_at: None,
             job: None,
-            tasks_ok: false,
             recent: VecDeque::new(),
             wait: None,
             version,

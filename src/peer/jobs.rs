@@ -62,9 +62,19 @@ pub(super) struct Job {
     pub ended: Option<Instant>,
     /// Its latest output lines, oldest first.
     pub lines: VecDeque<String>,
+    /// A task's questions for the client, while its work waits for the answers.
+    pub input: Option<super::task_input::TaskInput>,
 }
 
 impl Job {
+    /// The task status: `input_required` while a working task waits for answers.
+    pub fn status(&self) -> &'static str {
+        match (&self.state, &self.input) {
+            (JobState::Working, Some(_)) => "input_required",
+            (state, _) => state.name(),
+        }
+    }
+
     pub fn elapsed(&self, now: Instant) -> Duration {
         self.ended.unwrap_or(now).saturating_duration_since(self.started)
     }
@@ -172,8 +182,9 @@ impl Peer {
             .and_then(|t| self.catalog.tools.get(t))
             .map(|t| t.name.clone())
             .unwrap_or_default();
-        let (wire_id, version, modern, tasks) =
-            (call.wire_id.clone(), call.version, call.modern, call.tasks_ok);
+        // The capabilities of the latest retry, for a call resumed after asking the client.
+        let tasks = call.modern && super::tasks::declared(&call.caps);
+        let (wire_id, version, modern) = (call.wire_id.clone(), call.version, call.modern);
         let job = Job {
             id: job_id.clone(),
             key: id.clone(),
@@ -184,6 +195,7 @@ impl Peer {
             state: JobState::Working,
             ended: None,
             lines: call.recent.clone(),
+            input: None,
         };
         log::info!("request {id} ({}) became {job_id}", job.tool);
         self.jobs.jobs.push(job);
@@ -295,7 +307,7 @@ pub(super) fn job_facts(job: &Job, now: Instant) -> Value {
     json!({
         "id": job.id,
         "tool": job.tool,
-        "state": job.state.name(),
+        "state": job.status(),
         "elapsedSeconds": job.elapsed(now).as_secs(),
         "lines": job.lines,
     })

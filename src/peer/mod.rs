@@ -24,6 +24,7 @@ mod jobs;
 mod modern;
 mod mrtr;
 mod server;
+mod task_input;
 mod tasks;
 
 use std::collections::{HashMap, VecDeque};

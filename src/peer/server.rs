@@ -532,7 +532,6 @@ impl Peer {
             let background = self.catalog.tool_background.get(*tool).copied().flatten();
             inflight.background_at = background.and_then(|b| now.checked_add(b));
             inflight.tool = Some(*tool);
-            inflight.tasks_ok = ctx.modern && super::tasks::declared(&ctx.caps);
         }
         let deadline = inflight.deadline;
         // A call that may become a job reports its output lines even without a token.

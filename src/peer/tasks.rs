@@ -41,13 +41,16 @@ impl Peer {
         };
         let mut t = json!({
             "taskId": job.id,
-            "status": job.state.name(),
+            "status": job.status(),
             "createdAt": iso8601(job.created_wall),
             "lastUpdatedAt": iso8601(job.updated_wall),
             "ttlMs": u64::try_from(self.config.job_retention.as_millis()).unwrap_or(u64::MAX).max(1),
             "pollIntervalMs": POLL_INTERVAL.as_millis() as u64,
         });
         let message = match &job.state {
+            JobState::Working if job.input.is_some() => {
+                Some("waiting for the client's input (tasks/update)".to_owned())
+            }
             JobState::Working => job
                 .lines
                 .back()
@@ -99,9 +102,10 @@ impl Peer {
                 self.cancel_job(now, task_id);
                 self.send_modern_result(&req.id, &json!({}), false);
             }
-            // No job asks the client for input, so there is nothing to update: the answers
-            // are ignored, as unknown keys are (Tasks extension: tasks/update).
-            _ => self.send_modern_result(&req.id, &json!({}), false),
+            _ => match self.update_task(task_id, &req.params) {
+                Ok(()) => self.send_modern_result(&req.id, &json!({}), false),
+                Err(e) => self.send_error(Some(&req.id), &e),
+            },
         }
     }
 
@@ -131,7 +135,12 @@ impl Peer {
                 }
                 t["error"] = Value::Object(o);
             }
-            JobState::Working | JobState::Cancelled => {}
+            JobState::Working => {
+                if let Some(input) = &job.input {
+                    t["inputRequests"] = input.requests();
+                }
+            }
+            JobState::Cancelled => {}
         }
         t
     }
