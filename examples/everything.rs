@@ -611,6 +611,8 @@ fn main() -> std::process::ExitCode {
     let server = Server::new("stdmcp-everything", env!("CARGO_PKG_VERSION")).instructions(
         "A test server: echo, add, sleep, spawn, fail, and the conformance suite's fixtures.",
     );
-    let server = tasks::tools(mrtr::tools(resources(prompts(conformance_tools(tools(server))))));
+    let server = tasks::tools(mrtr::tools(resources(prompts(conformance_tools(tools(
+        server,
+    ))))));
     server.serve_stdio()
 }

@@ -54,7 +54,9 @@ fn pids_from_progress(p: &mut Proc, token: &str) -> Vec<i32> {
 }
 
 fn text(r: &Value) -> &str {
-    r["result"]["content"][0]["text"].as_str().unwrap_or_default()
+    r["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
 }
 
 fn job_of(r: &Value) -> &Value {
@@ -94,10 +96,20 @@ fn a_long_call_becomes_a_job_and_job_wait_returns_its_result() {
     assert!(text(&r).contains("job-1  long  working"), "{r}");
 
     // While it waits, job_wait's heartbeats carry the job's latest output line.
-    p.call(json!(3), "job_wait", json!({"id": "job-1", "seconds": 1}), Some(json!("w")));
-    let beat = p.recv_where("a job_wait heartbeat", |m| m["params"]["progressToken"] == "w");
+    p.call(
+        json!(3),
+        "job_wait",
+        json!({"id": "job-1", "seconds": 1}),
+        Some(json!("w")),
+    );
+    let beat = p.recv_where("a job_wait heartbeat", |m| {
+        m["params"]["progressToken"] == "w"
+    });
     assert!(
-        beat["params"]["message"].as_str().unwrap().starts_with("pids "),
+        beat["params"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("pids "),
         "{beat}"
     );
     let r = p.response(&json!(3));
@@ -108,7 +120,10 @@ fn a_long_call_becomes_a_job_and_job_wait_returns_its_result() {
     p.call(json!(4), "job_wait", json!({"id": "job-1"}), None);
     let r = p.response(&json!(4));
     assert!(r["result"]["isError"].is_null(), "{r}");
-    assert!(text(&r).contains("released after the wait"), "the tool's own result: {r}");
+    assert!(
+        text(&r).contains("released after the wait"),
+        "the tool's own result: {r}"
+    );
     assert!(job_of(&r).is_null(), "{r}");
     wait_gone(&pids);
 
@@ -128,16 +143,33 @@ fn job_cancel_kills_the_tree_but_cancelling_the_call_or_the_wait_does_not() {
 
     // The request was answered: a late cancel of it must not stop the job.
     p.notify("notifications/cancelled", json!({"requestId": 1}));
-    p.call(json!(2), "job_wait", json!({"id": "job-1", "seconds": 1}), None);
+    p.call(
+        json!(2),
+        "job_wait",
+        json!({"id": "job-1", "seconds": 1}),
+        None,
+    );
     let r = p.response(&json!(2));
     assert_eq!(job_of(&r)["state"], "working", "{r}");
     assert!(pids.iter().all(|pid| alive(*pid)));
 
     // Cancelling a job_wait ends the wait only.
-    p.call(json!(3), "job_wait", json!({"id": "job-1"}), Some(json!("w")));
-    p.recv_where("a job_wait heartbeat", |m| m["params"]["progressToken"] == "w");
+    p.call(
+        json!(3),
+        "job_wait",
+        json!({"id": "job-1"}),
+        Some(json!("w")),
+    );
+    p.recv_where("a job_wait heartbeat", |m| {
+        m["params"]["progressToken"] == "w"
+    });
     p.notify("notifications/cancelled", json!({"requestId": 3}));
-    p.call(json!(4), "job_wait", json!({"id": "job-1", "seconds": 1}), None);
+    p.call(
+        json!(4),
+        "job_wait",
+        json!({"id": "job-1", "seconds": 1}),
+        None,
+    );
     let r = p.response(&json!(4));
     assert_eq!(job_of(&r)["state"], "working", "{r}");
     assert!(pids.iter().all(|pid| alive(*pid)));
@@ -152,7 +184,10 @@ fn job_cancel_kills_the_tree_but_cancelling_the_call_or_the_wait_does_not() {
     assert!(text(&r).contains("was cancelled"), "{r}");
     p.call(json!(7), "jobs", json!({}), None);
     let r = p.response(&json!(7));
-    assert_eq!(r["result"]["structuredContent"]["jobs"][0]["state"], "cancelled");
+    assert_eq!(
+        r["result"]["structuredContent"]["jobs"][0]["state"],
+        "cancelled"
+    );
 
     let (rest, _) = p.finish();
     assert!(
@@ -200,18 +235,28 @@ fn the_job_store_is_capped() {
     let more = pids_from_progress(&mut p, "u");
     // Heartbeats count the seconds the call has run: past its 2 s delay, it is still a call.
     p.recv_where("a heartbeat after 2.5 s", |m| {
-        m["params"]["progressToken"] == "u" && m["params"]["progress"].as_f64().unwrap_or(0.0) >= 2.5
+        m["params"]["progressToken"] == "u"
+            && m["params"]["progress"].as_f64().unwrap_or(0.0) >= 2.5
     });
     p.call(json!(3), "jobs", json!({}), None);
     let r = p.response(&json!(3));
-    assert_eq!(r["result"]["structuredContent"]["jobs"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        r["result"]["structuredContent"]["jobs"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
     p.notify("notifications/cancelled", json!({"requestId": 2}));
     wait_gone(&more);
     p.call(json!(4), "job_cancel", json!({"id": "job-1"}), None);
     p.response(&json!(4));
     wait_gone(&pids);
     let (rest, _) = p.finish();
-    assert!(rest.iter().all(|m| m["id"] != json!(2)), "request 2 became a job");
+    assert!(
+        rest.iter().all(|m| m["id"] != json!(2)),
+        "request 2 became a job"
+    );
 }
 
 /// `stdmcp check` on a manifest with these defaults and one tool with these extra keys.
@@ -250,10 +295,16 @@ fn check_refuses_bad_background_values() {
     for (tool, expected) in bad {
         let (code, out) = check(json!({}), tool.clone());
         assert_ne!(code, 0, "{tool} was accepted");
-        assert!(out.contains(expected), "{tool}: expected {expected:?} in:\n{out}");
+        assert!(
+            out.contains(expected),
+            "{tool}: expected {expected:?} in:\n{out}"
+        );
     }
     // Inherited from the defaults: the tool's shorter deadline is what is wrong.
-    let (code, out) = check(json!({"background": {"afterSeconds": 30}}), json!({"timeoutSeconds": 5}));
+    let (code, out) = check(
+        json!({"background": {"afterSeconds": 30}}),
+        json!({"timeoutSeconds": 5}),
+    );
     assert_ne!(code, 0);
     assert!(
         out.contains("tools[0].timeoutSeconds: defaults.background.afterSeconds (30 s) must be less than the tool's timeoutSeconds (5 s)"),
@@ -261,12 +312,18 @@ fn check_refuses_bad_background_values() {
     );
     let (code, out) = check(json!({"background": {"afterSeconds": 0}}), json!({}));
     assert_ne!(code, 0);
-    assert!(out.contains("defaults.background.afterSeconds: must be at least 1"), "{out}");
+    assert!(
+        out.contains("defaults.background.afterSeconds: must be at least 1"),
+        "{out}"
+    );
     // Good values, and a tool opting out of the defaults' delay.
     for (defaults, tool) in [
         (json!({}), json!({"background": {"afterSeconds": 2}})),
         (json!({"background": {"afterSeconds": 30}}), json!({})),
-        (json!({"background": {"afterSeconds": 30}}), json!({"timeoutSeconds": 5, "background": false})),
+        (
+            json!({"background": {"afterSeconds": 30}}),
+            json!({"timeoutSeconds": 5, "background": false}),
+        ),
     ] {
         let (code, out) = check(defaults.clone(), tool.clone());
         assert_eq!(code, 0, "{defaults} {tool}: {out}");

@@ -28,23 +28,42 @@ fn ask(p: &mut Proc, id: i64, method: &str, mut params: Value, tasks: bool) -> V
 }
 
 fn call(p: &mut Proc, id: i64, tool: &str, args: Value, tasks: bool) -> Value {
-    ask(p, id, "tools/call", json!({"name": tool, "arguments": args}), tasks)
+    ask(
+        p,
+        id,
+        "tools/call",
+        json!({"name": tool, "arguments": args}),
+        tasks,
+    )
 }
 
 /// Blocks until the job behind a task ended, through `job_wait` on the same store.
 fn wait_ended(p: &mut Proc, id: i64, task: &str) {
     let r = call(p, id, "job_wait", json!({"id": task}), true);
-    assert!(r["result"]["_meta"]["stdmcp/job"].is_null(), "still running: {r}");
+    assert!(
+        r["result"]["_meta"]["stdmcp/job"].is_null(),
+        "still running: {r}"
+    );
 }
 
 #[test]
 fn a_declaring_request_gets_a_task_and_polls_it_to_the_end() {
     let mut p = Proc::everything();
     let d = ask(&mut p, 1, "server/discover", json!({}), false);
-    assert_eq!(d["result"]["capabilities"]["extensions"][TASKS], json!({}), "{d}");
+    assert_eq!(
+        d["result"]["capabilities"]["extensions"][TASKS],
+        json!({}),
+        "{d}"
+    );
     assert!(d["result"]["capabilities"].get("tasks").is_none(), "{d}");
 
-    let r = call(&mut p, 2, "slow_compute", json!({"seconds": 2, "label": "x"}), true);
+    let r = call(
+        &mut p,
+        2,
+        "slow_compute",
+        json!({"seconds": 2, "label": "x"}),
+        true,
+    );
     let t = &r["result"];
     assert_eq!(t["resultType"], "task", "{r}");
     assert_eq!(t["status"], "working", "{r}");
@@ -63,7 +82,10 @@ fn a_declaring_request_gets_a_task_and_polls_it_to_the_end() {
     wait_ended(&mut p, 4, &id);
     let g = ask(&mut p, 5, "tasks/get", json!({"taskId": id}), true);
     assert_eq!(g["result"]["status"], "completed", "{g}");
-    assert_eq!(g["result"]["result"]["content"][0]["text"], "x: computed for 2 s", "{g}");
+    assert_eq!(
+        g["result"]["result"]["content"][0]["text"], "x: computed for 2 s",
+        "{g}"
+    );
     p.finish();
 }
 
@@ -102,7 +124,13 @@ fn tasks_cancel_acks_and_the_task_ends_cancelled() {
     assert_eq!(c["result"]["resultType"], "complete", "{c}");
     let e = ask(&mut p, 5, "tasks/get", json!({"taskId": "nope"}), true);
     assert_eq!(e["error"]["code"], -32602, "{e}");
-    let e = ask(&mut p, 6, "tasks/update", json!({"taskId": "nope", "inputResponses": {}}), true);
+    let e = ask(
+        &mut p,
+        6,
+        "tasks/update",
+        json!({"taskId": "nope", "inputResponses": {}}),
+        true,
+    );
     assert_eq!(e["error"]["code"], -32602, "{e}");
     let e = ask(&mut p, 7, "tasks/result", json!({"taskId": id}), true);
     assert_eq!(e["error"]["code"], -32601, "{e}");
@@ -116,7 +144,10 @@ fn no_task_without_the_extension() {
     let r = call(&mut p, 1, "slow_compute", json!({"seconds": 600}), false);
     assert_eq!(r["result"]["resultType"], "complete", "{r}");
     assert!(r["result"].get("taskId").is_none(), "{r}");
-    let job = r["result"]["_meta"]["stdmcp/job"]["id"].as_str().unwrap().to_owned();
+    let job = r["result"]["_meta"]["stdmcp/job"]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     let e = ask(&mut p, 2, "tasks/get", json!({"taskId": job}), false);
     assert_eq!(e["error"]["code"], -32021, "{e}");
     assert_eq!(
@@ -138,17 +169,30 @@ fn no_task_without_the_extension() {
 #[test]
 fn the_handshake_era_gets_jobs_never_tasks() {
     let mut p = Proc::everything();
-    p.request(json!(0), "initialize", json!({"protocolVersion": "2025-11-25",
+    p.request(
+        json!(0),
+        "initialize",
+        json!({"protocolVersion": "2025-11-25",
         "capabilities": {"tasks": {"requests": {}}, "extensions": {TASKS: {}}},
-        "clientInfo": {"name": "t", "version": "0"}}));
+        "clientInfo": {"name": "t", "version": "0"}}),
+    );
     let init = p.response(&json!(0));
-    assert!(init["result"]["capabilities"].get("extensions").is_none(), "{init}");
-    assert!(init["result"]["capabilities"].get("tasks").is_none(), "{init}");
+    assert!(
+        init["result"]["capabilities"].get("extensions").is_none(),
+        "{init}"
+    );
+    assert!(
+        init["result"]["capabilities"].get("tasks").is_none(),
+        "{init}"
+    );
     p.notify("notifications/initialized", json!({}));
     p.call(json!(1), "slow_compute", json!({"seconds": 600}), None);
     let r = p.response(&json!(1));
     assert!(r["result"].get("taskId").is_none(), "{r}");
-    let job = r["result"]["_meta"]["stdmcp/job"]["id"].as_str().unwrap().to_owned();
+    let job = r["result"]["_meta"]["stdmcp/job"]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     p.request(json!(2), "tasks/get", json!({"taskId": job}));
     assert_eq!(p.response(&json!(2))["error"]["code"], -32601);
     p.call(json!(3), "job_cancel", json!({"id": job}), None);

@@ -44,7 +44,9 @@ fn slow_compute(ctx: &Ctx, args: Value) -> ToolResult {
     if !work(ctx, secs) {
         return Err(ToolError::msg(format!("{label}: cancelled")));
     }
-    Ok(CallToolResult::text(format!("{label}: computed for {secs} s")))
+    Ok(CallToolResult::text(format!(
+        "{label}: computed for {secs} s"
+    )))
 }
 
 /// An elicitation of one field.
@@ -68,7 +70,10 @@ fn said(answers: &serde_json::Map<String, Value>, key: &str) -> String {
 
 /// Works past the background delay (so the call is a task by then), then asks; the
 /// questions wait in the task (`input_required`) until `tasks/update` answers them all.
-fn ask_as_task(ctx: &Ctx, requests: Vec<InputRequest>) -> Result<serde_json::Map<String, Value>, ToolError> {
+fn ask_as_task(
+    ctx: &Ctx,
+    requests: Vec<InputRequest>,
+) -> Result<serde_json::Map<String, Value>, ToolError> {
     work(ctx, 1);
     ctx.ask(requests).map_err(|e| ToolError::msg(e.message))
 }
@@ -82,8 +87,19 @@ fn input_tools(server: Server) -> Server {
                 json!({ "type": "object", "properties": { "filename": { "type": "string" } } }),
                 |ctx, args| {
                     let file = args["filename"].as_str().unwrap_or("the file").to_owned();
-                    let a = ask_as_task(ctx, vec![ask_field("confirm", &format!("Delete {file}?"), "confirm", "boolean")])?;
-                    Ok(CallToolResult::text(format!("confirm_delete {file}: the client said {}", said(&a, "confirm"))))
+                    let a = ask_as_task(
+                        ctx,
+                        vec![ask_field(
+                            "confirm",
+                            &format!("Delete {file}?"),
+                            "confirm",
+                            "boolean",
+                        )],
+                    )?;
+                    Ok(CallToolResult::text(format!(
+                        "confirm_delete {file}: the client said {}",
+                        said(&a, "confirm")
+                    )))
                 },
             )
             .background(AFTER),
@@ -94,11 +110,18 @@ fn input_tools(server: Server) -> Server {
                 "Asks (as a task) two questions at once.",
                 json!({ "type": "object", "properties": {} }),
                 |ctx, _| {
-                    let a = ask_as_task(ctx, vec![
-                        ask_field("name", "Your name?", "name", "string"),
-                        ask_field("confirm", "Go on?", "confirm", "boolean"),
-                    ])?;
-                    Ok(CallToolResult::text(format!("multi_input: name {}, confirm {}", said(&a, "name"), said(&a, "confirm"))))
+                    let a = ask_as_task(
+                        ctx,
+                        vec![
+                            ask_field("name", "Your name?", "name", "string"),
+                            ask_field("confirm", "Go on?", "confirm", "boolean"),
+                        ],
+                    )?;
+                    Ok(CallToolResult::text(format!(
+                        "multi_input: name {}, confirm {}",
+                        said(&a, "name"),
+                        said(&a, "confirm")
+                    )))
                 },
             )
             .background(AFTER),
@@ -110,9 +133,19 @@ fn input_tools(server: Server) -> Server {
                 json!({ "type": "object", "properties": {} }),
                 |ctx, _| {
                     let a = ctx
-                        .ask(vec![ask_field("user_name", "What is your name?", "name", "string")])
+                        .ask(vec![ask_field(
+                            "user_name",
+                            "What is your name?",
+                            "name",
+                            "string",
+                        )])
                         .map_err(|e| ToolError::msg(e.message))?;
-                    let name = a.get("user_name").and_then(|v| v.pointer("/content/name")).and_then(Value::as_str).unwrap_or("stranger").to_owned();
+                    let name = a
+                        .get("user_name")
+                        .and_then(|v| v.pointer("/content/name"))
+                        .and_then(Value::as_str)
+                        .unwrap_or("stranger")
+                        .to_owned();
                     work(ctx, 1);
                     Ok(CallToolResult::text(format!("Hello, {name}!")))
                 },

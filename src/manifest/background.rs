@@ -9,7 +9,8 @@ use serde_json::Value;
 use super::json::{Errors, Obj, MAX_SECONDS};
 use super::ToolSpec;
 
-const SHAPE: &str = "must be an object {\"afterSeconds\": N} (N a whole number of seconds, at least 1) or false";
+const SHAPE: &str =
+    "must be an object {\"afterSeconds\": N} (N a whole number of seconds, at least 1) or false";
 
 /// The `background` key of `o`: `Some(None)` for `false`, `None` when absent or wrong (with
 /// the problem in `errs`).
@@ -19,7 +20,10 @@ pub(super) fn background(o: &Obj<'_>, errs: &mut Errors) -> Option<Option<Durati
         Value::Bool(false) | Value::Null => Some(None),
         Value::Object(m) => {
             for k in m.keys().filter(|k| k.as_str() != "afterSeconds") {
-                errs.add(&format!("{path}.{k}"), "unknown field (expected: afterSeconds)");
+                errs.add(
+                    &format!("{path}.{k}"),
+                    "unknown field (expected: afterSeconds)",
+                );
             }
             let at = format!("{path}.afterSeconds");
             match m.get("afterSeconds") {

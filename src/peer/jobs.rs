@@ -76,7 +76,9 @@ impl Job {
     }
 
     pub fn elapsed(&self, now: Instant) -> Duration {
-        self.ended.unwrap_or(now).saturating_duration_since(self.started)
+        self.ended
+            .unwrap_or(now)
+            .saturating_duration_since(self.started)
     }
 }
 
@@ -120,17 +122,26 @@ impl Peer {
         let next_call = background.filter_map(|c| c.background_at).min();
         let next_expiry = self.jobs.jobs.iter().filter_map(|j| j.ended).min();
         let next_expiry = next_expiry.and_then(|e| e.checked_add(self.config.job_retention));
-        let next_wait = self.calls.values().filter_map(|c| c.wait.as_ref()).map(|w| w.until).min();
-        [next_call, next_expiry, next_wait].into_iter().flatten().min()
+        let next_wait = self
+            .calls
+            .values()
+            .filter_map(|c| c.wait.as_ref())
+            .map(|w| w.until)
+            .min();
+        [next_call, next_expiry, next_wait]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     /// Turns the calls whose background delay passed into jobs, answers expired `job_wait`s
     /// and forgets jobs whose retention time is over.
     pub(super) fn handle_jobs(&mut self, now: Instant) {
         let retention = self.config.job_retention;
-        self.jobs
-            .jobs
-            .retain(|j| j.ended.is_none_or(|e| e.checked_add(retention).is_some_and(|x| x > now)));
+        self.jobs.jobs.retain(|j| {
+            j.ended
+                .is_none_or(|e| e.checked_add(retention).is_some_and(|x| x > now))
+        });
         let due: Vec<RequestId> = self
             .calls
             .iter()
@@ -236,7 +247,10 @@ impl Peer {
     /// its process group killed, and it is `cancelled` from now on. False if it has ended.
     pub(super) fn cancel_job(&mut self, now: Instant, job_id: &str) -> bool {
         let wall = (self.config.wall_clock)();
-        let Some(job) = self.jobs.get_mut(job_id).filter(|j| j.state == JobState::Working)
+        let Some(job) = self
+            .jobs
+            .get_mut(job_id)
+            .filter(|j| j.state == JobState::Working)
         else {
             return false;
         };
@@ -272,7 +286,10 @@ impl Peer {
         };
         let secs = job.elapsed(now).as_secs();
         let mut text = if waited {
-            format!("Job {job_id} (tool {}) is still running after {secs} s.", job.tool)
+            format!(
+                "Job {job_id} (tool {}) is still running after {secs} s.",
+                job.tool
+            )
         } else {
             format!(
                 "Tool {} is still running after {secs} s, so it goes on in the background as job {job_id}.",
@@ -315,7 +332,7 @@ pub(super) fn job_facts(job: &Job, now: Instant) -> Value {
 
 fn job_retention_text(d: Duration) -> String {
     let s = d.as_secs();
-    if s % 60 == 0 && s >= 60 {
+    if s.is_multiple_of(60) && s >= 60 {
         format!("{} min", s / 60)
     } else {
         format!("{s} s")

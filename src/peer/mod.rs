@@ -45,8 +45,8 @@ pub use calls::Outcome;
 pub use client::ClientEra;
 pub use job_tools::{JobTools, JOB_TOOL_NAMES, WAIT_DEFAULT, WAIT_MAX};
 pub use jobs::{iso8601, JOB_META};
-pub use tasks::{declared as declares_tasks, TASKS_EXTENSION};
 pub use mrtr::{auto_key, capability_of, process_key, Asked, InputRequest, StateKey};
+pub use tasks::{declared as declares_tasks, TASKS_EXTENSION};
 
 /// Default interval of heartbeat progress (the 5 s of established prover servers).
 pub const DEFAULT_HEARTBEAT: Duration = Duration::from_secs(5);

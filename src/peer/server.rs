@@ -535,8 +535,7 @@ impl Peer {
         }
         let deadline = inflight.deadline;
         // A call that may become a job reports its output lines even without a token.
-        let wants_progress =
-            inflight.progress_token.is_some() || inflight.background_at.is_some();
+        let wants_progress = inflight.progress_token.is_some() || inflight.background_at.is_some();
         self.admit(&req.id, &mut inflight);
         self.calls.insert(req.id.clone(), inflight);
         self.effects.push_back(Effect::Start(Call {

@@ -29,7 +29,12 @@ impl TaskInput {
         let m: Map<String, Value> = self
             .pending
             .iter()
-            .map(|r| (r.key.clone(), json!({ "method": r.method, "params": r.params })))
+            .map(|r| {
+                (
+                    r.key.clone(),
+                    json!({ "method": r.method, "params": r.params }),
+                )
+            })
             .collect();
         Value::Object(m)
     }
@@ -62,7 +67,9 @@ impl Peer {
             return Err(ErrorObject::internal("the job is gone"));
         };
         if job.input.is_some() {
-            return Err(ErrorObject::internal("the task already waits for the client's input"));
+            return Err(ErrorObject::internal(
+                "the task already waits for the client's input",
+            ));
         }
         job.input = Some(TaskInput {
             park: park.clone(),

@@ -82,7 +82,10 @@ impl Peer {
             return self.send_error(Some(&req.id), &e);
         }
         let Some(task_id) = req.params.get("taskId").and_then(Value::as_str) else {
-            let e = ErrorObject::invalid_params(format!("{} needs params.taskId (a string)", req.method));
+            let e = ErrorObject::invalid_params(format!(
+                "{} needs params.taskId (a string)",
+                req.method
+            ));
             return self.send_error(Some(&req.id), &e);
         };
         if self.jobs.get(task_id).is_none() {
