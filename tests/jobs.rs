@@ -9,7 +9,10 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{alive, fixture, send_signal, stdmcp_bin, temp_dir, wait_gone, Proc};
+use common::{
+    alive, fixture, pids_from_progress, send_signal, serve_manifest, stdmcp_bin, temp_dir,
+    wait_gone, Proc,
+};
 use serde_json::{json, Value};
 
 fn manifest(dir: &Path) -> Value {
@@ -27,30 +30,8 @@ fn manifest(dir: &Path) -> Value {
 
 fn serve(env: &[(&str, &str)]) -> (Proc, PathBuf) {
     let dir = temp_dir("jobs");
-    let path = dir.join("tools.json");
-    std::fs::write(&path, manifest(&dir).to_string()).unwrap();
-    let mut cmd = Command::new(stdmcp_bin());
-    cmd.args(["serve", "--config"])
-        .arg(&path)
-        .envs(env.iter().copied());
-    let mut p = Proc::start(cmd);
-    p.initialize("2025-06-18");
+    let p = serve_manifest(&manifest(&dir), &dir, env);
     (p, dir)
-}
-
-fn pids_from_progress(p: &mut Proc, token: &str) -> Vec<i32> {
-    let token = json!(token);
-    let m = p.recv_where("the pids line", |m| {
-        m["params"]["progressToken"] == token
-            && m["params"]["message"]
-                .as_str()
-                .is_some_and(|s| s.starts_with("pids "))
-    });
-    let msg = m["params"]["message"].as_str().unwrap();
-    msg.trim_start_matches("pids ")
-        .split_whitespace()
-        .map(|s| s.parse().unwrap())
-        .collect()
 }
 
 fn text(r: &Value) -> &str {

@@ -199,3 +199,76 @@ fn the_handshake_era_gets_jobs_never_tasks() {
     p.response(&json!(3));
     p.finish();
 }
+
+/// Polls `tasks/get` (as `wait_gone` polls /proc) until the task has `status`.
+fn wait_status(p: &mut Proc, ids: &mut i64, task: &str, status: &str) -> Value {
+    let deadline = std::time::Instant::now() + common::PATIENCE;
+    loop {
+        *ids += 1;
+        let g = ask(p, *ids, "tasks/get", json!({"taskId": task}), true);
+        if g["result"]["status"] == status {
+            return g;
+        }
+        assert!(std::time::Instant::now() < deadline, "never {status}: {g}");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_task_asks_through_tasks_get_and_tasks_update() {
+    let mut p = Proc::everything();
+    let mut ids = 100;
+    let caps = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}, "extensions": {TASKS: {}}}});
+    p.request(
+        json!(1),
+        "tools/call",
+        json!({"name": "multi_input", "arguments": {}, "_meta": caps}),
+    );
+    let r = p.response(&json!(1));
+    let id = r["result"]["taskId"].as_str().unwrap().to_owned();
+    let g = wait_status(&mut p, &mut ids, &id, "input_required");
+    let keys: Vec<&String> = g["result"]["inputRequests"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .collect();
+    assert_eq!(keys, ["confirm", "name"], "{g}");
+    assert_eq!(
+        g["result"]["inputRequests"]["name"]["method"],
+        "elicitation/create"
+    );
+    // A partial answer (and an unknown key) leaves the other question pending.
+    let answer = |v: Value| json!({"action": "accept", "content": v});
+    let u = ask(
+        &mut p,
+        2,
+        "tasks/update",
+        json!({"taskId": id,
+        "inputResponses": {"name": answer(json!({"name": "Ada"})), "other": {}}}),
+        true,
+    );
+    assert_eq!(u["result"]["resultType"], "complete", "{u}");
+    let g = ask(&mut p, 3, "tasks/get", json!({"taskId": id}), true);
+    assert_eq!(g["result"]["status"], "input_required", "{g}");
+    let keys: Vec<&String> = g["result"]["inputRequests"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .collect();
+    assert_eq!(keys, ["confirm"], "{g}");
+    ask(
+        &mut p,
+        4,
+        "tasks/update",
+        json!({"taskId": id,
+        "inputResponses": {"confirm": answer(json!({"confirm": true}))}}),
+        true,
+    );
+    let g = wait_status(&mut p, &mut ids, &id, "completed");
+    let text = g["result"]["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap();
+    assert!(text.contains("Ada") && text.contains("true"), "{g}");
+    p.finish();
+}

@@ -21,6 +21,15 @@ fn init(h: &mut H) {
     h.req(json!({"jsonrpc":"2.0","method":"notifications/initialized"}));
 }
 
+/// `sleep` as request 1, turned into job-1 by its delay.
+fn start_job(h: &mut H) {
+    init(h);
+    h.req(call(json!(1), "sleep", json!({"ms": 1}), None));
+    h.now += Duration::from_secs(2);
+    h.peer.handle_timeout(h.now);
+    h.drain();
+}
+
 fn finish_sleep(h: &mut H, id: Value, text: &str) -> Out {
     let id = RequestId::from_value(&id).unwrap();
     h.peer
@@ -67,11 +76,7 @@ fn a_call_that_ends_in_time_is_answered_as_usual() {
 #[test]
 fn job_wait_is_held_by_the_peer_and_answered_when_the_job_ends_or_its_time_is_up() {
     let mut h = with_jobs(Config::default());
-    init(&mut h);
-    h.req(call(json!(1), "sleep", json!({"ms": 1}), None));
-    h.now += Duration::from_secs(2);
-    h.peer.handle_timeout(h.now);
-    h.drain();
+    start_job(&mut h);
     let out = h.req(call(
         json!(2),
         "job_wait",
@@ -103,11 +108,7 @@ fn job_wait_is_held_by_the_peer_and_answered_when_the_job_ends_or_its_time_is_up
 #[test]
 fn cancels_reach_a_job_only_through_job_cancel() {
     let mut h = with_jobs(Config::default());
-    init(&mut h);
-    h.req(call(json!(1), "sleep", json!({"ms": 1}), None));
-    h.now += Duration::from_secs(2);
-    h.peer.handle_timeout(h.now);
-    h.drain();
+    start_job(&mut h);
     let out =
         h.req(json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}));
     assert!(
@@ -140,11 +141,7 @@ fn ended_jobs_expire_after_the_retention_time() {
         ..Config::default()
     };
     let mut h = with_jobs(config);
-    init(&mut h);
-    h.req(call(json!(1), "sleep", json!({"ms": 1}), None));
-    h.now += Duration::from_secs(2);
-    h.peer.handle_timeout(h.now);
-    h.drain();
+    start_job(&mut h);
     finish_sleep(&mut h, json!(1), "slept");
     assert_eq!(h.peer.poll_timeout(), Some(h.now + Duration::from_secs(60)));
     h.now += Duration::from_secs(59);
