@@ -313,7 +313,8 @@ impl Peer {
         let Some(call) = self
             .calls
             .get(id)
-            .filter(|c| !c.cancelled && c.parked.is_none())
+            // A job's request was answered: nothing more is sent for it.
+            .filter(|c| !c.cancelled && c.parked.is_none() && c.job.is_none())
         else {
             return false;
         };

@@ -284,7 +284,12 @@ impl Peer {
         let Some(job) = self.jobs.get(job_id) else {
             return CallToolResult::error(format!("No job {job_id}"));
         };
-        let secs = job.elapsed(now).as_secs();
+        let elapsed = job.elapsed(now);
+        // Tenths below 10 s, so that a short delay does not read "after 0 s".
+        let secs = match elapsed < Duration::from_secs(10) {
+            true => format!("{:.1}", elapsed.as_secs_f64()),
+            false => elapsed.as_secs().to_string(),
+        };
         let mut text = if waited {
             format!(
                 "Job {job_id} (tool {}) is still running after {secs} s.",

@@ -186,3 +186,29 @@ fn a_task_only_for_a_request_declaring_the_extension() {
     let r = h.one(json!({"jsonrpc":"2.0","id":4,"method":"tasks/get","params":{"taskId":task,"_meta":meta(false)}}));
     assert_eq!(r["error"]["code"], -32021, "{r}");
 }
+
+#[test]
+fn nothing_more_is_sent_for_the_answered_request() {
+    let mut h = with_jobs(Config::default());
+    init(&mut h);
+    h.req(json!({"jsonrpc":"2.0","id":9,"method":"logging/setLevel","params":{"level":"debug"}}));
+    h.req(call(json!(1), "sleep", json!({"ms": 1}), Some(json!("t"))));
+    let id = RequestId::from_value(&json!(1)).unwrap();
+    assert!(h
+        .peer
+        .log(&id, crate::mcp::LogLevel::Info, None, json!("before")));
+    h.drain();
+    h.now += Duration::from_secs(2);
+    h.peer.handle_timeout(h.now);
+    assert_eq!(h.drain().sent.len(), 1);
+    assert!(!h
+        .peer
+        .log(&id, crate::mcp::LogLevel::Info, None, json!("after")));
+    assert!(!h.peer.progress(h.now, &id, 5.0, None, Some("line".into())));
+    h.now += Duration::from_secs(60);
+    h.peer.handle_timeout(h.now);
+    assert!(
+        h.drain().sent.is_empty(),
+        "a heartbeat for the answered request"
+    );
+}
