@@ -308,5 +308,7 @@ fn check_refuses_bad_background_values() {
     ] {
         let (code, out) = check(defaults.clone(), tool.clone());
         assert_eq!(code, 0, "{defaults} {tool}: {out}");
+        let shown = out.contains("background: a call still running after");
+        assert_eq!(shown, tool["background"] != false, "{out}");
     }
 }

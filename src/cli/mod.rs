@@ -274,6 +274,13 @@ fn tool_summary(out: &mut String, t: &stdmcp::manifest::ToolSpec) {
     if let Some(line) = stdmcp::manifest::remote::describe(&t.remote) {
         let _ = writeln!(out, "    {line}");
     }
+    if let Some(after) = t.background {
+        let _ = writeln!(
+            out,
+            "    background: a call still running after {} s is answered with a job (job_wait, job_cancel, jobs)",
+            after.as_secs()
+        );
+    }
 }
 
 /// The argument template of a tool as a reader would write it: `{name}`, `-f {name}`, `[-f]`.

@@ -210,15 +210,23 @@ impl Peer {
         };
         log::info!("request {id} ({}) became {job_id}", job.tool);
         self.jobs.jobs.push(job);
+        // The answer is the call's own response: taken out of the call table meanwhile, so
+        // that a 2025-03-26 batch holding the request takes it (a response for an id in the
+        // table is otherwise sent alone, as that of another request reusing the id).
+        let inflight = self.calls.remove(id);
         if tasks {
             let task = self.task_fields(now, &job_id);
-            return self.send_modern_typed(&wire_id, &task, false, "task");
-        }
-        let result = gate::call_result(self.job_status(now, &job_id, false), version);
-        if modern {
-            self.send_modern_result(&wire_id, &result, false);
+            self.send_modern_typed(&wire_id, &task, false, "task");
         } else {
-            self.send_result(&wire_id, &result);
+            let result = gate::call_result(self.job_status(now, &job_id, false), version);
+            if modern {
+                self.send_modern_result(&wire_id, &result, false);
+            } else {
+                self.send_result(&wire_id, &result);
+            }
+        }
+        if let Some(inflight) = inflight {
+            self.calls.insert(id.clone(), inflight);
         }
     }
 

@@ -212,3 +212,35 @@ fn nothing_more_is_sent_for_the_answered_request() {
         "a heartbeat for the answered request"
     );
 }
+
+#[test]
+fn a_job_answer_goes_into_its_2025_03_26_batch() {
+    let mut c = catalog();
+    c.tool_background = vec![None, None, Some(Duration::from_secs(2)), None];
+    c.add_job_tools().unwrap();
+    let mut h = H {
+        peer: Peer::server(Arc::new(c), Config::default()),
+        now: Instant::now(),
+    };
+    let out = h.req(json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}));
+    assert_eq!(out.sent.len(), 1);
+    let out = h.req(json!([
+        {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":1}}},
+        {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"b"}}}
+    ]));
+    assert!(out.sent.is_empty());
+    h.peer
+        .finish_tool(h.now, &RequestId::number(2), CallToolResult::text("b"));
+    assert!(h.drain().sent.is_empty(), "held for the job answer");
+    h.now += Duration::from_secs(2);
+    h.peer.handle_timeout(h.now);
+    let sent = h.drain().sent;
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    let arr = sent[0].as_array().unwrap();
+    assert_eq!(arr.len(), 2, "{sent:?}");
+    assert!(arr
+        .iter()
+        .any(|r| r["id"] == 1 && r["result"]["_meta"]["stdmcp/job"]["id"] == "job-1"));
+    // The job's end goes to job_wait, never to the batch again.
+    assert!(finish_sleep(&mut h, json!(1), "slept").sent.is_empty());
+}
