@@ -215,7 +215,7 @@ impl Peer {
                 "{}  {}  {}  {} s",
                 j.id,
                 j.tool,
-                j.state.name(),
+                j.status(),
                 j.elapsed(now).as_secs()
             ));
             if let Some(l) = j.lines.back() {

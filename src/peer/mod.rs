@@ -9,7 +9,9 @@
 //! * commands: [`Peer::request`], [`Peer::notify`] and [`Peer::cancel_request`] to talk to the
 //!   other side, and [`Peer::shutdown`];
 //! * time: [`Peer::poll_timeout`] says when [`Peer::handle_timeout`] must next be called (for
-//!   progress heartbeats and call deadlines); every time-dependent call takes `now`;
+//!   progress heartbeats, call deadlines, the background delay after which a call becomes a
+//!   job, the end of a `job_wait` and the expiry of ended jobs); every time-dependent call
+//!   takes `now`;
 //! * outputs: [`Peer::poll_effect`] pops what the caller must do: write bytes, start or stop
 //!   work, deliver a response or a notification.
 //!
@@ -370,8 +372,8 @@ impl Peer {
         }
     }
 
-    /// When [`Peer::handle_timeout`] must next be called: the next heartbeat, deadline or
-    /// expiry of a parked call.
+    /// When [`Peer::handle_timeout`] must next be called: the next heartbeat, deadline,
+    /// expiry of a parked call, background delay, end of a `job_wait` or job expiry.
     pub fn poll_timeout(&self) -> Option<Instant> {
         let next = [
             self.next_heartbeat(),

@@ -127,7 +127,9 @@ impl ToolDef {
     /// its id, state, elapsed time and latest output lines, and how to go on; the work goes
     /// on, with its deadline, and `job_wait`, `job_cancel` and `jobs` (added to the tools)
     /// reach it. A 2026-07-28 request that declares the tasks extension gets a task instead.
-    /// `Duration::ZERO` answers every call with a job at once.
+    /// `Duration::ZERO` answers every call with a job at once. The handler's statuses
+    /// (`Ctx::set_status`, progress messages) become the job's latest output lines, so
+    /// `Ctx::wants_progress` is true for such a tool even without a progress token.
     pub fn background(mut self, after: Duration) -> ToolDef {
         self.background = Some(after);
         self
