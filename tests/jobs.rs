@@ -7,10 +7,9 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use common::{
-    alive, fixture, pids_from_progress, send_signal, serve_manifest, stdmcp_bin, temp_dir,
+    alive, fixture, pids_from_progress, send_signal, serve_manifest, stdmcp_check, temp_dir,
     wait_gone, Proc,
 };
 use serde_json::{json, Value};
@@ -242,21 +241,13 @@ fn the_job_store_is_capped() {
 
 /// `stdmcp check` on a manifest with these defaults and one tool with these extra keys.
 fn check(defaults: Value, tool: Value) -> (i32, String) {
-    let dir = temp_dir("jobs-check");
     let mut t = json!({"name": "t", "description": "d", "program": "true"});
     t.as_object_mut()
         .unwrap()
         .extend(tool.as_object().unwrap().clone());
     let m = json!({"name": "c", "defaults": defaults, "tools": [t]});
-    let path = dir.join("m.json");
-    std::fs::write(&path, m.to_string()).unwrap();
-    let out = Command::new(stdmcp_bin())
-        .arg("check")
-        .arg(&path)
-        .output()
-        .unwrap();
-    let all = String::from_utf8(out.stdout).unwrap() + &String::from_utf8(out.stderr).unwrap();
-    (out.status.code().unwrap_or(-1), all)
+    let (code, out, err) = stdmcp_check(&temp_dir("jobs-check"), &m);
+    (code, out + &err)
 }
 
 #[test]

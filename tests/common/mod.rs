@@ -398,3 +398,19 @@ pub fn pids_from_progress(p: &mut Proc, token: &str) -> Vec<i32> {
         .map(|s| s.parse().unwrap())
         .collect()
 }
+
+/// `stdmcp check` on the manifest `m`, written to `dir/m.json`: (exit code, stdout, stderr).
+pub fn stdmcp_check(dir: &std::path::Path, m: &Value) -> (i32, String, String) {
+    let path = dir.join("m.json");
+    std::fs::write(&path, m.to_string()).unwrap();
+    let out = Command::new(stdmcp_bin())
+        .arg("check")
+        .arg(&path)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
