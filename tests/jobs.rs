@@ -68,6 +68,16 @@ fn a_long_call_becomes_a_job_and_job_wait_returns_its_result() {
     let (mut p, dir) = serve(&[]);
     let pids = start_job(&mut p);
 
+    // Listed without the output schema its job answers do not follow (clients check it).
+    p.request(json!(9), "tools/list", json!({}));
+    let tools = p.response(&json!(9));
+    let listed = |name: &str| {
+        let all = tools["result"]["tools"].as_array().unwrap();
+        all.iter().find(|t| t["name"] == name).unwrap().clone()
+    };
+    assert!(listed("long").get("outputSchema").is_none(), "{tools}");
+    assert!(listed("quick").get("outputSchema").is_some(), "{tools}");
+
     p.call(json!(2), "jobs", json!({}), None);
     let r = p.response(&json!(2));
     let jobs = &r["result"]["structuredContent"]["jobs"];
@@ -104,6 +114,7 @@ fn a_long_call_becomes_a_job_and_job_wait_returns_its_result() {
         text(&r).contains("released after the wait"),
         "the tool's own result: {r}"
     );
+    assert_eq!(r["result"]["structuredContent"]["exitCode"], 0, "{r}");
     assert!(job_of(&r).is_null(), "{r}");
     wait_gone(&pids);
 

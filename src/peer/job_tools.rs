@@ -48,9 +48,19 @@ impl Catalog {
 
     /// Adds `job_wait`, `job_cancel` and `jobs` when some tool may become a job. A tool of
     /// the catalog with one of these names is an error (the names are reserved then).
+    ///
+    /// A tool that may become a job is listed without its `outputSchema`: its answer may be a
+    /// job status, which the schema does not describe, and clients check results against a
+    /// declared schema (the Python and TypeScript SDKs refuse a result without the structured
+    /// content it promises). Its results still carry their `structuredContent`.
     pub fn add_job_tools(&mut self) -> Result<(), String> {
         if !self.has_background() || self.job_tools.is_some() {
             return Ok(());
+        }
+        for (tool, background) in self.tools.iter_mut().zip(&self.tool_background) {
+            if background.is_some() {
+                tool.output_schema = None;
+            }
         }
         if let Some(n) = JOB_TOOL_NAMES.iter().find(|n| self.tool_index(n).is_some()) {
             return Err(format!(
