@@ -16,9 +16,12 @@
 //! | `hooked_deadline {}` | the same, cancelled by its 100 ms deadline; answers how it ended |
 //! | `test_*`, `json_schema_2020_12_tool` | the conformance suite's fixtures |
 //! | `test_roots`, `test_input_required_result_*` | ask the client (in `everything/mrtr.rs`) |
+//! | `greet`, `slow_compute`, `failing_job`, `protocol_error_job` | the tasks extension's fixtures: calls longer than 0.5 s become tasks or jobs (in `everything/tasks.rs`) |
 
 #[path = "everything/mrtr.rs"]
 mod mrtr;
+#[path = "everything/tasks.rs"]
+mod tasks;
 
 use std::time::{Duration, Instant};
 
@@ -601,6 +604,8 @@ fn main() -> std::process::ExitCode {
     let server = Server::new("stdmcp-everything", env!("CARGO_PKG_VERSION")).instructions(
         "A test server: echo, add, sleep, spawn, fail, and the conformance suite's fixtures.",
     );
-    let server = mrtr::tools(resources(prompts(conformance_tools(tools(server)))));
+    let server = tasks::tools(mrtr::tools(resources(prompts(conformance_tools(tools(
+        server,
+    ))))));
     server.serve_stdio()
 }

@@ -5,9 +5,7 @@
 
 mod common;
 
-use std::process::Command;
-
-use common::{stdmcp_bin, temp_dir};
+use common::{stdmcp_check, temp_dir};
 use serde_json::{json, Value};
 
 /// Runs `stdmcp check` on a manifest with one tool `t` running `program` with `args` and
@@ -22,18 +20,7 @@ fn check_tools(tools: Value) -> (i32, String, String) {
     let dir = temp_dir("check");
     std::fs::create_dir_all(dir.join("r")).unwrap();
     let m = json!({"name": "c", "roots": {"r": "r"}, "tools": tools});
-    let path = dir.join("m.json");
-    std::fs::write(&path, m.to_string()).unwrap();
-    let out = Command::new(stdmcp_bin())
-        .arg("check")
-        .arg(&path)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
+    stdmcp_check(&dir, &m)
 }
 
 /// A tool passing parameter `p` (declared as `param`) as one argument of `echo`.

@@ -8,7 +8,10 @@ use std::collections::HashSet;
 use std::path::Path;
 use std::process::Command;
 
-use common::{fixture, send_signal, stdmcp_bin, temp_dir, wait_gone, zombies_of, Proc};
+use common::{
+    fixture, pids_from_progress, send_signal, serve_manifest, stdmcp_bin, temp_dir, wait_gone,
+    zombies_of, Proc,
+};
 use serde_json::{json, Value};
 
 /// A manifest exercising the runner; `dir` holds it, its root `files/` and the marker file.
@@ -46,31 +49,8 @@ fn manifest(dir: &Path) -> Value {
 
 fn serve(env: &[(&str, &str)]) -> (Proc, std::path::PathBuf) {
     let dir = temp_dir("manifest");
-    let path = dir.join("tools.json");
-    std::fs::write(&path, manifest(&dir).to_string()).unwrap();
-    let mut cmd = Command::new(stdmcp_bin());
-    cmd.args(["serve", "--config"])
-        .arg(&path)
-        .envs(env.iter().copied());
-    let mut p = Proc::start(cmd);
-    p.initialize("2025-06-18");
+    let p = serve_manifest(&manifest(&dir), &dir, env);
     (p, dir)
-}
-
-fn pids_from_progress(p: &mut Proc, token: &str) -> Vec<i32> {
-    let token = json!(token);
-    let m = p.recv_where("the pids line", |m| {
-        // Heartbeats ("running for N s") may come first under load: wait for the pids.
-        m["params"]["progressToken"] == token
-            && m["params"]["message"]
-                .as_str()
-                .is_some_and(|s| s.starts_with("pids "))
-    });
-    let msg = m["params"]["message"].as_str().unwrap();
-    msg.trim_start_matches("pids ")
-        .split_whitespace()
-        .map(|s| s.parse().unwrap())
-        .collect()
 }
 
 #[test]

@@ -22,6 +22,7 @@ const BRIDGE = new Set([
   'dns-rebinding-protection',
   'http-header-validation',
   'http-custom-header-server-validation',
+  'tasks-request-headers',
 ]);
 
 // Notes per scenario; `v2:` keys override for the 0.2 prerelease (2026-07-28 wire).
@@ -95,6 +96,21 @@ const mrtrNotes = {
   'validate-input': 'a non-object answer or `inputResponses: null` gets -32602',
 };
 for (const [s, note] of Object.entries(mrtrNotes)) notes[`v2:input-required-result-${s}`] = note;
+// The tasks extension (io.modelcontextprotocol/tasks, SEP-2663), served from the job store; the
+// fixtures are in examples/everything/tasks.rs (a run longer than 0.5 s becomes a task).
+const taskNotes = {
+  lifecycle: '`greet` answers at once; `slow_compute` becomes a flat `CreateTaskResult`, `tasks/get` inlines the result; `failing_job` ends `completed` + `isError`, `protocol_error_job` (panics) `failed` + `error`; `tasks/cancel` acks `{}` and the task settles `cancelled`',
+  'capability-negotiation': '`extensions["io.modelcontextprotocol/tasks"]` in `server/discover`; `tasks/*` without the extension -32021; a call without it gets a plain result (or a job), with it in `_meta` a task',
+  'wire-fields': '`ttlMs` (the retention time) and `pollIntervalMs` integers; no `ttl`/`pollInterval`; no related-task `_meta`',
+  'request-state-removal': 'no `requestState` on `CreateTaskResult` or `tasks/get`',
+  'mrtr-input': '`confirm_delete`/`multi_input` ask after becoming tasks: status `input_required` with `inputRequests`; `tasks/update` answers by key (partial answers keep the rest pending) and the work goes on',
+  'request-headers': 'SEP-2243 `Mcp-Method`/`Mcp-Name` on `tasks/get`: HTTP header checks, done by one-server.mjs (a stdio server never sees headers)',
+  'dispatch-and-envelope': '`tasks/result` and `tasks/list` -32601; a legacy `task` param is ignored; `resultType: "complete"` on `tasks/get`, `tasks/update` and `tasks/cancel`',
+  'status-notifications': 'a placeholder in this suite version (one SKIPPED check)',
+  'required-task-error': '`failing_job` needs the extension (`ToolDef::requires`): -32021 with `requiredCapabilities.extensions`',
+  'mrtr-composition': '`test_tool_with_task` asks `user_name` with `input_required` first, then the retried call becomes a task whose result says "Hello, Alice!"',
+};
+for (const [s, note] of Object.entries(taskNotes)) notes[`v2:tasks-${s}`] = note;
 
 const esc = (s) => String(s).replace(/\|/g, '\\|');
 const noteFor = (v2, scenario) => (v2 && notes[`v2:${scenario}`] !== undefined ? notes[`v2:${scenario}`] : notes[scenario] ?? '');
@@ -106,7 +122,7 @@ const table = (version, v2) => {
     : '| scenario | result | checks | note |\n|---|---|---|---|';
   const lines = rs.map((r) => {
     const cells = [`\`${r.scenario}\``];
-    if (v2) cells.push(required.has(r.scenario) ? 'yes' : 'no (pending)');
+    if (v2) cells.push(required.has(r.scenario) ? 'yes' : r.scenario.startsWith('tasks-') ? 'no (extension)' : 'no (pending)');
     cells.push(verdictCell(r), esc(r.details), esc(noteFor(v2, r.scenario)));
     return `| ${cells.join(' | ')} |`;
   });
@@ -115,7 +131,8 @@ const table = (version, v2) => {
 const count = (version) => {
   const rs = rows.filter((r) => r.version === version && !BRIDGE.has(r.scenario));
   const p = rs.filter((r) => r.verdict === 'PASS').length;
-  return `${p} passed, ${rs.length - p} failed (+ ${rows.filter((r) => r.version === version && BRIDGE.has(r.scenario)).length} BRIDGE)`;
+  const skip = rs.filter((r) => r.verdict === 'SKIP').length;
+  return `${p} passed, ${rs.length - p - skip} failed (+ ${rows.filter((r) => r.version === version && BRIDGE.has(r.scenario)).length} BRIDGE${skip ? `, ${skip} SKIP` : ''})`;
 };
 
 function stableSummary() {
@@ -162,8 +179,9 @@ requests cross the bridge unchanged. Each scenario's bridge log, including the s
 (\`RUST_LOG=stdmcp=trace\`: every frame in and out), is \`target/conformance/logs/<suite>/<scenario>.log\`; the
 suite's \`checks.json\` is under \`target/conformance/results/\`.
 
-Output lines: \`PASS|FAIL|BRIDGE <suite-version> <scenario> [details]\`. BRIDGE marks HTTP-only scenarios:
-they test supergateway's HTTP layer, not the stdio server, and are not counted. The exit status is 1
+Output lines: \`PASS|FAIL|SKIP|BRIDGE <suite-version> <scenario> [details]\`. BRIDGE marks HTTP-only scenarios:
+they test the bridge's HTTP layer, not the stdio server, and are not counted; SKIP marks a placeholder the
+suite skips whatever the server does. The exit status is 1
 when a scenario of ${info.suite01} fails; failures of the prerelease are reported but do not fail the run.
 
 ## ${info.suite01}: every server scenario
@@ -176,8 +194,12 @@ ${stableSummary()} The fixtures are the suite's fixed names
 ## ${info.suite02}: the 2026-07-28 scenarios
 
 All server scenarios of \`conformance list --server --spec-version 2026-07-28\` ("required" = listed by
-\`--requirements 2026-07-28\`; the others run as pending). The tasks scenarios (an extension, never scored)
-are not run: stdmcp implements no tasks.
+\`--requirements 2026-07-28\`; the others run as pending), then the tasks extension's scenarios (\`tasks-*\`,
+never scored; run with \`--force\` since they are on no spec timeline). A task lives as long as the server
+process that runs it, and supergateway starts one process per 2026-07-28 request, so the tasks scenarios go
+through \`scripts/conformance/one-server.mjs\` instead: one server process for every request of the scenario
+(ids renumbered, answers returned as \`application/json\`, SEP-2243 routing headers checked), as a real stdio
+client keeps one process.
 
 ${table(info.suite02, true)}
 
@@ -216,7 +238,8 @@ the client capabilities it needs (\`ToolDef::requires\`), so a request without t
 ## What the suite cannot tell about a stdio server
 
 stdio framing (newline-delimited JSON, a clean stdout, stderr logging, EOF and signal shutdown),
-cancellation (no scenario sends \`notifications/cancelled\`), tasks, and tools other than the suite's
+cancellation (no scenario sends \`notifications/cancelled\`), jobs (the tools every client can use to reach a
+call that outlived its patience), and tools other than the suite's
 fixtures. \`scripts/interop.sh\` (real SDK clients over stdio) and \`cargo test\` cover those.
 `;
 writeFileSync(out, md);

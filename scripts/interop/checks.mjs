@@ -97,6 +97,25 @@ export async function manifestCalls(sdk) {
   expect(r.isError === true && texts(r)[0]?.includes("starts with '-'"), `a leading dash was not refused: ${JSON.stringify(r)}`);
 }
 
+/**
+ * A call outliving its tool's background delay is answered with a job while it runs; job_wait
+ * then returns the tool's own result (README "Long runs"). On a manifest tool the result carries
+ * structured content: the tool is listed without an outputSchema, or the SDK would refuse the
+ * job answer.
+ */
+export async function job(sdk, name, args, expected) {
+  let r = await sdk.callTool({ name, arguments: args });
+  const started = r._meta?.['stdmcp/job'];
+  expect(started?.state === 'working', `not answered with a job: ${JSON.stringify(r)}`);
+  let waits = 0;
+  while (r._meta?.['stdmcp/job'] && waits < 4) {
+    r = await sdk.callTool({ name: 'job_wait', arguments: { id: started.id, seconds: 2 } });
+    waits += 1;
+  }
+  expect(!r.isError && texts(r).join() === expected, `job_wait got ${JSON.stringify(r)}`);
+  return `${started.id}, ${waits} job_wait calls`;
+}
+
 /** The check list for one target; `connectFn` connects and returns a note with the version. */
 export async function runAll(prefix, target, sdk, connectFn, eraCheck) {
   if (!(await check(prefix, 'initialize', connectFn))) return;
@@ -104,6 +123,7 @@ export async function runAll(prefix, target, sdk, connectFn, eraCheck) {
   if (target !== 'everything') {
     await check(prefix, 'tools/list', () => toolsList(sdk, ['echo_args', 'word_count']));
     await check(prefix, 'manifest-calls', () => manifestCalls(sdk));
+    await check(prefix, 'job', () => job(sdk, 'slow_job', {}, 'done\n'));
     return;
   }
   await check(prefix, 'tools/list', () => toolsList(sdk, ['echo', 'add', 'sleep', 'fail']));
@@ -113,4 +133,5 @@ export async function runAll(prefix, target, sdk, connectFn, eraCheck) {
   await check(prefix, 'cancel', () => cancel(sdk));
   await check(prefix, 'fail', () => fail(sdk));
   await check(prefix, 'unknown-tool', () => unknownTool(sdk));
+  await check(prefix, 'job', () => job(sdk, 'slow_compute', { seconds: 3, label: 'interop-job' }, 'interop-job: computed for 3 s'));
 }

@@ -138,6 +138,26 @@ async def unknown(session):
     return "isError result"
 
 
+def job_of(result):
+    return (result.meta or {}).get("stdmcp/job")
+
+
+async def job(session, tool="slow_compute", args=None, expected="interop-job: computed for 3 s"):
+    """A call outliving its tool's background delay is answered with a job while it runs;
+    job_wait then returns the tool's own result (README "Long runs")."""
+    args = {"seconds": 3, "label": "interop-job"} if args is None else args
+    r = await session.call_tool(tool, args)
+    started = job_of(r)
+    expect(started and started["state"] == "working", f"not answered with a job: {r}")
+    expect(any("job_wait" in t for t in texts(r)), f"no hint how to go on: {texts(r)}")
+    waits = 0
+    while job_of(r) and waits < 4:
+        r = await session.call_tool("job_wait", {"id": started["id"], "seconds": 2})
+        waits += 1
+    expect(not r.is_error and texts(r) == [expected], f"job_wait got {r}")
+    return f"{started['id']}, {waits} job_wait calls"
+
+
 async def manifest_calls(session):
     """The test manifest's tools: a program's output as text, its exit code as structured content."""
     r = await session.call_tool("echo_args", {"text": "hello interop"})
@@ -160,8 +180,10 @@ async def main(target, era, command):
                 if era == "auto":
                     await checks.run("era", check_modern, session)
                 if target != "everything":
-                    await checks.run("tools/list", tools_list, session, ["echo_args", "word_count"])
+                    await checks.run("tools/list", tools_list, session, ["echo_args", "word_count", "job_wait"])
                     await checks.run("manifest-calls", manifest_calls, session)
+                    # A manifest tool's result has structured content (an output schema).
+                    await checks.run("job", job, session, "slow_job", {}, "done\n")
                     return
                 await checks.run("tools/list", tools_list, session, ["echo", "add", "sleep", "fail"])
                 await checks.run("echo", echo, session)
@@ -170,6 +192,7 @@ async def main(target, era, command):
                 await checks.run("cancel", cancel, session)
                 await checks.run("fail", fail, session)
                 await checks.run("unknown-tool", unknown, session)
+                await checks.run("job", job, session)
     except TimeoutError:
         print(f"FAIL {checks.prefix}/session: client did not finish within 120s", flush=True)
     except Exception as e:  # noqa: BLE001

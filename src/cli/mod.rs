@@ -282,6 +282,13 @@ fn tool_summary(out: &mut String, t: &stdmcp::manifest::ToolSpec) {
             logs.describe()
         );
     }
+    if let Some(after) = t.background {
+        let _ = writeln!(
+            out,
+            "    background: a call still running after {} s is answered with a job (job_wait, job_cancel, jobs)",
+            after.as_secs()
+        );
+    }
 }
 
 /// The argument template of a tool as a reader would write it: `{name}`, `-f {name}`, `[-f]`.

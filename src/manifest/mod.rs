@@ -5,6 +5,7 @@
 //! roots to canonical directories. Calling a tool builds an argv from the tool's template
 //! and the validated arguments ([`plan`]), then runs it through the process runner ([`run`]).
 
+mod background;
 mod confine;
 mod hooks;
 mod json;
@@ -80,6 +81,8 @@ pub struct Defaults {
     pub pass_env: Vec<String>,
     /// Resource limits of every tool.
     pub limits: Limits,
+    /// Background delay of every tool (`background.afterSeconds`), if any.
+    pub background: Option<Duration>,
 }
 
 impl Default for Defaults {
@@ -93,6 +96,7 @@ impl Default for Defaults {
             env: BTreeMap::new(),
             pass_env: Vec::new(),
             limits: Limits::default(),
+            background: None,
         }
     }
 }
@@ -124,6 +128,8 @@ pub struct ToolSpec {
     pub stdin: Option<String>,
     /// Wall-clock limit of one call.
     pub timeout: Duration,
+    /// A call still running after this long is answered with a job (README "Long runs").
+    pub background: Option<Duration>,
     /// Time between SIGTERM and SIGKILL.
     pub kill_grace: Duration,
     /// Bytes kept of each output stream.
@@ -326,6 +332,7 @@ impl Manifest {
         for spec in &self.tools {
             let def = plan::tool_definition(spec, &roots);
             let timeout = spec.timeout;
+            let background = spec.background;
             let spec = Arc::new(spec.clone());
             let roots = roots.clone();
             let mut tool = ToolDef::new(
@@ -343,6 +350,9 @@ impl Manifest {
             }
             if let Some(a) = def.annotations {
                 tool = tool.annotations(a);
+            }
+            if let Some(after) = background {
+                tool = tool.background(after);
             }
             server = server.tool(tool);
         }

@@ -73,6 +73,7 @@ pub(super) fn manifest(v: &Value, base: &Path) -> Result<Manifest, Vec<ManifestE
         None => errs.add("tools", "is required"),
     }
     super::log_tools::check_names(&tools, &mut errs);
+    super::background::check_reserved(&tools, &mut errs);
     let tool_names = tools.iter().map(|t| t.name.clone()).collect();
     let sessions = super::session::sessions(
         top.map.get("sessions"),
@@ -116,12 +117,14 @@ fn defaults(v: &Value, errs: &mut Errors) -> Defaults {
             "cpuSeconds",
             "maxFileSizeMB",
             "nice",
+            "background",
         ],
         errs,
     );
     if let Some(t) = o.seconds("timeoutSeconds", errs) {
         d.timeout = t;
     }
+    d.background = super::background::background(&o, errs).flatten();
     if let Some(g) = o.millis("killGraceMs", errs) {
         d.kill_grace = g;
     }
@@ -222,6 +225,8 @@ fn tool(
     let logs = super::logs::logs(&o, cwd.as_ref(), errs);
     let (env, pass_env) = environment(&o, d, errs);
     let success_codes = success_codes(&o, errs);
+    let timeout = o.seconds("timeoutSeconds", errs).unwrap_or(d.timeout);
+    let background = super::background::for_tool(&o, d.background, timeout, errs);
     Some(ToolSpec {
         name,
         title: o.string("title", errs),
@@ -234,7 +239,8 @@ fn tool(
         env,
         pass_env,
         stdin,
-        timeout: o.seconds("timeoutSeconds", errs).unwrap_or(d.timeout),
+        timeout,
+        background,
         kill_grace: o.millis("killGraceMs", errs).unwrap_or(d.kill_grace),
         max_output_bytes: o
             .count("maxOutputBytes", errs)
@@ -275,6 +281,7 @@ const TOOL_KEYS: &[&str] = &[
     "onCancel",
     "onCancelTimeoutSeconds",
     "logs",
+    "background",
 ];
 
 fn tool_name(o: &Obj<'_>, errs: &mut Errors) -> String {

@@ -324,7 +324,10 @@ pub fn missing_capability(capability: &str, what: &str) -> crate::jsonrpc::Error
         crate::jsonrpc::ErrorCode::MISSING_CLIENT_CAPABILITY,
         format!("{what} needs the client capability `{capability}`, which this request does not declare"),
     )
-    .with_data(serde_json::json!({ "requiredCapabilities": { capability: {} } }))
+    .with_data(match capability.contains('/') {
+        true => serde_json::json!({ "requiredCapabilities": { "extensions": { capability: {} } } }),
+        false => serde_json::json!({ "requiredCapabilities": { capability: {} } }),
+    })
 }
 
 /// Client capabilities as declared (kept as JSON; only membership is tested). Shared, so
@@ -344,7 +347,13 @@ impl ClientCapabilities {
     }
 
     /// True when the capability `name` (e.g. `"sampling"`) is declared.
+    /// An extension's identifier (it holds a `/`, as `io.modelcontextprotocol/tasks`) is
+    /// looked up under `extensions` (MCP 2026-07-28).
     pub fn has(&self, name: &str) -> bool {
-        self.0.get(name).is_some_and(|v| !v.is_null())
+        let declared = match name.contains('/') {
+            true => self.0.get("extensions").and_then(|e| e.get(name)),
+            false => self.0.get(name),
+        };
+        declared.is_some_and(|v| !v.is_null())
     }
 }

@@ -2,6 +2,7 @@
 //! (strictly increasing, never after the response or the cancel; MCP 2025-11-25, Utilities: Cancellation and Progress),
 //! heartbeats and request-scoped log messages (§4.3).
 
+use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Map, Value};
@@ -61,6 +62,16 @@ pub(super) struct Inflight {
     pub parked: Option<i64>,
     /// Input requests asked without a key so far (for their automatic keys).
     pub asked: u32,
+    /// `tools/call`: the tool's catalog index.
+    pub tool: Option<usize>,
+    /// When the call becomes a job if it is still running (README "Long runs").
+    pub background_at: Option<Instant>,
+    /// The job the call became: the request is answered, the work goes on.
+    pub job: Option<String>,
+    /// The latest output lines (statuses) of the work, for its job.
+    pub recent: VecDeque<String>,
+    /// A `job_wait`: no work of its own, answered when its job ends or its time is up.
+    pub wait: Option<super::job_tools::Wait>,
 }
 
 impl Inflight {
@@ -72,6 +83,11 @@ impl Inflight {
             input: Map::new(),
             parked: None,
             asked: 0,
+            tool: None,
+            background_at: None,
+            job: None,
+            recent: VecDeque::new(),
+            wait: None,
             version,
             modern,
             cacheable: false,
@@ -91,7 +107,7 @@ impl Inflight {
     fn live_token(&self) -> Option<&Value> {
         self.progress_token
             .as_ref()
-            .filter(|_| !self.cancelled && self.parked.is_none())
+            .filter(|_| !self.cancelled && self.parked.is_none() && self.job.is_none())
     }
 }
 
@@ -100,12 +116,20 @@ impl Peer {
     /// was cancelled; the entry is dropped either way, and the oldest waiting request (if
     /// any) starts running at `now`.
     pub fn finish(&mut self, now: Instant, id: &RequestId, outcome: Reply) {
+        if self.calls.get(id).is_some_and(|c| c.wait.is_some()) {
+            log::debug!("finish for {id}, a job_wait, ignored");
+            return;
+        }
         let Some(call) = self.calls.remove(id) else {
             log::debug!("finish for unknown request {id}");
             return;
         };
         self.free_slot(now, id, call.running_since.is_some());
         self.forget_aliases(id);
+        if let Some(job) = &call.job {
+            // Answered already: the outcome goes into the job store.
+            return self.job_finished(now, job, outcome);
+        }
         if let Some(park) = call.parked {
             // Ended while waiting for the client's retry: the request was answered already.
             self.release_park(&RequestId::number(park));
@@ -182,6 +206,11 @@ impl Peer {
     /// Cancels a request's work (from `notifications/cancelled` or shutdown): marks it, emits
     /// [`Effect::Cancel`], and from now on nothing is sent for it.
     pub(super) fn cancel_call(&mut self, id: &RequestId) -> bool {
+        if self.calls.get(id).is_some_and(|c| c.wait.is_some()) {
+            // A job_wait: only the wait ends, never its job.
+            self.calls.remove(id);
+            return true;
+        }
         match self.calls.get_mut(id) {
             Some(call) if !call.cancelled => {
                 call.cancelled = true;
@@ -211,8 +240,8 @@ impl Peer {
         total: Option<f64>,
         message: Option<String>,
     ) -> bool {
-        if let (Some(call), Some(m)) = (self.calls.get_mut(id), &message) {
-            call.status = Some(m.clone());
+        if let Some(m) = &message {
+            self.set_status(id, m.clone());
         }
         self.emit_progress(now, id, progress, total, message)
     }
@@ -265,6 +294,7 @@ impl Peer {
     /// Sets the message the next heartbeat of a request carries (e.g. the last output line),
     /// without sending anything now.
     pub fn set_status(&mut self, id: &RequestId, message: String) {
+        self.note_line(id, &message);
         if let Some(call) = self.calls.get_mut(id) {
             call.status = Some(message);
         }
@@ -283,7 +313,8 @@ impl Peer {
         let Some(call) = self
             .calls
             .get(id)
-            .filter(|c| !c.cancelled && c.parked.is_none())
+            // A job's request was answered: nothing more is sent for it.
+            .filter(|c| !c.cancelled && c.parked.is_none() && c.job.is_none())
         else {
             return false;
         };
@@ -339,6 +370,7 @@ impl Peer {
     pub fn handle_timeout(&mut self, now: Instant) {
         self.fire_deadlines(now);
         self.release_expired(now);
+        self.handle_jobs(now);
         let due: Vec<RequestId> = self
             .calls
             .iter()
@@ -352,6 +384,7 @@ impl Peer {
             .collect();
         for id in due {
             let ahead = self.waiting.iter().position(|w| *w == id);
+            let wait_line = self.wait_line(&id, now);
             let max_running = self.config.max_running;
             let Some(call) = self.calls.get_mut(&id) else {
                 continue;
@@ -369,6 +402,7 @@ impl Peer {
                 }
             };
             let message = match (call.running_since, ahead) {
+                _ if wait_line.is_some() => wait_line.unwrap_or_default(),
                 (Some(since), _) => call
                     .status
                     .clone()

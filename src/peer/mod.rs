@@ -9,7 +9,9 @@
 //! * commands: [`Peer::request`], [`Peer::notify`] and [`Peer::cancel_request`] to talk to the
 //!   other side, and [`Peer::shutdown`];
 //! * time: [`Peer::poll_timeout`] says when [`Peer::handle_timeout`] must next be called (for
-//!   progress heartbeats and call deadlines); every time-dependent call takes `now`;
+//!   progress heartbeats, call deadlines, the background delay after which a call becomes a
+//!   job, the end of a `job_wait` and the expiry of ended jobs); every time-dependent call
+//!   takes `now`;
 //! * outputs: [`Peer::poll_effect`] pops what the caller must do: write bytes, start or stop
 //!   work, deliver a response or a notification.
 //!
@@ -19,14 +21,18 @@ mod batch;
 mod calls;
 mod client_role;
 mod hmac;
+mod job_tools;
+mod jobs;
 mod modern;
 mod mrtr;
 mod server_role;
+mod task_input;
+mod tasks;
 mod timeout;
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use serde::Serialize;
 use serde_json::Value;
@@ -40,11 +46,20 @@ use crate::mcp::{
 
 pub use calls::Reply;
 pub use client_role::ClientEra;
+pub use job_tools::{JobTools, JOB_TOOL_NAMES, WAIT_DEFAULT, WAIT_MAX};
+pub use jobs::{iso8601, JOB_META};
 pub use mrtr::{auto_key, capability_of, process_key, Asked, InputRequest, StateKey};
+pub use tasks::{declared as declares_tasks, TASKS_EXTENSION};
 pub use timeout::Timeout;
 
 /// Default interval of heartbeat progress (the 5 s of established prover servers).
 pub const DEFAULT_HEARTBEAT: Duration = Duration::from_secs(5);
+
+/// Default number of jobs kept at once (working or ended and not yet expired).
+pub const DEFAULT_MAX_JOBS: usize = 16;
+
+/// Default time an ended job's result is kept.
+pub const DEFAULT_JOB_RETENTION: Duration = Duration::from_secs(600);
 
 /// Default time a parked 2026-07-28 call waits for the client's retry.
 pub const DEFAULT_PARK_TTL: Duration = Duration::from_secs(300);
@@ -70,6 +85,11 @@ pub struct Catalog {
     /// How long each tool's calls may run, by tool index (missing: no deadline). When a
     /// call's deadline passes, the peer emits [`Effect::Deadline`].
     pub tool_timeouts: Vec<Option<Timeout>>,
+    /// Background delay of each tool's calls, by tool index (missing: none): a call still
+    /// running after it becomes a job (README "Long runs").
+    pub tool_background: Vec<Option<Duration>>,
+    /// The built-in job tools, once [`Catalog::add_job_tools`] added them.
+    pub job_tools: Option<JobTools>,
 }
 
 impl Catalog {
@@ -103,6 +123,13 @@ pub struct Config {
     /// Serve only the handshake era: `server/discover` is answered with -32601 so that
     /// clients fall back to `initialize` (default false).
     pub legacy_only: bool,
+    /// Jobs kept at once, working or ended (default [`DEFAULT_MAX_JOBS`]): when full, the
+    /// oldest ended job is forgotten; if none has ended, a call stays a plain call.
+    pub max_jobs: usize,
+    /// How long an ended job's result is kept (default [`DEFAULT_JOB_RETENTION`]).
+    pub job_retention: Duration,
+    /// The wall clock, read only for task timestamps (`createdAt`, `lastUpdatedAt`).
+    pub wall_clock: fn() -> SystemTime,
 }
 
 impl Default for Config {
@@ -116,6 +143,9 @@ impl Default for Config {
             max_parked: 64,
             request_state_key: process_key(),
             legacy_only: false,
+            max_jobs: DEFAULT_MAX_JOBS,
+            job_retention: DEFAULT_JOB_RETENTION,
+            wall_clock: SystemTime::now,
         }
     }
 }
@@ -234,6 +264,8 @@ pub struct Peer {
     next_id: i64,
     /// Server role, 2026-07-28: calls parked on `input_required` results.
     parking: mrtr::Parking,
+    /// Server role: jobs (calls answered before their work ended) and their results.
+    jobs: jobs::Store,
     /// Client role: how requests are framed into eras.
     client_era: ClientEra,
     closing: bool,
@@ -266,6 +298,7 @@ impl Peer {
             outbound: HashMap::new(),
             next_id: 1,
             parking: mrtr::Parking::default(),
+            jobs: jobs::Store::default(),
             client_era: ClientEra::Legacy,
             closing: false,
         }
@@ -343,13 +376,14 @@ impl Peer {
         }
     }
 
-    /// When [`Peer::handle_timeout`] must next be called: the next heartbeat, deadline or
-    /// expiry of a parked call.
+    /// When [`Peer::handle_timeout`] must next be called: the next heartbeat, deadline,
+    /// expiry of a parked call, background delay, end of a `job_wait` or job expiry.
     pub fn poll_timeout(&self) -> Option<Instant> {
         let next = [
             self.next_heartbeat(),
             self.next_deadline(),
             self.next_park_expiry(),
+            self.next_background(),
         ];
         next.into_iter().flatten().min()
     }

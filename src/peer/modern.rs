@@ -76,6 +76,7 @@ impl Peer {
                 self.send_modern_result(&req.id, &result, true);
             }
             method::SUBSCRIPTIONS_LISTEN => self.listen(req),
+            m if super::tasks::TASK_METHODS.contains(&m) => self.task_request(now, &req, &terms),
             m if REMOVED_IN_2026.contains(&m) => {
                 let e = ErrorObject::new(
                     ErrorCode::METHOD_NOT_FOUND,

@@ -215,6 +215,10 @@ impl Peer {
                 "only a 2026-07-28 tools/call, prompts/get or resources/read can ask the client for input",
             ));
         };
+        if c.job.is_some() {
+            // Its request was answered: a task asks through tasks/get and tasks/update.
+            return self.ask_for_task(call, requests);
+        }
         if c.parked.is_some() {
             // Another thread of the same work asked already: one request has one answer.
             return Err(ErrorObject::internal(
@@ -284,6 +288,7 @@ impl Peer {
     /// Releases a parked call whose work stopped waiting (cancelled, deadline). Its request was
     /// answered with `input_required` and no retry continues it: its result goes nowhere.
     pub fn release_park(&mut self, park: &RequestId) {
+        self.release_task_input(park);
         let parked = self
             .parking
             .parked
@@ -469,7 +474,7 @@ impl Peer {
 }
 
 /// Every request must be askable, of a declared capability, under a key of its own.
-fn check_requests(
+pub(super) fn check_requests(
     caps: &crate::mcp::ClientCapabilities,
     requests: &[InputRequest],
 ) -> Result<(), ErrorObject> {

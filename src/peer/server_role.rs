@@ -90,6 +90,9 @@ impl Peer {
                 let id = self.call_id_of(&id);
                 if let Some(i) = self.listens.iter().position(|l| *l == id) {
                     self.listens.remove(i);
+                } else if self.calls.get(&id).is_some_and(|c| c.job.is_some()) {
+                    // Answered with a job: only job_cancel or tasks/cancel stop it now.
+                    log::debug!("cancel for {id} ignored: it goes on as a job");
                 } else if !self.cancel_call(&id) {
                     log::debug!("cancel for {id}, which is not running");
                 }
@@ -234,6 +237,10 @@ impl Peer {
         }
         if v.has_2503_features() && self.has_completions() {
             caps["completions"] = json!({});
+        }
+        if modern && c.has_background() {
+            // 2026-07-28 only: the extension does not exist in earlier revisions.
+            caps["extensions"] = json!({ super::tasks::TASKS_EXTENSION: {} });
         }
         caps
     }
@@ -445,6 +452,9 @@ impl Peer {
                 self.send_result(&req.id, &result)
             };
         }
+        if self.job_tool(now, &req, &terms, index, &arguments) {
+            return;
+        }
         self.start(
             now,
             req,
@@ -523,9 +533,13 @@ impl Peer {
                 .get(*tool)
                 .and_then(Option::as_ref);
             inflight.deadline = rule.map(|r| now + r.for_call(arguments));
+            let background = self.catalog.tool_background.get(*tool).copied().flatten();
+            inflight.background_at = background.and_then(|b| now.checked_add(b));
+            inflight.tool = Some(*tool);
         }
         let deadline = inflight.deadline;
-        let wants_progress = inflight.progress_token.is_some();
+        // A call that may become a job reports its output lines even without a token.
+        let wants_progress = inflight.progress_token.is_some() || inflight.background_at.is_some();
         self.admit(&req.id, &mut inflight);
         self.calls.insert(req.id.clone(), inflight);
         self.effects.push_back(Effect::Start(Call {

@@ -254,6 +254,7 @@ impl Shared {
             .collect();
         let now = Instant::now();
         self.with_state(|st| {
+            let before = st.peer.poll_timeout();
             for p in parsed {
                 match p {
                     Ok((framing, incoming)) => st.peer.handle_parsed(now, framing, incoming),
@@ -262,6 +263,11 @@ impl Shared {
                         st.peer.handle_frame_error(&e);
                     }
                 }
+            }
+            // A request the peer holds itself (a job_wait) may need the timer sooner.
+            let after = st.peer.poll_timeout();
+            if after.is_some_and(|a| before.is_none_or(|b| a < b)) {
+                self.wake_timer();
             }
         });
     }

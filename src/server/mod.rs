@@ -70,6 +70,7 @@ pub struct ToolDef {
     handler: Arc<ToolFn>,
     timeout: Option<Timeout>,
     requires: Vec<String>,
+    background: Option<Duration>,
 }
 
 impl ToolDef {
@@ -95,6 +96,7 @@ impl ToolDef {
             handler: Arc::new(handler),
             timeout: None,
             requires: Vec::new(),
+            background: None,
         }
     }
 
@@ -130,7 +132,20 @@ impl ToolDef {
         self
     }
 
-    /// A client capability the tool needs (`"sampling"`, `"elicitation"`, `"roots"`): a call
+    /// Calls still running `after` this long are answered with a job (README "Long runs"):
+    /// its id, state, elapsed time and latest output lines, and how to go on; the work goes
+    /// on, with its deadline, and `job_wait`, `job_cancel` and `jobs` (added to the tools)
+    /// reach it. A 2026-07-28 request that declares the tasks extension gets a task instead.
+    /// `Duration::ZERO` answers every call with a job at once. The handler's statuses
+    /// (`Ctx::set_status`, progress messages) become the job's latest output lines, so
+    /// `Ctx::wants_progress` is true for such a tool even without a progress token.
+    pub fn background(mut self, after: Duration) -> ToolDef {
+        self.background = Some(after);
+        self
+    }
+
+    /// A client capability the tool needs (`"sampling"`, `"elicitation"`, `"roots"`, or an
+    /// extension's identifier such as `"io.modelcontextprotocol/tasks"`): a call
     /// from a client that did not declare it is refused before the handler runs (-32021 in
     /// 2026-07-28, an `isError` result before).
     pub fn requires(mut self, capability: impl Into<String>) -> ToolDef {
@@ -180,6 +195,10 @@ pub struct Options {
     /// 2026-07-28 calls waiting for the client's input at once, each holding a worker
     /// thread (default 64); beyond it, asking fails with an error.
     pub max_waiting_calls: usize,
+    /// Jobs kept at once, working or ended (default 16; README "Long runs").
+    pub max_jobs: usize,
+    /// How long an ended job's result stays readable (default 10 min).
+    pub job_retention: Duration,
 }
 
 impl Default for Options {
@@ -198,14 +217,16 @@ impl Default for Options {
             legacy_only: false,
             input_wait: peer::DEFAULT_PARK_TTL,
             max_waiting_calls: 64,
+            max_jobs: peer::DEFAULT_MAX_JOBS,
+            job_retention: peer::DEFAULT_JOB_RETENTION,
         }
     }
 }
 
 impl Options {
     /// Defaults, overridden by `STDMCP_HEARTBEAT_MS`, `STDMCP_DRAIN_MS`,
-    /// `STDMCP_MAX_CONCURRENT_CALLS`, `STDMCP_MAX_OUTGOING_BYTES` and `STDMCP_FLUSH_STALL_MS`
-    /// when set.
+    /// `STDMCP_MAX_CONCURRENT_CALLS`, `STDMCP_MAX_OUTGOING_BYTES`, `STDMCP_FLUSH_STALL_MS`,
+    /// `STDMCP_MAX_JOBS` and `STDMCP_JOB_RETENTION_MS` when set.
     pub fn from_env() -> Options {
         Options::default().with_env()
     }
@@ -238,6 +259,12 @@ impl Options {
         }
         if let Some(n) = num("STDMCP_MAX_OUTGOING_BYTES") {
             o.max_outgoing_bytes = usize::try_from(n).unwrap_or(usize::MAX).max(1);
+        }
+        if let Some(n) = num("STDMCP_MAX_JOBS") {
+            o.max_jobs = usize::try_from(n).unwrap_or(usize::MAX).max(1);
+        }
+        if let Some(ms) = num("STDMCP_JOB_RETENTION_MS") {
+            o.job_retention = Duration::from_millis(ms);
         }
         if let Some(ms) = num("STDMCP_FLUSH_STALL_MS") {
             o.flush_stall = Duration::from_millis(ms);
@@ -319,12 +346,14 @@ impl Server {
                 c.tools[i] = def.tool;
                 c.tool_requirements[i] = def.requires;
                 c.tool_timeouts[i] = def.timeout;
+                c.tool_background[i] = def.background;
                 self.handlers.tools[i] = def.handler;
             }
             None => {
                 c.tools.push(def.tool);
                 c.tool_requirements.push(def.requires);
                 c.tool_timeouts.push(def.timeout);
+                c.tool_background.push(def.background);
                 self.handlers.tools.push(def.handler);
             }
         }

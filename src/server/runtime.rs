@@ -42,9 +42,15 @@ pub(super) fn serve(
         legacy_only: options.legacy_only,
         park_ttl: options.input_wait,
         max_parked: options.max_waiting_calls,
+        max_jobs: options.max_jobs.max(1),
+        job_retention: options.job_retention,
         ..peer::Config::default()
     };
-    let peer = Peer::server(Arc::new(server.catalog), config);
+    let mut catalog = server.catalog;
+    if let Err(e) = catalog.add_job_tools() {
+        log::error!("no job tools: {e}");
+    }
+    let peer = Peer::server(Arc::new(catalog), config);
     let (out_tx, out_rx) = outbox(options.max_outgoing_bytes);
     let (ev_tx, ev_rx) = crossbeam_channel::unbounded::<Lifecycle>();
     let (timer_tx, timer_rx) = crossbeam_channel::bounded::<()>(1);

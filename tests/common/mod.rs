@@ -368,3 +368,50 @@ pub fn children_named(pid: i32, comm: &str) -> Vec<i32> {
         .map(|p| p.0)
         .collect()
 }
+
+/// `stdmcp serve --config PATH` with `manifest` written to `dir/tools.json`, initialized at
+/// 2025-06-18.
+pub fn serve_manifest(manifest: &Value, dir: &std::path::Path, env: &[(&str, &str)]) -> Proc {
+    let path = dir.join("tools.json");
+    std::fs::write(&path, manifest.to_string()).unwrap();
+    let mut cmd = Command::new(stdmcp_bin());
+    cmd.args(["serve", "--config"])
+        .arg(&path)
+        .envs(env.iter().copied());
+    let mut p = Proc::start(cmd);
+    p.initialize("2025-06-18");
+    p
+}
+
+/// The pids a fixture reported as a `pids P1 P2...` progress message on `token` (heartbeats
+/// may come first under load: they are skipped).
+pub fn pids_from_progress(p: &mut Proc, token: &str) -> Vec<i32> {
+    let token = json!(token);
+    let m = p.recv_where("the pids line", |m| {
+        m["params"]["progressToken"] == token
+            && m["params"]["message"]
+                .as_str()
+                .is_some_and(|s| s.starts_with("pids "))
+    });
+    let msg = m["params"]["message"].as_str().unwrap();
+    msg.trim_start_matches("pids ")
+        .split_whitespace()
+        .map(|s| s.parse().unwrap())
+        .collect()
+}
+
+/// `stdmcp check` on the manifest `m`, written to `dir/m.json`: (exit code, stdout, stderr).
+pub fn stdmcp_check(dir: &std::path::Path, m: &Value) -> (i32, String, String) {
+    let path = dir.join("m.json");
+    std::fs::write(&path, m.to_string()).unwrap();
+    let out = Command::new(stdmcp_bin())
+        .arg("check")
+        .arg(&path)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}

@@ -296,7 +296,9 @@ fn wait_reading_stdin(pid: i32) {
         tasks.flatten().find_map(|t| {
             let call = std::fs::read_to_string(t.path().join("syscall")).ok()?;
             let blocked = call.starts_with("0 0x0 ")
-                || ["7 ", "23 ", "270 ", "271 "].iter().any(|n| call.starts_with(n));
+                || ["7 ", "23 ", "270 ", "271 "]
+                    .iter()
+                    .any(|n| call.starts_with(n));
             let status = std::fs::read_to_string(t.path().join("status")).ok()?;
             let switches = status
                 .lines()
@@ -308,7 +310,11 @@ fn wait_reading_stdin(pid: i32) {
     let (mut last, mut steady) = (None, 0);
     while steady < STEADY_LOOKS {
         let now = waiting();
-        steady = if now.is_some() && now == last { steady + 1 } else { 0 };
+        steady = if now.is_some() && now == last {
+            steady + 1
+        } else {
+            0
+        };
         last = now;
         if Instant::now() >= deadline {
             let calls: Vec<String> = std::fs::read_dir(format!("/proc/{pid}/task"))

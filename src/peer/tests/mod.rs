@@ -9,6 +9,7 @@ use serde_json::{json, Value};
 use super::*;
 
 mod client;
+mod jobs;
 mod mrtr;
 use crate::framing::FrameDecoder;
 use crate::mcp::{LogLevel, PromptArgument, ToolAnnotations};
@@ -56,6 +57,8 @@ pub(super) fn catalog() -> Catalog {
             Some(Timeout::Fixed(Duration::from_secs(30))),
             None,
         ],
+        tool_background: vec![],
+        job_tools: None,
         prompts: vec![Prompt {
             name: "p".into(),
             title: None,

@@ -1,0 +1,295 @@
+//! Server role: the built-in tools over the job store, `job_wait`, `job_cancel` and `jobs`
+//! (README "Long runs: Jobs"). The peer answers them itself: `job_wait` is an entry of the
+//! call table that holds no worker, answered when its job ends or its time is up, with
+//! heartbeats that carry the job's latest output line; a cancel of it ends the wait only.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use super::calls::Inflight;
+use super::jobs::{job_facts, JobState};
+use super::server_role::Terms;
+use super::{Catalog, Peer};
+use crate::jsonrpc::{Request, RequestId};
+use crate::mcp::{gate, CallToolResult, Tool};
+
+/// `job_wait`'s default wait, well below the shortest client timeout (about 60 s).
+pub const WAIT_DEFAULT: Duration = Duration::from_secs(40);
+/// The longest wait `job_wait` accepts.
+pub const WAIT_MAX: Duration = Duration::from_secs(50);
+
+/// Names of the built-in job tools.
+pub const JOB_TOOL_NAMES: [&str; 3] = ["job_wait", "job_cancel", "jobs"];
+
+/// Indices of the job tools in the catalog.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct JobTools {
+    /// `job_wait`.
+    pub wait: usize,
+    /// `job_cancel`.
+    pub cancel: usize,
+    /// `jobs`.
+    pub list: usize,
+}
+
+/// A `job_wait` in progress.
+#[derive(Clone, Debug)]
+pub(super) struct Wait {
+    pub job: String,
+    pub until: Instant,
+}
+
+impl Catalog {
+    /// True when some tool may become a job.
+    pub fn has_background(&self) -> bool {
+        self.tool_background.iter().any(Option::is_some)
+    }
+
+    /// Adds `job_wait`, `job_cancel` and `jobs` when some tool may become a job. A tool of
+    /// the catalog with one of these names is an error (the names are reserved then).
+    ///
+    /// A tool that may become a job is listed without its `outputSchema`: its answer may be a
+    /// job status, which the schema does not describe, and clients check results against a
+    /// declared schema (the Python and TypeScript SDKs refuse a result without the structured
+    /// content it promises). Its results still carry their `structuredContent`.
+    pub fn add_job_tools(&mut self) -> Result<(), String> {
+        if !self.has_background() || self.job_tools.is_some() {
+            return Ok(());
+        }
+        for (tool, background) in self.tools.iter_mut().zip(&self.tool_background) {
+            if background.is_some() {
+                tool.output_schema = None;
+            }
+        }
+        if let Some(n) = JOB_TOOL_NAMES.iter().find(|n| self.tool_index(n).is_some()) {
+            return Err(format!(
+                "tool name {n} is reserved for the built-in job tools when a tool has a background delay"
+            ));
+        }
+        let id = json!({ "type": "string", "description": "The job's id, as the call that started it said (job-N)." });
+        let defs = [
+            (
+                "Wait for a background job (a tool call that outlived the client's patience) to finish, and return its result as the tool itself would have. Returns after at most `seconds` with the job's state and latest output if it is still running; call it again then.",
+                json!({ "type": "object", "properties": { "id": id, "seconds": {
+                    "type": "integer", "minimum": 1, "maximum": WAIT_MAX.as_secs(),
+                    "description": format!("How long to wait at most (default {}).", WAIT_DEFAULT.as_secs()) } },
+                    "required": ["id"], "additionalProperties": false }),
+            ),
+            (
+                "Stop a background job and the processes it started, as cancelling the call would have.",
+                json!({ "type": "object", "properties": { "id": id }, "required": ["id"], "additionalProperties": false }),
+            ),
+            (
+                "List the background jobs: id, tool, state, elapsed seconds and latest output line.",
+                json!({ "type": "object", "properties": {}, "additionalProperties": false }),
+            ),
+        ];
+        let first = self.tools.len();
+        for (name, (description, schema)) in JOB_TOOL_NAMES.iter().zip(defs) {
+            self.tools.push(Tool {
+                name: (*name).to_owned(),
+                title: None,
+                description: Some(description.to_owned()),
+                input_schema: schema,
+                output_schema: None,
+                annotations: None,
+                icons: None,
+                meta: None,
+            });
+            self.tool_requirements.push(Vec::new());
+            self.tool_timeouts.push(None);
+            self.tool_background.push(None);
+        }
+        self.job_tools = Some(JobTools {
+            wait: first,
+            cancel: first + 1,
+            list: first + 2,
+        });
+        Ok(())
+    }
+}
+
+impl Peer {
+    /// Answers a call of a job tool; false if `tool` is not one.
+    pub(super) fn job_tool(
+        &mut self,
+        now: Instant,
+        req: &Request,
+        terms: &Terms,
+        tool: usize,
+        args: &Value,
+    ) -> bool {
+        let Some(t) = self.catalog.job_tools else {
+            return false;
+        };
+        let id = args.get("id").and_then(Value::as_str).unwrap_or_default();
+        if tool == t.wait {
+            let secs = args.get("seconds").and_then(Value::as_u64);
+            let wait = secs.map_or(WAIT_DEFAULT, Duration::from_secs).min(WAIT_MAX);
+            self.job_wait(now, req, terms, id, wait);
+        } else if tool == t.cancel {
+            let r = self.job_cancel(now, id);
+            self.answer_tool(&req.id, terms, r);
+        } else if tool == t.list {
+            let r = self.job_list(now);
+            self.answer_tool(&req.id, terms, r);
+        } else {
+            return false;
+        }
+        true
+    }
+
+    fn answer_tool(&mut self, id: &RequestId, terms: &Terms, r: CallToolResult) {
+        let r = gate::call_result(r, terms.version);
+        if terms.modern {
+            self.send_modern_result(id, &r, false);
+        } else {
+            self.send_result(id, &r);
+        }
+    }
+
+    fn unknown_job(&self, id: &str) -> CallToolResult {
+        CallToolResult::error(format!(
+            "No job {}: the id is wrong, or the job ended more than {} s ago and its result is gone, or the server was restarted. `jobs` lists the jobs there are.",
+            crate::jsonrpc::quote(id),
+            self.config.job_retention.as_secs()
+        ))
+    }
+
+    fn job_wait(&mut self, now: Instant, req: &Request, terms: &Terms, id: &str, wait: Duration) {
+        let Some(job) = self.jobs.get(id) else {
+            let r = self.unknown_job(id);
+            return self.answer_tool(&req.id, terms, r);
+        };
+        if job.state != JobState::Working {
+            let r = self.job_result(now, id);
+            return self.answer_tool(&req.id, terms, r);
+        }
+        let mut call = Inflight::new(now, req.id.clone(), terms.version, terms.modern);
+        call.progress_token = super::server_role::meta(&req.params)
+            .and_then(|m| m.get("progressToken"))
+            .filter(|t| t.is_string() || t.is_number())
+            .cloned();
+        call.wait = Some(Wait {
+            job: id.to_owned(),
+            until: now + wait,
+        });
+        // Holds no slot and no worker: it is only a pending answer.
+        self.calls.insert(req.id.clone(), call);
+    }
+
+    /// What `job_wait` returns for a job: its result in the tool's own shape once it ended,
+    /// else its status.
+    fn job_result(&self, now: Instant, id: &str) -> CallToolResult {
+        let Some(job) = self.jobs.get(id) else {
+            return self.unknown_job(id);
+        };
+        match &job.state {
+            JobState::Working => self.job_status(now, id, true),
+            JobState::Completed(r) => r.clone(),
+            JobState::Failed(e) => CallToolResult::error(format!(
+                "Job {id} (tool {}) failed: {}",
+                job.tool, e.message
+            )),
+            JobState::Cancelled => CallToolResult::error(format!(
+                "Job {id} (tool {}) was cancelled; its processes were stopped.",
+                job.tool
+            )),
+        }
+    }
+
+    fn job_cancel(&mut self, now: Instant, id: &str) -> CallToolResult {
+        let Some(job) = self.jobs.get(id) else {
+            return self.unknown_job(id);
+        };
+        let (tool, state) = (job.tool.clone(), job.state.name());
+        if self.cancel_job(now, id) {
+            CallToolResult::text(format!(
+                "Job {id} (tool {tool}) is cancelled: its work and the processes it started are being stopped."
+            ))
+        } else {
+            CallToolResult::text(format!(
+                "Job {id} (tool {tool}) had ended already ({state}); nothing to stop. job_wait returns its result."
+            ))
+        }
+    }
+
+    fn job_list(&self, now: Instant) -> CallToolResult {
+        if self.jobs.jobs.is_empty() {
+            return CallToolResult::text("No jobs.");
+        }
+        let mut text = String::new();
+        for j in &self.jobs.jobs {
+            text.push_str(&format!(
+                "{}  {}  {}  {} s",
+                j.id,
+                j.tool,
+                j.status(),
+                j.elapsed(now).as_secs()
+            ));
+            if let Some(l) = j.lines.back() {
+                text.push_str("  ");
+                text.push_str(l);
+            }
+            text.push('\n');
+        }
+        let facts: Vec<Value> = self.jobs.jobs.iter().map(|j| job_facts(j, now)).collect();
+        let mut r = CallToolResult::text(text);
+        r.structured_content = Some(json!({ "jobs": facts }));
+        r
+    }
+
+    /// Answers the `job_wait`s of a job that ended.
+    pub(super) fn answer_waits(&mut self, now: Instant, job_id: &str) {
+        let waits: Vec<RequestId> = self
+            .calls
+            .iter()
+            .filter(|(_, c)| c.wait.as_ref().is_some_and(|w| w.job == job_id))
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in waits {
+            self.end_wait(now, &id);
+        }
+    }
+
+    /// Answers the `job_wait`s whose time is up with their job's state.
+    pub(super) fn expire_waits(&mut self, now: Instant) {
+        let due: Vec<RequestId> = self
+            .calls
+            .iter()
+            .filter(|(_, c)| c.wait.as_ref().is_some_and(|w| w.until <= now))
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in due {
+            self.end_wait(now, &id);
+        }
+    }
+
+    fn end_wait(&mut self, now: Instant, id: &RequestId) {
+        let Some(call) = self.calls.remove(id) else {
+            return;
+        };
+        let Some(wait) = &call.wait else {
+            return;
+        };
+        let r = self.job_result(now, &wait.job);
+        let terms = Terms {
+            version: call.version,
+            modern: call.modern,
+            caps: call.caps.clone(),
+            log_level: None,
+        };
+        self.answer_tool(id, &terms, r);
+    }
+
+    /// The heartbeat message of a `job_wait`: its job's latest output line.
+    pub(super) fn wait_line(&self, id: &RequestId, now: Instant) -> Option<String> {
+        let wait = self.calls.get(id)?.wait.as_ref()?;
+        let job = self.jobs.get(&wait.job)?;
+        Some(match job.lines.back() {
+            Some(l) => l.clone(),
+            None => format!("{} running for {} s", job.id, job.elapsed(now).as_secs()),
+        })
+    }
+}

@@ -1,0 +1,377 @@
+//! Server role: jobs, the calls that outlive the client's patience (README "Long runs").
+//!
+//! A tool with a background delay ([`super::Catalog::tool_background`]) that has not finished
+//! when the delay passes becomes a job: the request is answered at once (a job status for
+//! every client, a task for a 2026-07-28 client that declared the tasks extension), and the
+//! work goes on under the same entry of the call table, so it keeps its deadline, its slot,
+//! its cancel token and its process group, and ends with the server like any call. The
+//! client's `notifications/cancelled` for the answered request no longer reaches it; only
+//! `job_cancel`, `tasks/cancel` and shutdown do. The result is kept in the store until the
+//! retention time after the job ended; `job_wait` ([`super::job_tools`]) and `tasks/get`
+//! ([`super::tasks`]) read it from there.
+
+use std::collections::VecDeque;
+use std::time::{Duration, Instant, SystemTime};
+
+use serde_json::{json, Value};
+
+use super::Peer;
+use crate::jsonrpc::{ErrorObject, RequestId};
+use crate::mcp::{gate, CallToolResult, Content};
+
+/// Output lines a job keeps (the latest ones).
+pub const JOB_LINES: usize = 5;
+
+/// The `_meta` key of a job status result.
+pub const JOB_META: &str = "stdmcp/job";
+
+/// Where a job is.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) enum JobState {
+    Working,
+    /// The tool answered (an `isError` result is still `Completed`).
+    Completed(CallToolResult),
+    /// The work ended with a JSON-RPC error (its handler panicked, say).
+    Failed(ErrorObject),
+    Cancelled,
+}
+
+impl JobState {
+    pub fn name(&self) -> &'static str {
+        match self {
+            JobState::Working => "working",
+            JobState::Completed(_) => "completed",
+            JobState::Failed(_) => "failed",
+            JobState::Cancelled => "cancelled",
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub(super) struct Job {
+    pub id: String,
+    /// The key of its call in the call table while it works.
+    pub key: RequestId,
+    pub tool: String,
+    /// When the call arrived (elapsed time counts from there).
+    pub started: Instant,
+    pub created_wall: SystemTime,
+    pub updated_wall: SystemTime,
+    pub state: JobState,
+    /// When it ended: the retention time counts from there.
+    pub ended: Option<Instant>,
+    /// Its latest output lines, oldest first.
+    pub lines: VecDeque<String>,
+    /// A task's questions for the client, while its work waits for the answers.
+    pub input: Option<super::task_input::TaskInput>,
+}
+
+impl Job {
+    /// The task status: `input_required` while a working task waits for answers.
+    pub fn status(&self) -> &'static str {
+        match (&self.state, &self.input) {
+            (JobState::Working, Some(_)) => "input_required",
+            (state, _) => state.name(),
+        }
+    }
+
+    pub fn elapsed(&self, now: Instant) -> Duration {
+        self.ended
+            .unwrap_or(now)
+            .saturating_duration_since(self.started)
+    }
+}
+
+/// The jobs of a server.
+#[derive(Debug, Default)]
+pub(super) struct Store {
+    pub jobs: Vec<Job>,
+    next: u64,
+}
+
+impl Store {
+    pub fn get(&self, id: &str) -> Option<&Job> {
+        self.jobs.iter().find(|j| j.id == id)
+    }
+
+    pub fn get_mut(&mut self, id: &str) -> Option<&mut Job> {
+        self.jobs.iter_mut().find(|j| j.id == id)
+    }
+
+    fn new_id(&mut self) -> String {
+        self.next += 1;
+        format!("job-{}", self.next)
+    }
+}
+
+/// Remembers one more output line of a call (kept for its job).
+pub(super) fn push_line(lines: &mut VecDeque<String>, line: &str) {
+    if lines.back().is_some_and(|l| l == line) {
+        return;
+    }
+    if lines.len() == JOB_LINES {
+        lines.pop_front();
+    }
+    lines.push_back(line.to_owned());
+}
+
+impl Peer {
+    pub(super) fn next_background(&self) -> Option<Instant> {
+        let calls = self.calls.values();
+        let background = calls.filter(|c| !c.cancelled && c.parked.is_none());
+        let next_call = background.filter_map(|c| c.background_at).min();
+        let next_expiry = self.jobs.jobs.iter().filter_map(|j| j.ended).min();
+        let next_expiry = next_expiry.and_then(|e| e.checked_add(self.config.job_retention));
+        let next_wait = self
+            .calls
+            .values()
+            .filter_map(|c| c.wait.as_ref())
+            .map(|w| w.until)
+            .min();
+        [next_call, next_expiry, next_wait]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+
+    /// Turns the calls whose background delay passed into jobs, answers expired `job_wait`s
+    /// and forgets jobs whose retention time is over.
+    pub(super) fn handle_jobs(&mut self, now: Instant) {
+        let retention = self.config.job_retention;
+        self.jobs.jobs.retain(|j| {
+            j.ended
+                .is_none_or(|e| e.checked_add(retention).is_some_and(|x| x > now))
+        });
+        let due: Vec<RequestId> = self
+            .calls
+            .iter()
+            .filter(|(_, c)| !c.cancelled && c.parked.is_none())
+            .filter(|(_, c)| c.background_at.is_some_and(|t| t <= now))
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in due {
+            self.make_job(now, &id);
+        }
+        self.expire_waits(now);
+    }
+
+    /// Room for one more job: the oldest ended job gives way when the store is full.
+    fn job_room(&mut self) -> bool {
+        if self.jobs.jobs.len() < self.config.max_jobs {
+            return true;
+        }
+        match self.jobs.jobs.iter().position(|j| j.ended.is_some()) {
+            Some(i) => {
+                let gone = self.jobs.jobs.remove(i);
+                log::info!("job {} forgotten early: the job store is full", gone.id);
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn make_job(&mut self, now: Instant, id: &RequestId) {
+        if !self.job_room() {
+            if let Some(call) = self.calls.get_mut(id) {
+                call.background_at = None;
+            }
+            log::warn!(
+                "request {id} stays a plain call: {} jobs are running already (STDMCP_MAX_JOBS)",
+                self.config.max_jobs
+            );
+            return;
+        }
+        let job_id = self.jobs.new_id();
+        let wall = (self.config.wall_clock)();
+        let Some(call) = self.calls.get_mut(id) else {
+            return;
+        };
+        call.background_at = None;
+        call.job = Some(job_id.clone());
+        let tool = call
+            .tool
+            .and_then(|t| self.catalog.tools.get(t))
+            .map(|t| t.name.clone())
+            .unwrap_or_default();
+        // The capabilities of the latest retry, for a call resumed after asking the client.
+        let tasks = call.modern && super::tasks::declared(&call.caps);
+        let (wire_id, version, modern) = (call.wire_id.clone(), call.version, call.modern);
+        let job = Job {
+            id: job_id.clone(),
+            key: id.clone(),
+            tool,
+            started: call.started,
+            created_wall: wall,
+            updated_wall: wall,
+            state: JobState::Working,
+            ended: None,
+            lines: call.recent.clone(),
+            input: None,
+        };
+        log::info!("request {id} ({}) became {job_id}", job.tool);
+        self.jobs.jobs.push(job);
+        // The answer is the call's own response: taken out of the call table meanwhile, so
+        // that a 2025-03-26 batch holding the request takes it (a response for an id in the
+        // table is otherwise sent alone, as that of another request reusing the id).
+        let inflight = self.calls.remove(id);
+        if tasks {
+            let task = self.task_fields(now, &job_id);
+            self.send_modern_typed(&wire_id, &task, false, "task");
+        } else {
+            let result = gate::call_result(self.job_status(now, &job_id, false), version);
+            if modern {
+                self.send_modern_result(&wire_id, &result, false);
+            } else {
+                self.send_result(&wire_id, &result);
+            }
+        }
+        if let Some(inflight) = inflight {
+            self.calls.insert(id.clone(), inflight);
+        }
+    }
+
+    /// A job's call ended: its outcome goes into the store (a cancelled job stays cancelled),
+    /// and `job_wait`s on it are answered.
+    pub(super) fn job_finished(&mut self, now: Instant, job_id: &str, outcome: super::Reply) {
+        let wall = (self.config.wall_clock)();
+        if let Some(job) = self.jobs.get_mut(job_id) {
+            if job.state == JobState::Working {
+                job.state = match outcome {
+                    super::Reply::Tool(r) => JobState::Completed(r),
+                    super::Reply::Error(e) => JobState::Failed(e),
+                    other => JobState::Failed(ErrorObject::internal(format!(
+                        "unexpected outcome of a tool call: {other:?}"
+                    ))),
+                };
+                job.ended = Some(now);
+                job.updated_wall = wall;
+                log::info!("{job_id} ended: {}", job.state.name());
+            }
+        }
+        self.answer_waits(now, job_id);
+    }
+
+    /// Stops a job as a cancel would (`job_cancel`, `tasks/cancel`): its work is cancelled,
+    /// its process group killed, and it is `cancelled` from now on. False if it has ended.
+    pub(super) fn cancel_job(&mut self, now: Instant, job_id: &str) -> bool {
+        let wall = (self.config.wall_clock)();
+        let Some(job) = self
+            .jobs
+            .get_mut(job_id)
+            .filter(|j| j.state == JobState::Working)
+        else {
+            return false;
+        };
+        job.state = JobState::Cancelled;
+        job.ended = Some(now);
+        job.updated_wall = wall;
+        let key = job.key.clone();
+        self.cancel_call(&key);
+        self.answer_waits(now, job_id);
+        true
+    }
+
+    /// The latest output line of a call's job or of the call itself.
+    pub(super) fn note_line(&mut self, id: &RequestId, line: &str) {
+        let Some(call) = self.calls.get_mut(id) else {
+            return;
+        };
+        push_line(&mut call.recent, line);
+        if let Some(job_id) = call.job.clone() {
+            let wall = (self.config.wall_clock)();
+            if let Some(job) = self.jobs.get_mut(&job_id) {
+                push_line(&mut job.lines, line);
+                job.updated_wall = wall;
+            }
+        }
+    }
+
+    /// The answer that says a job is not done yet (or how it ended, for `jobs`): text for the
+    /// model, with what to do next, and the same facts under `_meta["stdmcp/job"]`.
+    pub(super) fn job_status(&self, now: Instant, job_id: &str, waited: bool) -> CallToolResult {
+        let Some(job) = self.jobs.get(job_id) else {
+            return CallToolResult::error(format!("No job {job_id}"));
+        };
+        let elapsed = job.elapsed(now);
+        // Tenths below 10 s, so that a short delay does not read "after 0 s".
+        let secs = match elapsed < Duration::from_secs(10) {
+            true => format!("{:.1}", elapsed.as_secs_f64()),
+            false => elapsed.as_secs().to_string(),
+        };
+        let mut text = if waited {
+            format!(
+                "Job {job_id} (tool {}) is still running after {secs} s.",
+                job.tool
+            )
+        } else {
+            format!(
+                "Tool {} is still running after {secs} s, so it goes on in the background as job {job_id}.",
+                job.tool
+            )
+        };
+        if !job.lines.is_empty() {
+            text.push_str("\nLatest output:\n");
+            for l in &job.lines {
+                text.push_str("  ");
+                text.push_str(l);
+                text.push('\n');
+            }
+        } else {
+            text.push('\n');
+        }
+        let retention = job_retention_text(self.config.job_retention);
+        text.push_str(&format!(
+            "Call job_wait {{\"id\": \"{job_id}\"}} to wait for its result (it returns after at most {} s; call it again while the job runs), or job_cancel {{\"id\": \"{job_id}\"}} to stop it. Jobs end when this server stops; a finished job's result is kept for {retention}.",
+            super::job_tools::WAIT_DEFAULT.as_secs()
+        ));
+        let mut r = CallToolResult::new(vec![Content::text(text)]);
+        let mut meta = serde_json::Map::new();
+        meta.insert(JOB_META.into(), job_facts(job, now));
+        r.meta = Some(meta);
+        r
+    }
+}
+
+/// The facts of a job as JSON (`jobs`, `_meta`).
+pub(super) fn job_facts(job: &Job, now: Instant) -> Value {
+    json!({
+        "id": job.id,
+        "tool": job.tool,
+        "state": job.status(),
+        "elapsedSeconds": job.elapsed(now).as_secs(),
+        "lines": job.lines,
+    })
+}
+
+fn job_retention_text(d: Duration) -> String {
+    let s = d.as_secs();
+    if s.is_multiple_of(60) && s >= 60 {
+        format!("{} min", s / 60)
+    } else {
+        format!("{s} s")
+    }
+}
+
+/// `t` as an ISO 8601 UTC timestamp with milliseconds (for task timestamps).
+pub fn iso8601(t: SystemTime) -> String {
+    let since = t.duration_since(SystemTime::UNIX_EPOCH).unwrap_or_default();
+    let secs = since.as_secs();
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    // Days to a civil date (H. Hinnant's algorithm), for dates after 1970.
+    let z = days as i64 + 719_468;
+    let era = z / 146_097;
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60,
+        since.subsec_millis()
+    )
+}
