@@ -20,6 +20,10 @@ pub enum Kind {
     Peer,
     /// The canned-response floor: no real tools.
     Floor,
+    /// `stdmcp serve` with the built-in manifest (cold start only).
+    Serve,
+    /// `stdmcp serve` with the benchmark manifest bench/stdmcp/tools.json (`true`, `drain`).
+    Manifest,
 }
 
 /// A server under test.
@@ -51,6 +55,12 @@ pub struct Plan {
     pub progress_ms: u64,
     pub cancel_reps: usize,
     pub child_reps: usize,
+    pub cmd_reps: usize,
+    pub cmd_warmup: usize,
+    pub cmd_calls: usize,
+    pub cmd_in_flight: usize,
+    pub drain_reps: usize,
+    pub drain_bytes: u64,
 }
 
 impl Plan {
@@ -74,6 +84,12 @@ impl Plan {
             progress_ms: 2_000,
             cancel_reps: 9,
             child_reps: 9,
+            cmd_reps: 5,
+            cmd_warmup: 50,
+            cmd_calls: 500,
+            cmd_in_flight: 16,
+            drain_reps: 3,
+            drain_bytes: 1 << 30,
         }
     }
 
@@ -97,6 +113,12 @@ impl Plan {
             progress_ms: 500,
             cancel_reps: 1,
             child_reps: 1,
+            cmd_reps: 1,
+            cmd_warmup: 5,
+            cmd_calls: 50,
+            cmd_in_flight: 16,
+            drain_reps: 1,
+            drain_bytes: 256 << 20,
         }
     }
 }
@@ -121,8 +143,8 @@ pub struct Conn {
 impl Conn {
     /// Spawns the server; no protocol yet.
     pub fn spawn(spec: &Spec) -> Result<Conn, String> {
-        let mut proc =
-            ServerProcess::spawn(&spec.argv).map_err(|e| format!("cannot spawn: {e}"))?;
+        let mut proc = crate::busy::spawn_pinned(|| ServerProcess::spawn(&spec.argv))
+            .map_err(|e| format!("cannot spawn: {e}"))?;
         let (reader, writer) = proc.take_pipes();
         Ok(Conn {
             pid: proc.pid(),
@@ -204,12 +226,17 @@ impl Conn {
     pub fn tools_list(&mut self, deadline: Instant) -> Result<Value, String> {
         let id = self.send("tools/list", json!({}), false)?;
         let result = self.wait(&id, deadline, |_, _| {})?;
-        if self.kind != Kind::Floor {
+        let wanted: &[&str] = match self.kind {
+            Kind::Floor | Kind::Serve => &[],
+            Kind::Manifest => &["true", "drain"],
+            Kind::Stdmcp | Kind::Peer => &["echo", "sleep", "spawn"],
+        };
+        {
             let names: Vec<&str> = result["tools"]
                 .as_array()
                 .map(|t| t.iter().filter_map(|t| t["name"].as_str()).collect())
                 .unwrap_or_default();
-            for want in ["echo", "sleep", "spawn"] {
+            for &want in wanted {
                 if !names.contains(&want) {
                     return Err(format!("tools/list has no {want} tool: {names:?}"));
                 }

@@ -23,6 +23,15 @@ pub(crate) fn stdmcp_exe() -> PathBuf {
         .unwrap_or_else(|| root().join("target/release/examples/everything"))
 }
 
+/// `target/release/stdmcp`, the command-line binary, beside the examples directory.
+pub(crate) fn stdmcp_bin() -> PathBuf {
+    stdmcp_exe()
+        .parent()
+        .and_then(Path::parent)
+        .map(|d| d.join("stdmcp"))
+        .unwrap_or_else(|| root().join("target/release/stdmcp"))
+}
+
 pub(crate) fn servers() -> Result<Vec<Spec>, String> {
     let exe = std::env::current_exe().map_err(|e| format!("current_exe: {e}"))?;
     // STDMCP_BENCH_SERVER overrides stdmcp's argv (whitespace-separated), e.g. to run an
@@ -36,6 +45,13 @@ pub(crate) fn servers() -> Result<Vec<Spec>, String> {
         argv,
         kind: Kind::Stdmcp,
     }];
+    // `stdmcp serve` with the built-in manifest (no --config; run from the repository root,
+    // with STDMCP_CONFIG unset by the driver, and no ~/.config/stdmcp/stdmcp.json expected).
+    out.push(Spec {
+        name: "stdmcp-serve".into(),
+        argv: vec![stdmcp_bin().display().to_string(), "serve".into()],
+        kind: Kind::Serve,
+    });
     let peers_file = root().join("bench/peers/peers.json");
     match std::fs::read_to_string(&peers_file)
         .map_err(|e| e.to_string())
@@ -144,7 +160,9 @@ pub(crate) fn missing(spec: &Spec) -> Option<String> {
     if prog.components().count() > 1 {
         if !prog.exists() {
             let hint = match spec.kind {
-                Kind::Stdmcp => "cargo build --release --examples",
+                Kind::Stdmcp | Kind::Serve | Kind::Manifest => {
+                    "cargo build --release --bins --examples"
+                }
                 _ => "bash bench/peers/install.sh",
             };
             return Some(format!("{} not found (run {hint})", prog.display()));
@@ -167,7 +185,16 @@ pub(crate) fn missing(spec: &Spec) -> Option<String> {
 /// Whether a group applies to a server; the reason when not.
 pub(crate) fn applies(group: &str, spec: &Spec) -> Result<(), String> {
     match (spec.kind, group) {
-        (Kind::Floor, "cold" | "seq" | "pipe") => Ok(()),
+        (Kind::Floor, "cold" | "seq" | "pipe" | "cmd" | "drain") => Ok(()),
+        (Kind::Serve | Kind::Manifest, "cold") => Ok(()),
+        (Kind::Serve | Kind::Manifest, _) => Err(
+            "`stdmcp serve` is measured for cold start only; the stdmcp row of the command \
+             groups is `stdmcp serve` with bench/stdmcp/tools.json"
+                .into(),
+        ),
+        (Kind::Peer, "drain") => Err(
+            "not run: the SDKs' process APIs collect a tool's whole output in memory".into(),
+        ),
         (Kind::Floor, "size") => Err("the floor is this driver binary run as `mcp --floor`".into()),
         (Kind::Floor, _) => Err("the floor has no tools (canned answers only)".into()),
         _ => Ok(()),
