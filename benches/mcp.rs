@@ -19,6 +19,8 @@
 //! | `progress` | `sleep 2000 ms` with a progress token: count, mean and max gap |
 //! | `cancel` | cancel a running sleep, echo at once: cancel sent → echo answered |
 //! | `child` | cancel a running `spawn`: cancel sent → child `sleep` gone or a zombie |
+//! | `cmd` | a tool running `/bin/true`: calls/s one at a time and 16 in flight |
+//! | `drain` | a tool printing 1 GiB: time, peak tree RSS (floor: `head … \| cat > /dev/null`) |
 //! | `size` | binary or install size |
 //!
 //! `seq` runs with the driver and the server pinned to one CPU (`taskset`; `--no-pin` to
@@ -27,7 +29,9 @@
 //! `--only` takes server names and/or group names. A server that fails a run gets `n/a`
 //! with the reason; the run goes on. Results go to `--out` (default
 //! `bench/results/mcp.json`), a summary table to stdout, progress to stderr (where the
-//! servers' own stderr also goes). `STDMCP_BENCH_SERVER="CMD ARGS"` replaces stdmcp's argv.
+//! servers' own stderr also goes). `STDMCP_BENCH_SERVER="CMD ARGS"` replaces stdmcp's argv;
+//! `STDMCP_BENCH_BIN=PATH` replaces the `stdmcp` binary of `stdmcp serve` (stdmcp-serve and
+//! the command-tool groups). `--busy` runs everything under contention (see `busy.rs`).
 #![allow(clippy::print_stdout)]
 
 #[path = "mcp/busy.rs"]

@@ -120,7 +120,13 @@ pub(crate) fn start(all: &str) -> Result<Spinner, String> {
 pub(crate) fn spin(parent: Option<u32>) -> ! {
     // SAFETY: prctl(PR_SET_PDEATHSIG) and getppid only read or set this process's state.
     let ppid = unsafe {
-        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0);
+        libc::prctl(
+            libc::PR_SET_PDEATHSIG,
+            libc::SIGKILL as libc::c_ulong,
+            0,
+            0,
+            0,
+        );
         libc::getppid()
     };
     if parent != Some(ppid as u32) {

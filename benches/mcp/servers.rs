@@ -23,8 +23,12 @@ pub(crate) fn stdmcp_exe() -> PathBuf {
         .unwrap_or_else(|| root().join("target/release/examples/everything"))
 }
 
-/// `target/release/stdmcp`, the command-line binary, beside the examples directory.
+/// `target/release/stdmcp`, the command-line binary, beside the examples directory;
+/// `STDMCP_BENCH_BIN` replaces it (to compare two builds: stdmcp-serve and the command tools).
 pub(crate) fn stdmcp_bin() -> PathBuf {
+    if let Some(p) = std::env::var_os("STDMCP_BENCH_BIN").filter(|p| !p.is_empty()) {
+        return PathBuf::from(p);
+    }
     stdmcp_exe()
         .parent()
         .and_then(Path::parent)
@@ -192,9 +196,9 @@ pub(crate) fn applies(group: &str, spec: &Spec) -> Result<(), String> {
              groups is `stdmcp serve` with bench/stdmcp/tools.json"
                 .into(),
         ),
-        (Kind::Peer, "drain") => Err(
-            "not run: the SDKs' process APIs collect a tool's whole output in memory".into(),
-        ),
+        (Kind::Peer, "drain") => {
+            Err("not run: the SDKs' process APIs collect a tool's whole output in memory".into())
+        }
         (Kind::Floor, "size") => Err("the floor is this driver binary run as `mcp --floor`".into()),
         (Kind::Floor, _) => Err("the floor has no tools (canned answers only)".into()),
         _ => Ok(()),

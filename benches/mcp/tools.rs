@@ -81,7 +81,13 @@ pub(crate) fn command(spec: &Spec, plan: &Plan) -> Result<Figures, String> {
     let deadline = Instant::now() + Duration::from_secs(300);
     run_calls(&mut c, &params, plan.cmd_warmup, 1, deadline)?;
     let seq = run_calls(&mut c, &params, plan.cmd_calls, 1, deadline)?;
-    let par = run_calls(&mut c, &params, plan.cmd_calls, plan.cmd_in_flight, deadline)?;
+    let par = run_calls(
+        &mut c,
+        &params,
+        plan.cmd_calls,
+        plan.cmd_in_flight,
+        deadline,
+    )?;
     c.finish(Duration::from_secs(2));
     Ok(vec![("cmd_seq_per_s", seq), ("cmd_par_per_s", par)])
 }
@@ -176,8 +182,11 @@ pub(crate) fn drain(spec: &Spec, plan: &Plan) -> Result<Figures, String> {
         let t = Instant::now();
         let mut child = spawn_pinned(|| Command::new("/bin/sh").args(["-c", &script]).spawn())
             .map_err(|e| format!("cannot start sh: {e}"))?;
-        let sampler =
-            procfs::Sampler::start(child.id(), Duration::from_millis(5), Duration::from_millis(50));
+        let sampler = procfs::Sampler::start(
+            child.id(),
+            Duration::from_millis(5),
+            Duration::from_millis(50),
+        );
         let status = child.wait().map_err(|e| e.to_string())?;
         let took = t.elapsed();
         let peak = sampler.stop();
