@@ -545,6 +545,10 @@ fn results(all: &[Spec], groups: &[&str], cells: &Cells) -> Map<String, Value> {
                 continue;
             }
             let cell = cells.get(&(s.name.clone(), mt.key));
+            if mt.key.ends_with("_fork_per_s") && s.kind != Kind::Floor {
+                per.insert(mt.key.into(), json!({"na": "a variant of the spawn floor"}));
+                continue;
+            }
             let entry = match (cell, value_of(cells, &s.name, mt.key)) {
                 (Some(c), _) if c.na.is_some() => json!({"na": c.na}),
                 (Some(c), Some(v)) => {
@@ -596,13 +600,22 @@ fn print_summary(all: &[Spec], groups: &[&str], doc: &Value) {
         println!();
     }
     for n in &names {
+        // Each reason once per server, with the figures it applies to.
+        let mut reasons: Vec<(&str, Vec<&str>)> = Vec::new();
         for mt in METRICS.iter().filter(|m| groups.contains(&m.group)) {
             let e = &doc["results"][*n][mt.key];
             if let Some(why) = e["na"].as_str() {
-                if why != "the floor has no tools (canned answers only)" {
-                    println!("  {n} {}: n/a: {why}", mt.key);
+                if why == "the floor has no tools (canned answers only)" {
+                    continue;
+                }
+                match reasons.iter_mut().find(|(w, _)| *w == why) {
+                    Some((_, keys)) => keys.push(mt.key),
+                    None => reasons.push((why, vec![mt.key])),
                 }
             }
+        }
+        for (why, keys) in reasons {
+            println!("  {n} {}: n/a: {why}", keys.join(", "));
         }
     }
 }

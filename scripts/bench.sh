@@ -50,6 +50,11 @@ echo "== peers"
 bash bench/peers/install.sh
 echo "== stdmcp (release)"
 cargo build --release --bins --examples
+if [ -z "$SUFFIX" ]; then
+  # The static binary as scripts/dist.sh ships it, for its cold start (`stdmcp-static`).
+  RUSTFLAGS="-C target-feature=+crt-static -C relocation-model=static" \
+    cargo build --release --bin stdmcp --target x86_64-unknown-linux-gnu
+fi
 cargo bench --bench mcp --no-run
 
 # driver OUT [ARGS...]: one run of the driver; progress lines to the terminal, everything,

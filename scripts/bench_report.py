@@ -155,7 +155,7 @@ def targets(res):
     rows = []
     s = lambda k: res.value("stdmcp", k)  # noqa: E731
     rmcps = [n for n in res.servers if n.startswith("rmcp")]
-    peers = [n for n in res.servers if n not in ("stdmcp", "stdmcp-serve", "floor")]
+    peers = [n for n in res.servers if n not in ("stdmcp", "stdmcp-serve", "stdmcp-static", "floor")]
 
     def versus(text, key, others, need, higher=True, unit="", who="stdmcp"):
         """stdmcp's figure against the best of `others`: ratio (better direction) >= need."""
@@ -176,7 +176,7 @@ def targets(res):
             return
         rows.append((text, f"{fmt(v)} {unit}", v < limit, f"{pct(v / limit - 1)} vs the {fmt(limit)} {unit} limit"))
 
-    for who in ("stdmcp", "stdmcp-serve"):
+    for who in ("stdmcp", "stdmcp-serve", "stdmcp-static"):
         versus(f"cold start ({who}) at most 1.2× the floor's", "cold_init_ms", ["floor"], 1 / 1.2,
                higher=False, unit="ms", who=who)
         versus(f"cold start ({who}) below rmcp's", "cold_init_ms", rmcps, 1.0, higher=False, unit="ms", who=who)
@@ -310,7 +310,7 @@ spawned server; in each repetition the servers take turns in a rotated order.
 
 | measurement | what is timed | runs |
 |---|---|---|
-| cold start | spawn → `initialize` response; spawn → first `tools/list` response (after `notifications/initialized`) | {plan['cold_reps']} |
+| cold start | spawn → `initialize` response; spawn → first `tools/list` response (after `notifications/initialized`); for every server, and also for `stdmcp serve` with the built-in manifest (`stdmcp-serve`) and for the same statically linked as `scripts/dist.sh` ships it (`stdmcp-static`) | {plan['cold_reps']} |
 | idle RSS | VmRSS summed over the server and its descendants, {plan['idle_settle_ms']} ms after `tools/list` | {plan['idle_reps']} |
 | sequential echo | {plan['seq_calls']:,} `tools/call echo` one at a time (after {plan['seq_warmup']:,} warm-up calls): p50, p99, mean round trip{pin_note} | {plan['seq_reps']} |
 | pipelined echo | {plan['pipe_calls']:,} echo calls, {plan['in_flight']} kept in flight (after {plan['pipe_warmup']:,} warm-up calls): calls/s | {plan['pipe_reps']} |
@@ -441,6 +441,7 @@ def main():
              {"stdmcp": "stdmcp " + vers["stdmcp"] + ", `everything` example (command tools: "
               "`stdmcp serve --config bench/stdmcp/tools.json`)",
               "stdmcp-serve": "`stdmcp serve`, the built-in manifest (cold start only)",
+              "stdmcp-static": "the same, statically linked as `scripts/dist.sh` ships it (cold start only)",
               "floor": "canned answers, no JSON parsing (the transport's floor)"}.get(
                  s["name"], vers["python"] if s["name"] == "python" else vers["typescript"]
                  if s["name"] == "typescript" else "rmcp " + vers["rmcp"] if s["name"].startswith("rmcp") else ""),
@@ -506,7 +507,7 @@ def main():
         for m in doc["metrics"]:
             e = res.entry(n, m["key"])
             why = e.get("na")
-            if why and why not in seen and "no tools" not in why:
+            if why and why not in seen and "no tools" not in why and "variant of the spawn floor" not in why:
                 seen.add(why)
                 notes.append(f"- {n}, {m['label']}: n/a: {why}")
             for f in e.get("failures", []) if "value" in e else []:

@@ -161,6 +161,20 @@ pub(crate) const METRICS: &[Metric] = &[
         "higher",
     ),
     m(
+        "cmd_seq_fork_per_s",
+        "cmd",
+        "spawn floor with a pre-exec hook (fork + exec, as stdmcp's runner), one at a time",
+        "calls/s",
+        "info",
+    ),
+    m(
+        "cmd_par_fork_per_s",
+        "cmd",
+        "spawn floor with a pre-exec hook (fork + exec), 16 in flight",
+        "calls/s",
+        "info",
+    ),
+    m(
         "drain_ms",
         "drain",
         "output drain: a tool printing the drain size (call → answer)",

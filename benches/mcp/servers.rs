@@ -36,6 +36,12 @@ pub(crate) fn stdmcp_bin() -> PathBuf {
         .unwrap_or_else(|| root().join("target/release/stdmcp"))
 }
 
+/// The static `stdmcp` of scripts/dist.sh's build (`+crt-static`, target
+/// x86_64-unknown-linux-gnu).
+pub(crate) fn static_bin() -> PathBuf {
+    root().join("target/x86_64-unknown-linux-gnu/release/stdmcp")
+}
+
 pub(crate) fn servers() -> Result<Vec<Spec>, String> {
     let exe = std::env::current_exe().map_err(|e| format!("current_exe: {e}"))?;
     // STDMCP_BENCH_SERVER overrides stdmcp's argv (whitespace-separated), e.g. to run an
@@ -54,6 +60,13 @@ pub(crate) fn servers() -> Result<Vec<Spec>, String> {
     out.push(Spec {
         name: "stdmcp-serve".into(),
         argv: vec![stdmcp_bin().display().to_string(), "serve".into()],
+        kind: Kind::Serve,
+    });
+    // The same, statically linked as scripts/dist.sh ships it (no dynamic loader, no
+    // relocations at start); built by a full scripts/bench.sh run, else n/a.
+    out.push(Spec {
+        name: "stdmcp-static".into(),
+        argv: vec![static_bin().display().to_string(), "serve".into()],
         kind: Kind::Serve,
     });
     let peers_file = root().join("bench/peers/peers.json");
@@ -164,6 +177,7 @@ pub(crate) fn missing(spec: &Spec) -> Option<String> {
     if prog.components().count() > 1 {
         if !prog.exists() {
             let hint = match spec.kind {
+                _ if spec.name == "stdmcp-static" => "a full scripts/bench.sh, or scripts/dist.sh",
                 Kind::Stdmcp | Kind::Serve | Kind::Manifest => {
                     "cargo build --release --bins --examples"
                 }

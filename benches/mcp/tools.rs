@@ -72,9 +72,13 @@ fn run_calls(
 /// The `true` tool: calls/s one at a time and with 16 in flight.
 pub(crate) fn command(spec: &Spec, plan: &Plan) -> Result<Figures, String> {
     if spec.kind == Kind::Floor {
-        let seq = spawn_floor(plan.cmd_calls, 1)?;
-        let par = spawn_floor(plan.cmd_calls, plan.cmd_in_flight)?;
-        return Ok(vec![("cmd_seq_per_s", seq), ("cmd_par_per_s", par)]);
+        let (n, k) = (plan.cmd_calls, plan.cmd_in_flight);
+        return Ok(vec![
+            ("cmd_seq_per_s", spawn_floor(n, 1, false)?),
+            ("cmd_par_per_s", spawn_floor(n, k, false)?),
+            ("cmd_seq_fork_per_s", spawn_floor(n, 1, true)?),
+            ("cmd_par_fork_per_s", spawn_floor(n, k, true)?),
+        ]);
     }
     let mut c = Conn::open(&served(spec))?;
     let params = json!({"name": "true", "arguments": {}});
@@ -92,13 +96,21 @@ pub(crate) fn command(spec: &Spec, plan: &Plan) -> Result<Figures, String> {
     Ok(vec![("cmd_seq_per_s", seq), ("cmd_par_per_s", par)])
 }
 
-/// Runs this driver as `mcp --spawn-floor N K` (on the busy CPU under `--busy`) and reads
-/// the calls/s it prints.
-fn spawn_floor(n: usize, in_flight: usize) -> Result<f64, String> {
+/// Runs this driver as `mcp --spawn-floor N K [fork]` (on the busy CPU under `--busy`) and
+/// reads the calls/s it prints.
+fn spawn_floor(n: usize, in_flight: usize, fork: bool) -> Result<f64, String> {
     let exe = std::env::current_exe().map_err(|e| format!("current_exe: {e}"))?;
+    let mut args = vec![
+        "--spawn-floor".to_owned(),
+        n.to_string(),
+        in_flight.to_string(),
+    ];
+    if fork {
+        args.push("fork".into());
+    }
     let mut child = spawn_pinned(|| {
         Command::new(exe)
-            .args(["--spawn-floor", &n.to_string(), &in_flight.to_string()])
+            .args(&args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .spawn()
@@ -117,9 +129,11 @@ fn spawn_floor(n: usize, in_flight: usize) -> Result<f64, String> {
         .map_err(|_| format!("the spawn floor printed {out:?}"))
 }
 
-/// `mcp --spawn-floor N K`: spawns `/bin/true` N times with K running at once (std's
-/// `Command`, which uses posix_spawn when nothing runs between fork and exec), reaps each
-/// with `waitpid(-1)`, and prints calls/s.
+/// `mcp --spawn-floor N K [fork]`: spawns `/bin/true` N times with K running at once (std's
+/// `Command`, which uses posix_spawn when nothing runs between fork and exec; with `fork`,
+/// an empty `pre_exec` hook makes it fork and exec, as stdmcp's runner must for its
+/// hardening), reaps each with `waitpid(-1)`, and prints calls/s.
+#[allow(unsafe_code)]
 pub(crate) fn spawn_floor_main(args: &[String]) -> Result<(), String> {
     let num = |i: usize| -> Result<usize, String> {
         args.get(i)
@@ -128,13 +142,20 @@ pub(crate) fn spawn_floor_main(args: &[String]) -> Result<(), String> {
             .ok_or_else(|| "usage: mcp --spawn-floor CALLS IN_FLIGHT".to_owned())
     };
     let (n, k) = (num(0)?, num(1)?);
+    let fork = args.get(2).map(String::as_str) == Some("fork");
     let start = || {
-        Command::new(TRUE)
-            .stdin(Stdio::null())
+        let mut cmd = Command::new(TRUE);
+        cmd.stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .map_err(|e| format!("{TRUE}: {e}"))
+            .stderr(Stdio::null());
+        if fork {
+            use std::os::unix::process::CommandExt;
+            // SAFETY: the hook does nothing; it only makes std fork instead of posix_spawn.
+            unsafe {
+                cmd.pre_exec(|| Ok(()));
+            }
+        }
+        cmd.spawn().map_err(|e| format!("{TRUE}: {e}"))
     };
     let t = Instant::now();
     let mut running: HashMap<u32, Child> = HashMap::new();

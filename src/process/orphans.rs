@@ -263,17 +263,18 @@ mod tests {
     #[allow(clippy::disallowed_methods)] // a bare child with an odd name, to read its stat
     fn stat_reads_a_process_whose_name_is_not_utf8() {
         use std::os::unix::ffi::OsStrExt;
-        // The kernel names a process after its executable's file name: a copy of `sleep`
-        // whose name has a byte that is not UTF-8 gives such a name. The sweep must still
-        // see it (it once read the line as UTF-8 and skipped it).
+        // The kernel names a process after the file name it was executed by: a symbolic
+        // link to `sleep` whose name has a byte that is not UTF-8 gives such a name (a link,
+        // not a copy: writing an executable races with other tests' forks, ETXTBSY). The
+        // sweep must still see it (it once read the line as UTF-8 and skipped it).
         let dir = std::env::temp_dir().join(format!("stdmcp-orphans-{}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("temp dir");
         let exe = dir.join(std::ffi::OsStr::from_bytes(b"sl\xffp"));
-        std::fs::copy("/bin/sleep", &exe).expect("copy sleep");
+        std::os::unix::fs::symlink("/bin/sleep", &exe).expect("link to sleep");
         let mut child = std::process::Command::new(&exe)
             .arg("30")
             .spawn()
-            .expect("start the copy");
+            .expect("start sleep by the link");
         let pid = child.id() as i32;
         let seen = stat(pid);
         let _ = child.kill();
