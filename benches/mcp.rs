@@ -263,11 +263,14 @@ fn main() -> std::process::ExitCode {
     if args.busy {
         groups.retain(|&g| g != "size"); // sizes do not change under load
     }
-    let plan = if args.quick {
+    let mut plan = if args.quick {
         Plan::quick()
     } else {
         Plan::full()
     };
+    if args.busy {
+        plan = plan.contended();
+    }
     let started = Instant::now();
     let started_unix = SystemTime::now()
         .duration_since(SystemTime::UNIX_EPOCH)

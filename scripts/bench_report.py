@@ -167,7 +167,7 @@ def targets(res):
         name, best = (max if higher else min)(vals, key=lambda x: x[1])
         got = base / best if higher else best / base
         label = f"{fmt(base)} vs {name} {fmt(best)} {unit} = {got:.2f}×"
-        rows.append((text, label, got >= need, f"{pct(got / need - 1)} vs the {need}× needed"))
+        rows.append((text, label, got >= need, f"{pct(got / need - 1)} vs the {need:.2f}× needed"))
 
     def limit_row(text, key, limit, unit, who="stdmcp"):
         v = res.value(who, key)

@@ -93,6 +93,23 @@ impl Plan {
         }
     }
 
+    /// Under contention every thread hand-off may wait for the spinner's time slice, so
+    /// sequential calls take milliseconds: fewer calls and repetitions keep the run short.
+    pub fn contended(self) -> Plan {
+        if self.quick {
+            return self;
+        }
+        Plan {
+            seq_reps: 3,
+            seq_warmup: 100,
+            seq_calls: 1_000,
+            pipe_reps: 3,
+            cmd_reps: 3,
+            drain_reps: 2,
+            ..self
+        }
+    }
+
     pub fn quick() -> Plan {
         Plan {
             quick: true,
