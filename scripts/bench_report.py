@@ -525,6 +525,8 @@ def main():
         "scripts/bench.sh            # peers, release build, full run (several minutes), docs/bench.*",
         "scripts/bench.sh --quick    # the same in seconds, report in bench/results/quick/",
         "cargo bench --bench mcp -- --only stdmcp,floor,pipe     # a subset (servers and/or groups)",
+        "cargo bench --bench mcp -- --busy --only stdmcp,floor,seq   # the same under contention",
+        "STDMCP_BENCH_BIN=/tmp/old/stdmcp cargo bench --bench mcp -- --only stdmcp,floor,cmd   # another stdmcp serve",
         "```",
         "",
         "Profiling stdmcp under the same load: build it unstripped "

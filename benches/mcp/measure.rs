@@ -370,14 +370,16 @@ pub fn sequential(spec: &Spec, plan: &Plan) -> Result<Figures, String> {
     ])
 }
 
-/// `n` echo calls with `in_flight` outstanding; returns calls/s.
-fn pipelined_run(
+/// `n` calls of `params` with `in_flight` outstanding; returns calls/s. Every answer must not
+/// be an error; with `echo`, the first must carry the echoed text.
+pub fn run_calls(
     c: &mut Conn,
+    params: &Value,
     n: usize,
     in_flight: usize,
     deadline: Instant,
+    echo: bool,
 ) -> Result<f64, String> {
-    let params = echo_params();
     let t = Instant::now();
     let mut sent = 0;
     let mut done = 0;
@@ -388,9 +390,7 @@ fn pipelined_run(
     while done < n {
         if let Event::Response(r) = c.event(deadline)? {
             let result = r.result.map_err(|e| format!("error response: {e}"))?;
-            if done == 0 {
-                c.check(&result, true)?;
-            }
+            c.check(&result, echo && done == 0)?;
             done += 1;
             if sent < n {
                 c.send("tools/call", params.clone(), false)?;
@@ -404,8 +404,23 @@ fn pipelined_run(
 pub fn pipelined(spec: &Spec, plan: &Plan) -> Result<Figures, String> {
     let mut c = Conn::open(spec)?;
     let deadline = Instant::now() + Duration::from_secs(300);
-    pipelined_run(&mut c, plan.pipe_warmup, plan.in_flight, deadline)?;
-    let rate = pipelined_run(&mut c, plan.pipe_calls, plan.in_flight, deadline)?;
+    let echo = echo_params();
+    run_calls(
+        &mut c,
+        &echo,
+        plan.pipe_warmup,
+        plan.in_flight,
+        deadline,
+        true,
+    )?;
+    let rate = run_calls(
+        &mut c,
+        &echo,
+        plan.pipe_calls,
+        plan.in_flight,
+        deadline,
+        true,
+    )?;
     c.finish(Duration::from_secs(2));
     Ok(vec![("pipe_calls_per_s", rate)])
 }

@@ -8,11 +8,10 @@ use std::io::Read;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Value};
-use stdmcp::client::Event;
+use serde_json::json;
 
 use crate::busy::spawn_pinned;
-use crate::measure::{Conn, Figures, Kind, Plan, Spec};
+use crate::measure::{run_calls, Conn, Figures, Kind, Plan, Spec};
 use crate::procfs;
 
 /// The program every command tool runs.
@@ -39,36 +38,6 @@ fn served(spec: &Spec) -> Spec {
     }
 }
 
-/// `n` calls of `tool` with `in_flight` outstanding; calls/s.
-fn run_calls(
-    c: &mut Conn,
-    params: &Value,
-    n: usize,
-    in_flight: usize,
-    deadline: Instant,
-) -> Result<f64, String> {
-    let t = Instant::now();
-    let (mut sent, mut done) = (0, 0);
-    while sent < n.min(in_flight) {
-        c.send("tools/call", params.clone(), false)?;
-        sent += 1;
-    }
-    while done < n {
-        if let Event::Response(r) = c.event(deadline)? {
-            let result = r.result.map_err(|e| format!("error response: {e}"))?;
-            if result["isError"].as_bool() == Some(true) {
-                return Err(format!("tool error: {result}"));
-            }
-            done += 1;
-            if sent < n {
-                c.send("tools/call", params.clone(), false)?;
-                sent += 1;
-            }
-        }
-    }
-    Ok(n as f64 / t.elapsed().as_secs_f64())
-}
-
 /// The `true` tool: calls/s one at a time and with 16 in flight.
 pub(crate) fn command(spec: &Spec, plan: &Plan) -> Result<Figures, String> {
     if spec.kind == Kind::Floor {
@@ -83,15 +52,10 @@ pub(crate) fn command(spec: &Spec, plan: &Plan) -> Result<Figures, String> {
     let mut c = Conn::open(&served(spec))?;
     let params = json!({"name": "true", "arguments": {}});
     let deadline = Instant::now() + Duration::from_secs(300);
-    run_calls(&mut c, &params, plan.cmd_warmup, 1, deadline)?;
-    let seq = run_calls(&mut c, &params, plan.cmd_calls, 1, deadline)?;
-    let par = run_calls(
-        &mut c,
-        &params,
-        plan.cmd_calls,
-        plan.cmd_in_flight,
-        deadline,
-    )?;
+    run_calls(&mut c, &params, plan.cmd_warmup, 1, deadline, false)?;
+    let seq = run_calls(&mut c, &params, plan.cmd_calls, 1, deadline, false)?;
+    let k = plan.cmd_in_flight;
+    let par = run_calls(&mut c, &params, plan.cmd_calls, k, deadline, false)?;
     c.finish(Duration::from_secs(2));
     Ok(vec![("cmd_seq_per_s", seq), ("cmd_par_per_s", par)])
 }
