@@ -19,6 +19,8 @@
 //! | `progress` | `sleep 2000 ms` with a progress token: count, mean and max gap |
 //! | `cancel` | cancel a running sleep, echo at once: cancel sent → echo answered |
 //! | `child` | cancel a running `spawn`: cancel sent → child `sleep` gone or a zombie |
+//! | `cmd` | a tool running `/bin/true`: calls/s one at a time and 16 in flight |
+//! | `drain` | a tool printing 1 GiB: time, peak tree RSS (floor: `head … \| cat > /dev/null`) |
 //! | `size` | binary or install size |
 //!
 //! `seq` runs with the driver and the server pinned to one CPU (`taskset`; `--no-pin` to
@@ -27,9 +29,13 @@
 //! `--only` takes server names and/or group names. A server that fails a run gets `n/a`
 //! with the reason; the run goes on. Results go to `--out` (default
 //! `bench/results/mcp.json`), a summary table to stdout, progress to stderr (where the
-//! servers' own stderr also goes). `STDMCP_BENCH_SERVER="CMD ARGS"` replaces stdmcp's argv.
+//! servers' own stderr also goes). `STDMCP_BENCH_SERVER="CMD ARGS"` replaces stdmcp's argv;
+//! `STDMCP_BENCH_BIN=PATH` replaces the `stdmcp` binary of `stdmcp serve` (stdmcp-serve and
+//! the command-tool groups). `--busy` runs everything under contention (see `busy.rs`).
 #![allow(clippy::print_stdout)]
 
+#[path = "mcp/busy.rs"]
+mod busy;
 #[path = "mcp/floor.rs"]
 mod floor;
 #[path = "mcp/measure.rs"]
@@ -40,6 +46,8 @@ mod metrics;
 mod procfs;
 #[path = "mcp/servers.rs"]
 mod servers;
+#[path = "mcp/tools.rs"]
+mod tools;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -54,6 +62,7 @@ use servers::{affinity, applies, last_cpu, missing, root, servers, set_affinity,
 struct Args {
     quick: bool,
     pin: bool,
+    busy: bool,
     only: Vec<String>,
     out: PathBuf,
 }
@@ -62,6 +71,7 @@ fn parse_args() -> Result<Args, String> {
     let mut args = Args {
         quick: false,
         pin: true,
+        busy: false,
         only: Vec::new(),
         out: PathBuf::from("bench/results/mcp.json"),
     };
@@ -70,6 +80,7 @@ fn parse_args() -> Result<Args, String> {
         match a.as_str() {
             "--quick" => args.quick = true,
             "--no-pin" => args.pin = false,
+            "--busy" => args.busy = true,
             "--only" => {
                 let v = it.next().ok_or("--only needs a value")?;
                 args.only
@@ -79,9 +90,10 @@ fn parse_args() -> Result<Args, String> {
             // cargo bench passes --bench to harness = false targets.
             "--bench" => {}
             "-h" | "--help" => return Err(
-                "usage: cargo bench --bench mcp -- [--quick] [--no-pin] [--only NAME,...] [--out FILE.json]\n\
-                            NAME: a server (stdmcp, floor, a peers.json name) or a group \
-                            (cold seq pipe conc progress cancel child size)"
+                "usage: cargo bench --bench mcp -- [--quick] [--no-pin] [--busy] [--only NAME,...] [--out FILE.json]\n\
+                            --busy: servers on one CPU shared with a spinning process\n\
+                            NAME: a server (stdmcp, stdmcp-serve, floor, a peers.json name) or a group \
+                            (cold seq pipe cmd drain conc progress cancel child size)"
                     .into(),
             ),
             other => return Err(format!("unknown argument {other:?} (try --help)")),
@@ -116,6 +128,8 @@ fn run_trial(group: &str, spec: &Spec, plan: &Plan, rep: usize) -> Result<Figure
         "progress" => measure::progress(spec, plan),
         "cancel" => measure::cancel_next(spec, plan),
         "child" => measure::cancel_child(spec, plan),
+        "cmd" => tools::command(spec, plan),
+        "drain" => tools::drain(spec, plan),
         other => Err(format!("unknown group {other}")),
     }));
     match caught {
@@ -139,6 +153,8 @@ fn reps(group: &str, plan: &Plan) -> usize {
         "progress" => plan.progress_reps,
         "cancel" => plan.cancel_reps,
         "child" => plan.child_reps,
+        "cmd" => plan.cmd_reps,
+        "drain" => plan.drain_reps,
         _ => 1,
     }
 }
@@ -188,6 +204,8 @@ fn plan_json(p: &Plan) -> Value {
         "conc_reps": p.conc_reps, "conc_calls": p.conc_calls, "conc_ms": p.conc_ms,
         "progress_reps": p.progress_reps, "progress_ms": p.progress_ms,
         "cancel_reps": p.cancel_reps, "child_reps": p.child_reps,
+        "cmd_reps": p.cmd_reps, "cmd_warmup": p.cmd_warmup, "cmd_calls": p.cmd_calls, "cmd_in_flight": p.cmd_in_flight,
+        "drain_reps": p.drain_reps, "drain_bytes": p.drain_bytes,
     })
 }
 
@@ -207,11 +225,25 @@ fn mark_na<'a>(
 }
 
 fn main() -> std::process::ExitCode {
-    if std::env::args().nth(1).as_deref() == Some("--floor") {
-        return match floor::serve() {
-            Ok(()) => std::process::ExitCode::SUCCESS,
-            Err(_) => std::process::ExitCode::FAILURE,
-        };
+    let argv: Vec<String> = std::env::args().collect();
+    match argv.get(1).map(String::as_str) {
+        Some("--floor") => {
+            return match floor::serve() {
+                Ok(()) => std::process::ExitCode::SUCCESS,
+                Err(_) => std::process::ExitCode::FAILURE,
+            };
+        }
+        Some("--spin") => busy::spin(argv.get(2).and_then(|p| p.parse().ok())),
+        Some("--spawn-floor") => {
+            return match tools::spawn_floor_main(&argv[2..]) {
+                Ok(()) => std::process::ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("mcp --spawn-floor: {e}");
+                    std::process::ExitCode::FAILURE
+                }
+            };
+        }
+        _ => {}
     }
     let args = match parse_args() {
         Ok(a) => a,
@@ -224,15 +256,21 @@ fn main() -> std::process::ExitCode {
         eprintln!("bench: cannot enter {}: {e}", root().display());
         return std::process::ExitCode::FAILURE;
     }
-    let (all, groups) = match select(&args) {
+    let (all, mut groups) = match select(&args) {
         Ok(selected) => selected,
         Err(code) => return code,
     };
-    let plan = if args.quick {
+    if args.busy {
+        groups.retain(|&g| g != "size"); // sizes do not change under load
+    }
+    let mut plan = if args.quick {
         Plan::quick()
     } else {
         Plan::full()
     };
+    if args.busy {
+        plan = plan.contended();
+    }
     let started = Instant::now();
     let started_unix = SystemTime::now()
         .duration_since(SystemTime::UNIX_EPOCH)
@@ -240,6 +278,15 @@ fn main() -> std::process::ExitCode {
         .unwrap_or(0);
     let mut cells = Cells::new();
     let runnable = runnable(&all, &mut cells);
+    // The built-in manifest of `stdmcp serve`, not one named by the environment.
+    std::env::remove_var("STDMCP_CONFIG");
+    let spinner = match args.busy.then(start_busy).transpose() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("bench: --busy: {e}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
     // Warm up: the first spawn starts the runner's watchdog in this process; keep it out
     // of the first cold start measured.
     if let Some(f) = runnable.iter().find(|s| s.kind == Kind::Floor) {
@@ -247,7 +294,12 @@ fn main() -> std::process::ExitCode {
             eprintln!("bench: warm-up with the floor failed: {e}");
         }
     }
-    let original_affinity = if args.pin { affinity() } else { None };
+    // Under --busy the servers already share one CPU with the spinner; no other pinning.
+    let original_affinity = if args.pin && !args.busy {
+        affinity()
+    } else {
+        None
+    };
     let mut seq_pinned: Option<String> = None;
     for &group in &groups {
         let group_metrics: Vec<&Metric> = METRICS.iter().filter(|m| m.group == group).collect();
@@ -281,10 +333,23 @@ fn main() -> std::process::ExitCode {
         started,
         started_unix,
         seq_pinned,
+        busy_cpu: spinner.as_ref().map(|s| s.cpu),
     };
+    drop(spinner);
     let doc = document(&run, &all, &groups, &cells);
     print_summary(&all, &groups, &doc);
     write_doc(&args.out, &doc, started)
+}
+
+/// `--busy`: the spinner on the last CPU of this process's affinity, the driver on the others.
+fn start_busy() -> Result<busy::Spinner, String> {
+    let all = affinity().ok_or("cannot read the CPU affinity (taskset)")?;
+    let spinner = busy::start(&all)?;
+    eprintln!(
+        "bench: busy: servers and a spinning process share CPU {}; the driver runs on the others of {all}",
+        spinner.cpu
+    );
+    Ok(spinner)
 }
 
 /// How this run went, for the JSON document's header.
@@ -293,6 +358,7 @@ struct Run<'a> {
     started: Instant,
     started_unix: u64,
     seq_pinned: Option<String>,
+    busy_cpu: Option<usize>,
 }
 
 /// The JSON document: the run, the servers, the metrics and the results.
@@ -305,6 +371,7 @@ fn document(run: &Run<'_>, all: &[Spec], groups: &[&str], cells: &Cells) -> Valu
         "nproc": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0),
         "plan": plan_json(run.plan),
         "seq_pinned_cpu": run.seq_pinned,
+        "busy_cpu": run.busy_cpu,
         "baseline": "stdmcp",
         "servers": all.iter().map(|s| json!({
             "name": s.name,
@@ -481,6 +548,10 @@ fn results(all: &[Spec], groups: &[&str], cells: &Cells) -> Map<String, Value> {
                 continue;
             }
             let cell = cells.get(&(s.name.clone(), mt.key));
+            if mt.key.ends_with("_fork_per_s") && s.kind != Kind::Floor {
+                per.insert(mt.key.into(), json!({"na": "a variant of the spawn floor"}));
+                continue;
+            }
             let entry = match (cell, value_of(cells, &s.name, mt.key)) {
                 (Some(c), _) if c.na.is_some() => json!({"na": c.na}),
                 (Some(c), Some(v)) => {
@@ -532,13 +603,22 @@ fn print_summary(all: &[Spec], groups: &[&str], doc: &Value) {
         println!();
     }
     for n in &names {
+        // Each reason once per server, with the figures it applies to.
+        let mut reasons: Vec<(&str, Vec<&str>)> = Vec::new();
         for mt in METRICS.iter().filter(|m| groups.contains(&m.group)) {
             let e = &doc["results"][*n][mt.key];
             if let Some(why) = e["na"].as_str() {
-                if why != "the floor has no tools (canned answers only)" {
-                    println!("  {n} {}: n/a: {why}", mt.key);
+                if why == "the floor has no tools (canned answers only)" {
+                    continue;
+                }
+                match reasons.iter_mut().find(|(w, _)| *w == why) {
+                    Some((_, keys)) => keys.push(mt.key),
+                    None => reasons.push((why, vec![mt.key])),
                 }
             }
+        }
+        for (why, keys) in reasons {
+            println!("  {n} {}: n/a: {why}", keys.join(", "));
         }
     }
 }

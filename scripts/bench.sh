@@ -2,7 +2,8 @@
 # The stdmcp benchmark, end to end: installs/builds the SDK peers (bench/peers/install.sh),
 # builds stdmcp in release, runs the driver (cargo bench --bench mcp) and writes the report.
 #
-#   scripts/bench.sh                 # full run (several minutes): docs/bench.md, docs/bench.svg,
+#   scripts/bench.sh                 # full run (quiet, then under contention; about 15 minutes):
+#                                    #   docs/bench.md, docs/bench.svg,
 #                                    #   docs/bench-table.md (the README table)
 #   scripts/bench.sh --quick         # tiny counts (CI: builds and completes in well under 2 min);
 #                                    #   report in bench/results/quick/, docs/ left alone
@@ -11,8 +12,10 @@
 #                                    #   sessions, needs python3 and z3): the "Sessions" section
 #                                    #   of bench.md and, on a full run, README's session table
 #
-# Raw results: bench/results/mcp[-quick].json; the driver's log (including the servers' own
-# stderr): bench/results/mcp[-quick].log.
+# Every figure is taken twice: quiet, then under contention (`--busy`: the servers pinned to one
+# CPU that a spinning process shares). Raw results: bench/results/mcp[-quick].json and
+# mcp[-quick]-busy.json; the driver's logs (including the servers' own stderr):
+# bench/results/mcp[-quick][-busy].log.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,7 +27,7 @@ fi
 SUFFIX="${QUICK:+-quick}"
 RESULTS=bench/results
 OUT="$RESULTS/mcp$SUFFIX.json"
-LOG="$RESULTS/mcp$SUFFIX.log"
+BUSY_OUT="$RESULTS/mcp$SUFFIX-busy.json"
 DOCS=docs
 [ -n "$SUFFIX" ] && DOCS="$RESULTS/quick"
 mkdir -p "$RESULTS" "$DOCS"
@@ -46,24 +49,36 @@ fi
 echo "== peers"
 bash bench/peers/install.sh
 echo "== stdmcp (release)"
-cargo build --release --examples
+cargo build --release --bins --examples
+if [ -z "$SUFFIX" ]; then
+  # The static binary as scripts/dist.sh ships it, for its cold start (`stdmcp-static`).
+  RUSTFLAGS="-C target-feature=+crt-static -C relocation-model=static" \
+    cargo build --release --bin stdmcp --target x86_64-unknown-linux-gnu
+fi
 cargo bench --bench mcp --no-run
 
-echo "== driver: cargo bench --bench mcp -- ${QUICK[*]} --out $OUT $* (log: $LOG)"
-# Progress lines to the terminal; everything, with the servers' stderr, to the log.
-set +e
-cargo bench --bench mcp -- "${QUICK[@]}" --out "$OUT" "$@" \
-  2> >(tee "$LOG" | grep --line-buffered -E '^(\[|bench:)' >&2)
-status=$?
-set -e
-sleep 0.2  # let the stderr filter drain
-if [ "$status" -ne 0 ] || [ ! -s "$OUT" ]; then
-  echo "bench: the driver failed (exit $status); see $LOG" >&2
-  exit 1
-fi
+# driver OUT [ARGS...]: one run of the driver; progress lines to the terminal, everything,
+# with the servers' stderr, to OUT's .log.
+driver() {
+  local out="$1" log="${1%.json}.log"
+  shift
+  echo "== driver: cargo bench --bench mcp -- ${QUICK[*]} --out $out $* (log: $log)"
+  set +e
+  cargo bench --bench mcp -- "${QUICK[@]}" --out "$out" "$@" \
+    2> >(tee "$log" | grep --line-buffered -E '^(\[|bench:)' >&2)
+  local status=$?
+  set -e
+  sleep 0.2  # let the stderr filter drain
+  if [ "$status" -ne 0 ] || [ ! -s "$out" ]; then
+    echo "bench: the driver failed (exit $status); see $log" >&2
+    exit 1
+  fi
+}
+driver "$OUT" "$@"
+driver "$BUSY_OUT" --busy "$@"
 
 echo "== report: $DOCS/bench.md, $DOCS/bench.svg, $DOCS/bench-table.md"
-python3 scripts/bench_report.py "$OUT" "$DOCS"
+python3 scripts/bench_report.py "$OUT" "$DOCS" --busy "$BUSY_OUT"
 if [ $# -eq 0 ]; then sessions; fi
 
 # A full run (all servers, all groups) also replaces the README's benchmark table.

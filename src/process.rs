@@ -13,6 +13,7 @@
 //! default) so a child that closes its stdin early yields EPIPE, not a signal.
 
 mod capture;
+mod exit_wait;
 pub mod interactive;
 mod leader;
 mod limits;
@@ -429,6 +430,7 @@ fn wait_child(
     start: Instant,
 ) -> io::Result<(ExitStatus, Stop)> {
     let deadline = spec.timeout.map(|t| start + t);
+    let exit = exit_wait::ExitWait::new(child);
     let stop = loop {
         if cancel.is_cancelled() {
             break Stop::Cancelled;
@@ -443,7 +445,7 @@ fn wait_child(
             }
             None => TICK,
         };
-        if let Some(status) = child.wait_timeout(tick)? {
+        if let Some(status) = exit.wait(child, tick)? {
             return Ok((status, Stop::Exited));
         }
     };

@@ -20,6 +20,10 @@ pub enum Kind {
     Peer,
     /// The canned-response floor: no real tools.
     Floor,
+    /// `stdmcp serve` with the built-in manifest (cold start only).
+    Serve,
+    /// `stdmcp serve` with the benchmark manifest bench/stdmcp/tools.json (`true`, `drain`).
+    Manifest,
 }
 
 /// A server under test.
@@ -51,6 +55,12 @@ pub struct Plan {
     pub progress_ms: u64,
     pub cancel_reps: usize,
     pub child_reps: usize,
+    pub cmd_reps: usize,
+    pub cmd_warmup: usize,
+    pub cmd_calls: usize,
+    pub cmd_in_flight: usize,
+    pub drain_reps: usize,
+    pub drain_bytes: u64,
 }
 
 impl Plan {
@@ -74,6 +84,29 @@ impl Plan {
             progress_ms: 2_000,
             cancel_reps: 9,
             child_reps: 9,
+            cmd_reps: 5,
+            cmd_warmup: 50,
+            cmd_calls: 500,
+            cmd_in_flight: 16,
+            drain_reps: 3,
+            drain_bytes: 1 << 30,
+        }
+    }
+
+    /// Under contention every thread hand-off may wait for the spinner's time slice, so
+    /// sequential calls take milliseconds: fewer calls and repetitions keep the run short.
+    pub fn contended(self) -> Plan {
+        if self.quick {
+            return self;
+        }
+        Plan {
+            seq_reps: 3,
+            seq_warmup: 100,
+            seq_calls: 1_000,
+            pipe_reps: 3,
+            cmd_reps: 3,
+            drain_reps: 2,
+            ..self
         }
     }
 
@@ -97,6 +130,12 @@ impl Plan {
             progress_ms: 500,
             cancel_reps: 1,
             child_reps: 1,
+            cmd_reps: 1,
+            cmd_warmup: 5,
+            cmd_calls: 50,
+            cmd_in_flight: 16,
+            drain_reps: 1,
+            drain_bytes: 256 << 20,
         }
     }
 }
@@ -121,8 +160,8 @@ pub struct Conn {
 impl Conn {
     /// Spawns the server; no protocol yet.
     pub fn spawn(spec: &Spec) -> Result<Conn, String> {
-        let mut proc =
-            ServerProcess::spawn(&spec.argv).map_err(|e| format!("cannot spawn: {e}"))?;
+        let mut proc = crate::busy::spawn_pinned(|| ServerProcess::spawn(&spec.argv))
+            .map_err(|e| format!("cannot spawn: {e}"))?;
         let (reader, writer) = proc.take_pipes();
         Ok(Conn {
             pid: proc.pid(),
@@ -204,12 +243,17 @@ impl Conn {
     pub fn tools_list(&mut self, deadline: Instant) -> Result<Value, String> {
         let id = self.send("tools/list", json!({}), false)?;
         let result = self.wait(&id, deadline, |_, _| {})?;
-        if self.kind != Kind::Floor {
+        let wanted: &[&str] = match self.kind {
+            Kind::Floor | Kind::Serve => &[],
+            Kind::Manifest => &["true", "drain"],
+            Kind::Stdmcp | Kind::Peer => &["echo", "sleep", "spawn"],
+        };
+        {
             let names: Vec<&str> = result["tools"]
                 .as_array()
                 .map(|t| t.iter().filter_map(|t| t["name"].as_str()).collect())
                 .unwrap_or_default();
-            for want in ["echo", "sleep", "spawn"] {
+            for &want in wanted {
                 if !names.contains(&want) {
                     return Err(format!("tools/list has no {want} tool: {names:?}"));
                 }
@@ -326,14 +370,16 @@ pub fn sequential(spec: &Spec, plan: &Plan) -> Result<Figures, String> {
     ])
 }
 
-/// `n` echo calls with `in_flight` outstanding; returns calls/s.
-fn pipelined_run(
+/// `n` calls of `params` with `in_flight` outstanding; returns calls/s. Every answer must not
+/// be an error; with `echo`, the first must carry the echoed text.
+pub fn run_calls(
     c: &mut Conn,
+    params: &Value,
     n: usize,
     in_flight: usize,
     deadline: Instant,
+    echo: bool,
 ) -> Result<f64, String> {
-    let params = echo_params();
     let t = Instant::now();
     let mut sent = 0;
     let mut done = 0;
@@ -344,9 +390,7 @@ fn pipelined_run(
     while done < n {
         if let Event::Response(r) = c.event(deadline)? {
             let result = r.result.map_err(|e| format!("error response: {e}"))?;
-            if done == 0 {
-                c.check(&result, true)?;
-            }
+            c.check(&result, echo && done == 0)?;
             done += 1;
             if sent < n {
                 c.send("tools/call", params.clone(), false)?;
@@ -360,8 +404,23 @@ fn pipelined_run(
 pub fn pipelined(spec: &Spec, plan: &Plan) -> Result<Figures, String> {
     let mut c = Conn::open(spec)?;
     let deadline = Instant::now() + Duration::from_secs(300);
-    pipelined_run(&mut c, plan.pipe_warmup, plan.in_flight, deadline)?;
-    let rate = pipelined_run(&mut c, plan.pipe_calls, plan.in_flight, deadline)?;
+    let echo = echo_params();
+    run_calls(
+        &mut c,
+        &echo,
+        plan.pipe_warmup,
+        plan.in_flight,
+        deadline,
+        true,
+    )?;
+    let rate = run_calls(
+        &mut c,
+        &echo,
+        plan.pipe_calls,
+        plan.in_flight,
+        deadline,
+        true,
+    )?;
     c.finish(Duration::from_secs(2));
     Ok(vec![("pipe_calls_per_s", rate)])
 }

@@ -146,9 +146,58 @@ pub(crate) const METRICS: &[Metric] = &[
         "ms",
         "lower",
     ),
+    m(
+        "cmd_seq_per_s",
+        "cmd",
+        "command tool (`/bin/true`), one call at a time",
+        "calls/s",
+        "higher",
+    ),
+    m(
+        "cmd_par_per_s",
+        "cmd",
+        "command tool (`/bin/true`), 16 calls in flight",
+        "calls/s",
+        "higher",
+    ),
+    m(
+        "cmd_seq_fork_per_s",
+        "cmd",
+        "spawn floor with a pre-exec hook (fork + exec, as stdmcp's runner), one at a time",
+        "calls/s",
+        "info",
+    ),
+    m(
+        "cmd_par_fork_per_s",
+        "cmd",
+        "spawn floor with a pre-exec hook (fork + exec), 16 in flight",
+        "calls/s",
+        "info",
+    ),
+    m(
+        "drain_ms",
+        "drain",
+        "output drain: a tool printing the drain size (call → answer)",
+        "ms",
+        "lower",
+    ),
+    m(
+        "drain_mib_per_s",
+        "drain",
+        "output drain: throughput",
+        "MiB/s",
+        "higher",
+    ),
+    m(
+        "drain_peak_rss_mib",
+        "drain",
+        "output drain: peak RSS (process tree, the printing program included)",
+        "MiB",
+        "lower",
+    ),
     m("size_mib", "size", "binary / install size", "MiB", "lower"),
 ];
 
 pub(crate) const GROUPS: &[&str] = &[
-    "cold", "seq", "pipe", "conc", "progress", "cancel", "child", "size",
+    "cold", "seq", "pipe", "cmd", "drain", "conc", "progress", "cancel", "child", "size",
 ];

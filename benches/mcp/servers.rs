@@ -23,6 +23,25 @@ pub(crate) fn stdmcp_exe() -> PathBuf {
         .unwrap_or_else(|| root().join("target/release/examples/everything"))
 }
 
+/// `target/release/stdmcp`, the command-line binary, beside the examples directory;
+/// `STDMCP_BENCH_BIN` replaces it (to compare two builds: stdmcp-serve and the command tools).
+pub(crate) fn stdmcp_bin() -> PathBuf {
+    if let Some(p) = std::env::var_os("STDMCP_BENCH_BIN").filter(|p| !p.is_empty()) {
+        return PathBuf::from(p);
+    }
+    stdmcp_exe()
+        .parent()
+        .and_then(Path::parent)
+        .map(|d| d.join("stdmcp"))
+        .unwrap_or_else(|| root().join("target/release/stdmcp"))
+}
+
+/// The static `stdmcp` of scripts/dist.sh's build (`+crt-static`, target
+/// x86_64-unknown-linux-gnu).
+pub(crate) fn static_bin() -> PathBuf {
+    root().join("target/x86_64-unknown-linux-gnu/release/stdmcp")
+}
+
 pub(crate) fn servers() -> Result<Vec<Spec>, String> {
     let exe = std::env::current_exe().map_err(|e| format!("current_exe: {e}"))?;
     // STDMCP_BENCH_SERVER overrides stdmcp's argv (whitespace-separated), e.g. to run an
@@ -36,6 +55,20 @@ pub(crate) fn servers() -> Result<Vec<Spec>, String> {
         argv,
         kind: Kind::Stdmcp,
     }];
+    // `stdmcp serve` with the built-in manifest (no --config; run from the repository root,
+    // with STDMCP_CONFIG unset by the driver, and no ~/.config/stdmcp/stdmcp.json expected).
+    out.push(Spec {
+        name: "stdmcp-serve".into(),
+        argv: vec![stdmcp_bin().display().to_string(), "serve".into()],
+        kind: Kind::Serve,
+    });
+    // The same, statically linked as scripts/dist.sh ships it (no dynamic loader, no
+    // relocations at start); built by a full scripts/bench.sh run, else n/a.
+    out.push(Spec {
+        name: "stdmcp-static".into(),
+        argv: vec![static_bin().display().to_string(), "serve".into()],
+        kind: Kind::Serve,
+    });
     let peers_file = root().join("bench/peers/peers.json");
     match std::fs::read_to_string(&peers_file)
         .map_err(|e| e.to_string())
@@ -144,7 +177,10 @@ pub(crate) fn missing(spec: &Spec) -> Option<String> {
     if prog.components().count() > 1 {
         if !prog.exists() {
             let hint = match spec.kind {
-                Kind::Stdmcp => "cargo build --release --examples",
+                _ if spec.name == "stdmcp-static" => "a full scripts/bench.sh, or scripts/dist.sh",
+                Kind::Stdmcp | Kind::Serve | Kind::Manifest => {
+                    "cargo build --release --bins --examples"
+                }
                 _ => "bash bench/peers/install.sh",
             };
             return Some(format!("{} not found (run {hint})", prog.display()));
@@ -167,7 +203,16 @@ pub(crate) fn missing(spec: &Spec) -> Option<String> {
 /// Whether a group applies to a server; the reason when not.
 pub(crate) fn applies(group: &str, spec: &Spec) -> Result<(), String> {
     match (spec.kind, group) {
-        (Kind::Floor, "cold" | "seq" | "pipe") => Ok(()),
+        (Kind::Floor, "cold" | "seq" | "pipe" | "cmd" | "drain") => Ok(()),
+        (Kind::Serve | Kind::Manifest, "cold") => Ok(()),
+        (Kind::Serve | Kind::Manifest, _) => Err(
+            "`stdmcp serve` is measured for cold start only; the stdmcp row of the command \
+             groups is `stdmcp serve` with bench/stdmcp/tools.json"
+                .into(),
+        ),
+        (Kind::Peer, "drain") => {
+            Err("not run: the SDKs' process APIs collect a tool's whole output in memory".into())
+        }
         (Kind::Floor, "size") => Err("the floor is this driver binary run as `mcp --floor`".into()),
         (Kind::Floor, _) => Err("the floor has no tools (canned answers only)".into()),
         _ => Ok(()),

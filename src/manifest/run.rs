@@ -137,10 +137,12 @@ fn line_handler(reporter: Reporter, progress: Option<ProgressLines>) -> process:
 /// The latest output line of a call, passed on to its heartbeat message at most every
 /// [`STATUS_EVERY`] (each pass takes the server's lock), and always the newest one: a line
 /// that arrives within the interval is passed on when it ends, by a helper thread, unless a
-/// newer line replaced it by then.
+/// newer line replaced it by then. The helper starts with the first line that has to wait,
+/// so a call whose output fits one interval (most short commands) starts no thread for it.
 struct LatestLine {
     shared: Arc<(Mutex<Latest>, Condvar)>,
     reporter: Reporter,
+    helper: std::sync::Once,
 }
 
 #[derive(Default)]
@@ -157,15 +159,21 @@ fn lock(m: &Mutex<Latest>) -> MutexGuard<'_, Latest> {
 
 impl LatestLine {
     fn start(reporter: Reporter) -> LatestLine {
-        let shared = Arc::new((Mutex::new(Latest::default()), Condvar::new()));
-        let (inner, to) = (Arc::clone(&shared), reporter.clone());
+        LatestLine {
+            shared: Arc::new((Mutex::new(Latest::default()), Condvar::new())),
+            reporter,
+            helper: std::sync::Once::new(),
+        }
+    }
+
+    fn start_helper(&self) {
+        let (inner, to) = (Arc::clone(&self.shared), self.reporter.clone());
         let spawned = thread::Builder::new()
             .name("stdmcp-status".into())
             .spawn(move || Self::pass_on_late_lines(&inner, &to));
         if let Err(e) = spawned {
             log::debug!("no status thread ({e}); heartbeats may show an older line");
         }
-        LatestLine { shared, reporter }
     }
 
     fn set(&self, line: &str) {
@@ -179,6 +187,8 @@ impl LatestLine {
         } else {
             st.line = Some(line.to_owned());
             cv.notify_one();
+            drop(st);
+            self.helper.call_once(|| self.start_helper());
         }
     }
 

@@ -79,11 +79,25 @@ struct Proc {
     start: u64,
 }
 
+/// Reads `/proc/PID/stat` into a buffer on the stack: one `read` (the kernel writes the
+/// whole line at once), no allocation. A sweep reads this file for every process of the
+/// machine, so per call this is most of what the sweep costs (docs/bench.md). The command
+/// name is read lossily: a process whose name is not UTF-8 is not skipped.
 fn stat(pid: i32) -> Option<Proc> {
-    parse_stat(
-        pid,
-        &std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?,
-    )
+    use std::io::Read;
+    // The line is well under 1 KiB: a 16-byte name and 50 numbers.
+    let mut buf = [0u8; 2048];
+    let mut f = std::fs::File::open(format!("/proc/{pid}/stat")).ok()?;
+    let mut n = 0;
+    while n < buf.len() && !buf[..n].ends_with(b"\n") {
+        match f.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return None,
+        }
+    }
+    parse_stat(pid, &String::from_utf8_lossy(&buf[..n]))
 }
 
 /// Parse a `/proc/PID/stat` line; the command name may hold spaces and parentheses.
@@ -243,6 +257,32 @@ mod tests {
         assert_eq!(p.pid, me);
         // The session id is 0 inside a PID namespace whose session leader is outside it.
         assert!(p.start > 0 && p.sid >= 0);
+    }
+
+    #[test]
+    #[allow(clippy::disallowed_methods)] // a bare child with an odd name, to read its stat
+    fn stat_reads_a_process_whose_name_is_not_utf8() {
+        use std::os::unix::ffi::OsStrExt;
+        // The kernel names a process after the file name it was executed by: a symbolic
+        // link to `sleep` whose name has a byte that is not UTF-8 gives such a name (a link,
+        // not a copy: writing an executable races with other tests' forks, ETXTBSY). The
+        // sweep must still see it (it once read the line as UTF-8 and skipped it).
+        let dir = std::env::temp_dir().join(format!("stdmcp-orphans-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let exe = dir.join(std::ffi::OsStr::from_bytes(b"sl\xffp"));
+        std::os::unix::fs::symlink("/bin/sleep", &exe).expect("link to sleep");
+        let mut child = std::process::Command::new(&exe)
+            .arg("30")
+            .spawn()
+            .expect("start sleep by the link");
+        let pid = child.id() as i32;
+        let seen = stat(pid);
+        let _ = child.kill();
+        let _ = child.wait();
+        let _ = std::fs::remove_file(&exe);
+        let _ = std::fs::remove_dir(&dir);
+        let p = seen.expect("the stat of a process whose name is not UTF-8");
+        assert_eq!((p.pid, p.ppid), (pid, std::process::id() as i32));
     }
 
     #[test]

@@ -130,7 +130,10 @@ struct Pump {
 
 impl Pump {
     fn run(self, mut pipe: Box<dyn ReadFd>) {
-        let mut buf = vec![0u8; 16 * 1024];
+        // A pipe holds 64 KiB by default: one read takes all that is buffered (16 KiB reads
+        // took four reads and four polls for it; docs/bench.md, output drain). The pages are
+        // touched only as far as a read fills them.
+        let mut buf = vec![0u8; 64 * 1024];
         let mut lines = LineSplitter::default();
         let emit = |line: &str| {
             if !self.abandoned.load(Ordering::Acquire) {

@@ -218,7 +218,7 @@ impl Ctx {
             Asked::Parked(park) => park,
         };
         // The timer releases the park if the client never retries: it must see the new expiry.
-        let _ = self.shared.timer.try_send(());
+        self.shared.wake_timer();
         let answer = self.wait(&rx, tx);
         if answer.is_err() {
             self.shared.with_state(|st| {

@@ -15,7 +15,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Instant;
 
-use crossbeam_channel::Sender;
+use crossbeam_channel::{Receiver, Sender};
 use serde_json::{json, Value};
 
 use super::outbox::Outbox;
@@ -54,7 +54,10 @@ pub(crate) struct Shared {
     state: Mutex<State>,
     pub out: Outbox,
     pub events: Sender<Lifecycle>,
-    pub timer: Sender<()>,
+    timer: Sender<()>,
+    /// The timer thread's end of `timer` until the first wake starts the thread: a session
+    /// without deadlines, heartbeats or parked calls never starts it (cold start, docs/bench.md).
+    timer_rx: Mutex<Option<Receiver<()>>>,
     pub pool: Pool,
     pub handlers: Handlers,
 }
@@ -64,7 +67,7 @@ impl Shared {
         peer: Peer,
         out: Outbox,
         events: Sender<Lifecycle>,
-        timer: Sender<()>,
+        timer: (Sender<()>, Receiver<()>),
         handlers: Handlers,
         options: Options,
     ) -> Shared {
@@ -86,7 +89,8 @@ impl Shared {
             }),
             out,
             events,
-            timer,
+            timer: timer.0,
+            timer_rx: Mutex::new(Some(timer.1)),
             pool,
             handlers,
         }
@@ -173,8 +177,25 @@ impl Shared {
         }
     }
 
-    /// Wakes the timer thread so that it recomputes its next deadline.
-    fn wake_timer(&self) {
+    /// Wakes the timer thread so that it recomputes its next deadline; the first wake
+    /// starts it.
+    pub(super) fn wake_timer(self: &Arc<Self>) {
+        let rx = self
+            .timer_rx
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(rx) = rx {
+            let shared = Arc::clone(self);
+            let started = std::thread::Builder::new()
+                .name("stdmcp-timer".into())
+                .spawn(move || super::runtime::timer(shared, rx));
+            if let Err(e) = started {
+                // Without it no deadline fires and no heartbeat is sent.
+                log::error!("cannot start thread stdmcp-timer: {e}");
+                std::process::abort();
+            }
+        }
         let _ = self.timer.try_send(());
     }
 
@@ -291,7 +312,8 @@ impl Shared {
 
     pub fn stop_timer(&self) {
         self.lock().stopped = true;
-        self.wake_timer();
+        // A timer that never started has nothing to stop.
+        let _ = self.timer.try_send(());
     }
 }
 

@@ -5,11 +5,11 @@
 //! throughput. A job never starts on a thread that will exit before the job ends, which is
 //! what makes `PR_SET_PDEATHSIG` (tied to the spawning thread) safe for children the job starts.
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread;
-use std::time::Duration;
-
-use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
+use std::time::{Duration, Instant};
 
 /// A unit of work.
 pub type Job = Box<dyn FnOnce() + Send>;
@@ -24,9 +24,97 @@ struct Counts {
     queued: usize,
 }
 
+/// How often an idle worker looks for a job before it sleeps: a few microseconds, in which a
+/// job handed over at once needs no wake-up.
+const SPINS: u32 = 50;
+
+/// The jobs handed to idle workers. A worker waiting for one spins briefly, then sleeps on
+/// the condition variable; it never yields the CPU while spinning. (crossbeam's channel
+/// yields (`sched_yield`) before it sleeps: on a CPU shared with a busy process each yield
+/// gave that process a whole time slice, and a call took 4 ms instead of 60 µs; docs/bench.md,
+/// contention.)
+#[derive(Default)]
+struct Queue {
+    jobs: Mutex<VecDeque<Job>>,
+    ready: Condvar,
+    len: AtomicUsize,
+    /// Every `Pool` handle is gone: idle workers exit.
+    closed: AtomicBool,
+}
+
+impl Queue {
+    fn lock(&self) -> MutexGuard<'_, VecDeque<Job>> {
+        self.jobs.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn send(&self, job: Job) {
+        let mut q = self.lock();
+        q.push_back(job);
+        self.len.store(q.len(), Ordering::Release);
+        drop(q);
+        self.ready.notify_one();
+    }
+
+    fn pop(&self, q: &mut VecDeque<Job>) -> Option<Job> {
+        let job = q.pop_front();
+        self.len.store(q.len(), Ordering::Release);
+        job
+    }
+
+    /// The next job; None when the pool is gone, or when `timeout` passed first.
+    fn recv(&self, timeout: Option<Duration>) -> Option<Job> {
+        for _ in 0..SPINS {
+            if self.len.load(Ordering::Acquire) > 0 {
+                if let Some(job) = self.pop(&mut self.lock()) {
+                    return Some(job);
+                }
+            }
+            std::hint::spin_loop();
+        }
+        let deadline = timeout.map(|t| Instant::now() + t);
+        let mut q = self.lock();
+        loop {
+            if let Some(job) = self.pop(&mut q) {
+                return Some(job);
+            }
+            if self.closed.load(Ordering::Acquire) {
+                return None;
+            }
+            q = match deadline {
+                None => self.ready.wait(q).unwrap_or_else(PoisonError::into_inner),
+                Some(d) => {
+                    let left = d.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        return None;
+                    }
+                    self.ready
+                        .wait_timeout(q, left)
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .0
+                }
+            };
+        }
+    }
+
+    fn close(&self) {
+        self.closed.store(true, Ordering::Release);
+        let _guard = self.lock();
+        self.ready.notify_all();
+    }
+}
+
+/// Held by every `Pool` handle; the last one dropped closes the queue.
+struct Handle(Arc<Inner>);
+
+impl Drop for Handle {
+    fn drop(&mut self) {
+        self.0.queue.close();
+    }
+}
+
 struct Inner {
     counts: Mutex<Counts>,
-    rx: Receiver<Job>,
+    queue: Queue,
     max: usize,
     keep_alive: Duration,
     stack_size: usize,
@@ -35,23 +123,23 @@ struct Inner {
 /// The pool. Cloning shares it.
 #[derive(Clone)]
 pub struct Pool {
-    tx: Sender<Job>,
+    _handle: Arc<Handle>,
     inner: Arc<Inner>,
 }
 
 impl Pool {
     /// A pool of at most `max` threads; idle threads exit after `keep_alive`.
     pub fn new(max: usize, keep_alive: Duration, stack_size: usize) -> Pool {
-        let (tx, rx) = crossbeam_channel::unbounded();
+        let inner = Arc::new(Inner {
+            counts: Mutex::new(Counts::default()),
+            queue: Queue::default(),
+            max: max.max(1),
+            keep_alive,
+            stack_size,
+        });
         Pool {
-            tx,
-            inner: Arc::new(Inner {
-                counts: Mutex::new(Counts::default()),
-                rx,
-                max: max.max(1),
-                keep_alive,
-                stack_size,
-            }),
+            _handle: Arc::new(Handle(Arc::clone(&inner))),
+            inner,
         }
     }
 
@@ -89,8 +177,8 @@ impl Pool {
                     .unwrap_or_else(PoisonError::into_inner);
                 c.total -= 1;
             }
-        } else if self.tx.send(job).is_err() {
-            log::error!("worker queue closed");
+        } else {
+            self.inner.queue.send(job);
         }
     }
 
@@ -133,11 +221,12 @@ fn worker(inner: Arc<Inner>, mut job: Option<Job>) {
             }
         };
         let next = if take_queued {
-            inner.rx.recv().ok()
+            inner.queue.recv(None)
         } else {
-            match inner.rx.recv_timeout(inner.keep_alive) {
-                Ok(j) => Some(j),
-                Err(RecvTimeoutError::Timeout) => {
+            match inner.queue.recv(Some(inner.keep_alive)) {
+                Some(j) => Some(j),
+                None if inner.queue.closed.load(Ordering::Acquire) => None,
+                None => {
                     let mut c = lock();
                     if c.idle > 0 {
                         // Leave; if a job was reserved for this thread, another idle one
@@ -148,9 +237,8 @@ fn worker(inner: Arc<Inner>, mut job: Option<Job>) {
                     }
                     // Every idle slot is reserved: a job is on its way to this thread.
                     drop(c);
-                    inner.rx.recv().ok()
+                    inner.queue.recv(None)
                 }
-                Err(RecvTimeoutError::Disconnected) => None,
             }
         };
         match next {

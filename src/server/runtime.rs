@@ -58,7 +58,7 @@ pub(super) fn serve(
         peer,
         out_tx.clone(),
         ev_tx.clone(),
-        timer_tx,
+        (timer_tx, timer_rx),
         server.handlers,
         options.clone(),
     ));
@@ -73,10 +73,6 @@ pub(super) fn serve(
         let ev = ev_tx.clone();
         let max = options.max_frame_len;
         move || reader(input, shared, ev, max)
-    });
-    spawn("stdmcp-timer", {
-        let shared = shared.clone();
-        move || timer(shared, timer_rx)
     });
     if signals {
         start_signals(ev_tx);
@@ -276,8 +272,9 @@ fn write_counted(output: &mut dyn Write, mut bytes: &[u8], rx: &Inbox) -> std::i
     Ok(())
 }
 
-/// Sends heartbeats and fires deadlines; sleeps until the next one or until woken.
-fn timer(shared: Arc<Shared>, wake: Receiver<()>) {
+/// Sends heartbeats and fires deadlines; sleeps until the next one or until woken. Started
+/// by the first wake ([`Shared::wake_timer`]).
+pub(super) fn timer(shared: Arc<Shared>, wake: Receiver<()>) {
     super::outbox::never_wait_on_this_thread();
     loop {
         let (next, stopped) = shared.next_wake();

@@ -38,5 +38,12 @@ async def spawn(ms: int) -> str:
     return "spawned"
 
 
+@mcp.tool(structured_output=False)
+async def true() -> str:
+    """Run /bin/true (the command-tool benchmark: one spawn and reap per call)."""
+    await anyio.run_process(["/bin/true"])
+    return "ok"
+
+
 if __name__ == "__main__":
     mcp.run("stdio")

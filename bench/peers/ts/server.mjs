@@ -45,4 +45,15 @@ server.registerTool(
   },
 );
 
+server.registerTool(
+  "true",
+  { description: "Run /bin/true (the command-tool benchmark: one spawn and reap per call)", inputSchema: {} },
+  async () => {
+    const child = spawn("/bin/true", [], { stdio: "ignore" });
+    const [code] = await once(child, "exit");
+    if (code !== 0) throw new Error(`/bin/true exited with ${code}`);
+    return text("ok");
+  },
+);
+
 await server.connect(new StdioServerTransport());

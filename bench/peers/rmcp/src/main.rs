@@ -89,6 +89,21 @@ impl Peer {
         let _ = child.kill().await;
         Err(cancelled())
     }
+
+    #[tool(name = "true", description = "Run /bin/true (the command-tool benchmark: one spawn and reap per call)")]
+    async fn run_true(&self) -> Result<String, ErrorData> {
+        let status = tokio::process::Command::new("/bin/true")
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .await
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        if !status.success() {
+            return Err(ErrorData::internal_error(format!("/bin/true: {status}"), None));
+        }
+        Ok("ok".into())
+    }
 }
 
 #[tool_handler(router = self.tool_router)]
