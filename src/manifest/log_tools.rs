@@ -5,7 +5,6 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Value};
 
@@ -13,6 +12,7 @@ use super::json::Errors;
 use super::logs::{LogFile, Logs};
 use super::{confine, Cwd, Kind, ToolSpec};
 use crate::jsonrpc::{ErrorCode, ErrorObject};
+use crate::mcp::timestamp::iso8601_seconds;
 use crate::mcp::{CallToolResult, ResourceContents, ResourceTemplate, ToolAnnotations};
 use crate::server::{Server, ToolDef, ToolError, ToolResult};
 use crate::spool::tool::{part_result, read_part, slice_contents, slice_params, str_arg, u64_arg};
@@ -104,28 +104,6 @@ fn target<'a>(
     Ok((spec, logs, dir))
 }
 
-/// Seconds since the epoch as `YYYY-MM-DDTHH:MM:SSZ`.
-fn utc(t: SystemTime) -> String {
-    let secs = t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    // Howard Hinnant's civil_from_days, for days since 1970-01-01 (non-negative here).
-    let z = days as i64 + 719_468;
-    let era = z / 146_097;
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
-}
-
 /// Percent-encodes everything but unreserved characters (and `/` when `keep_slash`).
 fn encode(s: &str, keep_slash: bool) -> String {
     let mut out = String::new();
@@ -190,9 +168,9 @@ fn list(tools: &Tools, roots: &Roots, args: &Value) -> ToolResult {
             "{}  {} bytes  {}\n",
             f.name,
             f.size,
-            utc(f.modified)
+            iso8601_seconds(f.modified)
         ));
-        rows.push(json!({"name": f.name, "size": f.size, "modified": utc(f.modified), "uri": uri(spec, wd, &f.name)}));
+        rows.push(json!({"name": f.name, "size": f.size, "modified": iso8601_seconds(f.modified), "uri": uri(spec, wd, &f.name)}));
     }
     if files.is_empty() {
         text = format!("No log files ({}) in {}.", logs.describe(), dir.display());
@@ -334,15 +312,6 @@ mod tests {
 
     #[test]
     fn times_and_uris() {
-        assert_eq!(utc(UNIX_EPOCH), "1970-01-01T00:00:00Z");
-        assert_eq!(
-            utc(UNIX_EPOCH + std::time::Duration::from_secs(1_795_000_000)),
-            "2026-11-18T11:06:40Z"
-        );
-        assert_eq!(
-            utc(UNIX_EPOCH + std::time::Duration::from_secs(951_782_400)),
-            "2000-02-29T00:00:00Z"
-        );
         assert_eq!(encode("a b/c%", false), "a%20b%2Fc%25");
         assert_eq!(encode(".hol/logs/x", true), ".hol/logs/x");
         assert_eq!(decode("a%20b%2Fc%25").as_deref(), Some("a b/c%"));

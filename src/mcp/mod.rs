@@ -6,6 +6,7 @@
 
 mod content;
 pub mod gate;
+pub mod timestamp;
 mod version;
 
 pub use content::{Annotations, CallToolResult, Content, ResourceContents, ResourceLink};

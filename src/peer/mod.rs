@@ -47,7 +47,7 @@ use crate::mcp::{
 pub use calls::Reply;
 pub use client_role::ClientEra;
 pub use job_tools::{JobTools, JOB_TOOL_NAMES, WAIT_DEFAULT, WAIT_MAX};
-pub use jobs::{iso8601, JOB_META};
+pub use jobs::JOB_META;
 pub use mrtr::{auto_key, capability_of, process_key, Asked, InputRequest, StateKey};
 pub use tasks::{declared as declares_tasks, TASKS_EXTENSION};
 pub use timeout::Timeout;

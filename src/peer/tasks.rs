@@ -9,11 +9,12 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Map, Value};
 
-use super::jobs::{iso8601, JobState};
+use super::jobs::JobState;
 use super::server_role::Terms;
 use super::Peer;
 use crate::jsonrpc::{ErrorCode, ErrorObject, Request};
 use crate::mcp::gate;
+use crate::mcp::timestamp::iso8601;
 
 /// The extension's identifier.
 pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
