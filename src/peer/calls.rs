@@ -241,7 +241,7 @@ impl Peer {
         message: Option<String>,
     ) -> bool {
         if let Some(m) = &message {
-            self.set_status(id, m.clone());
+            self.set_status(now, id, m.clone());
         }
         self.emit_progress(now, id, progress, total, message)
     }
@@ -293,8 +293,8 @@ impl Peer {
 
     /// Sets the message the next heartbeat of a request carries (e.g. the last output line),
     /// without sending anything now.
-    pub fn set_status(&mut self, id: &RequestId, message: String) {
-        self.note_line(id, &message);
+    pub fn set_status(&mut self, now: Instant, id: &RequestId, message: String) {
+        self.note_line(now, id, &message);
         if let Some(call) = self.calls.get_mut(id) {
             call.status = Some(message);
         }

@@ -116,6 +116,12 @@ pub(super) fn push_line(lines: &mut VecDeque<String>, line: &str) {
 }
 
 impl Peer {
+    /// The wall-clock time at `now`, from the clock reading taken with the configuration.
+    pub(super) fn wall(&self, now: Instant) -> SystemTime {
+        let (instant, wall) = self.config.wall_origin;
+        wall + now.saturating_duration_since(instant)
+    }
+
     pub(super) fn next_background(&self) -> Option<Instant> {
         let calls = self.calls.values();
         let background = calls.filter(|c| !c.cancelled && c.parked.is_none());
@@ -182,7 +188,7 @@ impl Peer {
             return;
         }
         let job_id = self.jobs.new_id();
-        let wall = (self.config.wall_clock)();
+        let wall = self.wall(now);
         let Some(call) = self.calls.get_mut(id) else {
             return;
         };
@@ -233,7 +239,7 @@ impl Peer {
     /// A job's call ended: its outcome goes into the store (a cancelled job stays cancelled),
     /// and `job_wait`s on it are answered.
     pub(super) fn job_finished(&mut self, now: Instant, job_id: &str, outcome: super::Reply) {
-        let wall = (self.config.wall_clock)();
+        let wall = self.wall(now);
         if let Some(job) = self.jobs.get_mut(job_id) {
             if job.state == JobState::Working {
                 job.state = match outcome {
@@ -254,7 +260,7 @@ impl Peer {
     /// Stops a job as a cancel would (`job_cancel`, `tasks/cancel`): its work is cancelled,
     /// its process group killed, and it is `cancelled` from now on. False if it has ended.
     pub(super) fn cancel_job(&mut self, now: Instant, job_id: &str) -> bool {
-        let wall = (self.config.wall_clock)();
+        let wall = self.wall(now);
         let Some(job) = self
             .jobs
             .get_mut(job_id)
@@ -272,13 +278,13 @@ impl Peer {
     }
 
     /// The latest output line of a call's job or of the call itself.
-    pub(super) fn note_line(&mut self, id: &RequestId, line: &str) {
+    pub(super) fn note_line(&mut self, now: Instant, id: &RequestId, line: &str) {
         let Some(call) = self.calls.get_mut(id) else {
             return;
         };
         push_line(&mut call.recent, line);
         if let Some(job_id) = call.job.clone() {
-            let wall = (self.config.wall_clock)();
+            let wall = self.wall(now);
             if let Some(job) = self.jobs.get_mut(&job_id) {
                 push_line(&mut job.lines, line);
                 job.updated_wall = wall;

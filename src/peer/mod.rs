@@ -128,8 +128,10 @@ pub struct Config {
     pub max_jobs: usize,
     /// How long an ended job's result is kept (default [`DEFAULT_JOB_RETENTION`]).
     pub job_retention: Duration,
-    /// The wall clock, read only for task timestamps (`createdAt`, `lastUpdatedAt`).
-    pub wall_clock: fn() -> SystemTime,
+    /// One reading of both clocks, taken when the configuration is made: task timestamps
+    /// (`createdAt`, `lastUpdatedAt`) are derived from the `now` each call gets, so the peer
+    /// itself never reads a clock.
+    pub wall_origin: (Instant, SystemTime),
 }
 
 impl Default for Config {
@@ -145,7 +147,7 @@ impl Default for Config {
             legacy_only: false,
             max_jobs: DEFAULT_MAX_JOBS,
             job_retention: DEFAULT_JOB_RETENTION,
-            wall_clock: SystemTime::now,
+            wall_origin: (Instant::now(), SystemTime::now()),
         }
     }
 }

@@ -217,7 +217,7 @@ impl Peer {
         };
         if c.job.is_some() {
             // Its request was answered: a task asks through tasks/get and tasks/update.
-            return self.ask_for_task(call, requests);
+            return self.ask_for_task(now, call, requests);
         }
         if c.parked.is_some() {
             // Another thread of the same work asked already: one request has one answer.

@@ -8,6 +8,8 @@
 //! the work goes on ([`Effect::Response`] to the park id, as for a parked call). A job of a
 //! client without the extension cannot be asked anything: its work gets an error.
 
+use std::time::Instant;
+
 use serde_json::{json, Map, Value};
 
 use super::mrtr::{auto_key, check_requests, input_responses, Asked, InputRequest};
@@ -43,6 +45,7 @@ impl TaskInput {
 impl Peer {
     pub(super) fn ask_for_task(
         &mut self,
+        now: Instant,
         call: &RequestId,
         mut requests: Vec<InputRequest>,
     ) -> Result<Asked, ErrorObject> {
@@ -62,7 +65,7 @@ impl Peer {
         let job_id = c.job.clone().unwrap_or_default();
         let park = RequestId::number(self.next_id);
         self.next_id += 1;
-        let wall = (self.config.wall_clock)();
+        let wall = self.wall(now);
         let Some(job) = self.jobs.get_mut(&job_id) else {
             return Err(ErrorObject::internal("the job is gone"));
         };
@@ -81,9 +84,14 @@ impl Peer {
     }
 
     /// `tasks/update`: answers by key; the work goes on once all are in.
-    pub(super) fn update_task(&mut self, task_id: &str, params: &Value) -> Result<(), ErrorObject> {
+    pub(super) fn update_task(
+        &mut self,
+        now: Instant,
+        task_id: &str,
+        params: &Value,
+    ) -> Result<(), ErrorObject> {
         let responses = input_responses(params)?;
-        let wall = (self.config.wall_clock)();
+        let wall = self.wall(now);
         let Some(job) = self.jobs.get_mut(task_id) else {
             return Ok(());
         };

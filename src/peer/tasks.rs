@@ -106,7 +106,7 @@ impl Peer {
                 self.cancel_job(now, task_id);
                 self.send_modern_result(&req.id, &json!({}), false);
             }
-            _ => match self.update_task(task_id, &req.params) {
+            _ => match self.update_task(now, task_id, &req.params) {
                 Ok(()) => self.send_modern_result(&req.id, &json!({}), false),
                 Err(e) => self.send_error(Some(&req.id), &e),
             },

@@ -52,7 +52,7 @@ impl Reporter {
         if self.wants_progress {
             let message = message.into();
             self.shared
-                .with_peer(|peer| peer.set_status(&self.id, message));
+                .with_peer(|peer| peer.set_status(Instant::now(), &self.id, message));
         }
     }
 

@@ -424,7 +424,7 @@ impl PeerCheck {
             LogLevel::Emergency,
         ];
         if level % 5 == 4 {
-            self.peer.set_status(&id, "line".into());
+            self.peer.set_status(self.now, &id, "line".into());
         } else {
             let level = levels[usize::from(level % 5)];
             self.peer.log(&id, level, Some("fuzz"), json!("message"));

@@ -244,3 +244,34 @@ fn a_job_answer_goes_into_its_2025_03_26_batch() {
     // The job's end goes to job_wait, never to the batch again.
     assert!(finish_sleep(&mut h, json!(1), "slept").sent.is_empty());
 }
+
+#[test]
+fn task_times_follow_the_now_the_peer_is_given() {
+    let start = Instant::now();
+    let wall = std::time::UNIX_EPOCH + Duration::from_secs(1_795_000_000);
+    let mut h = with_jobs(Config {
+        wall_origin: (start, wall),
+        ..Config::default()
+    });
+    h.now = start;
+    let meta = json!({"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"extensions": {"io.modelcontextprotocol/tasks": {}}}});
+    h.req(json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":1},"_meta":meta}}));
+    h.now += Duration::from_secs(2);
+    h.peer.handle_timeout(h.now);
+    let created = h.drain().sent.remove(0);
+    assert_eq!(
+        created["result"]["createdAt"], "2026-11-18T11:06:42.000Z",
+        "{created}"
+    );
+    let task = created["result"]["taskId"].clone();
+    h.now += Duration::from_millis(3_250);
+    finish_sleep(&mut h, json!(1), "slept");
+    let r = h.one(
+        json!({"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"taskId":task,"_meta":meta}}),
+    );
+    assert_eq!(r["result"]["createdAt"], "2026-11-18T11:06:42.000Z", "{r}");
+    assert_eq!(
+        r["result"]["lastUpdatedAt"], "2026-11-18T11:06:45.250Z",
+        "{r}"
+    );
+}

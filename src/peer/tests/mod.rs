@@ -421,7 +421,8 @@ fn heartbeats_follow_the_interval() {
     assert_eq!(sent.len(), 1);
     assert_eq!(sent[0]["params"]["progress"], 5.0);
     assert_eq!(sent[0]["params"]["message"], "running for 5 s");
-    h.peer.set_status(&RequestId::number(1), "line 42".into());
+    h.peer
+        .set_status(h.now, &RequestId::number(1), "line 42".into());
     h.peer.handle_timeout(t0 + Duration::from_secs(10));
     let sent = h.drain().sent;
     assert_eq!(sent[0]["params"]["progress"], 10.0);
