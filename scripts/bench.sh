@@ -52,8 +52,7 @@ echo "== stdmcp (release)"
 cargo build --release --bins --examples
 if [ -z "$SUFFIX" ]; then
   # The static binary as scripts/dist.sh ships it, for its cold start (`stdmcp-static`).
-  RUSTFLAGS="-C target-feature=+crt-static -C relocation-model=static" \
-    cargo build --release --bin stdmcp --target x86_64-unknown-linux-gnu
+  scripts/static-build.sh >/dev/null
 fi
 cargo bench --bench mcp --no-run
 

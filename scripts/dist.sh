@@ -3,11 +3,10 @@
 #
 # usage: scripts/dist.sh
 #
-# Builds `stdmcp` for x86_64-unknown-linux-gnu with glibc linked statically (crt-static; the
-# target ships with every Linux rustup install, nothing is downloaded), non-PIE and optimised
-# for size, then checks that
+# Builds `stdmcp` with scripts/static-build.sh (musl, fully static, non-PIE, optimised for
+# size; why musl and a pinned nightly: see there), then checks that
 #   - it has no interpreter and no NEEDED entries (readelf), so no shared library is loaded;
-#   - it is at most MAX_BYTES (default 3 MiB, a guard against growth; see the note below);
+#   - it is under MAX_BYTES (default 1.5 MB, 1,500,000 bytes; 1,444,496 on 2026-11-23);
 #   - inside an empty root (a directory holding only the binary, a manifest, /tmp and
 #     /dev/null; chroot as root, else `unshare -r` chroot), `stdmcp serve` answers tools/list
 #     and runs a tool, driven by the same binary as the client.
@@ -16,22 +15,11 @@
 #   stdmcp-VERSION-linux-x86_64.tar.gz        the binary, README.md, docs/manifest.schema.json,
 #                                             examples/ (reproducible: sorted, fixed mtime/owner)
 #   *.sha256                                  `sha256sum` lines for both
-#
-# Size: static glibc adds about 880 KB to the 1.0 MB dynamic binary (printf/scanf, iconv, the
-# dynamic loader for NSS, the string functions for every CPU); Rust and stdmcp's code are about
-# 800 KB of which std's panic backtrace printer is 180 KB (measured on 2026-11-23: 2.0 MB; 2.36 MB
-# with the sessions engine; 2.56 MB with the output spool, log files, jobs and tasks: .text
-# 1.74 MB, .rodata 0.29 MB, unwind tables 0.32 MB). Static glibc keeps the wide-character printf,
-# iconv's tables and the dlopen machinery behind them even though stdmcp calls none of it
-# directly. The 1.5 MB
-# target needs musl or a std rebuilt without backtraces (nightly -Zbuild-std), neither of which
-# this script may download; it is not met yet.
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo"
-target=x86_64-unknown-linux-gnu
-max_bytes=${MAX_BYTES:-3145728}
+max_bytes=${MAX_BYTES:-1500000}
 version=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -n 1)
 name=stdmcp-$version-linux-x86_64
 
@@ -39,10 +27,7 @@ say() { printf 'dist: %s\n' "$*" >&2; }
 fail() { printf 'dist: FAIL: %s\n' "$*" >&2; exit 1; }
 
 say "building $name (static, release)"
-RUSTFLAGS="-C target-feature=+crt-static -C relocation-model=static" \
-  CARGO_PROFILE_RELEASE_OPT_LEVEL=z \
-  cargo build --release --locked --target "$target" --bin stdmcp -j "${CARGO_BUILD_JOBS:-2}"
-bin=target/$target/release/stdmcp
+bin=$(scripts/static-build.sh | tail -n 1)
 
 # No dynamic dependencies: no PT_INTERP segment, no DT_NEEDED entry.
 if readelf -lW "$bin" | grep -q 'INTERP'; then fail "$bin has a program interpreter"; fi

@@ -96,6 +96,7 @@ pub mod peer;
 // poll) is in `process` and `reaper`, each call with a SAFETY note and its function allowing
 // `unsafe_code` on its own.
 pub mod process;
+mod random;
 mod reaper;
 pub mod schema;
 pub mod server;

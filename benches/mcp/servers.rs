@@ -36,10 +36,10 @@ pub(crate) fn stdmcp_bin() -> PathBuf {
         .unwrap_or_else(|| root().join("target/release/stdmcp"))
 }
 
-/// The static `stdmcp` of scripts/dist.sh's build (`+crt-static`, target
-/// x86_64-unknown-linux-gnu).
+/// The static `stdmcp` that scripts/dist.sh ships (scripts/static-build.sh: musl, target
+/// x86_64-unknown-linux-musl).
 pub(crate) fn static_bin() -> PathBuf {
-    root().join("target/x86_64-unknown-linux-gnu/release/stdmcp")
+    root().join("target/x86_64-unknown-linux-musl/release/stdmcp")
 }
 
 pub(crate) fn servers() -> Result<Vec<Spec>, String> {

@@ -76,16 +76,15 @@ impl std::fmt::Debug for StateKey {
     }
 }
 
-/// The per-process key of `requestState`: 32 bytes of /dev/urandom, read once.
+/// The per-process key of `requestState`: 32 random bytes from the kernel, drawn once.
 pub fn process_key() -> StateKey {
     static KEY: OnceLock<[u8; 32]> = OnceLock::new();
     StateKey(*KEY.get_or_init(|| {
-        use std::io::Read;
         let mut key = [0u8; 32];
-        let read = std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut key));
-        if let Err(e) = read {
-            // Never seen on Linux; the fallback is unpredictable enough to tell processes apart.
-            log::warn!("cannot read /dev/urandom ({e}): requestState key from time and pid");
+        if let Err(e) = crate::random::fill(&mut key) {
+            // Only on a kernel without getrandom(2) (before 3.17); the fallback is unpredictable
+            // enough to tell processes apart.
+            log::warn!("getrandom failed ({e}): requestState key from time and pid");
             let now = format!("{:?}{}", std::time::SystemTime::now(), std::process::id());
             key = hmac::sha256(&[now.as_bytes(), &(&key as *const _ as usize).to_le_bytes()]);
         }

@@ -2,7 +2,6 @@
 //! keeping answers within their byte cap, fresh random markers, and ANSI stripping. Pure:
 //! no I/O, no clock.
 
-use std::io::Read;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 
@@ -173,8 +172,7 @@ pub fn fresh_marker() -> String {
     static COUNT: AtomicU64 = AtomicU64::new(0);
     let seed = *SEED.get_or_init(|| {
         let mut b = [0u8; 8];
-        let urandom = std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut b));
-        if urandom.is_err() {
+        if crate::random::fill(&mut b).is_err() {
             let t = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.as_nanos() as u64);
