@@ -11,8 +11,17 @@ pub(crate) fn fill(buf: &mut [u8]) -> io::Result<()> {
     let mut done = 0;
     while done < buf.len() {
         let rest = &mut buf[done..];
+        // The raw system call, not libc's getrandom(): std declares that symbol weak, and in
+        // the static musl build with LTO the weak declaration won, so the call went to address 0.
         // SAFETY: getrandom writes at most `rest.len()` bytes into memory we own.
-        let n = unsafe { libc::getrandom(rest.as_mut_ptr().cast(), rest.len(), 0) };
+        let n = unsafe {
+            libc::syscall(
+                libc::SYS_getrandom,
+                rest.as_mut_ptr(),
+                rest.len(),
+                0 as libc::c_uint,
+            )
+        };
         if n < 0 {
             let err = io::Error::last_os_error();
             if err.kind() == io::ErrorKind::Interrupted {
