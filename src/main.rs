@@ -5,6 +5,8 @@ mod cli;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    // First, while this is the only thread: nothing the server inherited reaches a tool.
+    stdmcp::process::seal_inherited_fds();
     stdmcp::init_logging();
     let args: Vec<String> = std::env::args().skip(1).collect();
     cli::run(args)

@@ -136,7 +136,8 @@ pub type LineFn = Arc<dyn Fn(Stream, &str) + Send + Sync>;
 ///
 /// The child is spawned AND waited for on the calling thread. This matters:
 /// `PR_SET_PDEATHSIG` fires when the *thread* that forked the child exits,
-/// not the process, so the forking thread must outlive the child.
+/// not the process, so the forking thread must outlive the child. (After
+/// [`seal_inherited_fds`] a call may be started without that hook, with `posix_spawn`.)
 ///
 /// The first call makes this process a child subreaper (`PR_SET_CHILD_SUBREAPER`):
 /// descendants of a call whose parent exits are reparented to this process, which
@@ -233,8 +234,41 @@ fn command(spec: &RunSpec, marker: &str) -> Result<Command, RunError> {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
-    prepare(&mut cmd, spec.cwd.as_deref(), spec.limits);
+    if spawn_without_hook(spec.limits) {
+        if let Some(cwd) = &spec.cwd {
+            cmd.current_dir(cwd);
+        }
+    } else {
+        prepare(&mut cmd, spec.cwd.as_deref(), spec.limits);
+    }
     Ok(cmd)
+}
+
+/// Set by [`seal_inherited_fds`]: no descriptor of this process survives an exec.
+static SEALED: AtomicBool = AtomicBool::new(false);
+
+/// Marks every open descriptor from 3 up close-on-exec, and from then on lets [`run`] start
+/// programs without its pre-exec hook ([`harden`]) when that is safe, so that std starts them
+/// with `posix_spawn`: a child that shares the server's memory until it execs
+/// (`CLONE_VM | CLONE_VFORK`), where `fork` copies the page tables and makes every later write
+/// of every server thread a copy-on-write fault with a TLB shootdown across CPUs (about half
+/// of the server's CPU per call of a `/bin/true` tool, docs/bench.md).
+///
+/// Call it at the start of `main`, before other threads run. It is for a program whose every
+/// later descriptor is opened close-on-exec, as std and this crate open theirs; the hook would
+/// otherwise be what keeps a descriptor opened without `O_CLOEXEC` out of tool programs. The
+/// `stdmcp` binary calls it. Without the hook a program also lacks `PR_SET_PDEATHSIG`, so the
+/// fast path is taken only while the watchdog runs (it kills the call's process group and
+/// every process with the call's marker if the server dies), and never for a call with
+/// resource [`Limits`], which are applied between fork and exec.
+pub fn seal_inherited_fds() {
+    cloexec_inherited_fds();
+    SEALED.store(true, Ordering::SeqCst);
+}
+
+/// Whether [`run`] may start a program without its pre-exec hook (see [`seal_inherited_fds`]).
+fn spawn_without_hook(limits: Limits) -> bool {
+    SEALED.load(Ordering::SeqCst) && limits.is_empty() && reaper::ensure_started().is_some()
 }
 
 /// The child's `PATH` (from `spec.env`), searched for `name` like `execvp` would.
@@ -350,8 +384,8 @@ pub(crate) fn set_parent_death_signal(parent: libc::pid_t) {
 #[cfg(not(target_os = "linux"))]
 pub(crate) fn set_parent_death_signal(_parent: libc::pid_t) {}
 
-/// In the forked child: mark every fd >= 3 close-on-exec (not closed: std's
-/// exec-error pipe must survive until exec).
+/// Marks every fd >= 3 close-on-exec (not closed: in a forked child, std's exec-error pipe
+/// must survive until exec). Async-signal-safe.
 #[allow(unsafe_code)]
 pub(crate) fn cloexec_inherited_fds() {
     #[cfg(target_os = "linux")]

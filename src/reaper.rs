@@ -114,9 +114,8 @@ pub fn watchdog_pid() -> Option<u32> {
     lock().watchdog.as_ref().map(|w| w.child.id())
 }
 
-/// Start the watchdog now if it is not running yet; returns its pid.
-#[cfg(test)]
-fn ensure_started() -> Option<u32> {
+/// Start the watchdog now if it is not running yet (and may still be started); returns its pid.
+pub(crate) fn ensure_started() -> Option<u32> {
     let mut st = lock();
     start_if_needed(&mut st);
     st.watchdog.as_ref().map(|w| w.child.id())

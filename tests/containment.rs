@@ -15,13 +15,32 @@ use serde_json::{json, Value};
 
 const WAYS: [&str; 4] = ["setsid", "double", "nohup", "tree"];
 
+/// How the server starts a tool: `Hook` with a pre-exec hook (fork, then the hardening and the
+/// limits before exec), which a resource limit (here `nice` in the defaults) requires; `Spawn`
+/// without one (`posix_spawn`, the path of tools without limits in the `stdmcp` binary).
+#[derive(Clone, Copy, Debug)]
+enum Path {
+    Hook,
+    Spawn,
+}
+
+const PATHS: [Path; 2] = [Path::Hook, Path::Spawn];
+
 fn manifest_file() -> PathBuf {
+    manifest_for(Path::Hook)
+}
+
+fn manifest_for(path: Path) -> PathBuf {
     let dir = temp_dir("containment");
-    let path = dir.join("tools.json");
+    let file = dir.join("tools.json");
+    let defaults = match path {
+        Path::Hook => json!({"killGraceMs": 200, "nice": 3}),
+        Path::Spawn => json!({"killGraceMs": 200}),
+    };
     let m = json!({
         "name": "containment",
         "version": "1.0.0",
-        "defaults": {"killGraceMs": 200, "nice": 3},
+        "defaults": defaults,
         "tools": [
             {"name": "escape", "description": "starts a process that leaves the call",
              "program": fixture("escape.sh"),
@@ -34,17 +53,23 @@ fn manifest_file() -> PathBuf {
              "args": ["-c", "cut -d' ' -f19 /proc/self/stat"]},
             {"name": "nicer", "description": "prints its niceness", "program": "sh",
              "args": ["-c", "cut -d' ' -f19 /proc/self/stat"], "nice": 9, "cpuSeconds": 100,
-             "maxMemoryMB": 4096, "maxFileSizeMB": 10}
+             "maxMemoryMB": 4096, "maxFileSizeMB": 10},
+            {"name": "fds", "description": "lists its open descriptors (3: the listed directory)",
+             "program": "ls", "args": ["/proc/self/fd"]}
         ]
     });
-    std::fs::write(&path, m.to_string()).unwrap();
-    path
+    std::fs::write(&file, m.to_string()).unwrap();
+    file
 }
 
 fn serve() -> Proc {
+    serve_with(Path::Hook)
+}
+
+fn serve_with(path: Path) -> Proc {
     let mut cmd = Command::new(stdmcp_bin());
     cmd.args(["serve", "--config"])
-        .arg(manifest_file())
+        .arg(manifest_for(path))
         .env("STDMCP_HEARTBEAT_MS", "50")
         .env("STDMCP_DRAIN_MS", "100");
     let mut p = Proc::start(cmd);
@@ -78,7 +103,13 @@ fn stdout(r: &Value) -> &str {
 
 #[test]
 fn escaped_processes_die_with_their_call_and_are_reaped() {
-    let mut p = serve();
+    for path in PATHS {
+        escaped_processes_die_with_their_call(path);
+    }
+}
+
+fn escaped_processes_die_with_their_call(path: Path) {
+    let mut p = serve_with(path);
     for (i, how) in WAYS.into_iter().enumerate() {
         let id = json!(i);
         p.call(
@@ -88,12 +119,15 @@ fn escaped_processes_die_with_their_call_and_are_reaped() {
             None,
         );
         let r = p.response(&id);
-        assert_eq!(r["result"].get("isError"), None, "{how}: {r}");
+        assert_eq!(r["result"].get("isError"), None, "{path:?} {how}: {r}");
         let pid = escaped_pid(stdout(&r));
         let _cleanup = KillOnDrop(pid);
         wait_gone(&[pid]);
         // Reparented to the server (a subreaper) and reaped there, not left a zombie.
-        assert!(!zombies_of(p.pid()).contains(&pid), "{how}: zombie {pid}");
+        assert!(
+            !zombies_of(p.pid()).contains(&pid),
+            "{path:?} {how}: zombie {pid}"
+        );
     }
     // Nor any other process of theirs (the tree's sleep dies before or after its shell).
     assert_eq!(zombies_of(p.pid()), Vec::<i32>::new());
@@ -103,7 +137,13 @@ fn escaped_processes_die_with_their_call_and_are_reaped() {
 
 /// The server ends by `end` while a call whose escaped process is running is in flight.
 fn escape_then_end_server(how: &str, end: &str) {
-    let mut p = serve();
+    for path in PATHS {
+        escape_then_end(path, how, end);
+    }
+}
+
+fn escape_then_end(path: Path, how: &str, end: &str) {
+    let mut p = serve_with(path);
     p.call(
         json!(1),
         "escape",
@@ -118,7 +158,10 @@ fn escape_then_end_server(how: &str, end: &str) {
     });
     let pid = escaped_pid(m["params"]["message"].as_str().unwrap());
     let _cleanup = KillOnDrop(pid);
-    assert!(alive(pid), "{how}: the escaped process is not running");
+    assert!(
+        alive(pid),
+        "{path:?} {how}: the escaped process is not running"
+    );
     match end {
         "EOF" => p.close_stdin(),
         "SIGTERM" => send_signal(p.pid(), libc::SIGTERM),
@@ -231,4 +274,28 @@ fn a_served_servers_escaped_process_dies_with_the_client() {
         .unwrap();
     let _cleanup = KillOnDrop(pid);
     wait_gone(&[pid]);
+}
+
+#[test]
+fn no_descriptor_of_the_server_reaches_a_tool() {
+    // The server inherits descriptor 7 without close-on-exec (a client that leaks one); its
+    // tools must not see it, whichever way they are started.
+    for path in PATHS {
+        let server = format!(
+            "exec 7</dev/null; exec '{}' serve --config '{}'",
+            stdmcp_bin().display(),
+            manifest_for(path).display()
+        );
+        let mut cmd = Command::new("sh");
+        cmd.args(["-c", &server]);
+        let mut p = Proc::start(cmd);
+        p.initialize("2025-06-18");
+        for id in 1..=2 {
+            p.call(json!(id), "fds", json!({}), None);
+            let r = p.response(&json!(id));
+            assert_eq!(stdout(&r), "0\n1\n2\n3\n", "{path:?}: {r}");
+        }
+        let (_, status) = p.finish();
+        assert!(status.success());
+    }
 }
