@@ -190,7 +190,7 @@ pub fn run(
     // The leader was reaped just above, so its pid could in theory be reused,
     // but a new process would also have to become a group leader with that
     // pid within microseconds for this to hit it.
-    orphans::sweep(pgid, &marker);
+    orphans::sweep(pgid, &marker, Some(start));
     drop(registration);
 
     let ((status, stop), readers) = waited?;

@@ -57,7 +57,8 @@ impl Leader {
     /// group but carries the marker (daemons, `setsid` children), is killed and reaped.
     pub fn sweep(&mut self) {
         if !self.reaped {
-            orphans::sweep(self.pgid(), &self.marker);
+            // Long-lived (a session, a server): every process is read.
+            orphans::sweep(self.pgid(), &self.marker, None);
             self.reaped = true;
         }
     }

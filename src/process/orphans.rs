@@ -80,8 +80,8 @@ struct Proc {
 }
 
 /// Reads `/proc/PID/stat` into a buffer on the stack: one `read` (the kernel writes the
-/// whole line at once), no allocation. A sweep reads this file for every process of the
-/// machine, so per call this is most of what the sweep costs (docs/bench.md). The command
+/// whole line at once), no allocation. A sweep reads this file for every pid of the call's
+/// window, or of every process of the machine, so this is most of what it costs (docs/bench.md). The command
 /// name is read lossily: a process whose name is not UTF-8 is not skipped.
 fn stat(pid: i32) -> Option<Proc> {
     use std::io::Read;
@@ -112,6 +112,42 @@ fn parse_stat(pid: i32, text: &str) -> Option<Proc> {
         sid: f.get(3)?.parse().ok()?,
         start: f.get(19)?.parse().ok()?,
     })
+}
+
+/// Forks per second that no machine outruns (about ten times what a fast one manages).
+const MAX_FORKS_PER_SEC: f64 = 100_000.0;
+/// The widest window of pids read one at a time; a wider one lists `/proc` instead.
+const MAX_WINDOW: i32 = 1024;
+
+/// Reads a number from a file such as `/proc/sys/kernel/pid_max`.
+fn read_number(path: &str) -> Option<i64> {
+    std::fs::read_to_string(path).ok()?.trim().parse().ok()
+}
+
+/// The pids a call's processes can have, when they are known to be few: every process of a
+/// call descends from its leader, so it was given a pid after the leader's, and pids are
+/// handed out in increasing order until they wrap at `pid_max`. The window is the leader's pid
+/// to the last one handed out (`ns_last_pid`), if that is at most [`MAX_WINDOW`] pids, and if
+/// the call is too short for the pids to have wrapped and climbed back past the leader's (at
+/// [`MAX_FORKS_PER_SEC`], fewer than half of `pid_max` forks since the spawn). Else `None`,
+/// and the sweep reads every process. The window may also hold threads (their ids come from
+/// the same counter): a thread of the call's process is that process, one of another
+/// process is not below this one or does not match the call.
+fn pid_window(leader: i32, spawned: Instant) -> Option<std::ops::RangeInclusive<i32>> {
+    static PID_MAX: OnceLock<Option<i64>> = OnceLock::new();
+    let pid_max = (*PID_MAX.get_or_init(|| read_number("/proc/sys/kernel/pid_max")))?;
+    let last = i32::try_from(read_number("/proc/sys/kernel/ns_last_pid")?).ok()?;
+    let wrap_free = spawned.elapsed().as_secs_f64() * MAX_FORKS_PER_SEC < pid_max as f64 / 2.0;
+    (wrap_free && leader > 1 && last >= leader && last - leader <= MAX_WINDOW)
+        .then_some(leader..=last)
+}
+
+/// The processes a sweep looks at: those in the call's [`pid_window`], else all.
+fn processes(window: Option<(i32, Instant)>) -> Vec<Proc> {
+    match window.and_then(|(leader, spawned)| pid_window(leader, spawned)) {
+        Some(pids) => pids.filter_map(stat).collect(),
+        None => all_processes(),
+    }
 }
 
 fn all_processes() -> Vec<Proc> {
@@ -150,7 +186,9 @@ fn has_env(pid: i32, needle: &[u8]) -> bool {
 }
 
 /// Kill every process of the call whose leader (process group `pgid`, environment marker
-/// `marker`) was just reaped, and reap the ones reparented to us.
+/// `marker`) was just reaped, and reap the ones reparented to us. With `spawned`, the time the
+/// leader was spawned, a short call's sweep reads only the pids handed out since
+/// ([`pid_window`]) rather than every process of the machine.
 ///
 /// Also reaped: any zombie child of ours in another session. A zombie's environment cannot
 /// be read, so this is how the middle process of a double fork (`fork`, `setsid`, `fork`,
@@ -159,7 +197,7 @@ fn has_env(pid: i32, needle: &[u8]) -> bool {
 /// status a `Child` waits for; a program embedding stdmcp that starts children of its own
 /// in a new session must not rely on waiting for them once it uses the runner.
 #[allow(unsafe_code)]
-pub(super) fn sweep(pgid: libc::pid_t, marker: &str) {
+pub(super) fn sweep(pgid: libc::pid_t, marker: &str, spawned: Option<Instant>) {
     let me = std::process::id() as i32;
     // Our session id reads 0 when its leader is outside our PID namespace (a container);
     // children that stayed in our session read 0 as well, so the comparison still holds.
@@ -169,7 +207,7 @@ pub(super) fn sweep(pgid: libc::pid_t, marker: &str) {
     for _ in 0..ROUNDS {
         super::signal_group(pgid, libc::SIGKILL);
         let mut live = 0;
-        for p in descendants(me, &all_processes()) {
+        for p in descendants(me, &processes(spawned.map(|t| (pgid, t)))) {
             let zombie = p.state == b'Z' || p.state == b'X';
             let ours = if zombie {
                 p.pgid == pgid || (p.ppid == me && my_sid.is_some_and(|s| p.sid != s))
@@ -291,6 +329,36 @@ mod tests {
         let line = "7 (a) b) S 1 7 0 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 42 0 0";
         let p = parse_stat(7, line).expect("parsed");
         assert_eq!((p.pid, p.ppid, p.pgid, p.sid, p.start), (7, 1, 7, 0, 42));
+    }
+
+    #[test]
+    #[allow(clippy::disallowed_methods)] // bare children, to see where their pids fall
+    fn the_pid_window_holds_what_a_recent_leader_started_and_closes_for_long_calls() {
+        let spawned = Instant::now();
+        let leader = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .expect("sleep");
+        let later = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .expect("sleep");
+        let (lp, cp) = (leader.id() as i32, later.id() as i32);
+        let window = pid_window(lp, spawned);
+        // Too long ago for pids not to have wrapped (at 100,000 forks a second): no window.
+        let long_ago = Instant::now().checked_sub(Duration::from_secs(100));
+        let closed = long_ago.map(|t| pid_window(lp, t));
+        for mut c in [leader, later] {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        // None only if over 1024 pids were handed out between (other tests forking).
+        if let Some(w) = window {
+            assert!(w.contains(&lp) && w.contains(&cp), "{w:?} {lp} {cp}");
+        }
+        if let Some(closed) = closed {
+            assert_eq!(closed, None);
+        }
     }
 
     #[test]
