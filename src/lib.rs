@@ -43,6 +43,10 @@
 //! stdmcp-signals ──(SIGTERM, SIGHUP, SIGINT)──► main thread: shutdown sequence
 //! ```
 //!
+//! A command tool ([`process::run`]) runs on its worker, which starts the program, waits for
+//! its exit (a pidfd) and sweeps what it left; `stdmcp-io` threads, a pool of their own whose
+//! idle threads are reused, read its stdout and stderr and write its stdin.
+//!
 //! Interactive sessions add threads of their own, per running session program:
 //!
 //! ```text
@@ -95,6 +99,7 @@ pub mod peer;
 // The only FFI of the crate (killpg, kill, waitpid, prctl, setrlimit, setpriority, close_range,
 // poll) is in `process` and `reaper`, each call with a SAFETY note and its function allowing
 // `unsafe_code` on its own.
+mod pool;
 pub mod process;
 mod random;
 mod reaper;

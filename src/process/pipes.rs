@@ -1,19 +1,32 @@
-//! The stdin writer and the stdout/stderr reader threads of one call.
+//! The stdin writer and the stdout/stderr readers of one call, on threads of a pool of their
+//! own (`stdmcp-io`): idle threads are reused, as the server's workers are, because starting
+//! two or three threads per call was a tenth of what a `/bin/true` tool cost (docs/bench.md).
 
 use std::io::{self, Read, Write};
 use std::os::unix::io::{AsRawFd, RawFd};
 use std::process::Child;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::thread::{self, JoinHandle};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
+
+use crate::pool::Pool;
 
 use super::capture::{Captured, LineSplitter};
 use super::{LineFn, RunSpec, Stream};
 
 /// Pipe readers wake this often (ms) to notice that they were abandoned.
 const READER_POLL_MS: i32 = 500;
+/// How long an idle I/O thread waits for its next pipe before it exits.
+const IO_KEEP_ALIVE: Duration = Duration::from_secs(10);
+/// An I/O thread's stack: its buffer is on the heap; `on_line` serialises a progress message.
+const IO_STACK: usize = 256 * 1024;
+
+/// The I/O threads: as many as pipes are open (a pipe left unread would stall its program).
+fn io_pool() -> &'static Pool {
+    static POOL: OnceLock<Pool> = OnceLock::new();
+    POOL.get_or_init(|| Pool::new("stdmcp-io", usize::MAX, IO_KEEP_ALIVE, IO_STACK))
+}
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
@@ -22,7 +35,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 /// The running pipe readers of one call.
 pub(super) struct Readers {
     captures: [Arc<Mutex<Captured>>; 2],
-    handles: Vec<JoinHandle<()>>,
+    /// Disconnected when both readers have ended (each holds a sender).
     done: mpsc::Receiver<()>,
     abandoned: Arc<AtomicBool>,
 }
@@ -37,23 +50,20 @@ impl Drop for Readers {
 /// Start the stdin writer and the two output readers.
 pub(super) fn start_io(spec: &RunSpec, child: &mut Child, on_line: LineFn) -> io::Result<Readers> {
     if let (Some(data), Some(mut stdin)) = (spec.stdin.clone(), child.stdin.take()) {
-        // Detached: it ends when everything is written or the pipe breaks.
-        thread::Builder::new()
-            .name("stdmcp-stdin".into())
-            .spawn(move || match stdin.write_all(&data) {
-                Err(e) if e.kind() != io::ErrorKind::BrokenPipe => {
-                    log::debug!("writing child stdin: {e}")
-                }
-                _ => {}
-            })?;
+        // Not waited for: it ends when everything is written or the pipe breaks.
+        io_pool().submit(Box::new(move || match stdin.write_all(&data) {
+            Err(e) if e.kind() != io::ErrorKind::BrokenPipe => {
+                log::debug!("writing child stdin: {e}")
+            }
+            _ => {}
+        }));
     }
     let (done_tx, done) = mpsc::channel();
-    let mut readers = Readers {
+    let readers = Readers {
         captures: [
             Arc::new(Mutex::new(Captured::new(spec.stdout_cap))),
             Arc::new(Mutex::new(Captured::new(spec.stderr_cap))),
         ],
-        handles: Vec::new(),
         done,
         abandoned: Arc::new(AtomicBool::new(false)),
     };
@@ -77,10 +87,7 @@ pub(super) fn start_io(spec: &RunSpec, child: &mut Child, on_line: LineFn) -> io
             abandoned: Arc::clone(&readers.abandoned),
             _done: done_tx.clone(),
         };
-        let handle = thread::Builder::new()
-            .name(format!("stdmcp-{stream:?}").to_lowercase())
-            .spawn(move || pump.run(pipe))?;
-        readers.handles.push(handle);
+        io_pool().submit(Box::new(move || pump.run(pipe)));
     }
     Ok(readers)
 }
@@ -89,7 +96,7 @@ impl Readers {
     /// Wait up to `grace` for both readers to reach EOF; readers that don't
     /// (a process that escaped the group holds the pipe) are abandoned and
     /// what they captured so far is used.
-    pub(super) fn finish(mut self, grace: Duration) -> (Captured, Captured) {
+    pub(super) fn finish(self, grace: Duration) -> (Captured, Captured) {
         let deadline = Instant::now() + grace;
         let all_done = loop {
             let left = deadline.saturating_duration_since(Instant::now());
@@ -99,11 +106,7 @@ impl Readers {
                 Err(RecvTimeoutError::Timeout) => break false,
             }
         };
-        if all_done {
-            for h in self.handles.drain(..) {
-                let _ = h.join();
-            }
-        } else {
+        if !all_done {
             log::debug!("output pipes still open after the child exited; abandoning readers");
             self.abandoned.store(true, Ordering::Release);
         }

@@ -43,7 +43,7 @@ pub(super) struct State {
     pub draining: bool,
     pub stopped: bool,
     /// Work to hand to the pool once the lock is released (waking a worker is a syscall).
-    jobs: Vec<super::pool::Job>,
+    jobs: Vec<crate::pool::Job>,
     /// The writer must be woken once the lock is released.
     ring_writer: bool,
     /// Cancel tokens to fire once the lock is released (their hooks may take the lock).
@@ -72,6 +72,7 @@ impl Shared {
         options: Options,
     ) -> Shared {
         let pool = Pool::new(
+            "stdmcp-worker",
             options.max_concurrent_calls,
             options.worker_keep_alive,
             options.worker_stack,

@@ -1,5 +1,6 @@
-//! Worker threads for the work of requests: one thread per call in flight, idle threads
-//! reused, threads idle for a while exit, and at most `max` threads (further jobs queue).
+//! Pools of threads: the server's workers for the work of requests (one thread per call in
+//! flight) and the runner's helpers that move a program's input and output. Idle threads are
+//! reused, threads idle for a while exit, and at most `max` threads run (further jobs queue).
 //!
 //! Reuse matters: a fresh thread per call cost about 30 µs and a 5x loss of pipelined
 //! throughput. A job never starts on a thread that will exit before the job ends, which is
@@ -113,6 +114,8 @@ impl Drop for Handle {
 }
 
 struct Inner {
+    /// The threads' name.
+    name: &'static str,
     counts: Mutex<Counts>,
     queue: Queue,
     max: usize,
@@ -128,9 +131,10 @@ pub struct Pool {
 }
 
 impl Pool {
-    /// A pool of at most `max` threads; idle threads exit after `keep_alive`.
-    pub fn new(max: usize, keep_alive: Duration, stack_size: usize) -> Pool {
+    /// A pool of at most `max` threads named `name`; idle threads exit after `keep_alive`.
+    pub fn new(name: &'static str, max: usize, keep_alive: Duration, stack_size: usize) -> Pool {
         let inner = Arc::new(Inner {
+            name,
             counts: Mutex::new(Counts::default()),
             queue: Queue::default(),
             max: max.max(1),
@@ -165,7 +169,7 @@ impl Pool {
         if spawn {
             let inner = self.inner.clone();
             let started = thread::Builder::new()
-                .name("stdmcp-worker".into())
+                .name(self.inner.name.into())
                 .stack_size(self.inner.stack_size)
                 .spawn(move || worker(inner, Some(job)));
             if let Err(e) = started {
@@ -256,7 +260,7 @@ mod tests {
 
     #[test]
     fn runs_jobs_concurrently_and_reuses_threads() {
-        let pool = Pool::new(64, Duration::from_secs(10), 256 * 1024);
+        let pool = Pool::new("stdmcp-test", 64, Duration::from_secs(10), 256 * 1024);
         let barrier = Arc::new(Barrier::new(9));
         for _ in 0..8 {
             let b = barrier.clone();
@@ -286,7 +290,7 @@ mod tests {
 
     #[test]
     fn queues_beyond_the_limit() {
-        let pool = Pool::new(2, Duration::from_secs(10), 256 * 1024);
+        let pool = Pool::new("stdmcp-test", 2, Duration::from_secs(10), 256 * 1024);
         let (tx, rx) = crossbeam_channel::unbounded();
         for i in 0..20 {
             let tx = tx.clone();
@@ -300,7 +304,7 @@ mod tests {
 
     #[test]
     fn idle_threads_exit() {
-        let pool = Pool::new(4, Duration::from_millis(20), 256 * 1024);
+        let pool = Pool::new("stdmcp-test", 4, Duration::from_millis(20), 256 * 1024);
         let (tx, rx) = crossbeam_channel::unbounded();
         pool.submit(Box::new(move || tx.send(()).unwrap()));
         rx.recv().unwrap();
