@@ -15,7 +15,9 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Instant;
 
-use crossbeam_channel::{Receiver, Sender};
+use crossbeam_channel::Sender;
+
+use super::bell::Bell;
 use serde_json::{json, Value};
 
 use super::outbox::Outbox;
@@ -54,10 +56,10 @@ pub(crate) struct Shared {
     state: Mutex<State>,
     pub out: Outbox,
     pub events: Sender<Lifecycle>,
-    timer: Sender<()>,
-    /// The timer thread's end of `timer` until the first wake starts the thread: a session
-    /// without deadlines, heartbeats or parked calls never starts it (cold start, docs/bench.md).
-    timer_rx: Mutex<Option<Receiver<()>>>,
+    timer: Arc<Bell>,
+    /// Whether the timer thread runs: the first wake starts it, so that a session without
+    /// deadlines, heartbeats or parked calls never does (cold start, docs/bench.md).
+    timer_started: Mutex<bool>,
     pub pool: Pool,
     pub handlers: Handlers,
 }
@@ -67,7 +69,6 @@ impl Shared {
         peer: Peer,
         out: Outbox,
         events: Sender<Lifecycle>,
-        timer: (Sender<()>, Receiver<()>),
         handlers: Handlers,
         options: Options,
     ) -> Shared {
@@ -90,8 +91,8 @@ impl Shared {
             }),
             out,
             events,
-            timer: timer.0,
-            timer_rx: Mutex::new(Some(timer.1)),
+            timer: Arc::new(Bell::default()),
+            timer_started: Mutex::new(false),
             pool,
             handlers,
         }
@@ -181,23 +182,26 @@ impl Shared {
     /// Wakes the timer thread so that it recomputes its next deadline; the first wake
     /// starts it.
     pub(super) fn wake_timer(self: &Arc<Self>) {
-        let rx = self
-            .timer_rx
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take();
-        if let Some(rx) = rx {
+        let start = {
+            let mut started = self
+                .timer_started
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            !std::mem::replace(&mut *started, true)
+        };
+        if start {
             let shared = Arc::clone(self);
+            let bell = Arc::clone(&self.timer);
             let started = std::thread::Builder::new()
                 .name("stdmcp-timer".into())
-                .spawn(move || super::runtime::timer(shared, rx));
+                .spawn(move || super::runtime::timer(shared, &bell));
             if let Err(e) = started {
                 // Without it no deadline fires and no heartbeat is sent.
                 log::error!("cannot start thread stdmcp-timer: {e}");
                 std::process::abort();
             }
         }
-        let _ = self.timer.try_send(());
+        self.timer.ring();
     }
 
     fn start(self: &Arc<Self>, st: &mut State, call: Call) {
@@ -313,8 +317,8 @@ impl Shared {
 
     pub fn stop_timer(&self) {
         self.lock().stopped = true;
-        // A timer that never started has nothing to stop.
-        let _ = self.timer.try_send(());
+        // A timer that never started has nothing to stop; one that did sees `stopped`.
+        self.timer.ring();
     }
 }
 

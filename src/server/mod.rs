@@ -5,6 +5,7 @@
 //! progress, sees cancellation, and in the handshake era can ask the client for sampling,
 //! elicitation or roots.
 
+mod bell;
 mod ctx;
 mod dispatch;
 mod outbox;

@@ -53,12 +53,10 @@ pub(super) fn serve(
     let peer = Peer::server(Arc::new(catalog), config);
     let (out_tx, out_rx) = outbox(options.max_outgoing_bytes);
     let (ev_tx, ev_rx) = crossbeam_channel::unbounded::<Lifecycle>();
-    let (timer_tx, timer_rx) = crossbeam_channel::bounded::<()>(1);
     let shared = Arc::new(Shared::new(
         peer,
         out_tx.clone(),
         ev_tx.clone(),
-        (timer_tx, timer_rx),
         server.handlers,
         options.clone(),
     ));
@@ -274,21 +272,15 @@ fn write_counted(output: &mut dyn Write, mut bytes: &[u8], rx: &Inbox) -> std::i
 
 /// Sends heartbeats and fires deadlines; sleeps until the next one or until woken. Started
 /// by the first wake ([`Shared::wake_timer`]).
-pub(super) fn timer(shared: Arc<Shared>, wake: Receiver<()>) {
+pub(super) fn timer(shared: Arc<Shared>, wake: &super::bell::Bell) {
     super::outbox::never_wait_on_this_thread();
     loop {
         let (next, stopped) = shared.next_wake();
         if stopped {
             return;
         }
-        let woken = match next {
-            Some(t) => wake.recv_deadline(t),
-            None => wake.recv().map_err(|_| RecvTimeoutError::Disconnected),
-        };
-        match woken {
-            Ok(()) => continue,
-            Err(RecvTimeoutError::Timeout) => shared.on_timer(),
-            Err(RecvTimeoutError::Disconnected) => return,
+        if !wake.wait(next) {
+            shared.on_timer();
         }
     }
 }
