@@ -148,7 +148,17 @@ impl Pool {
     }
 
     /// Runs `job` on an idle thread, a new thread, or (at the limit) when a thread frees up.
+    /// A thread that cannot be started (the user's process limit, a container's pid limit) is
+    /// logged, and the job dropped.
     pub fn submit(&self, job: Job) {
+        if let Err(e) = self.try_submit(job) {
+            log::error!("cannot start a {} thread: {e}", self.inner.name);
+        }
+    }
+
+    /// As [`Pool::submit`], but a thread that cannot be started is an error (the job is
+    /// dropped), for callers that must not go on without the job.
+    pub fn try_submit(&self, job: Job) -> std::io::Result<()> {
         let spawn = {
             let mut c = self
                 .inner
@@ -173,17 +183,18 @@ impl Pool {
                 .stack_size(self.inner.stack_size)
                 .spawn(move || worker(inner, Some(job)));
             if let Err(e) = started {
-                log::error!("cannot start a worker thread: {e}");
                 let mut c = self
                     .inner
                     .counts
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner);
                 c.total -= 1;
+                return Err(e);
             }
         } else {
             self.inner.queue.send(job);
         }
+        Ok(())
     }
 
     /// Threads waiting for work now.

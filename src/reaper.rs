@@ -13,7 +13,9 @@
 //! see [`crate::process::orphans`]; found with `grep -z` over
 //! `/proc/*/environ`, again until none is left), and exits. The marker scan
 //! finds what left the process groups (`setsid`, double forks) and was
-//! reparented to init when the server died. Last it runs the `onCancel` commands of the
+//! reparented to init when the server died; it looks once more a second later,
+//! for a program that was between `posix_spawn` and its exec (no marker yet)
+//! when the server died. Last it runs the `onCancel` commands of the
 //! calls still in flight, which [`crate::process::on_cancel`] keeps as files in a private
 //! directory (`$2`), and removes that directory, and the output spool's
 //! ([`crate::spool`], `$3`).
@@ -65,6 +67,17 @@ while [ "$round" -lt 50 ]; do
     kill -KILL "${p%/environ}" 2>/dev/null
   done
 done
+# A program started just before the server died may not carry the marker yet (between
+# posix_spawn and its exec it shows the server's environment): one more look a second later.
+if [ -n "$inst" ]; then
+  (
+    sleep 1
+    for f in $(marked); do
+      p=${f#/proc/}
+      kill -KILL "${p%/environ}" 2>/dev/null
+    done
+  ) &
+fi
 # The output spool ($3): only a directory this user owns, as below.
 spool=$3
 case $spool in

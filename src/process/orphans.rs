@@ -114,8 +114,9 @@ fn parse_stat(pid: i32, text: &str) -> Option<Proc> {
     })
 }
 
-/// Forks per second that no machine outruns (about ten times what a fast one manages).
-const MAX_FORKS_PER_SEC: f64 = 100_000.0;
+/// Process and thread ids handed out per second that no machine outruns (a many-core host
+/// churning threads reaches a few hundred thousand).
+const MAX_FORKS_PER_SEC: f64 = 1_000_000.0;
 /// The widest window of pids read one at a time; a wider one lists `/proc` instead.
 const MAX_WINDOW: i32 = 1024;
 
@@ -130,7 +131,10 @@ fn read_number(path: &str) -> Option<i64> {
 /// to the last one handed out (`ns_last_pid`), if that is at most [`MAX_WINDOW`] pids, and if
 /// the call is too short for the pids to have wrapped and climbed back past the leader's (at
 /// [`MAX_FORKS_PER_SEC`], fewer than half of `pid_max` forks since the spawn). Else `None`,
-/// and the sweep reads every process. The window may also hold threads (their ids come from
+/// and the sweep reads every process. (A process with `CAP_SYS_ADMIN` or
+/// `CAP_CHECKPOINT_RESTORE` can choose its children's pids, `clone3` `set_tid`; such a child
+/// below the leader's pid is missed by the window, and killed by the watchdog's marker scan
+/// when the server exits.) The window may also hold threads (their ids come from
 /// the same counter): a thread of the call's process is that process, one of another
 /// process is not below this one or does not match the call.
 fn pid_window(leader: i32, spawned: Instant) -> Option<std::ops::RangeInclusive<i32>> {
@@ -345,7 +349,7 @@ mod tests {
             .expect("sleep");
         let (lp, cp) = (leader.id() as i32, later.id() as i32);
         let window = pid_window(lp, spawned);
-        // Too long ago for pids not to have wrapped (at 100,000 forks a second): no window.
+        // Too long ago for pids not to have wrapped (at 1,000,000 ids a second): no window.
         let long_ago = Instant::now().checked_sub(Duration::from_secs(100));
         let closed = long_ago.map(|t| pid_window(lp, t));
         for mut c in [leader, later] {

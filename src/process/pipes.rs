@@ -51,12 +51,14 @@ impl Drop for Readers {
 pub(super) fn start_io(spec: &RunSpec, child: &mut Child, on_line: LineFn) -> io::Result<Readers> {
     if let (Some(data), Some(mut stdin)) = (spec.stdin.clone(), child.stdin.take()) {
         // Not waited for: it ends when everything is written or the pipe breaks.
-        io_pool().submit(Box::new(move || match stdin.write_all(&data) {
+        // A thread that cannot start is an error of the call (its program is then killed):
+        // going on would hand the program an early end of input, or lose its output.
+        io_pool().try_submit(Box::new(move || match stdin.write_all(&data) {
             Err(e) if e.kind() != io::ErrorKind::BrokenPipe => {
                 log::debug!("writing child stdin: {e}")
             }
             _ => {}
-        }));
+        }))?;
     }
     let (done_tx, done) = mpsc::channel();
     let readers = Readers {
@@ -87,7 +89,7 @@ pub(super) fn start_io(spec: &RunSpec, child: &mut Child, on_line: LineFn) -> io
             abandoned: Arc::clone(&readers.abandoned),
             _done: done_tx.clone(),
         };
-        io_pool().submit(Box::new(move || pump.run(pipe)));
+        io_pool().try_submit(Box::new(move || pump.run(pipe)))?;
     }
     Ok(readers)
 }
