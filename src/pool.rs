@@ -123,6 +123,12 @@ struct Inner {
     stack_size: usize,
 }
 
+impl Inner {
+    fn counts(&self) -> MutexGuard<'_, Counts> {
+        self.counts.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
 /// The pool. Cloning shares it.
 #[derive(Clone)]
 pub struct Pool {
@@ -160,11 +166,7 @@ impl Pool {
     /// dropped), for callers that must not go on without the job.
     pub fn try_submit(&self, job: Job) -> std::io::Result<()> {
         let spawn = {
-            let mut c = self
-                .inner
-                .counts
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
+            let mut c = self.inner.counts();
             if c.idle > 0 {
                 c.idle -= 1; // reserved for this job
                 false
@@ -183,11 +185,7 @@ impl Pool {
                 .stack_size(self.inner.stack_size)
                 .spawn(move || worker(inner, Some(job)));
             if let Err(e) = started {
-                let mut c = self
-                    .inner
-                    .counts
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner);
+                let mut c = self.inner.counts();
                 c.total -= 1;
                 return Err(e);
             }
@@ -200,33 +198,24 @@ impl Pool {
     /// Threads waiting for work now.
     #[cfg(test)]
     fn idle_threads(&self) -> usize {
-        self.inner
-            .counts
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .idle
+        self.inner.counts().idle
     }
 
     /// Threads alive now.
     #[cfg(test)]
     fn threads(&self) -> usize {
-        self.inner
-            .counts
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .total
+        self.inner.counts().total
     }
 }
 
 fn worker(inner: Arc<Inner>, mut job: Option<Job>) {
-    let lock = || inner.counts.lock().unwrap_or_else(PoisonError::into_inner);
     loop {
         if let Some(j) = job.take() {
             j();
         }
         // Take a job queued at the limit, or go idle.
         let take_queued = {
-            let mut c = lock();
+            let mut c = inner.counts();
             if c.queued > 0 {
                 c.queued -= 1;
                 true
@@ -242,7 +231,7 @@ fn worker(inner: Arc<Inner>, mut job: Option<Job>) {
                 Some(j) => Some(j),
                 None if inner.queue.closed.load(Ordering::Acquire) => None,
                 None => {
-                    let mut c = lock();
+                    let mut c = inner.counts();
                     if c.idle > 0 {
                         // Leave; if a job was reserved for this thread, another idle one
                         // takes over the reservation.

@@ -249,10 +249,10 @@ static SEALED: AtomicBool = AtomicBool::new(false);
 
 /// Marks every open descriptor from 3 up close-on-exec, and from then on lets [`run`] start
 /// programs without its pre-exec hook (`PR_SET_PDEATHSIG` and the close-on-exec sweep) when
-/// that is safe, so that std starts them with `posix_spawn`: a child that shares the server's memory until it execs
-/// (`CLONE_VM | CLONE_VFORK`), where `fork` copies the page tables and makes every later write
-/// of every server thread a copy-on-write fault with a TLB shootdown across CPUs (about half
-/// of the server's CPU per call of a `/bin/true` tool, docs/bench.md).
+/// that is safe, so that std starts them with `posix_spawn`: a child that shares the server's
+/// memory until it execs (`CLONE_VM | CLONE_VFORK`), where `fork` copies the page tables and
+/// makes every later write of every server thread a copy-on-write fault with a TLB shootdown
+/// across CPUs (about half of the server's CPU per call of a `/bin/true` tool, docs/bench.md).
 ///
 /// Call it at the start of `main`, before other threads run. It is for a program whose every
 /// later descriptor is opened close-on-exec, as std and this crate open theirs; the hook would

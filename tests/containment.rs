@@ -17,25 +17,25 @@ const WAYS: [&str; 4] = ["setsid", "double", "nohup", "tree"];
 
 /// How the server starts a tool: `Hook` with a pre-exec hook (fork, then the hardening and the
 /// limits before exec), which a resource limit (here `nice` in the defaults) requires; `Spawn`
-/// without one (`posix_spawn`, the path of tools without limits in the `stdmcp` binary).
+/// without one (`posix_spawn`, how the `stdmcp` binary starts tools without limits).
 #[derive(Clone, Copy, Debug)]
-enum Path {
+enum Start {
     Hook,
     Spawn,
 }
 
-const PATHS: [Path; 2] = [Path::Hook, Path::Spawn];
+const STARTS: [Start; 2] = [Start::Hook, Start::Spawn];
 
 fn manifest_file() -> PathBuf {
-    manifest_for(Path::Hook)
+    manifest_for(Start::Hook)
 }
 
-fn manifest_for(path: Path) -> PathBuf {
+fn manifest_for(start: Start) -> PathBuf {
     let dir = temp_dir("containment");
     let file = dir.join("tools.json");
-    let defaults = match path {
-        Path::Hook => json!({"killGraceMs": 200, "nice": 3}),
-        Path::Spawn => json!({"killGraceMs": 200}),
+    let defaults = match start {
+        Start::Hook => json!({"killGraceMs": 200, "nice": 3}),
+        Start::Spawn => json!({"killGraceMs": 200}),
     };
     let m = json!({
         "name": "containment",
@@ -63,13 +63,13 @@ fn manifest_for(path: Path) -> PathBuf {
 }
 
 fn serve() -> Proc {
-    serve_with(Path::Hook)
+    serve_with(Start::Hook)
 }
 
-fn serve_with(path: Path) -> Proc {
+fn serve_with(start: Start) -> Proc {
     let mut cmd = Command::new(stdmcp_bin());
     cmd.args(["serve", "--config"])
-        .arg(manifest_for(path))
+        .arg(manifest_for(start))
         .env("STDMCP_HEARTBEAT_MS", "50")
         .env("STDMCP_DRAIN_MS", "100");
     let mut p = Proc::start(cmd);
@@ -103,13 +103,13 @@ fn stdout(r: &Value) -> &str {
 
 #[test]
 fn escaped_processes_die_with_their_call_and_are_reaped() {
-    for path in PATHS {
-        escaped_processes_die_with_their_call(path);
+    for start in STARTS {
+        escaped_processes_die_with_their_call(start);
     }
 }
 
-fn escaped_processes_die_with_their_call(path: Path) {
-    let mut p = serve_with(path);
+fn escaped_processes_die_with_their_call(start: Start) {
+    let mut p = serve_with(start);
     for (i, how) in WAYS.into_iter().enumerate() {
         let id = json!(i);
         p.call(
@@ -119,14 +119,14 @@ fn escaped_processes_die_with_their_call(path: Path) {
             None,
         );
         let r = p.response(&id);
-        assert_eq!(r["result"].get("isError"), None, "{path:?} {how}: {r}");
+        assert_eq!(r["result"].get("isError"), None, "{start:?} {how}: {r}");
         let pid = escaped_pid(stdout(&r));
         let _cleanup = KillOnDrop(pid);
         wait_gone(&[pid]);
         // Reparented to the server (a subreaper) and reaped there, not left a zombie.
         assert!(
             !zombies_of(p.pid()).contains(&pid),
-            "{path:?} {how}: zombie {pid}"
+            "{start:?} {how}: zombie {pid}"
         );
     }
     // Nor any other process of theirs (the tree's sleep dies before or after its shell).
@@ -137,13 +137,13 @@ fn escaped_processes_die_with_their_call(path: Path) {
 
 /// The server ends by `end` while a call whose escaped process is running is in flight.
 fn escape_then_end_server(how: &str, end: &str) {
-    for path in PATHS {
-        escape_then_end(path, how, end);
+    for start in STARTS {
+        escape_then_end(start, how, end);
     }
 }
 
-fn escape_then_end(path: Path, how: &str, end: &str) {
-    let mut p = serve_with(path);
+fn escape_then_end(start: Start, how: &str, end: &str) {
+    let mut p = serve_with(start);
     p.call(
         json!(1),
         "escape",
@@ -160,7 +160,7 @@ fn escape_then_end(path: Path, how: &str, end: &str) {
     let _cleanup = KillOnDrop(pid);
     assert!(
         alive(pid),
-        "{path:?} {how}: the escaped process is not running"
+        "{start:?} {how}: the escaped process is not running"
     );
     match end {
         "EOF" => p.close_stdin(),
@@ -280,11 +280,11 @@ fn a_served_servers_escaped_process_dies_with_the_client() {
 fn no_descriptor_of_the_server_reaches_a_tool() {
     // The server inherits descriptor 7 without close-on-exec (a client that leaks one); its
     // tools must not see it, whichever way they are started.
-    for path in PATHS {
+    for start in STARTS {
         let server = format!(
             "exec 7</dev/null; exec '{}' serve --config '{}'",
             stdmcp_bin().display(),
-            manifest_for(path).display()
+            manifest_for(start).display()
         );
         let mut cmd = Command::new("sh");
         cmd.args(["-c", &server]);
@@ -293,7 +293,7 @@ fn no_descriptor_of_the_server_reaches_a_tool() {
         for id in 1..=2 {
             p.call(json!(id), "fds", json!({}), None);
             let r = p.response(&json!(id));
-            assert_eq!(stdout(&r), "0\n1\n2\n3\n", "{path:?}: {r}");
+            assert_eq!(stdout(&r), "0\n1\n2\n3\n", "{start:?}: {r}");
         }
         let (_, status) = p.finish();
         assert!(status.success());

@@ -81,8 +81,9 @@ struct Proc {
 
 /// Reads `/proc/PID/stat` into a buffer on the stack: one `read` (the kernel writes the
 /// whole line at once), no allocation. A sweep reads this file for every pid of the call's
-/// window, or of every process of the machine, so this is most of what it costs (docs/bench.md). The command
-/// name is read lossily: a process whose name is not UTF-8 is not skipped.
+/// window, or of every process of the machine, so this is most of what it costs
+/// (docs/bench.md). The command name is read lossily: a process whose name is not UTF-8 is
+/// not skipped.
 fn stat(pid: i32) -> Option<Proc> {
     use std::io::Read;
     // The line is well under 1 KiB: a 16-byte name and 50 numbers.
@@ -146,9 +147,10 @@ fn pid_window(leader: i32, spawned: Instant) -> Option<std::ops::RangeInclusive<
         .then_some(leader..=last)
 }
 
-/// The processes a sweep looks at: those in the call's [`pid_window`], else all.
-fn processes(window: Option<(i32, Instant)>) -> Vec<Proc> {
-    match window.and_then(|(leader, spawned)| pid_window(leader, spawned)) {
+/// The processes a sweep looks at: those in the [`pid_window`] of a call whose leader was
+/// spawned at `spawned`, else all.
+fn processes(leader: i32, spawned: Option<Instant>) -> Vec<Proc> {
+    match spawned.and_then(|t| pid_window(leader, t)) {
         Some(pids) => pids.filter_map(stat).collect(),
         None => all_processes(),
     }
@@ -211,7 +213,7 @@ pub(super) fn sweep(pgid: libc::pid_t, marker: &str, spawned: Option<Instant>) {
     for _ in 0..ROUNDS {
         super::signal_group(pgid, libc::SIGKILL);
         let mut live = 0;
-        for p in descendants(me, &processes(spawned.map(|t| (pgid, t)))) {
+        for p in descendants(me, &processes(pgid, spawned)) {
             let zombie = p.state == b'Z' || p.state == b'X';
             let ours = if zombie {
                 p.pgid == pgid || (p.ppid == me && my_sid.is_some_and(|s| p.sid != s))
