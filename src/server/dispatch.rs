@@ -12,13 +12,14 @@
 
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Instant;
 
 use crossbeam_channel::Sender;
+use serde_json::{json, Value};
 
 use super::bell::Bell;
-use serde_json::{json, Value};
 
 use super::outbox::Outbox;
 use super::{match_template, Ctx, Handlers, Options, Pool};
@@ -56,10 +57,11 @@ pub(crate) struct Shared {
     state: Mutex<State>,
     pub out: Outbox,
     pub events: Sender<Lifecycle>,
-    timer: Arc<Bell>,
+    /// Wakes the timer thread ([`super::runtime::timer`]).
+    pub(super) timer: Bell,
     /// Whether the timer thread runs: the first wake starts it, so that a session without
     /// deadlines, heartbeats or parked calls never does (cold start, docs/bench.md).
-    timer_started: Mutex<bool>,
+    timer_started: AtomicBool,
     pub pool: Pool,
     pub handlers: Handlers,
 }
@@ -91,8 +93,8 @@ impl Shared {
             }),
             out,
             events,
-            timer: Arc::new(Bell::default()),
-            timer_started: Mutex::new(false),
+            timer: Bell::default(),
+            timer_started: AtomicBool::new(false),
             pool,
             handlers,
         }
@@ -182,19 +184,11 @@ impl Shared {
     /// Wakes the timer thread so that it recomputes its next deadline; the first wake
     /// starts it.
     pub(super) fn wake_timer(self: &Arc<Self>) {
-        let start = {
-            let mut started = self
-                .timer_started
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
-            !std::mem::replace(&mut *started, true)
-        };
-        if start {
+        if !self.timer_started.swap(true, Ordering::SeqCst) {
             let shared = Arc::clone(self);
-            let bell = Arc::clone(&self.timer);
             let started = std::thread::Builder::new()
                 .name("stdmcp-timer".into())
-                .spawn(move || super::runtime::timer(shared, &bell));
+                .spawn(move || super::runtime::timer(shared));
             if let Err(e) = started {
                 // Without it no deadline fires and no heartbeat is sent.
                 log::error!("cannot start thread stdmcp-timer: {e}");

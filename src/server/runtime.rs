@@ -272,14 +272,14 @@ fn write_counted(output: &mut dyn Write, mut bytes: &[u8], rx: &Inbox) -> std::i
 
 /// Sends heartbeats and fires deadlines; sleeps until the next one or until woken. Started
 /// by the first wake ([`Shared::wake_timer`]).
-pub(super) fn timer(shared: Arc<Shared>, wake: &super::bell::Bell) {
+pub(super) fn timer(shared: Arc<Shared>) {
     super::outbox::never_wait_on_this_thread();
     loop {
         let (next, stopped) = shared.next_wake();
         if stopped {
             return;
         }
-        if !wake.wait(next) {
+        if !shared.timer.wait(next) {
             shared.on_timer();
         }
     }
