@@ -43,9 +43,9 @@
 //! stdmcp-signals ──(SIGTERM, SIGHUP, SIGINT)──► main thread: shutdown sequence
 //! ```
 //!
-//! A command tool ([`process::run`]) runs on its worker, which starts the program, waits for
-//! its exit (a pidfd) and sweeps what it left; `stdmcp-io` threads, a pool of their own whose
-//! idle threads are reused, read its stdout and stderr and write its stdin.
+//! A command tool ([`process::run`]) runs on its worker and adds no thread: the worker starts
+//! the program, writes its stdin, reads its stdout and stderr and waits for its exit (a
+//! pidfd) in one `poll` loop, then sweeps what it left.
 //!
 //! Interactive sessions add threads of their own, per running session program:
 //!

@@ -163,8 +163,8 @@ impl Pool {
     }
 
     /// As [`Pool::submit`], but a thread that cannot be started is an error (the job is
-    /// dropped), for callers that must not go on without the job.
-    pub fn try_submit(&self, job: Job) -> std::io::Result<()> {
+    /// dropped).
+    fn try_submit(&self, job: Job) -> std::io::Result<()> {
         let spawn = {
             let mut c = self.inner.counts();
             if c.idle > 0 {

@@ -13,15 +13,14 @@
 //! default) so a child that closes its stdin early yields EPIPE, not a signal.
 
 mod capture;
-mod exit_wait;
 pub mod interactive;
 mod leader;
 mod limits;
 pub mod on_cancel;
 pub mod orphans;
-mod pipes;
 mod server_process;
 mod spec;
+mod watch;
 pub use limits::Limits;
 pub use server_process::ServerProcess;
 pub(crate) use spec::minimal_environment;
@@ -46,7 +45,7 @@ pub use capture::Captured;
 
 /// Longest wait between two checks of the cancel flag and the deadline.
 const TICK: Duration = Duration::from_millis(20);
-/// How long pipe readers may take to finish after the child was reaped.
+/// How long the output pipes may stay open after the child was reaped (and its group swept).
 const READER_GRACE: Duration = Duration::from_millis(250);
 
 /// Which output stream a line came from.
@@ -129,12 +128,13 @@ pub type LineFn = Arc<dyn Fn(Stream, &str) + Send + Sync>;
 
 /// Run `spec` to completion (or cancellation / timeout).
 ///
-/// `on_line` is called from the pipe-reader threads with each complete
+/// `on_line` is called on the calling thread with each complete
 /// output line (lossy UTF-8, without the newline, cut to ~1 KiB); a last line
 /// without newline is passed at EOF. `on_spawn` is called once with the
 /// child's pid right after spawning.
 ///
-/// The child is spawned AND waited for on the calling thread. This matters:
+/// The child is spawned, fed, read and waited for on the calling thread (one `poll`, see
+/// `watch`), so a call wakes one thread of the server, not three. This also matters:
 /// `PR_SET_PDEATHSIG` fires when the *thread* that forked the child exits,
 /// not the process, so the forking thread must outlive the child. (After
 /// [`seal_inherited_fds`] a call may be started without that hook, with `posix_spawn`.)
@@ -173,9 +173,9 @@ pub fn run(
     };
     on_spawn(pid);
 
-    let waited = pipes::start_io(spec, &mut child, on_line).and_then(|readers| {
-        let status = wait_child(&mut child, pgid, spec, cancel, start)?;
-        Ok((status, readers))
+    let waited = watch::Watch::new(spec, &mut child, on_line).and_then(|mut watch| {
+        let status = wait_child(&mut child, pgid, spec, cancel, start, &mut watch)?;
+        Ok((status, watch))
     });
     let waited = waited.map_err(|e| {
         // Whatever went wrong, never leave the child running or unreaped.
@@ -193,8 +193,8 @@ pub fn run(
     orphans::sweep(pgid, &marker, Some(start));
     drop(registration);
 
-    let ((status, stop), readers) = waited?;
-    let (stdout, stderr) = readers.finish(READER_GRACE);
+    let ((status, stop), watch) = waited?;
+    let (stdout, stderr) = watch.finish(READER_GRACE);
     let fired = hook_fired.load(Ordering::SeqCst);
     // A token cancelled because the call's deadline passed is a timeout, not a cancel: the
     // server's tools get their deadline this way (`ToolDef::timeout`) rather than from
@@ -454,36 +454,50 @@ enum Stop {
     TimedOut,
 }
 
-/// Wait for the child on this (the spawning) thread, terminating the group on
-/// cancel or deadline. Returns after the leader was reaped.
+/// Wait for the child on this (the spawning) thread, reading its output and writing its
+/// input meanwhile (`watch`); on cancel or deadline SIGTERM to the group, then SIGKILL after
+/// `spec.kill_grace`. Returns after the leader was reaped.
 fn wait_child(
     child: &mut Child,
     pgid: libc::pid_t,
     spec: &RunSpec,
     cancel: &CancelToken,
     start: Instant,
+    watch: &mut watch::Watch<'_>,
 ) -> io::Result<(ExitStatus, Stop)> {
     let deadline = spec.timeout.map(|t| start + t);
-    let exit = exit_wait::ExitWait::new(child);
-    let stop = loop {
-        if cancel.is_cancelled() {
-            break Stop::Cancelled;
-        }
-        let tick = match deadline {
-            Some(d) => {
-                let now = Instant::now();
-                if now >= d {
-                    break Stop::TimedOut;
-                }
-                TICK.min(d - now)
+    let mut stop = Stop::Exited;
+    let mut kill_at = None;
+    loop {
+        let now = Instant::now();
+        if stop == Stop::Exited {
+            if cancel.is_cancelled() {
+                stop = Stop::Cancelled;
+            } else if deadline.is_some_and(|d| now >= d) {
+                stop = Stop::TimedOut;
             }
-            None => TICK,
-        };
-        if let Some(status) = exit.wait(child, tick)? {
-            return Ok((status, Stop::Exited));
+            if stop != Stop::Exited {
+                signal_group(pgid, libc::SIGTERM);
+                kill_at = Some(now + spec.kill_grace);
+            }
         }
-    };
-    Ok((terminate_group(child, pgid, spec.kill_grace)?, stop))
+        if kill_at.is_some_and(|k| now >= k) {
+            signal_group(pgid, libc::SIGKILL);
+            kill_at = None;
+        }
+        let mut next = now + TICK;
+        for t in [deadline.filter(|_| stop == Stop::Exited), kill_at]
+            .into_iter()
+            .flatten()
+        {
+            next = next.min(t);
+        }
+        if watch.wait(next.saturating_duration_since(now))? {
+            if let Some(status) = child.try_wait()? {
+                return Ok((status, stop));
+            }
+        }
+    }
 }
 
 #[cfg(test)]

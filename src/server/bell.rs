@@ -12,41 +12,67 @@ use std::time::Instant;
 /// Rung by any thread, waited on by one.
 #[derive(Default)]
 pub(super) struct Bell {
-    rung: Mutex<bool>,
+    state: Mutex<State>,
     ring: Condvar,
 }
 
+#[derive(Default)]
+struct State {
+    rung: bool,
+    /// While the waiter sleeps: until when (`Some(None)`: until rung).
+    asleep: Option<Option<Instant>>,
+}
+
 impl Bell {
-    fn lock(&self) -> MutexGuard<'_, bool> {
-        self.rung.lock().unwrap_or_else(PoisonError::into_inner)
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Wakes the waiter, or the next wait if none is waiting now.
     pub(super) fn ring(&self) {
-        *self.lock() = true;
+        self.lock().rung = true;
+        self.ring.notify_one();
+    }
+
+    /// Rings unless the waiter sleeps until `at` or earlier: it then wakes in time anyway.
+    /// Under contention every thread woken can cost a time slice (docs/bench.md, command
+    /// tools), and every call with a deadline of minutes would otherwise wake the timer.
+    pub(super) fn ring_by(&self, at: Instant) {
+        let mut st = self.lock();
+        if st
+            .asleep
+            .is_some_and(|until| until.is_some_and(|t| t <= at))
+        {
+            return;
+        }
+        st.rung = true;
+        drop(st);
         self.ring.notify_one();
     }
 
     /// Waits until the bell rings (true) or `deadline` passes (false), and silences it.
     pub(super) fn wait(&self, deadline: Option<Instant>) -> bool {
-        let mut rung = self.lock();
-        loop {
-            if *rung {
-                *rung = false;
-                return true;
+        let mut st = self.lock();
+        let rung = loop {
+            if st.rung {
+                st.rung = false;
+                break true;
             }
-            rung = match deadline {
-                None => self.ring.wait(rung).unwrap_or_else(PoisonError::into_inner),
+            st.asleep = Some(deadline);
+            st = match deadline {
+                None => self.ring.wait(st).unwrap_or_else(PoisonError::into_inner),
                 Some(d) => {
                     let now = Instant::now();
                     if now >= d {
-                        return false;
+                        break false;
                     }
-                    let waited = self.ring.wait_timeout(rung, d - now);
+                    let waited = self.ring.wait_timeout(st, d - now);
                     waited.unwrap_or_else(PoisonError::into_inner).0
                 }
             };
-        }
+        };
+        st.asleep = None;
+        rung
     }
 }
 
@@ -73,5 +99,36 @@ mod tests {
         };
         bell.ring();
         assert!(waiter.join().expect("waiter"));
+    }
+
+    #[test]
+    fn a_ring_by_a_later_time_than_the_waiter_wakes_at_is_skipped() {
+        let bell = Arc::new(Bell::default());
+        // Not asleep: the ring is kept, whatever the time.
+        bell.ring_by(Instant::now() + Duration::from_secs(3600));
+        assert!(bell.wait(Some(Instant::now())));
+        let asleep = |bell: &Bell| bell.lock().asleep.is_some();
+        let wake_at = Instant::now() + Duration::from_millis(300);
+        let waiter = {
+            let bell = Arc::clone(&bell);
+            std::thread::spawn(move || bell.wait(Some(wake_at)))
+        };
+        while !asleep(&bell) {
+            std::thread::yield_now();
+        }
+        bell.ring_by(wake_at + Duration::from_secs(1));
+        assert!(
+            !waiter.join().expect("waiter"),
+            "woken although it wakes in time"
+        );
+        let waiter = {
+            let bell = Arc::clone(&bell);
+            std::thread::spawn(move || bell.wait(Some(Instant::now() + Duration::from_secs(3600))))
+        };
+        while !asleep(&bell) {
+            std::thread::yield_now();
+        }
+        bell.ring_by(Instant::now());
+        assert!(waiter.join().expect("waiter"), "an earlier time wakes it");
     }
 }

@@ -184,6 +184,11 @@ impl Shared {
     /// Wakes the timer thread so that it recomputes its next deadline; the first wake
     /// starts it.
     pub(super) fn wake_timer(self: &Arc<Self>) {
+        self.wake_timer_by(None);
+    }
+
+    /// Wakes the timer thread unless it wakes by `at` anyway (`None`: wakes it).
+    fn wake_timer_by(self: &Arc<Self>, at: Option<Instant>) {
         if !self.timer_started.swap(true, Ordering::SeqCst) {
             let shared = Arc::clone(self);
             let started = std::thread::Builder::new()
@@ -195,7 +200,10 @@ impl Shared {
                 std::process::abort();
             }
         }
-        self.timer.ring();
+        match at {
+            Some(at) => self.timer.ring_by(at),
+            None => self.timer.ring(),
+        }
     }
 
     fn start(self: &Arc<Self>, st: &mut State, call: Call) {
@@ -203,7 +211,8 @@ impl Shared {
         st.tokens.insert(call.id.clone(), token.clone());
         let deadline = call.deadline;
         if deadline.is_some() || call.wants_progress {
-            self.wake_timer();
+            // The peer's next timeout includes this call's deadline or first heartbeat.
+            self.wake_timer_by(st.peer.poll_timeout());
         }
         let ctx = Ctx {
             shared: self.clone(),
@@ -285,9 +294,10 @@ impl Shared {
                 }
             }
             // A request the peer holds itself (a job_wait) may need the timer sooner.
-            let after = st.peer.poll_timeout();
-            if after.is_some_and(|a| before.is_none_or(|b| a < b)) {
-                self.wake_timer();
+            if let Some(after) = st.peer.poll_timeout() {
+                if before.is_none_or(|b| after < b) {
+                    self.wake_timer_by(Some(after));
+                }
             }
         });
     }

@@ -1,7 +1,7 @@
 //! The output spool: every manifest call's complete stdout and stderr, kept in files so that
 //! a result whose text was cut (head and tail kept) loses nothing (README "Output spool").
 //!
-//! The pipe readers of the runner ([`crate::process`]) append each chunk to the call's
+//! The runner ([`crate::process`]) appends each chunk of output to the call's
 //! [`Entry`] as it arrives; nothing is held in memory. The files live in one private
 //! directory, `$TMPDIR/stdmcp-spool-<instance>` (mode 0700), created on the first write and
 //! removed when serving ends (and by the watchdog, `src/reaper.rs`, if the server is
@@ -321,7 +321,7 @@ pub fn path() -> PathBuf {
     ))
 }
 
-/// A call's handle on the spool, shared by its pipe readers; when the last clone is
+/// A call's handle on the spool; when the last clone is
 /// dropped the call counts as finished (evictable).
 #[derive(Clone, Debug)]
 pub struct Entry {

@@ -49,10 +49,16 @@ server.registerTool(
   "true",
   { description: "Run /bin/true (the command-tool benchmark: one spawn and reap per call)", inputSchema: {} },
   async () => {
-    const child = spawn("/bin/true", [], { stdio: "ignore" });
-    const [code] = await once(child, "exit");
-    if (code !== 0) throw new Error(`/bin/true exited with ${code}`);
-    return text("ok");
+    // Output captured (stdout and stderr piped), as a command tool returns it, and as
+    // stdmcp's manifest tools and the Python peer's `anyio.run_process` do.
+    const child = spawn("/bin/true", [], { stdio: ["ignore", "pipe", "pipe"] });
+    const out = [];
+    const err = [];
+    child.stdout.on("data", (d) => out.push(d));
+    child.stderr.on("data", (d) => err.push(d));
+    const [code] = await once(child, "close"); // after the exit and both pipes' EOF
+    if (code !== 0) throw new Error(`/bin/true exited with ${code}: ${Buffer.concat(err)}`);
+    return text("ok" + Buffer.concat(out).toString());
   },
 );
 

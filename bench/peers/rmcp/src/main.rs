@@ -92,17 +92,17 @@ impl Peer {
 
     #[tool(name = "true", description = "Run /bin/true (the command-tool benchmark: one spawn and reap per call)")]
     async fn run_true(&self) -> Result<String, ErrorData> {
-        let status = tokio::process::Command::new("/bin/true")
+        // Output captured (stdout and stderr piped), as a command tool returns it, and as
+        // stdmcp's manifest tools and the Python peer's `anyio.run_process` do.
+        let out = tokio::process::Command::new("/bin/true")
             .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .status()
+            .output()
             .await
             .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
-        if !status.success() {
-            return Err(ErrorData::internal_error(format!("/bin/true: {status}"), None));
+        if !out.status.success() {
+            return Err(ErrorData::internal_error(format!("/bin/true: {}", out.status), None));
         }
-        Ok("ok".into())
+        Ok(format!("ok{}", String::from_utf8_lossy(&out.stdout)))
     }
 }
 
