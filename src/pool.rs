@@ -34,58 +34,98 @@ const SPINS: u32 = 50;
 /// yields (`sched_yield`) before it sleeps: on a CPU shared with a busy process each yield
 /// gave that process a whole time slice, and a call took 4 ms instead of 60 µs; docs/bench.md,
 /// contention.)
+///
+/// Wake-ups are chained: a job queued while a worker spins, or while a woken worker has not
+/// taken its job yet, wakes nobody; a worker that takes a job and leaves more behind wakes the
+/// next sleeper. So the reader, which hands over the requests of one read together, pays one
+/// wake-up per read instead of one per request, and still every job starts on a thread of
+/// its own, a wake-up later than the one before it (docs/bench.md, pipelined echo).
 #[derive(Default)]
 struct Queue {
-    jobs: Mutex<VecDeque<Job>>,
+    jobs: Mutex<Jobs>,
     ready: Condvar,
     len: AtomicUsize,
+    /// Workers spinning in `recv`: each looks at the queue again before it sleeps.
+    spinning: AtomicUsize,
     /// Every `Pool` handle is gone: idle workers exit.
     closed: AtomicBool,
 }
 
+#[derive(Default)]
+struct Jobs {
+    queue: VecDeque<Job>,
+    /// Workers asleep on `ready`.
+    sleeping: usize,
+    /// A sleeper was notified and has not woken yet.
+    waking: bool,
+}
+
 impl Queue {
-    fn lock(&self) -> MutexGuard<'_, VecDeque<Job>> {
+    fn lock(&self) -> MutexGuard<'_, Jobs> {
         self.jobs.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     fn send(&self, job: Job) {
         let mut q = self.lock();
-        q.push_back(job);
-        self.len.store(q.len(), Ordering::Release);
-        drop(q);
-        self.ready.notify_one();
+        q.queue.push_back(job);
+        self.len.store(q.queue.len(), Ordering::SeqCst);
+        self.wake_one(q);
     }
 
-    fn pop(&self, q: &mut VecDeque<Job>) -> Option<Job> {
-        let job = q.pop_front();
-        self.len.store(q.len(), Ordering::Release);
+    /// Wakes a sleeper for the jobs queued, unless a spinning or waking worker will take them.
+    fn wake_one(&self, mut q: MutexGuard<'_, Jobs>) {
+        let wake = !q.queue.is_empty()
+            && !q.waking
+            && q.sleeping > 0
+            && self.spinning.load(Ordering::SeqCst) == 0;
+        if wake {
+            q.waking = true;
+        }
+        drop(q);
+        if wake {
+            self.ready.notify_one();
+        }
+    }
+
+    /// Takes the next job and hands on the wake-up if more are queued.
+    fn pop(&self, mut q: MutexGuard<'_, Jobs>) -> Option<Job> {
+        let job = q.queue.pop_front();
+        self.len.store(q.queue.len(), Ordering::SeqCst);
+        self.wake_one(q);
         job
     }
 
     /// The next job; None when the pool is gone, or when `timeout` passed first.
     fn recv(&self, timeout: Option<Duration>) -> Option<Job> {
+        self.spinning.fetch_add(1, Ordering::SeqCst);
         for _ in 0..SPINS {
-            if self.len.load(Ordering::Acquire) > 0 {
-                if let Some(job) = self.pop(&mut self.lock()) {
-                    return Some(job);
+            if self.len.load(Ordering::SeqCst) > 0 {
+                let q = self.lock();
+                if !q.queue.is_empty() {
+                    self.spinning.fetch_sub(1, Ordering::SeqCst);
+                    return self.pop(q);
                 }
             }
             std::hint::spin_loop();
         }
+        // From here on a job queued is either seen below or wakes this thread.
+        self.spinning.fetch_sub(1, Ordering::SeqCst);
         let deadline = timeout.map(|t| Instant::now() + t);
         let mut q = self.lock();
         loop {
-            if let Some(job) = self.pop(&mut q) {
-                return Some(job);
+            if !q.queue.is_empty() {
+                return self.pop(q);
             }
             if self.closed.load(Ordering::Acquire) {
                 return None;
             }
+            q.sleeping += 1;
             q = match deadline {
                 None => self.ready.wait(q).unwrap_or_else(PoisonError::into_inner),
                 Some(d) => {
                     let left = d.saturating_duration_since(Instant::now());
                     if left.is_zero() {
+                        q.sleeping -= 1;
                         return None;
                     }
                     self.ready
@@ -94,6 +134,10 @@ impl Queue {
                         .0
                 }
             };
+            q.sleeping -= 1;
+            // Woken by a notify, a timeout or spuriously: either way a thread is awake now
+            // and looks at the queue, so the next job queued may wake another.
+            q.waking = false;
         }
     }
 
@@ -286,6 +330,41 @@ mod tests {
             rx.recv().unwrap();
         }
         assert_eq!(pool.threads(), 8, "sequential jobs reuse idle threads");
+    }
+
+    #[test]
+    fn a_burst_for_sleeping_workers_starts_every_job_at_once() {
+        let pool = Pool::new("stdmcp-test", 64, Duration::from_secs(60), 256 * 1024);
+        let start = |n: usize| {
+            let barrier = Arc::new(Barrier::new(n + 1));
+            for _ in 0..n {
+                let b = barrier.clone();
+                pool.submit(Box::new(move || {
+                    b.wait();
+                }));
+            }
+            barrier
+        };
+        start(8).wait();
+        // All eight asleep: the burst below wakes one, and each woken worker the next.
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while pool.inner.queue.lock().sleeping < 8 {
+            assert!(std::time::Instant::now() < deadline, "workers never slept");
+            thread::yield_now();
+        }
+        // Eight jobs that each wait for all the others: they finish only if all eight run at
+        // once on the eight idle threads (a job left queued behind another would hang).
+        let (done, finished) = crossbeam_channel::bounded(1);
+        let barrier = start(8);
+        thread::spawn(move || {
+            barrier.wait();
+            let _ = done.send(());
+        });
+        assert!(
+            finished.recv_timeout(Duration::from_secs(10)).is_ok(),
+            "a queued job did not start"
+        );
+        assert_eq!(pool.threads(), 8, "the burst reused the sleeping threads");
     }
 
     #[test]
