@@ -173,11 +173,24 @@ pub fn run(
     };
     on_spawn(pid);
 
-    let waited = watch::Watch::new(spec, &mut child, on_line).and_then(|mut watch| {
+    // `on_line`, the caller's code, runs inside the wait: if it panics, the child is still
+    // killed, reaped and swept before the panic goes on.
+    let waited = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let mut watch = watch::Watch::new(spec, &mut child, on_line)?;
         let status = wait_child(&mut child, pgid, spec, cancel, start, &mut watch)?;
         Ok((status, watch))
-    });
-    let waited = waited.map_err(|e| {
+    }));
+    let waited = match waited {
+        Ok(waited) => waited,
+        Err(panic) => {
+            signal_group(pgid, libc::SIGKILL);
+            let _ = child.wait();
+            drop(hook);
+            orphans::sweep(pgid, &marker, Some(start));
+            std::panic::resume_unwind(panic)
+        }
+    };
+    let waited = waited.map_err(|e: io::Error| {
         // Whatever went wrong, never leave the child running or unreaped.
         signal_group(pgid, libc::SIGKILL);
         let _ = child.wait();
@@ -465,7 +478,8 @@ fn wait_child(
     start: Instant,
     watch: &mut watch::Watch<'_>,
 ) -> io::Result<(ExitStatus, Stop)> {
-    let deadline = spec.timeout.map(|t| start + t);
+    // An overflowing deadline or grace is none.
+    let deadline = spec.timeout.and_then(|t| start.checked_add(t));
     let mut stop = Stop::Exited;
     let mut kill_at = None;
     loop {
@@ -478,7 +492,7 @@ fn wait_child(
             }
             if stop != Stop::Exited {
                 signal_group(pgid, libc::SIGTERM);
-                kill_at = Some(now + spec.kill_grace);
+                kill_at = now.checked_add(spec.kill_grace);
             }
         }
         if kill_at.is_some_and(|k| now >= k) {
@@ -492,7 +506,15 @@ fn wait_child(
         {
             next = next.min(t);
         }
-        if watch.wait(next.saturating_duration_since(now))? {
+        let wait = next.saturating_duration_since(now);
+        if !watch.exit_pollable() {
+            // No pidfd and every pipe closed: nothing would wake a poll at the exit.
+            if let Some(status) = child.wait_timeout(wait)? {
+                return Ok((status, stop));
+            }
+            continue;
+        }
+        if watch.wait(wait)? {
             if let Some(status) = child.try_wait()? {
                 return Ok((status, stop));
             }

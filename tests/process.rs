@@ -406,6 +406,23 @@ fn no_stdin_means_immediate_eof() {
 }
 
 #[test]
+fn a_panicking_line_callback_still_kills_and_reaps_the_child() {
+    // The callback runs on the thread that waits for the child: its panic must not leave the
+    // program running (or a zombie) behind the call.
+    let spec = sh("echo first; exec sleep 1000");
+    let on_line: LineFn = Arc::new(|_, _| panic!("the callback failed"));
+    let pid = Arc::new(Mutex::new(None));
+    let seen = Arc::clone(&pid);
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let mut on_spawn = |p| *seen.lock().unwrap() = Some(p);
+        run(&spec, &CancelToken::new(), &mut on_spawn, on_line)
+    }));
+    assert!(result.is_err(), "the panic goes on to the caller");
+    let pid = pid.lock().unwrap().expect("spawned");
+    assert_eq!(stat(pid), None, "pid {pid} still there: {}", status(pid));
+}
+
+#[test]
 fn child_stdin_closed_early_is_fine() {
     let mut s = sh("head -c 1 >/dev/null");
     s.stdin = Some(vec![b'x'; 4_000_000]);

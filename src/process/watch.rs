@@ -8,7 +8,8 @@
 //! `/bin/true` call woke five threads of the server where one thread now does it all.
 //!
 //! Where the kernel has no pidfd (Linux before 5.3) the exit is checked with `try_wait` after
-//! every wake-up, at the latest every tick of the caller.
+//! every wake-up, and once the pipes are closed the caller waits for it with `wait-timeout`
+//! (woken by SIGCHLD).
 
 use std::fs::File;
 use std::io::{self, Read, Write};
@@ -93,6 +94,12 @@ impl<'a> Watch<'a> {
         let exit = self.pidfd.as_ref().map(AsRawFd::as_raw_fd);
         let ready = self.poll(exit, timeout)?;
         Ok(exit.is_none() || ready.exited)
+    }
+
+    /// Whether [`Watch::wait`] wakes when the child exits: it has a pidfd, or a pipe is still
+    /// open (a child's pipes reach EOF when it exits, unless something it started holds them).
+    pub(super) fn exit_pollable(&self) -> bool {
+        self.pidfd.is_some() || self.feed.is_some() || self.pumps.iter().any(|p| p.pipe.is_some())
     }
 
     /// After the child was reaped and its group swept: reads the pipes until both reach EOF,
