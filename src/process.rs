@@ -171,11 +171,10 @@ pub fn run(
             signal_group(pgid, libc::SIGTERM);
         })
     };
-    on_spawn(pid);
-
-    // `on_line`, the caller's code, runs inside the wait: if it panics, the child is still
-    // killed, reaped and swept before the panic goes on.
+    // `on_spawn` and `on_line`, the caller's code, run inside the wait: if one panics, the
+    // child is still killed, reaped and swept before the panic goes on.
     let waited = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        on_spawn(pid);
         let mut watch = watch::Watch::new(spec, &mut child, on_line)?;
         let status = wait_child(&mut child, pgid, spec, cancel, start, &mut watch)?;
         Ok((status, watch))

@@ -423,6 +423,23 @@ fn a_panicking_line_callback_still_kills_and_reaps_the_child() {
 }
 
 #[test]
+fn a_panicking_spawn_callback_still_kills_and_reaps_the_child() {
+    let spec = sh("exec sleep 1000");
+    let pid = Arc::new(Mutex::new(None));
+    let seen = Arc::clone(&pid);
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let mut on_spawn = |p| {
+            *seen.lock().unwrap() = Some(p);
+            panic!("the callback failed");
+        };
+        run(&spec, &CancelToken::new(), &mut on_spawn, no_lines())
+    }));
+    assert!(result.is_err(), "the panic goes on to the caller");
+    let pid = pid.lock().unwrap().expect("spawned");
+    assert_eq!(stat(pid), None, "pid {pid} still there: {}", status(pid));
+}
+
+#[test]
 fn child_stdin_closed_early_is_fine() {
     let mut s = sh("head -c 1 >/dev/null");
     s.stdin = Some(vec![b'x'; 4_000_000]);
