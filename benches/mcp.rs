@@ -55,9 +55,10 @@ use std::time::{Instant, SystemTime};
 
 use serde_json::{json, Map, Value};
 
+use busy::{affinity, set_affinity};
 use measure::{Figures, Kind, Plan, Spec};
 use metrics::{Metric, GROUPS, METRICS};
-use servers::{affinity, applies, last_cpu, missing, root, servers, set_affinity, warn_if_stale};
+use servers::{applies, last_cpu, missing, root, servers, warn_if_stale};
 
 struct Args {
     quick: bool,

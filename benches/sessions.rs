@@ -1,13 +1,17 @@
 //! Session figures (issue #11), beside a floor (not a libtest bench: `harness = false`).
 //!
 //! ```text
-//! cargo bench --bench sessions -- [--quick] [--out FILE.json]
+//! cargo bench --bench sessions -- [--quick] [--busy] [--out FILE.json]
 //! ```
 //!
 //! | figure | how |
 //! |---|---|
 //! | round trip | `K_send` of a one-line input to a warm python3 / `z3 -in` session of `examples/repls.json`, one at a time, against the floor: the same input and the same end-of-answer sentinel written straight to the same program (same argv) over a pipe |
 //! | idle memory | the server's own resident memory (not its children's) before and after opening 50 idle python3 sessions, per session; also its thread count |
+//!
+//! With `--busy` the round trips run under contention, as `cargo bench --bench mcp -- --busy`
+//! runs its groups (`mcp/busy.rs`): the server and the floor's program start on one CPU that a
+//! spinning process shares, the driver runs on the others; idle memory is not measured then.
 //!
 //! Each round-trip figure is the median of `calls` sends after `warmup`, median over `reps`
 //! runs with the floor and stdmcp interleaved. Results go to `--out` (default
@@ -23,6 +27,9 @@ use serde_json::{json, Value};
 use stdmcp::client::{Client, Event};
 use stdmcp::mcp::{Implementation, ProtocolVersion};
 use stdmcp::process::ServerProcess;
+
+#[path = "mcp/busy.rs"]
+mod busy;
 
 struct Plan {
     quick: bool,
@@ -86,7 +93,8 @@ fn ms(d: Duration) -> f64 {
 
 /// The floor: the program over a pipe, input and sentinel written, read up to the marker.
 fn floor_run(r: &Repl, plan: &Plan) -> Result<f64, String> {
-    let mut p = ServerProcess::spawn(&r.argv).map_err(|e| format!("{}: {e}", r.argv[0]))?;
+    let mut p = busy::spawn_pinned(|| ServerProcess::spawn(&r.argv))
+        .map_err(|e| format!("{}: {e}", r.argv[0]))?;
     let (out, mut inp) = p.take_pipes();
     let mut out = BufReader::new(out);
     let mut times = Vec::new();
@@ -131,7 +139,8 @@ impl Server {
             "--config".to_owned(),
             manifest.display().to_string(),
         ];
-        let mut proc = ServerProcess::spawn(&argv).map_err(|e| format!("stdmcp: {e}"))?;
+        let mut proc = busy::spawn_pinned(|| ServerProcess::spawn(&argv))
+            .map_err(|e| format!("stdmcp: {e}"))?;
         let (out, inp) = proc.take_pipes();
         let mut s = Server {
             pid: proc.pid(),
@@ -210,6 +219,17 @@ fn status_field(pid: u32, key: &str) -> u64 {
         .unwrap_or(0)
 }
 
+/// `--busy`: the spinner on the last CPU of this process's affinity, the driver on the others.
+fn start_busy() -> Result<busy::Spinner, String> {
+    let all = busy::affinity().ok_or("cannot read the CPU affinity (taskset)")?;
+    let spinner = busy::start(&all)?;
+    eprintln!(
+        "bench: busy: the servers, the floors' programs and a spinning process share CPU {}",
+        spinner.cpu
+    );
+    Ok(spinner)
+}
+
 /// The server's RSS and threads before and after `plan.sessions` idle python sessions.
 fn idle_memory(plan: &Plan) -> Result<Value, String> {
     let mut m: Value = serde_json::from_str(
@@ -270,12 +290,17 @@ fn roundtrips(plan: &Plan) -> Result<Value, String> {
 }
 
 fn main() -> std::process::ExitCode {
-    let mut quick = false;
+    let argv: Vec<String> = std::env::args().collect();
+    if argv.get(1).map(String::as_str) == Some("--spin") {
+        busy::spin(argv.get(2).and_then(|p| p.parse().ok()));
+    }
+    let (mut quick, mut contention) = (false, false);
     let mut out = root().join("bench/results/sessions.json");
-    let mut args = std::env::args().skip(1);
+    let mut args = argv.into_iter().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--quick" => quick = true,
+            "--busy" => contention = true,
             "--out" => match args.next() {
                 Some(p) => out = p.into(),
                 None => {
@@ -285,7 +310,7 @@ fn main() -> std::process::ExitCode {
             },
             "--bench" => {}
             other => {
-                eprintln!("usage: cargo bench --bench sessions -- [--quick] [--out FILE.json] (got {other:?})");
+                eprintln!("usage: cargo bench --bench sessions -- [--quick] [--busy] [--out FILE.json] (got {other:?})");
                 return std::process::ExitCode::FAILURE;
             }
         }
@@ -307,11 +332,23 @@ fn main() -> std::process::ExitCode {
             sessions: 50,
         }
     };
+    // Dropped (the spinner killed) when main returns.
+    let spinner = match contention.then(start_busy).transpose() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("bench: --busy: {e}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
     let result = roundtrips(&plan).and_then(|rt| {
-        let idle = idle_memory(&plan)?;
+        let idle = match spinner {
+            Some(_) => Value::Null,
+            None => idle_memory(&plan)?,
+        };
         eprintln!("bench: idle sessions: {idle}");
         Ok(json!({
             "quick": quick,
+            "busy_cpu": spinner.as_ref().map(|s| s.cpu),
             "plan": {"reps": plan.reps, "warmup": plan.warmup, "calls": plan.calls, "sessions": plan.sessions},
             "roundtrip": rt,
             "idle": idle,

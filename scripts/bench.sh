@@ -34,12 +34,13 @@ mkdir -p "$RESULTS" "$DOCS"
 
 # Session figures: K_send round trip against the same REPL over a bare pipe, idle memory.
 sessions() {
-  local out="$RESULTS/sessions$SUFFIX.json"
-  echo "== sessions: cargo bench --bench sessions -- ${QUICK[*]} --out $out"
+  local out="$RESULTS/sessions$SUFFIX.json" busy="$RESULTS/sessions$SUFFIX-busy.json"
+  echo "== sessions: cargo bench --bench sessions -- ${QUICK[*]} --out $out (and --busy)"
   cargo bench --bench sessions -- "${QUICK[@]}" --out "$out" >/dev/null
+  cargo bench --bench sessions -- "${QUICK[@]}" --busy --out "$busy" >/dev/null
   local readme=()
   [ -z "$SUFFIX" ] && readme=(README.md)
-  python3 scripts/bench_report.py --sessions "$out" "$DOCS" "${readme[@]}"
+  python3 scripts/bench_report.py --sessions "$out" "$DOCS" "${readme[@]}" --busy "$busy"
 }
 if [ "${1:-}" = "--sessions" ]; then
   sessions

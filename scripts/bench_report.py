@@ -3,7 +3,7 @@
 
 Usage: python3 scripts/bench_report.py RESULTS.json OUTDIR [--busy BUSY.json]
          (BUSY.json: the driver's `--busy` run, reported under "Under contention")
-       python3 scripts/bench_report.py --sessions SESSIONS.json OUTDIR [README.md]
+       python3 scripts/bench_report.py --sessions SESSIONS.json OUTDIR [README.md] [--busy SESSIONS-busy.json]
          (the session figures of `cargo bench --bench sessions`: replaces the "Sessions" section
          of OUTDIR/bench.md, and the session table of README.md when given)
 
@@ -346,24 +346,42 @@ def replace_between(text, start, end, body):
     return text.rstrip("\n") + "\n\n" + start + "\n" + body + "\n" + end + "\n"
 
 
-def sessions_table(doc):
+def roundtrip_table(doc):
     rows = []
     for kind, r in doc["roundtrip"].items():
         argv = r["argv"][:5] + (["…"] if len(r["argv"]) > 5 else [])
         rows.append([kind, "`" + " ".join(argv) + "`", "`" + r["input"] + "`",
                      fmt(r["floor_ms"] * 1e3), fmt(r["stdmcp_ms"] * 1e3), fmt(r["overhead_ms"] * 1e3)])
+    return md_table(["session", "argv (as in repls.json)", "input", "floor (µs)", "K_send (µs)",
+                     "overhead (µs)"], rows)
+
+
+def busy_roundtrips(busy):
+    """The round trips under contention (`cargo bench --bench sessions -- --busy`), if run."""
+    if not busy:
+        return ""
+    return ("\n\n" + f"Under contention (`--busy`): the server, the floor's program and a spinning "
+            f"process share CPU {busy.get('busy_cpu')}, the driver runs on the other CPUs.\n\n"
+            + roundtrip_table(busy))
+
+
+def sessions_table(doc, busy=None):
     idle = doc["idle"]
-    return (md_table(["session", "argv (as in repls.json)", "input", "floor (µs)", "K_send (µs)",
-                      "overhead (µs)"], rows)
+    return (roundtrip_table(doc)
             + "\n\n" + f"Server memory per idle session, {idle['sessions']} python3 sessions open: "
             f"**{fmt(idle['per_session_kib'])} KiB** (server RSS {fmt(idle['rss_before_kib'] / 1024)} → "
             f"{fmt(idle['rss_after_kib'] / 1024)} MiB, threads {idle['threads_before']} → "
-            f"{idle['threads_after']}; the sessions' programs are not counted).")
+            f"{idle['threads_after']}; the sessions' programs are not counted)."
+            + busy_roundtrips(busy))
 
 
-def sessions_report(src, outdir, readme):
+def sessions_report(src, outdir, readme, busy_src=None):
     with open(src, encoding="utf-8") as f:
         doc = json.load(f)
+    busy = None
+    if busy_src:
+        with open(busy_src, encoding="utf-8") as f:
+            busy = json.load(f)
     mach = machine()
     p = doc["plan"]
     quick = ("**Quick run (`--quick`): a smoke test of the benchmark, not numbers to compare.**\n\n"
@@ -379,7 +397,7 @@ def sessions_report(src, outdir, readme):
         "runs, floor and stdmcp alternating. Memory: the server's own RSS before and after "
         f"opening {p['sessions']} idle python3 sessions.",
         "",
-        sessions_table(doc),
+        sessions_table(doc, busy),
         "",
         f"{mach['nproc']} CPUs ({mach['cpu']}), {mach['kernel']}, {mach['date']}.",
     ])
@@ -391,7 +409,7 @@ def sessions_report(src, outdir, readme):
         f.write(replace_between(text, SESSIONS_START, SESSIONS_END, body))
     print(body)
     if readme:
-        table = sessions_table(doc) + "\n\n" + (
+        table = sessions_table(doc, busy) + "\n\n" + (
             f"{mach['nproc']} CPUs, {mach['date']}; details in [docs/bench.md](docs/bench.md#sessions).")
         with open(readme, encoding="utf-8") as f:
             text = f.read()
@@ -402,7 +420,12 @@ def sessions_report(src, outdir, readme):
 def main():
     args = sys.argv[1:]
     if args[:1] == ["--sessions"] and len(args) >= 3:
-        return sessions_report(args[1], args[2], args[3] if len(args) > 3 else None)
+        busy_src = None
+        if "--busy" in args:
+            i = args.index("--busy")
+            busy_src = args[i + 1] if i + 1 < len(args) else None
+            args = args[:i] + args[i + 2:]
+        return sessions_report(args[1], args[2], args[3] if len(args) > 3 else None, busy_src)
     busy = None
     if "--busy" in args:
         i = args.index("--busy")

@@ -27,6 +27,27 @@ pub(crate) fn parse_cpus(list: &str) -> Vec<usize> {
     out
 }
 
+/// This process's CPU affinity list as `taskset` prints it (`0,1`, `0-3`).
+pub(crate) fn affinity() -> Option<String> {
+    let out = std::process::Command::new("taskset")
+        .args(["-cp", &std::process::id().to_string()])
+        .output()
+        .ok()?;
+    let text = String::from_utf8(out.stdout).ok()?;
+    let list = text.rsplit(':').next()?.trim().to_owned();
+    (out.status.success() && !list.is_empty()).then_some(list)
+}
+
+/// Sets the CPU affinity of every thread of this process (servers spawned later inherit it).
+pub(crate) fn set_affinity(cpus: &str) -> bool {
+    std::process::Command::new("taskset")
+        .args(["-a", "-cp", cpus, &std::process::id().to_string()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
 /// The calling thread's CPU set.
 #[allow(unsafe_code)]
 fn thread_affinity() -> Option<libc::cpu_set_t> {
@@ -96,7 +117,7 @@ pub(crate) fn start(all: &str) -> Result<Spinner, String> {
         .filter(|&&c| c != cpu)
         .map(ToString::to_string)
         .collect();
-    if !rest.is_empty() && !crate::servers::set_affinity(&rest.join(",")) {
+    if !rest.is_empty() && !set_affinity(&rest.join(",")) {
         return Err(format!("cannot move the driver to CPUs {}", rest.join(",")));
     }
     BUSY_CPU

@@ -1,5 +1,5 @@
-//! The servers under test: stdmcp, the SDK peers of bench/peers/peers.json, the floor; CPU
-//! affinity; checks that a server can run at all.
+//! The servers under test: stdmcp, the SDK peers of bench/peers/peers.json, the floor; the
+//! CPU to pin to; checks that a server can run at all.
 #![allow(clippy::disallowed_methods)] // tests and benchmarks start bare programs as clients and controls
 
 use std::path::{Path, PathBuf};
@@ -111,27 +111,6 @@ pub(crate) fn servers() -> Result<Vec<Spec>, String> {
         kind: Kind::Floor,
     });
     Ok(out)
-}
-
-/// This process's CPU affinity list as `taskset` prints it (`0,1`, `0-3`).
-pub(crate) fn affinity() -> Option<String> {
-    let out = std::process::Command::new("taskset")
-        .args(["-cp", &std::process::id().to_string()])
-        .output()
-        .ok()?;
-    let text = String::from_utf8(out.stdout).ok()?;
-    let list = text.rsplit(':').next()?.trim().to_owned();
-    (out.status.success() && !list.is_empty()).then_some(list)
-}
-
-/// Sets the CPU affinity of every thread of this process (servers spawned later inherit it).
-pub(crate) fn set_affinity(cpus: &str) -> bool {
-    std::process::Command::new("taskset")
-        .args(["-a", "-cp", cpus, &std::process::id().to_string()])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
 }
 
 /// The last CPU of an affinity list.

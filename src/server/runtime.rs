@@ -270,8 +270,15 @@ fn write_counted(output: &mut dyn Write, mut bytes: &[u8], rx: &Inbox) -> std::i
     Ok(())
 }
 
-/// Sends heartbeats and fires deadlines; sleeps until the next one or until woken. Started
-/// by the first wake ([`Shared::wake_timer`]).
+/// How long the timer sleeps when nothing is due. Not until woken: a call that starts then
+/// would have to wake it (`Bell::ring_by` skips the ring only for a deadline after the
+/// timer's own wake-up), and under contention the timer, woken at a call's start, often runs
+/// only after the call ended, finds nothing due, and sleeps until woken again: one more
+/// thread woken per call (docs/bench.md, sessions under contention).
+const IDLE_WAKE: Duration = Duration::from_secs(5);
+
+/// Sends heartbeats and fires deadlines; sleeps until the next one, at most [`IDLE_WAKE`],
+/// or until woken. Started by the first wake ([`Shared::wake_timer`]).
 pub(super) fn timer(shared: Arc<Shared>) {
     super::outbox::never_wait_on_this_thread();
     loop {
@@ -279,7 +286,8 @@ pub(super) fn timer(shared: Arc<Shared>) {
         if stopped {
             return;
         }
-        if !shared.timer.wait(next) {
+        let next = next.unwrap_or_else(|| Instant::now() + IDLE_WAKE);
+        if !shared.timer.wait(Some(next)) {
             shared.on_timer();
         }
     }

@@ -11,9 +11,10 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread;
 use std::time::{Duration, Instant, SystemTime};
 
-use crossbeam_channel::{Receiver, Sender};
+use crossbeam_channel::Sender;
 
 use super::answer::Pending;
+use super::feed::Feed;
 use super::kind::SessionKind;
 use crate::process::interactive::{self, Interactive, InteractiveSpec};
 use crate::process::minimal_environment;
@@ -72,8 +73,15 @@ pub struct Proc {
     state: Mutex<State>,
     /// Notified on output, on exit, and by cancel hooks.
     pub cond: Condvar,
-    input: Sender<Vec<u8>>,
+    input: Arc<Feed>,
     transcript: Arc<Mutex<Transcript>>,
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        // The writer thread ends, and the program's stdin is closed.
+        self.input.close();
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -96,7 +104,8 @@ impl Proc {
             limits: kind.limits,
         };
         let (tx, rx) = crossbeam_channel::bounded(1);
-        let (input, input_rx) = crossbeam_channel::unbounded::<Vec<u8>>();
+        let input = Arc::new(Feed::default());
+        let input_rx = Arc::clone(&input);
         let cap = kind.max_output_bytes;
         thread::Builder::new()
             .name(format!("stdmcp-session-{label}"))
@@ -135,7 +144,7 @@ impl Proc {
 
     /// Queues bytes for the program's stdin (written by the writer thread).
     pub fn write(&self, bytes: Vec<u8>) {
-        let _ = self.input.send(bytes);
+        self.input.send(bytes);
     }
 
     /// Adds to the transcript.
@@ -206,7 +215,7 @@ type Started = Result<(u32, Sender<Arc<Proc>>), String>;
 
 /// The owner thread: spawn, hand out the pid, then read/write through helper threads and
 /// wait for the program; reap it and record its status.
-fn own(spec: &InteractiveSpec, started: &Sender<Started>, input: Receiver<Vec<u8>>) {
+fn own(spec: &InteractiveSpec, started: &Sender<Started>, input: Arc<Feed>) {
     let mut child = match Interactive::spawn(spec) {
         Ok(c) => c,
         Err(e) => {
@@ -223,7 +232,7 @@ fn own(spec: &InteractiveSpec, started: &Sender<Started>, input: Receiver<Vec<u8
         let _ = thread::Builder::new()
             .name("stdmcp-session-in".into())
             .spawn(move || {
-                for bytes in input {
+                while let Some(bytes) = input.recv() {
                     if stdin
                         .write_all(&bytes)
                         .and_then(|()| stdin.flush())

@@ -13,6 +13,7 @@
 pub mod answer;
 mod child;
 mod exchange;
+mod feed;
 pub mod kind;
 mod ops;
 mod registry;

@@ -64,6 +64,8 @@ struct Inner {
     next_ticket: u64,
     closed: bool,
     timer: bool,
+    /// While the idle timer sleeps: until when.
+    timer_until: Option<Instant>,
 }
 
 /// All sessions of a server.
@@ -72,6 +74,10 @@ pub struct Registry {
     inner: Mutex<Inner>,
     /// Notified when a turn ends, a session is added or removed, and on close.
     cond: Condvar,
+    /// The idle timer's own: notified on close, and when a session's idle deadline comes
+    /// before the timer's next wake-up (not at every turn: under contention each thread woken
+    /// per call can cost a time slice, docs/bench.md, sessions under contention).
+    timer_cond: Condvar,
 }
 
 /// The right to use one session until dropped.
@@ -83,16 +89,25 @@ pub struct Turn {
 impl Drop for Turn {
     fn drop(&mut self) {
         let mut inner = self.registry.lock();
+        let mut idle_at = None;
         if let Some(e) = inner.entries.get_mut(&self.key) {
             e.busy = false;
             e.last_used = Instant::now();
             if e.proc.is_none() && e.stopped.is_none() {
                 // A start that failed: forget the name.
                 inner.entries.remove(&self.key);
+            } else if !e.kind.idle.is_zero() {
+                idle_at = Some(e.last_used + e.kind.idle);
             }
         }
+        // The idle timer sleeps at most until `now + idle` of a busy session (see
+        // `idle_timer`), so it is woken only if it sleeps longer than this session may idle.
+        let wake_timer = idle_at.is_some_and(|at| inner.timer_until.is_some_and(|t| t > at));
         drop(inner);
         self.registry.cond.notify_all();
+        if wake_timer {
+            self.registry.timer_cond.notify_all();
+        }
     }
 }
 
@@ -231,6 +246,7 @@ impl Registry {
             }
         }
         self.cond.notify_all();
+        self.timer_cond.notify_all();
     }
 
     /// Stops sessions idle for longer than their kind's `idleSeconds`; sleeps until the
@@ -245,8 +261,17 @@ impl Registry {
             let mut next: Option<Instant> = None;
             let mut due = Vec::new();
             for (k, e) in inner.entries.iter_mut() {
-                let idle_stops = !e.kind.idle.is_zero() && !e.busy && e.alive();
-                let Some(p) = e.proc.clone().filter(|_| idle_stops) else {
+                if e.kind.idle.is_zero() || !e.alive() {
+                    continue;
+                }
+                if e.busy {
+                    // Its turn ends later than now, so it idles out after `now + idle` at the
+                    // earliest: waking by then, the timer need not be woken when the turn ends.
+                    let at = now + e.kind.idle;
+                    next = Some(next.map_or(at, |n| n.min(at)));
+                    continue;
+                }
+                let Some(p) = e.proc.clone() else {
                     continue;
                 };
                 let at = e.last_used + e.kind.idle;
@@ -274,11 +299,13 @@ impl Registry {
                 continue;
             }
             let wait = next.map_or(Duration::from_secs(3600), |n| n - now);
+            inner.timer_until = Some(now + wait);
             inner = self
-                .cond
+                .timer_cond
                 .wait_timeout(inner, wait)
                 .unwrap_or_else(PoisonError::into_inner)
                 .0;
+            inner.timer_until = None;
         }
     }
 
@@ -294,6 +321,7 @@ impl Registry {
                 .collect()
         };
         self.cond.notify_all();
+        self.timer_cond.notify_all();
         for p in procs {
             p.kill(REAP_WAIT);
         }
