@@ -99,7 +99,6 @@ pub mod peer;
 // The only FFI of the crate (killpg, kill, waitpid, prctl, setrlimit, setpriority, close_range,
 // poll) is in `process` and `reaper`, each call with a SAFETY note and its function allowing
 // `unsafe_code` on its own.
-mod pool;
 pub mod process;
 mod random;
 mod reaper;

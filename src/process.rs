@@ -172,23 +172,18 @@ pub fn run(
         })
     };
     // `on_spawn` and `on_line`, the caller's code, run inside the wait: if one panics, the
-    // child is still killed, reaped and swept before the panic goes on.
+    // child is killed, reaped and swept as after any error, and then the panic goes on.
+    let mut panicked = None;
     let waited = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         on_spawn(pid);
         let mut watch = watch::Watch::new(spec, &mut child, on_line)?;
         let status = wait_child(&mut child, pgid, spec, cancel, start, &mut watch)?;
         Ok((status, watch))
-    }));
-    let waited = match waited {
-        Ok(waited) => waited,
-        Err(panic) => {
-            signal_group(pgid, libc::SIGKILL);
-            let _ = child.wait();
-            drop(hook);
-            orphans::sweep(pgid, &marker, Some(start));
-            std::panic::resume_unwind(panic)
-        }
-    };
+    }))
+    .unwrap_or_else(|panic| {
+        panicked = Some(panic);
+        Err(io::Error::other("a callback of the call panicked"))
+    });
     let waited = waited.map_err(|e: io::Error| {
         // Whatever went wrong, never leave the child running or unreaped.
         signal_group(pgid, libc::SIGKILL);
@@ -204,6 +199,9 @@ pub fn run(
     // pid within microseconds for this to hit it.
     orphans::sweep(pgid, &marker, Some(start));
     drop(registration);
+    if let Some(panic) = panicked {
+        std::panic::resume_unwind(panic);
+    }
 
     let ((status, stop), watch) = waited?;
     let (stdout, stderr) = watch.finish(READER_GRACE);
@@ -498,13 +496,10 @@ fn wait_child(
             signal_group(pgid, libc::SIGKILL);
             kill_at = None;
         }
-        let mut next = now + TICK;
-        for t in [deadline.filter(|_| stop == Stop::Exited), kill_at]
+        let next = [deadline.filter(|_| stop == Stop::Exited), kill_at]
             .into_iter()
             .flatten()
-        {
-            next = next.min(t);
-        }
+            .fold(now + TICK, Instant::min);
         let wait = next.saturating_duration_since(now);
         if !watch.exit_pollable() {
             // No pidfd and every pipe closed: nothing would wake a poll at the exit.

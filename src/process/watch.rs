@@ -92,14 +92,19 @@ impl<'a> Watch<'a> {
     /// readable, or there is no pidfd.
     pub(super) fn wait(&mut self, timeout: Duration) -> io::Result<bool> {
         let exit = self.pidfd.as_ref().map(AsRawFd::as_raw_fd);
-        let ready = self.poll(exit, timeout)?;
-        Ok(exit.is_none() || ready.exited)
+        let exited = self.poll(exit, timeout)?;
+        Ok(exit.is_none() || exited)
+    }
+
+    /// Whether stdout or stderr is still open.
+    fn output_open(&self) -> bool {
+        self.pumps.iter().any(|p| p.pipe.is_some())
     }
 
     /// Whether [`Watch::wait`] wakes when the child exits: it has a pidfd, or a pipe is still
     /// open (a child's pipes reach EOF when it exits, unless something it started holds them).
     pub(super) fn exit_pollable(&self) -> bool {
-        self.pidfd.is_some() || self.feed.is_some() || self.pumps.iter().any(|p| p.pipe.is_some())
+        self.pidfd.is_some() || self.feed.is_some() || self.output_open()
     }
 
     /// After the child was reaped and its group swept: reads the pipes until both reach EOF,
@@ -108,7 +113,7 @@ impl<'a> Watch<'a> {
     pub(super) fn finish(mut self, grace: Duration) -> (Captured, Captured) {
         self.feed = None; // nobody reads the input of a program that has exited
         let deadline = Instant::now() + grace;
-        while self.pumps.iter().any(|p| p.pipe.is_some()) {
+        while self.output_open() {
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 log::debug!("output pipes still open after the child exited; not read further");
@@ -128,9 +133,9 @@ impl<'a> Watch<'a> {
     }
 
     /// One `poll` over the open pipes (and `exit`, the pidfd), then one read or write on each
-    /// pipe that is ready.
+    /// pipe that is ready. Returns whether the pidfd was readable: the child has exited.
     #[allow(unsafe_code)]
-    fn poll(&mut self, exit: Option<RawFd>, timeout: Duration) -> io::Result<Ready> {
+    fn poll(&mut self, exit: Option<RawFd>, timeout: Duration) -> io::Result<bool> {
         let pollfd = |fd: RawFd, events| libc::pollfd {
             fd,
             events,
@@ -153,7 +158,7 @@ impl<'a> Watch<'a> {
         if r < 0 {
             let err = io::Error::last_os_error();
             return match err.kind() {
-                io::ErrorKind::Interrupted => Ok(Ready { exited: false }),
+                io::ErrorKind::Interrupted => Ok(false),
                 _ => Err(err),
             };
         }
@@ -166,7 +171,7 @@ impl<'a> Watch<'a> {
                 self.read_output(i);
             }
         }
-        Ok(Ready { exited: fired(3) })
+        Ok(fired(3))
     }
 
     /// Writes as much input as the pipe takes; closes it when all is written or it broke.
@@ -174,11 +179,7 @@ impl<'a> Watch<'a> {
         let Some(feed) = &mut self.feed else { return };
         match feed.pipe.write(feed.left) {
             Ok(n) => feed.left = &feed.left[n..],
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
-                ) => {}
+            Err(e) if try_again(&e) => {}
             Err(e) => {
                 if e.kind() != io::ErrorKind::BrokenPipe {
                     log::debug!("writing child stdin: {e}");
@@ -217,11 +218,7 @@ impl<'a> Watch<'a> {
                 let stream = pump.stream;
                 pump.lines.feed(data, &|line| on_line(stream, line));
             }
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::Interrupted | io::ErrorKind::WouldBlock
-                ) => {}
+            Err(e) if try_again(&e) => {}
             Err(e) => {
                 log::debug!("reading child {:?}: {e}", pump.stream);
                 pump.pipe = None;
@@ -230,10 +227,13 @@ impl<'a> Watch<'a> {
     }
 }
 
-/// What a `poll` saw besides the pipes.
-struct Ready {
-    /// The pidfd was readable: the child has exited.
-    exited: bool,
+/// A read or write on a non-blocking pipe that found nothing to do, or was interrupted:
+/// the next `poll` tells when to try again.
+fn try_again(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
+    )
 }
 
 fn raw(fd: &Option<File>) -> RawFd {

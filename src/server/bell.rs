@@ -19,8 +19,8 @@ pub(super) struct Bell {
 #[derive(Default)]
 struct State {
     rung: bool,
-    /// While the waiter sleeps: until when (`Some(None)`: until rung).
-    asleep: Option<Option<Instant>>,
+    /// While the waiter sleeps: until when.
+    asleep: Option<Instant>,
 }
 
 impl Bell {
@@ -39,10 +39,7 @@ impl Bell {
     /// tools), and every call with a deadline of minutes would otherwise wake the timer.
     pub(super) fn ring_by(&self, at: Instant) {
         let mut st = self.lock();
-        if st
-            .asleep
-            .is_some_and(|until| until.is_some_and(|t| t <= at))
-        {
+        if st.asleep.is_some_and(|t| t <= at) {
             return;
         }
         st.rung = true;
@@ -51,25 +48,20 @@ impl Bell {
     }
 
     /// Waits until the bell rings (true) or `deadline` passes (false), and silences it.
-    pub(super) fn wait(&self, deadline: Option<Instant>) -> bool {
+    pub(super) fn wait(&self, deadline: Instant) -> bool {
         let mut st = self.lock();
         let rung = loop {
             if st.rung {
                 st.rung = false;
                 break true;
             }
+            let now = Instant::now();
+            if now >= deadline {
+                break false;
+            }
             st.asleep = Some(deadline);
-            st = match deadline {
-                None => self.ring.wait(st).unwrap_or_else(PoisonError::into_inner),
-                Some(d) => {
-                    let now = Instant::now();
-                    if now >= d {
-                        break false;
-                    }
-                    let waited = self.ring.wait_timeout(st, d - now);
-                    waited.unwrap_or_else(PoisonError::into_inner).0
-                }
-            };
+            let waited = self.ring.wait_timeout(st, deadline - now);
+            st = waited.unwrap_or_else(PoisonError::into_inner).0;
         };
         st.asleep = None;
         rung
@@ -86,8 +78,8 @@ mod tests {
     fn a_ring_before_the_wait_is_kept_and_a_wait_without_one_times_out() {
         let bell = Bell::default();
         bell.ring();
-        assert!(bell.wait(Some(Instant::now())));
-        assert!(!bell.wait(Some(Instant::now() + Duration::from_millis(5))));
+        assert!(bell.wait(Instant::now()));
+        assert!(!bell.wait(Instant::now() + Duration::from_millis(5)));
     }
 
     #[test]
@@ -95,7 +87,7 @@ mod tests {
         let bell = Arc::new(Bell::default());
         let waiter = {
             let bell = Arc::clone(&bell);
-            std::thread::spawn(move || bell.wait(None))
+            std::thread::spawn(move || bell.wait(Instant::now() + Duration::from_secs(3600)))
         };
         bell.ring();
         assert!(waiter.join().expect("waiter"));
@@ -106,12 +98,12 @@ mod tests {
         let bell = Arc::new(Bell::default());
         // Not asleep: the ring is kept, whatever the time.
         bell.ring_by(Instant::now() + Duration::from_secs(3600));
-        assert!(bell.wait(Some(Instant::now())));
+        assert!(bell.wait(Instant::now()));
         let asleep = |bell: &Bell| bell.lock().asleep.is_some();
         let wake_at = Instant::now() + Duration::from_millis(300);
         let waiter = {
             let bell = Arc::clone(&bell);
-            std::thread::spawn(move || bell.wait(Some(wake_at)))
+            std::thread::spawn(move || bell.wait(wake_at))
         };
         while !asleep(&bell) {
             std::thread::yield_now();
@@ -123,7 +115,7 @@ mod tests {
         );
         let waiter = {
             let bell = Arc::clone(&bell);
-            std::thread::spawn(move || bell.wait(Some(Instant::now() + Duration::from_secs(3600))))
+            std::thread::spawn(move || bell.wait(Instant::now() + Duration::from_secs(3600)))
         };
         while !asleep(&bell) {
             std::thread::yield_now();

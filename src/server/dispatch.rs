@@ -46,7 +46,7 @@ pub(super) struct State {
     pub draining: bool,
     pub stopped: bool,
     /// Work to hand to the pool once the lock is released (waking a worker is a syscall).
-    jobs: Vec<crate::pool::Job>,
+    jobs: Vec<super::pool::Job>,
     /// The writer must be woken once the lock is released.
     ring_writer: bool,
     /// Cancel tokens to fire once the lock is released (their hooks may take the lock).
@@ -75,7 +75,6 @@ impl Shared {
         options: Options,
     ) -> Shared {
         let pool = Pool::new(
-            "stdmcp-worker",
             options.max_concurrent_calls,
             options.worker_keep_alive,
             options.worker_stack,

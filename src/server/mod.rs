@@ -9,6 +9,7 @@ mod bell;
 mod ctx;
 mod dispatch;
 mod outbox;
+mod pool;
 mod runtime;
 mod typed;
 
@@ -27,8 +28,8 @@ use crate::mcp::{
 pub use crate::peer::Timeout;
 use crate::peer::{self, Catalog};
 
-use crate::pool::Pool;
 pub use ctx::{Ctx, Reporter};
+use pool::Pool;
 
 /// What a tool handler returns: `Err` becomes an `isError` result carrying the message.
 pub type ToolResult = Result<CallToolResult, ToolError>;

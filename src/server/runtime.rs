@@ -287,7 +287,7 @@ pub(super) fn timer(shared: Arc<Shared>) {
             return;
         }
         let next = next.unwrap_or_else(|| Instant::now() + IDLE_WAKE);
-        if !shared.timer.wait(Some(next)) {
+        if !shared.timer.wait(next) {
             shared.on_timer();
         }
     }

@@ -1,6 +1,5 @@
-//! Pools of threads: the server's workers for the work of requests (one thread per call in
-//! flight) and the runner's helpers that move a program's input and output. Idle threads are
-//! reused, threads idle for a while exit, and at most `max` threads run (further jobs queue).
+//! Worker threads for the work of requests: one thread per call in flight, idle threads
+//! reused, threads idle for a while exit, and at most `max` threads (further jobs queue).
 //!
 //! Reuse matters: a fresh thread per call cost about 30 µs and a 5x loss of pipelined
 //! throughput. A job never starts on a thread that will exit before the job ends, which is
@@ -158,8 +157,6 @@ impl Drop for Handle {
 }
 
 struct Inner {
-    /// The threads' name.
-    name: &'static str,
     counts: Mutex<Counts>,
     queue: Queue,
     max: usize,
@@ -181,10 +178,9 @@ pub struct Pool {
 }
 
 impl Pool {
-    /// A pool of at most `max` threads named `name`; idle threads exit after `keep_alive`.
-    pub fn new(name: &'static str, max: usize, keep_alive: Duration, stack_size: usize) -> Pool {
+    /// A pool of at most `max` threads; idle threads exit after `keep_alive`.
+    pub fn new(max: usize, keep_alive: Duration, stack_size: usize) -> Pool {
         let inner = Arc::new(Inner {
-            name,
             counts: Mutex::new(Counts::default()),
             queue: Queue::default(),
             max: max.max(1),
@@ -201,14 +197,6 @@ impl Pool {
     /// A thread that cannot be started (the user's process limit, a container's pid limit) is
     /// logged, and the job dropped.
     pub fn submit(&self, job: Job) {
-        if let Err(e) = self.try_submit(job) {
-            log::error!("cannot start a {} thread: {e}", self.inner.name);
-        }
-    }
-
-    /// As [`Pool::submit`], but a thread that cannot be started is an error (the job is
-    /// dropped).
-    fn try_submit(&self, job: Job) -> std::io::Result<()> {
         let spawn = {
             let mut c = self.inner.counts();
             if c.idle > 0 {
@@ -225,18 +213,16 @@ impl Pool {
         if spawn {
             let inner = self.inner.clone();
             let started = thread::Builder::new()
-                .name(self.inner.name.into())
+                .name("stdmcp-worker".into())
                 .stack_size(self.inner.stack_size)
                 .spawn(move || worker(inner, Some(job)));
             if let Err(e) = started {
-                let mut c = self.inner.counts();
-                c.total -= 1;
-                return Err(e);
+                log::error!("cannot start a worker thread: {e}");
+                self.inner.counts().total -= 1;
             }
         } else {
             self.inner.queue.send(job);
         }
-        Ok(())
     }
 
     /// Threads waiting for work now.
@@ -304,7 +290,7 @@ mod tests {
 
     #[test]
     fn runs_jobs_concurrently_and_reuses_threads() {
-        let pool = Pool::new("stdmcp-test", 64, Duration::from_secs(10), 256 * 1024);
+        let pool = Pool::new(64, Duration::from_secs(10), 256 * 1024);
         let barrier = Arc::new(Barrier::new(9));
         for _ in 0..8 {
             let b = barrier.clone();
@@ -334,7 +320,7 @@ mod tests {
 
     #[test]
     fn a_burst_for_sleeping_workers_starts_every_job_at_once() {
-        let pool = Pool::new("stdmcp-test", 64, Duration::from_secs(60), 256 * 1024);
+        let pool = Pool::new(64, Duration::from_secs(60), 256 * 1024);
         let start = |n: usize| {
             let barrier = Arc::new(Barrier::new(n + 1));
             for _ in 0..n {
@@ -369,7 +355,7 @@ mod tests {
 
     #[test]
     fn queues_beyond_the_limit() {
-        let pool = Pool::new("stdmcp-test", 2, Duration::from_secs(10), 256 * 1024);
+        let pool = Pool::new(2, Duration::from_secs(10), 256 * 1024);
         let (tx, rx) = crossbeam_channel::unbounded();
         for i in 0..20 {
             let tx = tx.clone();
@@ -383,7 +369,7 @@ mod tests {
 
     #[test]
     fn idle_threads_exit() {
-        let pool = Pool::new("stdmcp-test", 4, Duration::from_millis(20), 256 * 1024);
+        let pool = Pool::new(4, Duration::from_millis(20), 256 * 1024);
         let (tx, rx) = crossbeam_channel::unbounded();
         pool.submit(Box::new(move || tx.send(()).unwrap()));
         rx.recv().unwrap();
