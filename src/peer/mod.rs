@@ -20,7 +20,6 @@
 mod batch;
 mod calls;
 mod client_role;
-mod hmac;
 mod job_tools;
 mod jobs;
 mod modern;
@@ -48,7 +47,7 @@ pub use calls::Reply;
 pub use client_role::ClientEra;
 pub use job_tools::{JobTools, JOB_TOOL_NAMES, WAIT_DEFAULT, WAIT_MAX};
 pub use jobs::JOB_META;
-pub use mrtr::{auto_key, capability_of, process_key, Asked, InputRequest, StateKey};
+pub use mrtr::{auto_key, capability_of, kernel_random, Asked, InputRequest};
 pub use tasks::{declared as declares_tasks, TASKS_EXTENSION};
 pub use timeout::Timeout;
 
@@ -118,8 +117,10 @@ pub struct Config {
     /// Calls parked at once, each holding a worker thread (default 64); a call that would
     /// exceed it gets an error instead of `input_required`.
     pub max_parked: usize,
-    /// The key that signs `requestState` (default: [`process_key`], random per process).
-    pub request_state_key: StateKey,
+    /// Fills a buffer with unpredictable bytes: the nonce of each parked call's
+    /// `requestState` (default: [`kernel_random`]). The peer reads no clock and does no I/O of
+    /// its own; tests may pass a deterministic source.
+    pub fill_random: fn(&mut [u8]),
     /// Serve only the handshake era: `server/discover` is answered with -32601 so that
     /// clients fall back to `initialize` (default false).
     pub legacy_only: bool,
@@ -143,7 +144,7 @@ impl Default for Config {
             max_running: usize::MAX,
             park_ttl: DEFAULT_PARK_TTL,
             max_parked: 64,
-            request_state_key: process_key(),
+            fill_random: kernel_random,
             legacy_only: false,
             max_jobs: DEFAULT_MAX_JOBS,
             job_retention: DEFAULT_JOB_RETENTION,

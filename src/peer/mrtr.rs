@@ -9,10 +9,12 @@
 //! the parked work ([`Effect::Response`] to the park id returned by [`Peer::ask`]), and the
 //! retried request is the one the work's result answers.
 //!
-//! * `requestState` is `v1.<park>.<round>.<hmac>`: HMAC-SHA256 under a per-process random key
-//!   over the park, the round, the method and its target (tool, prompt or URI). Tampered
-//!   state, state of another process, of another request or of an earlier round is refused
-//!   with -32602.
+//! * `requestState` is `v1.<park>.<round>.<nonce>`: the nonce is 128 random bits drawn when
+//!   the call is parked ([`Config::fill_random`]) and kept with it, together with the method
+//!   and its target (tool, prompt or URI). Parked calls live in this peer's memory, so a
+//!   state is genuine exactly when it names a parked call of the same request with its nonce
+//!   and current round: no signature is needed. Tampered state, state of another process, of
+//!   another request or of an earlier round is refused with -32602.
 //! * Requests are made only for capabilities the current request declares; responses still
 //!   missing on a retry are asked again; extra ones are ignored.
 //! * A parked call the client does not retry within [`Config::park_ttl`] is released (its
@@ -20,15 +22,14 @@
 //!   parked at once (each holds a worker thread).
 //!
 //! [`Config::park_ttl`]: super::Config::park_ttl
+//! [`Config::fill_random`]: super::Config::fill_random
 //! [`Config::max_parked`]: super::Config::max_parked
 
 use std::collections::HashMap;
-use std::sync::OnceLock;
 use std::time::Instant;
 
 use serde_json::{json, Map, Value};
 
-use super::hmac;
 use super::server_role::Terms;
 use super::{Effect, Peer};
 use crate::jsonrpc::{ErrorObject, Request, RequestId, Response};
@@ -66,31 +67,25 @@ pub fn capability_of(method_name: &str) -> Option<&'static str> {
     }
 }
 
-/// The key that signs `requestState`; its `Debug` shows no bytes.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub struct StateKey(pub [u8; 32]);
-
-impl std::fmt::Debug for StateKey {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("StateKey(..)")
+/// Fills `buf` with unpredictable bytes: the kernel's random pool (`getrandom(2)`), or, on a
+/// kernel without it (before 3.17), std's randomly keyed SipHash over a counter and the time.
+/// The default [`Config::fill_random`](super::Config::fill_random).
+pub fn kernel_random(buf: &mut [u8]) {
+    if let Err(e) = crate::random::fill(buf) {
+        log::warn!("getrandom failed ({e}): requestState nonce from std's hash keys");
+        use std::hash::{BuildHasher, Hasher};
+        static COUNT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        for chunk in buf.chunks_mut(8) {
+            let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+            h.write_u64(COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+            h.write(format!("{:?}", std::time::SystemTime::now()).as_bytes());
+            chunk.copy_from_slice(&h.finish().to_le_bytes()[..chunk.len()]);
+        }
     }
 }
 
-/// The per-process key of `requestState`: 32 random bytes from the kernel, drawn once.
-pub fn process_key() -> StateKey {
-    static KEY: OnceLock<[u8; 32]> = OnceLock::new();
-    StateKey(*KEY.get_or_init(|| {
-        let mut key = [0u8; 32];
-        if let Err(e) = crate::random::fill(&mut key) {
-            // Only on a kernel without getrandom(2) (before 3.17); the fallback is unpredictable
-            // enough to tell processes apart.
-            log::warn!("getrandom failed ({e}): requestState key from time and pid");
-            let now = format!("{:?}{}", std::time::SystemTime::now(), std::process::id());
-            key = hmac::sha256(&[now.as_bytes(), &(&key as *const _ as usize).to_le_bytes()]);
-        }
-        key
-    }))
-}
+/// The length of a `requestState` nonce, in bytes.
+const NONCE_LEN: usize = 16;
 
 /// A parked call.
 #[derive(Debug)]
@@ -102,6 +97,8 @@ struct Parked {
     have: Map<String, Value>,
     expires: Instant,
     target: String,
+    /// Drawn when the call was parked; its `requestState` must carry it.
+    nonce: [u8; NONCE_LEN],
 }
 
 /// The parked calls and the ids retried requests go by.
@@ -146,20 +143,16 @@ pub(super) fn input_responses(params: &Value) -> Result<Map<String, Value>, Erro
 }
 
 impl Peer {
-    fn mac(&self, park: i64, round: u32, target: &str) -> String {
-        let msg = format!("stdmcp requestState v1\0{park}\0{round}\0{target}");
-        let mac = hmac::hmac_sha256(&self.config.request_state_key.0, msg.as_bytes());
-        mac.iter().map(|b| format!("{b:02x}")).collect()
+    fn state_of(park: i64, p: &Parked) -> String {
+        let nonce: String = p.nonce.iter().map(|b| format!("{b:02x}")).collect();
+        format!("v1.{park}.{}.{nonce}", p.round)
     }
 
-    fn sign_state(&self, park: i64, round: u32, target: &str) -> String {
-        format!("v1.{park}.{round}.{}", self.mac(park, round, target))
-    }
-
-    /// The park and round of a `requestState`, if it is intact and was issued for `target`.
-    fn verify_state(&self, state: &str, target: &str) -> Option<(i64, u32)> {
+    /// The park and round a `requestState` names, if it is well formed; its nonce is
+    /// compared with the parked call's by [`nonce_matches`].
+    fn parse_state(state: &str) -> Option<(i64, u32, [u8; NONCE_LEN])> {
         let mut parts = state.split('.');
-        let (Some("v1"), Some(park), Some(round), Some(mac), None) = (
+        let (Some("v1"), Some(park), Some(round), Some(hex), None) = (
             parts.next(),
             parts.next(),
             parts.next(),
@@ -168,10 +161,14 @@ impl Peer {
         ) else {
             return None;
         };
-        let park: i64 = park.parse().ok()?;
-        let round: u32 = round.parse().ok()?;
-        let expected = self.mac(park, round, target);
-        hmac::equal(expected.as_bytes(), mac.as_bytes()).then_some((park, round))
+        if hex.len() != 2 * NONCE_LEN || !hex.is_ascii() {
+            return None;
+        }
+        let mut nonce = [0u8; NONCE_LEN];
+        for (i, b) in nonce.iter_mut().enumerate() {
+            *b = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).ok()?;
+        }
+        Some((park.parse().ok()?, round.parse().ok()?, nonce))
     }
 
     /// The call a request id stands for: itself, or the call a retried request continues.
@@ -254,6 +251,8 @@ impl Peer {
         c.input.clear();
         let wire = c.wire_id.clone();
         let expires = now + self.config.park_ttl;
+        let mut nonce = [0u8; NONCE_LEN];
+        (self.config.fill_random)(&mut nonce);
         let parked = Parked {
             call: call.clone(),
             round: 1,
@@ -261,6 +260,7 @@ impl Peer {
             have,
             expires,
             target,
+            nonce,
         };
         self.parking.parked.insert(park, parked);
         self.send_input_required(&wire, park);
@@ -279,7 +279,7 @@ impl Peer {
                 (r.key.clone(), v)
             })
             .collect();
-        let state = self.sign_state(park, p.round, &p.target);
+        let state = Self::state_of(park, p);
         let result = json!({ "inputRequests": requests, "requestState": state });
         self.send_modern_typed(wire, &result, false, "input_required");
     }
@@ -410,19 +410,22 @@ impl Peer {
         state: &str,
         responses: Map<String, Value>,
     ) -> Result<(), ErrorObject> {
-        let target = target_of(req);
-        let (park, round) = self.verify_state(state, &target).ok_or_else(|| {
+        let integrity = || {
             ErrorObject::invalid_params(
                 "requestState failed its integrity check: it was altered, belongs to another request, or was issued by another server process",
             )
-        })?;
+        };
+        let (park, round, nonce) = Self::parse_state(state).ok_or_else(integrity)?;
         let ttl = self.config.park_ttl;
         let p = self.parking.parked.get_mut(&park).ok_or_else(|| {
             ErrorObject::invalid_params(format!(
-                "requestState refers to a call that no longer waits for input (it ended, or was released {} s after asking); send the request again without requestState",
+                "requestState refers to a call that no longer waits for input (it ended, or was released {} s after asking), or was altered; send the request again without requestState",
                 ttl.as_secs()
             ))
         })?;
+        if !nonce_matches(&p.nonce, &nonce) || p.target != target_of(req) {
+            return Err(integrity());
+        }
         if p.round != round {
             return Err(ErrorObject::invalid_params(
                 "requestState is from an earlier round of this request; retry with the newest one",
@@ -470,6 +473,11 @@ impl Peer {
         }));
         Ok(())
     }
+}
+
+/// Whether two nonces are equal, in time that does not depend on where they differ.
+fn nonce_matches(a: &[u8; NONCE_LEN], b: &[u8; NONCE_LEN]) -> bool {
+    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 /// Every request must be askable, of a declared capability, under a key of its own.

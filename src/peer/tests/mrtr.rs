@@ -109,7 +109,7 @@ fn tampered_foreign_and_misbound_state_is_refused() {
         peer: Peer::server(
             Arc::new(catalog()),
             Config {
-                request_state_key: StateKey([7; 32]),
+                fill_random: |b| b.fill(7),
                 ..Config::default()
             },
         ),
