@@ -94,6 +94,51 @@ fn interrupt_cancels_the_call_and_ends_the_server() {
     wait_gone(&server);
 }
 
+/// Every command takes `--flag=value` as well as `--flag value` (one parser, lexopt).
+#[test]
+fn options_take_their_value_inline_or_next() {
+    assert_eq!(
+        stdmcp(&[
+            "call",
+            "echo",
+            "--arg=text=42",
+            "--era=legacy",
+            "--timeout=30"
+        ])
+        .1,
+        "42\n"
+    );
+    assert_eq!(
+        stdmcp(&["call", "echo", "-a", "text=7", "--era", "modern"]).1,
+        "7\n"
+    );
+    let (code, out, _) = stdmcp(&["tools", "--era=modern", "--json"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("\"echo\""), "{out}");
+    let (code, _, err) = stdmcp(&["ping", "--era=ancient"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--era takes legacy, modern or auto"), "{err}");
+    let (code, _, err) = stdmcp(&["ping", "--json=yes"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--json"), "{err}");
+    // serve: the manifest and the era inline.
+    let out = Command::new(stdmcp_bin())
+        .args(["serve", "--era=legacy", "--config=/nonexistent/stdmcp.json"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("/nonexistent/stdmcp.json"), "{err}");
+    let out = Command::new(stdmcp_bin())
+        .args(["serve", "--era=modern"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("use auto or legacy"));
+}
+
 #[test]
 fn usage_errors() {
     let out = Command::new(stdmcp_bin())

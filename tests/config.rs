@@ -167,6 +167,15 @@ fn the_built_in_manifest_gets_its_workspace_and_codex_its_variables() {
     let e = entry_of("codex", &out.stdout, "mine");
     let pinned = project.join("stdmcp.json").display().to_string();
     assert_eq!(e["args"], json!(["serve", "--config", pinned]));
+    // `--flag=value` reads as `--flag value`.
+    let inline = run(&project, &home, &["config", "codex", "--name=mine"]);
+    assert_eq!(inline.stdout, out.stdout);
+    let out = run(&project, &home, &["config", "vscode", "--root=sub"]);
+    let e = entry_of("vscode", &out.stdout, "stdmcp");
+    assert_eq!(
+        e["env"]["STDMCP_ROOT"],
+        project.join("sub").display().to_string()
+    );
 }
 
 #[test]
@@ -179,6 +188,8 @@ fn bad_requests_are_usage_errors() {
         &["config", "codex", "--name", "x.y"],
         &["config", "codex", "--config", "long.json", "--root", "sub"],
         &["config", "codex", "--frobnicate"],
+        &["config", "codex", "--install=yes"],
+        &["config", "codex", "--name"],
     ] {
         let out = run(&project, &home, args);
         assert_eq!(out.code, 2, "{args:?}: {}", out.stderr);

@@ -44,12 +44,19 @@ fn parse(args: &[String]) -> Result<Opts, String> {
         args: Vec::new(),
         server,
     };
-    let mut it = args[..split].iter();
-    while let Some(a) = it.next() {
-        let mut value = |name: &str| it.next().cloned().ok_or(format!("{name} needs a value"));
-        match a.as_str() {
-            "--era" => {
-                o.era = match value("--era")?.as_str() {
+    parse_options(&args[..split], &mut o)?;
+    Ok(o)
+}
+
+/// The options before `--` (`--flag value` and `--flag=value` alike) and the positionals.
+fn parse_options(args: &[String], o: &mut Opts) -> Result<(), String> {
+    use lexopt::prelude::*;
+    let err = super::arg_error("stdmcp");
+    let mut p = lexopt::Parser::from_args(args);
+    while let Some(arg) = p.next().map_err(&err)? {
+        match arg {
+            Long("era") => {
+                o.era = match p.value().map_err(&err)?.string().map_err(&err)?.as_str() {
                     "legacy" => EraChoice::Legacy,
                     "modern" => EraChoice::Modern,
                     "auto" => EraChoice::Auto,
@@ -58,25 +65,29 @@ fn parse(args: &[String]) -> Result<Opts, String> {
                     }
                 }
             }
-            "--json" => o.json = true,
-            "--timeout" => {
-                let secs: f64 = value("--timeout")?
+            Long("json") => o.json = true,
+            Long("timeout") => {
+                let secs: f64 = p
+                    .value()
+                    .map_err(&err)?
+                    .string()
+                    .map_err(&err)?
                     .parse()
                     .map_err(|_| "--timeout takes seconds")?;
                 o.timeout = Some(Duration::from_secs_f64(secs.max(0.0)));
             }
-            "--arg" | "-a" => {
-                let kv = value("--arg")?;
+            Short('a') | Long("arg") => {
+                let kv = p.value().map_err(&err)?.string().map_err(&err)?;
                 let (k, v) = kv
                     .split_once('=')
                     .ok_or(format!("--arg takes KEY=VALUE, not {kv:?}"))?;
                 o.args.push((k.to_owned(), v.to_owned()));
             }
-            s if s.starts_with("--") => return Err(format!("unknown option {s}")),
-            s => o.positional.push(s.to_owned()),
+            Value(v) => o.positional.push(v.string().map_err(&err)?),
+            _ => return Err(err(arg.unexpected())),
         }
     }
-    Ok(o)
+    Ok(())
 }
 
 fn connect(o: &Opts) -> Result<(ServerProcess, Client), ExitCode> {

@@ -129,22 +129,7 @@ fn parse_args(args: &[String]) -> Result<Request, String> {
         config: None,
         root: None,
     };
-    let mut it = args[1..].iter();
-    while let Some(a) = it.next() {
-        let (flag, inline) = match a.split_once('=') {
-            Some((f, v)) if f.starts_with("--") => (f, Some(v.to_owned())),
-            _ => (a.as_str(), None),
-        };
-        let mut value = || inline.clone().or_else(|| it.next().cloned());
-        match flag {
-            "--install" if inline.is_none() => req.install = true,
-            "--name" => req.name = Some(value().ok_or("--name needs a value")?),
-            "--config" | "-c" => req.config = Some(value().ok_or("--config needs a file")?.into()),
-            "--root" => req.root = Some(value().ok_or("--root needs a directory")?.into()),
-            "serve" if inline.is_none() => {} // `config CLIENT serve --config F` reads naturally
-            other => return Err(format!("config: unexpected argument {other:?}")),
-        }
-    }
+    parse_options(&args[1..], &mut req)?;
     if let Some(n) = &req.name {
         if n.is_empty()
             || !n
@@ -164,6 +149,25 @@ fn parse_args(args: &[String]) -> Result<Request, String> {
         );
     }
     Ok(req)
+}
+
+/// The options after the client (`--flag value` and `--flag=value` alike).
+fn parse_options(args: &[String], req: &mut Request) -> Result<(), String> {
+    use lexopt::prelude::*;
+    let err = super::arg_error("config");
+    let mut p = lexopt::Parser::from_args(args);
+    while let Some(arg) = p.next().map_err(&err)? {
+        match arg {
+            Long("install") => req.install = true,
+            Long("name") => req.name = Some(p.value().map_err(&err)?.string().map_err(&err)?),
+            Short('c') | Long("config") => req.config = Some(p.value().map_err(&err)?.into()),
+            Long("root") => req.root = Some(p.value().map_err(&err)?.into()),
+            // `config CLIENT serve --config F` reads naturally.
+            Value(v) if v == "serve" => {}
+            _ => return Err(err(arg.unexpected())),
+        }
+    }
+    Ok(())
 }
 
 fn build_entry(req: &Request) -> Result<Entry, ExitCode> {

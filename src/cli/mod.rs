@@ -122,30 +122,52 @@ fn report(source: &Path, errors: &[ManifestError]) {
     }
 }
 
-fn serve(args: &[String]) -> ExitCode {
-    let mut config = None;
-    let mut legacy = None;
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        match a.as_str() {
-            "--era" => match it.next().map(String::as_str) {
-                Some("legacy") => legacy = Some(true),
-                Some("auto") => legacy = Some(false),
-                Some(e) => return usage(&format!("serve: --era {e:?}: use auto or legacy")),
-                None => return usage("--era needs auto or legacy"),
-            },
-            "--config" | "-c" => match it.next() {
-                Some(f) => config = Some(PathBuf::from(f)),
-                None => return usage("--config needs a file"),
-            },
-            s if s.starts_with("--config=") => config = Some(PathBuf::from(&s[9..])),
-            "--help" | "-h" => {
-                stdout::help();
-                return ExitCode::SUCCESS;
+/// A command-line error of `cmd`, as [`usage`] prints it.
+pub(crate) fn arg_error(cmd: &'static str) -> impl Fn(lexopt::Error) -> String {
+    move |e| format!("{cmd}: {e}")
+}
+
+/// What `serve` was asked: the manifest, and whether to serve the handshake era only.
+struct ServeArgs {
+    config: Option<PathBuf>,
+    legacy: Option<bool>,
+}
+
+/// `serve`'s options (`--flag value` and `--flag=value` alike); `None` for `--help`.
+fn serve_args(args: &[String]) -> Result<Option<ServeArgs>, String> {
+    use lexopt::prelude::*;
+    let err = arg_error("serve");
+    let mut out = ServeArgs {
+        config: None,
+        legacy: None,
+    };
+    let mut p = lexopt::Parser::from_args(args);
+    while let Some(arg) = p.next().map_err(&err)? {
+        match arg {
+            Long("era") => {
+                out.legacy = match p.value().map_err(&err)?.string().map_err(&err)?.as_str() {
+                    "legacy" => Some(true),
+                    "auto" => Some(false),
+                    e => return Err(format!("serve: --era {e:?}: use auto or legacy")),
+                }
             }
-            other => return usage(&format!("serve: unexpected argument {other:?}")),
+            Short('c') | Long("config") => out.config = Some(p.value().map_err(&err)?.into()),
+            Short('h') | Long("help") => return Ok(None),
+            _ => return Err(err(arg.unexpected())),
         }
     }
+    Ok(Some(out))
+}
+
+fn serve(args: &[String]) -> ExitCode {
+    let ServeArgs { config, legacy } = match serve_args(args) {
+        Ok(Some(a)) => a,
+        Ok(None) => {
+            stdout::help();
+            return ExitCode::SUCCESS;
+        }
+        Err(msg) => return usage(&msg),
+    };
     let config = config.or_else(manifest::discover);
     let loaded = match &config {
         Some(path) => Manifest::load(path).map_err(|e| (path.clone(), e)),
