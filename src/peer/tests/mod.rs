@@ -9,6 +9,7 @@ use serde_json::{json, Value};
 use super::*;
 
 mod client;
+mod edges;
 mod jobs;
 mod mrtr;
 use crate::framing::FrameDecoder;
