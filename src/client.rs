@@ -146,7 +146,10 @@ impl Client {
                 }
                 Effect::Notification(n) => self.events.push_back(Event::Notification(n)),
                 Effect::Request(r) => self.events.push_back(Event::Request(r)),
-                Effect::Start(_) | Effect::Cancel(_) | Effect::Deadline(_) => {}
+                Effect::Start(_)
+                | Effect::Cancel(_)
+                | Effect::Deadline(_)
+                | Effect::Unstarted(_) => {}
             }
         }
         if !out.is_empty() {

@@ -92,6 +92,7 @@
 pub mod cancel;
 pub mod client;
 pub mod framing;
+pub mod human;
 pub mod jsonrpc;
 pub mod manifest;
 pub mod mcp;

@@ -358,9 +358,10 @@ fn from_envelope(env: Envelope<'_>) -> Result<Message, Invalid> {
             None => {
                 return Err(Invalid {
                     id: None,
-                    error: ErrorObject::invalid_request(
-                        "Invalid request: id must be a string or an integer, not null",
-                    ),
+                    error: ErrorObject::invalid_request(format!(
+                        "Invalid request: id must be a string or an integer, not {}",
+                        json_kind(raw.get())
+                    )),
                 })
             }
         },
@@ -407,6 +408,20 @@ fn from_envelope(env: Envelope<'_>) -> Result<Message, Invalid> {
     }
 }
 
+/// What a JSON value is, for a message about a value of the wrong kind: `null`, `a boolean`,
+/// `an object`, `an array`, or, for a number, what it is with its bounded spelling
+/// (`a non-integer number (8.0)`).
+fn json_kind(raw: &str) -> String {
+    let raw = raw.trim();
+    match raw.as_bytes().first() {
+        Some(b'n') => "null".to_owned(),
+        Some(b't' | b'f') => "a boolean".to_owned(),
+        Some(b'{') => "an object".to_owned(),
+        Some(b'[') => "an array".to_owned(),
+        _ => format!("a non-integer number ({})", quote(raw)),
+    }
+}
+
 /// Appends a JSON string literal.
 pub fn write_json_str(out: &mut Vec<u8>, s: &str) {
     // Serializing a &str into a Vec cannot fail.
@@ -436,16 +451,16 @@ pub fn write_result<T: Serialize + ?Sized>(
     Ok(())
 }
 
-/// Writes an error response. The id is omitted when it could not be read (JSON-RPC 2.0 asks for `id: null` there; MCP
-/// forbids null ids, so the member is left out).
+/// Writes an error response. When the request's id could not be read (a parse error, an
+/// id of the wrong kind), the id is `null`: JSON-RPC 2.0 (section 5, Response object)
+/// requires the member, and null where the id could not be determined.
 pub fn write_error(out: &mut Vec<u8>, id: Option<&RequestId>, error: &ErrorObject) {
-    out.extend_from_slice(br#"{"jsonrpc":"2.0","#);
-    if let Some(id) = id {
-        out.extend_from_slice(br#""id":"#);
-        id.write_json(out);
-        out.push(b',');
+    out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    match id {
+        Some(id) => id.write_json(out),
+        None => out.extend_from_slice(b"null"),
     }
-    out.extend_from_slice(br#""error":"#);
+    out.extend_from_slice(br#","error":"#);
     let clipped;
     let error = match clip(&error.message, MESSAGE_MAX) {
         Cow::Borrowed(_) => error,

@@ -95,6 +95,29 @@ fn bad_envelopes_keep_the_id_when_readable() {
 }
 
 #[test]
+fn an_unreadable_id_is_named_as_sent() {
+    for (id, what) in [
+        ("8.0", "a non-integer number (8.0)"),
+        ("1e400", "a non-integer number (1e400)"),
+        ("-0.5", "a non-integer number (-0.5)"),
+        ("null", "null"),
+        ("true", "a boolean"),
+        ("[1]", "an array"),
+        ("{}", "an object"),
+    ] {
+        let body = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#);
+        let Err(inv) = single(&body) else {
+            panic!("{body} accepted")
+        };
+        assert_eq!(inv.id, None, "{body}");
+        assert_eq!(
+            inv.error.message,
+            format!("Invalid request: id must be a string or an integer, not {what}")
+        );
+    }
+}
+
+#[test]
 fn batches_parse_each_entry() {
     let Incoming::Batch(items) =
         parse(br#"[{"jsonrpc":"2.0","id":1,"method":"ping"}, 5]"#).unwrap()
@@ -142,7 +165,7 @@ fn writers_emit_compact_json() {
     );
     assert_eq!(
         String::from_utf8(out).unwrap(),
-        r#"{"jsonrpc":"2.0","error":{"code":-32700,"message":"Parse error"}}"#
+        r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}"#
     );
     let mut out = Vec::new();
     write_notification(&mut out, "a/b", &json!({"x":"line\nbreak"})).unwrap();

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Map, Value};
 
 use super::{Effect, Peer};
+use crate::human;
 use crate::jsonrpc::{ErrorCode, ErrorObject, RequestId};
 use crate::mcp::{
     self, gate, method, CallToolResult, ClientCapabilities, LogLevel, ProgressParams,
@@ -126,6 +127,11 @@ impl Peer {
         };
         self.free_slot(now, id, call.running_since.is_some());
         self.forget_aliases(id);
+        self.answer(now, call, outcome);
+    }
+
+    /// Answers a call taken out of the table: its request, its job, or nobody (cancelled).
+    fn answer(&mut self, now: Instant, call: Inflight, outcome: Reply) {
         if let Some(job) = &call.job {
             // Answered already: the outcome goes into the job store.
             return self.job_finished(now, job, outcome);
@@ -133,7 +139,10 @@ impl Peer {
         if let Some(park) = call.parked {
             // Ended while waiting for the client's retry: the request was answered already.
             self.release_park(&RequestId::number(park));
-            log::debug!("request {id} ended while parked: its result is dropped");
+            log::debug!(
+                "request {} ended while parked: its result is dropped",
+                call.wire_id
+            );
             return;
         }
         // A call continued by a retried request answers that request.
@@ -338,18 +347,52 @@ impl Peer {
         self.calls.values().filter_map(|c| c.deadline).min()
     }
 
-    /// Emits [`Effect::Deadline`] for every call whose deadline is due (once each).
+    /// Emits [`Effect::Deadline`] for every running call whose deadline is due (once each).
+    /// A call still waiting for a free slot is answered at once instead, as one that never
+    /// started ([`Effect::Unstarted`]): time spent queued counts towards its time limit.
     fn fire_deadlines(&mut self, now: Instant) {
-        let mut due: Vec<RequestId> = Vec::new();
+        let mut due: Vec<(RequestId, Option<Instant>)> = Vec::new();
         for (id, call) in &mut self.calls {
-            if call.deadline.is_some_and(|d| d <= now) {
+            if let Some(deadline) = call.deadline.filter(|d| *d <= now) {
                 call.deadline = None;
-                due.push(id.clone());
+                let queued = call.running_since.is_none().then_some(deadline);
+                due.push((id.clone(), queued));
             }
         }
-        for id in due {
-            self.effects.push_back(Effect::Deadline(id));
+        for (id, queued) in due {
+            match queued {
+                Some(deadline) => self.end_unstarted(now, &id, deadline),
+                None => self.effects.push_back(Effect::Deadline(id)),
+            }
         }
+    }
+
+    /// Ends a call whose deadline passed while it waited for a free slot: its work is never
+    /// started, and its request (or its job) is answered with a tool error that says so.
+    fn end_unstarted(&mut self, now: Instant, id: &RequestId, deadline: Instant) {
+        let Some(call) = self.calls.remove(id) else {
+            return;
+        };
+        self.free_slot(now, id, false);
+        self.forget_aliases(id);
+        self.effects.push_back(Effect::Unstarted(id.clone()));
+        let tool = call
+            .tool
+            .and_then(|t| self.catalog.tools.get(t))
+            .map_or("The call", |t| t.name.as_str());
+        let limit = deadline.saturating_duration_since(call.started);
+        let running = self.running;
+        let calls = if running == 1 { "call" } else { "calls" };
+        let text = format!(
+            "{tool} never started: it waited {} for a free slot behind {running} running {calls} \
+             (at most {} at once), and its time limit of {} counts time spent queued. No \
+             process was started. Try again when fewer calls are running.",
+            human::elapsed(now.saturating_duration_since(call.started)),
+            self.config.max_running,
+            human::setting(limit),
+        );
+        log::info!("request {id} ({tool}) reached its deadline before it started");
+        self.answer(now, call, Reply::Tool(CallToolResult::error(text)));
     }
 
     pub(super) fn next_heartbeat(&self) -> Option<Instant> {
@@ -406,7 +449,7 @@ impl Peer {
                 (Some(since), _) => call
                     .status
                     .clone()
-                    .unwrap_or_else(|| format!("running for {}", human(now - since))),
+                    .unwrap_or_else(|| format!("running for {}", human::elapsed(now - since))),
                 (None, ahead) => queued_message(elapsed, ahead.unwrap_or(0), max_running),
             };
             self.emit_progress(now, &id, value, total, Some(message));
@@ -443,15 +486,6 @@ fn queued_message(waited: Duration, ahead: usize, max_running: usize) -> String 
     };
     format!(
         "queued for {} ({line}; at most {max_running} {calls} at once)",
-        human(waited)
+        human::elapsed(waited)
     )
-}
-
-fn human(d: Duration) -> String {
-    let s = d.as_secs();
-    if s < 120 {
-        format!("{s} s")
-    } else {
-        format!("{} min {} s", s / 60, s % 60)
-    }
 }

@@ -287,9 +287,13 @@ impl Peer {
     pub(super) fn wait_line(&self, id: &RequestId, now: Instant) -> Option<String> {
         let wait = self.calls.get(id)?.wait.as_ref()?;
         let job = self.jobs.get(&wait.job)?;
+        let elapsed = crate::human::elapsed(job.elapsed(now));
         Some(match job.lines.back() {
+            _ if self.job_queued(job) => {
+                format!("{} waiting for a free slot for {elapsed}", job.id)
+            }
             Some(l) => l.clone(),
-            None => format!("{} running for {} s", job.id, job.elapsed(now).as_secs()),
+            None => format!("{} running for {elapsed}", job.id),
         })
     }
 }

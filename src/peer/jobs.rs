@@ -219,17 +219,15 @@ impl Peer {
         // The answer is the call's own response: taken out of the call table meanwhile, so
         // that a 2025-03-26 batch holding the request takes it (a response for an id in the
         // table is otherwise sent alone, as that of another request reusing the id).
+        let task = tasks.then(|| self.task_fields(now, &job_id));
+        let result = gate::call_result(self.job_status(now, &job_id, false), version);
         let inflight = self.calls.remove(id);
-        if tasks {
-            let task = self.task_fields(now, &job_id);
+        if let Some(task) = task {
             self.send_modern_typed(&wire_id, &task, false, "task");
+        } else if modern {
+            self.send_modern_result(&wire_id, &result, false);
         } else {
-            let result = gate::call_result(self.job_status(now, &job_id, false), version);
-            if modern {
-                self.send_modern_result(&wire_id, &result, false);
-            } else {
-                self.send_result(&wire_id, &result);
-            }
+            self.send_result(&wire_id, &result);
         }
         if let Some(inflight) = inflight {
             self.calls.insert(id.clone(), inflight);
@@ -292,6 +290,15 @@ impl Peer {
         }
     }
 
+    /// True while a working job's call still waits for a free slot (its work has not started).
+    pub(super) fn job_queued(&self, job: &Job) -> bool {
+        job.state == JobState::Working
+            && self
+                .calls
+                .get(&job.key)
+                .is_some_and(|c| c.running_since.is_none())
+    }
+
     /// The answer that says a job is not done yet (or how it ended, for `jobs`): text for the
     /// model, with what to do next, and the same facts under `_meta["stdmcp/job"]`.
     pub(super) fn job_status(&self, now: Instant, job_id: &str, waited: bool) -> CallToolResult {
@@ -304,14 +311,18 @@ impl Peer {
             true => format!("{:.1}", elapsed.as_secs_f64()),
             false => elapsed.as_secs().to_string(),
         };
+        let doing = if self.job_queued(job) {
+            let n = self.config.max_running;
+            let calls = if n == 1 { "call runs" } else { "calls run" };
+            format!("waiting for a free slot after {secs} s (at most {n} {calls} at once)")
+        } else {
+            format!("still running after {secs} s")
+        };
         let mut text = if waited {
-            format!(
-                "Job {job_id} (tool {}) is still running after {secs} s.",
-                job.tool
-            )
+            format!("Job {job_id} (tool {}) is {doing}.", job.tool)
         } else {
             format!(
-                "Tool {} is still running after {secs} s, so it goes on in the background as job {job_id}.",
+                "Tool {} is {doing}, so it goes on in the background as job {job_id}.",
                 job.tool
             )
         };

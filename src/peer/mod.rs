@@ -222,6 +222,10 @@ pub enum Effect {
     /// The server-side deadline of this request passed: stop its work. Unlike a cancel, the
     /// request is still answered (its tool says how it ended).
     Deadline(RequestId),
+    /// The server-side deadline of this request passed while it waited for a free slot
+    /// (behind [`Config::max_running`]): the peer answered it as never started and forgot
+    /// it. Its work must not start; a later [`Peer::finish`] for it is ignored.
+    Unstarted(RequestId),
     /// A response to a request this side sent with [`Peer::request`].
     Response(jsonrpc::Response),
     /// A notification from the other side that the peer does not handle itself

@@ -52,11 +52,16 @@ impl Peer {
             JobState::Working if job.input.is_some() => {
                 Some("waiting for the client's input (tasks/update)".to_owned())
             }
-            JobState::Working => job
-                .lines
-                .back()
-                .cloned()
-                .or_else(|| Some(format!("running for {} s", job.elapsed(now).as_secs()))),
+            JobState::Working if self.job_queued(job) => Some(format!(
+                "waiting for a free slot for {}",
+                crate::human::elapsed(job.elapsed(now))
+            )),
+            JobState::Working => job.lines.back().cloned().or_else(|| {
+                Some(format!(
+                    "running for {}",
+                    crate::human::elapsed(job.elapsed(now))
+                ))
+            }),
             JobState::Cancelled => Some("cancelled".to_owned()),
             _ => None,
         };

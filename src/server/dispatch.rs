@@ -168,6 +168,12 @@ impl Shared {
                         st.fire.push((token.clone(), CancelReason::Deadline));
                     }
                 }
+                Effect::Unstarted(id) => {
+                    // Answered already: its job, still queued in the pool, returns at once.
+                    if let Some(token) = st.tokens.remove(&id) {
+                        st.fire.push((token, CancelReason::Unstarted));
+                    }
+                }
                 Effect::Response(r) => match st.waiters.remove(&r.id) {
                     Some(tx) => {
                         let _ = tx.try_send(r.result);
@@ -226,6 +232,10 @@ impl Shared {
         // Submitted by `with_state` after the lock is released; the token is registered
         // already, so a cancel that arrives first is seen when the job starts.
         st.jobs.push(Box::new(move || {
+            if ctx.cancel.is_cancelled() && ctx.cancel.reason() == Some(CancelReason::Unstarted) {
+                // The peer answered it while it waited for this worker, and forgot it.
+                return;
+            }
             let outcome = run(&ctx, work);
             ctx.shared.finish(&ctx.id, outcome, ctx.wants_progress);
         }));

@@ -3,7 +3,6 @@
 //! no I/O, no clock.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::OnceLock;
 
 /// Bytes kept unscanned-safe at the end when the middle of a long answer is dropped: more
 /// than any marker, and the window a prompt pattern is matched in.
@@ -166,22 +165,22 @@ fn find_prompt(buf: &[u8], re: &regex_lite::Regex) -> Option<usize> {
     Some(buf.len().saturating_sub(matched))
 }
 
-/// A marker no program prints by chance: random per server, counted per use.
+/// A marker no program prints by chance and no one can predict: 128 fresh random bits from
+/// the kernel per send. Without the kernel's randomness (never seen on Linux 3.17+) it falls
+/// back to the clock, the pid and a counter, which is unique but guessable (logged).
 pub fn fresh_marker() -> String {
-    static SEED: OnceLock<u64> = OnceLock::new();
-    static COUNT: AtomicU64 = AtomicU64::new(0);
-    let seed = *SEED.get_or_init(|| {
-        let mut b = [0u8; 8];
-        if crate::random::fill(&mut b).is_err() {
-            let t = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_nanos() as u64);
-            b = (t ^ u64::from(std::process::id()).rotate_left(32)).to_le_bytes();
-        }
-        u64::from_le_bytes(b)
-    });
-    let n = COUNT.fetch_add(1, Ordering::Relaxed);
-    format!("__stdmcp_{seed:016x}_{n}__")
+    let mut b = [0u8; 16];
+    if let Err(e) = crate::random::fill(&mut b) {
+        static COUNT: AtomicU64 = AtomicU64::new(0);
+        log::warn!("getrandom failed ({e}): this session marker is unique but predictable");
+        let t = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+        b[..8].copy_from_slice(&t.to_le_bytes());
+        let n = COUNT.fetch_add(1, Ordering::Relaxed) ^ u64::from(std::process::id()) << 32;
+        b[8..].copy_from_slice(&n.to_le_bytes());
+    }
+    format!("__stdmcp_{:032x}__", u128::from_le_bytes(b))
 }
 
 /// Removes ANSI escape sequences: CSI (`ESC [ … final`), OSC (`ESC ] … BEL` or `ESC \`), and
@@ -297,6 +296,22 @@ mod tests {
         let b = fresh_marker();
         assert_ne!(a, b);
         assert!(a.starts_with("__stdmcp_") && a.len() > 20);
+    }
+
+    #[test]
+    fn no_marker_predicts_the_next() {
+        // Each marker is random as a whole: two markers share no run of 8 hex digits, so
+        // one seen in a transcript (a program's output, a log) does not give away the next.
+        let hex = |m: &str| m.trim_matches('_').trim_start_matches("stdmcp_").to_owned();
+        let (a, b) = (hex(&fresh_marker()), hex(&fresh_marker()));
+        assert!(a.len() >= 32, "{a}");
+        for i in 0..=a.len() - 8 {
+            assert!(
+                !b.contains(&a[i..i + 8]),
+                "{a} and {b} share {}",
+                &a[i..i + 8]
+            );
+        }
     }
 
     #[test]

@@ -8,7 +8,9 @@
 //! killed). All calls together keep at most a cap of bytes (`STDMCP_SPOOL_MAX_BYTES`,
 //! default [`DEFAULT_MAX_BYTES`]): when a write would pass it, the oldest finished calls are
 //! evicted, whole; a call still running is never evicted, and when only running calls are
-//! left the writing stream keeps what it has (a prefix) and is marked cut.
+//! left the writing stream keeps what it has (a prefix) and is marked cut. A full disk
+//! (`ENOSPC`, `EDQUOT`) evicts the same way, one finished call at a time, and the write is
+//! retried.
 
 mod slice;
 pub mod tool;
@@ -268,6 +270,16 @@ impl Spool {
         }
     }
 
+    /// Evicts the oldest finished call to make room on a full disk; false when none is left.
+    fn evict_one_finished(&self) -> bool {
+        let mut st = lock(&self.state);
+        let evicted = self.evict_oldest(&mut st);
+        if evicted {
+            log::info!("spool: the disk is full; evicted the oldest finished call");
+        }
+        evicted
+    }
+
     /// `n` reserved bytes were not written after all: the stream is cut there.
     fn unreserve(&self, id: &str, s: Stream, n: u64) {
         let mut st = lock(&self.state);
@@ -335,6 +347,34 @@ struct EntryInner {
     files: [Mutex<Option<File>>; 2],
 }
 
+impl EntryInner {
+    /// Appends `data` to stream `s`'s file, creating it on the first write.
+    fn append(&self, file: &mut Option<File>, s: Stream, data: &[u8]) -> io::Result<()> {
+        if let Some(f) = file {
+            return f.write_all(data);
+        }
+        let mut f = OpenOptions::new()
+            .append(true)
+            .create_new(true)
+            .open(self.spool.file(&self.id, s))?;
+        let r = f.write_all(data);
+        *file = Some(f);
+        r
+    }
+}
+
+/// The length of a stream's file (0 before it exists).
+fn on_disk(file: &Option<File>) -> u64 {
+    file.as_ref()
+        .and_then(|f| f.metadata().ok())
+        .map_or(0, |m| m.len())
+}
+
+/// The disk (or the user's quota) is full: evicting old outputs may make room.
+fn is_full(e: &io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::ENOSPC | libc::EDQUOT))
+}
+
 impl Drop for EntryInner {
     fn drop(&mut self) {
         self.spool.finish(&self.id);
@@ -355,18 +395,19 @@ impl Entry {
             return;
         }
         let mut file = lock(&inner.files[index(s)]);
-        let written = match &mut *file {
-            Some(f) => f.write_all(&data[..n as usize]),
-            None => OpenOptions::new()
-                .append(true)
-                .create_new(true)
-                .open(inner.spool.file(&inner.id, s))
-                .and_then(|mut f| {
-                    let r = f.write_all(&data[..n as usize]);
-                    *file = Some(f);
-                    r
-                }),
-        };
+        let data = &data[..n as usize];
+        let mut written = inner.append(&mut file, s, data);
+        // A full disk (or quota): the oldest finished calls give way, one at a time, until
+        // the rest fits or none is left (README "Output spool").
+        if written.as_ref().is_err_and(is_full) {
+            // What the stream had on disk before this write (its count includes `n` now).
+            let before = inner.spool.kept(&inner.id, s).map_or(0, |k| k.bytes);
+            let before = before.saturating_sub(n);
+            while written.as_ref().is_err_and(is_full) && inner.spool.evict_one_finished() {
+                let done = on_disk(&file).saturating_sub(before).min(n) as usize;
+                written = inner.append(&mut file, s, &data[done..]);
+            }
+        }
         if let Err(e) = written {
             log::warn!(
                 "spool: writing {} of call {}: {e}",
@@ -374,10 +415,7 @@ impl Entry {
                 inner.id
             );
             // What reached the file is unknown: keep nothing more, count what is there.
-            let on_disk = file
-                .as_ref()
-                .and_then(|f| f.metadata().ok())
-                .map_or(0, |m| m.len());
+            let on_disk = on_disk(&file);
             drop(file);
             let kept = inner.spool.kept(&inner.id, s).map_or(0, |k| k.bytes);
             inner

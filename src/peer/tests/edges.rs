@@ -8,7 +8,7 @@ use serde_json::json;
 
 use super::{call, catalog, H};
 use crate::jsonrpc::{RequestId, QUOTE_MAX};
-use crate::peer::{Config, Effect, Reply, Peer};
+use crate::peer::{Config, Effect, Peer, Reply};
 
 fn limited(max_running: usize) -> H {
     let config = Config {
@@ -155,10 +155,105 @@ fn deadlines_are_timers_of_the_peer() {
     assert_eq!(h.peer.poll_timeout(), None, "a deadline fires once");
     // Unlike a cancel, the call is still answered.
     let t31 = t0 + Duration::from_secs(31);
-    h.peer.finish(
-        t31,
-        &RequestId::number(1),
-        Reply::Value(json!({"done": 1})),
-    );
+    h.peer
+        .finish(t31, &RequestId::number(1), Reply::Value(json!({"done": 1})));
     assert_eq!(h.drain().sent[0]["result"]["done"], 1);
+}
+
+#[test]
+fn a_queued_call_is_answered_at_its_deadline_as_never_started() {
+    let mut h = limited(1);
+    let t0 = h.now;
+    // `sleep` has a 30 s deadline: call 1 runs, call 2 waits for the one slot.
+    h.req(call(json!(1), "sleep", json!({}), None));
+    h.now = t0 + Duration::from_secs(10);
+    h.req(call(json!(2), "sleep", json!({}), Some(json!("b"))));
+    h.now = t0 + Duration::from_secs(20);
+    h.req(call(json!(3), "sleep", json!({}), None));
+    // Call 1 is still running at 30 s: its work is stopped, it answers itself.
+    h.peer.handle_timeout(t0 + Duration::from_secs(30));
+    let out = h.drain();
+    assert_eq!(out.other, [Effect::Deadline(RequestId::number(1))]);
+    assert!(out.sent.iter().all(|m| m.get("id").is_none()), "{out:?}");
+    // Call 2 waited all its 30 s: answered at its deadline, its work never started.
+    let t40 = t0 + Duration::from_secs(40);
+    h.peer.handle_timeout(t40 - Duration::from_millis(1));
+    assert!(h.drain().other.is_empty(), "not before its deadline");
+    h.peer.handle_timeout(t40);
+    let out = h.drain();
+    assert_eq!(out.other, [Effect::Unstarted(RequestId::number(2))]);
+    assert_eq!(out.sent.len(), 1, "{out:?}");
+    let r = &out.sent[0];
+    assert_eq!(r["id"], 2);
+    assert_eq!(r["result"]["isError"], true, "{r}");
+    let text = r["result"]["content"][0]["text"].as_str().unwrap();
+    assert_eq!(
+        text,
+        "sleep never started: it waited 30 s for a free slot behind 1 running call (at most 1 \
+         at once), and its time limit of 30 s counts time spent queued. No process was started. \
+         Try again when fewer calls are running."
+    );
+    // Its late end (if its work ever ran) is ignored; no heartbeat follows.
+    h.peer
+        .finish(t40, &RequestId::number(2), Reply::Value(json!({})));
+    h.peer.handle_timeout(t40 + Duration::from_secs(5));
+    assert!(h.drain().sent.is_empty());
+    // Call 3 is next in line: it starts when call 1 ends, and is answered by its work.
+    let t41 = t0 + Duration::from_secs(41);
+    h.peer
+        .finish(t41, &RequestId::number(1), Reply::Value(json!({"n": 1})));
+    assert_eq!(h.drain().sent[0]["id"], 1);
+    h.peer
+        .finish(t41, &RequestId::number(3), Reply::Value(json!({"n": 3})));
+    assert_eq!(h.drain().sent[0]["result"]["n"], 3);
+    assert_eq!(h.peer.calls_in_flight(), 0);
+}
+
+#[test]
+fn a_queued_call_ends_at_its_deadline_even_when_it_became_a_job() {
+    let mut c = catalog();
+    c.tool_background = vec![None, None, Some(Duration::from_secs(2)), None];
+    c.add_job_tools().unwrap();
+    let config = Config {
+        max_running: 1,
+        ..Config::default()
+    };
+    let mut h = H {
+        peer: Peer::server(Arc::new(c), config),
+        now: Instant::now(),
+    };
+    h.req(json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}));
+    let t0 = h.now;
+    h.req(call(json!(1), "sleep", json!({}), None));
+    h.req(call(json!(2), "sleep", json!({}), None));
+    h.peer.handle_timeout(t0 + Duration::from_secs(2));
+    let out = h.drain();
+    assert_eq!(out.sent.len(), 2, "both became jobs: {out:?}");
+    let job2 = out.sent.iter().find(|m| m["id"] == 2).unwrap();
+    // The jobs' numbers follow the call table's order.
+    let job_id = job2["result"]["_meta"]["stdmcp/job"]["id"]
+        .as_str()
+        .unwrap();
+    let text = job2["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.starts_with(&format!("Tool sleep is waiting for a free slot after 2.0 s (at most 1 call runs at once), so it goes on in the background as job {job_id}")),
+        "{text}"
+    );
+    h.now = t0 + Duration::from_secs(3);
+    assert!(h
+        .req(call(json!(3), "job_wait", json!({"id": job_id}), None))
+        .sent
+        .is_empty());
+    // At 30 s job-1 is stopped (it runs) and job-2 ends: it never started.
+    h.peer.handle_timeout(t0 + Duration::from_secs(30));
+    let out = h.drain();
+    assert_eq!(out.other.len(), 2, "{out:?}");
+    assert!(out.other.contains(&Effect::Deadline(RequestId::number(1))));
+    assert!(out.other.contains(&Effect::Unstarted(RequestId::number(2))));
+    assert_eq!(out.sent.len(), 1, "{out:?}");
+    let r = &out.sent[0];
+    assert_eq!(r["id"], 3, "the job_wait is answered: {r}");
+    assert_eq!(r["result"]["isError"], true, "{r}");
+    let text = r["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.starts_with("sleep never started"), "{text}");
 }

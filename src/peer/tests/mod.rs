@@ -9,6 +9,7 @@ use serde_json::{json, Value};
 use super::*;
 
 mod client;
+mod edges;
 mod jobs;
 mod mrtr;
 use crate::framing::FrameDecoder;
@@ -275,7 +276,8 @@ fn error_paths_keep_the_stream_going() {
     let mut h = H::legacy("2025-06-18");
     let out = h.raw(b"{not json\n{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\"}\n");
     assert_eq!(out.sent[0]["error"]["code"], -32700);
-    assert!(out.sent[0].get("id").is_none());
+    // JSON-RPC 2.0: the id member is there, null when it could not be read.
+    assert_eq!(out.sent[0].get("id"), Some(&Value::Null));
     assert_eq!(out.sent[1]["id"], 7);
     let r = h.one(json!({"jsonrpc":"1.0","id":8,"method":"ping"}));
     assert_eq!(
@@ -462,7 +464,7 @@ fn batches_only_in_2025_03_26() {
     assert_eq!(arr[1]["id"], 3);
     assert_eq!(arr[1]["error"]["code"], -32600);
     assert_eq!(arr[2]["error"]["code"], -32600);
-    assert!(arr[2].get("id").is_none());
+    assert_eq!(arr[2].get("id"), Some(&Value::Null));
     assert_eq!(arr[3]["id"], 2);
     let r = h.one(json!([]));
     assert_eq!(r["error"]["code"], -32600);
@@ -470,7 +472,19 @@ fn batches_only_in_2025_03_26() {
         let mut h = H::legacy(v);
         let r = h.one(json!([{"jsonrpc":"2.0","id":1,"method":"ping"}]));
         assert_eq!(r["error"]["code"], -32600, "{v}");
-        assert!(r.get("id").is_none());
+        assert_eq!(r.get("id"), Some(&Value::Null));
+    }
+    // An id that is a number but not an integer: named as sent, answered with a null id.
+    for (id, shown) in [("8.0", "8.0"), ("1e400", "1e400")] {
+        let out =
+            h.raw(format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"ping\"}}\n").as_bytes());
+        let r = &out.sent[0];
+        assert_eq!(r.get("id"), Some(&Value::Null), "{r}");
+        assert_eq!(r["error"]["code"], -32600);
+        assert_eq!(
+            r["error"]["message"],
+            format!("Invalid request: id must be a string or an integer, not a non-integer number ({shown})")
+        );
     }
 }
 
