@@ -89,6 +89,7 @@
 #![deny(clippy::print_stdout, clippy::dbg_macro)]
 #![warn(missing_docs)]
 
+pub mod beneath;
 pub mod cancel;
 pub mod client;
 pub mod framing;
@@ -97,9 +98,10 @@ pub mod jsonrpc;
 pub mod manifest;
 pub mod mcp;
 pub mod peer;
-// The only FFI of the crate (killpg, kill, waitpid, prctl, setrlimit, setpriority, close_range,
-// poll) is in `process` and `reaper`, each call with a SAFETY note and its function allowing
-// `unsafe_code` on its own.
+// The FFI of the crate (killpg, kill, waitpid, prctl, setrlimit, setpriority, close_range,
+// poll) is in `process` and `reaper`, the descriptor-relative opens (openat, openat2,
+// fdopendir, renameat) in `beneath`, `lseek(SEEK_DATA)` in `spool`, and getrandom in
+// `random`: each call with a SAFETY note and its function allowing `unsafe_code` on its own.
 pub mod process;
 mod random;
 mod reaper;

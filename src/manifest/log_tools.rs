@@ -3,20 +3,20 @@
 //! working directory to the tool's root, the file to the working directory and the globs.
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use serde_json::{json, Value};
 
 use super::json::Errors;
-use super::logs::{LogFile, Logs};
-use super::{confine, Cwd, Kind, ToolSpec};
+use super::logs::{LogFile, Logs, Workdir};
+use super::{Cwd, ToolSpec};
 use crate::jsonrpc::{ErrorCode, ErrorObject};
 use crate::mcp::timestamp::iso8601_seconds;
 use crate::mcp::{CallToolResult, ResourceContents, ResourceTemplate, ToolAnnotations};
 use crate::server::{Server, ToolDef, ToolError, ToolResult};
 use crate::spool::tool::{part_result, read_part, slice_contents, slice_params, str_arg, u64_arg};
-use crate::spool::{tail_slice, MAX_LIMIT};
+use crate::spool::{tail_slice, Stop, MAX_LIMIT};
 
 /// Names of the built-in tools a manifest tool may not take.
 const LIST: &str = "logs";
@@ -43,53 +43,12 @@ pub(super) fn check_names(tools: &[ToolSpec], errs: &mut Errors) {
 type Tools = Arc<BTreeMap<String, ToolSpec>>;
 type Roots = Arc<BTreeMap<String, PathBuf>>;
 
-/// The working directory `workdir` names for tool `spec` (canonical), confined to the root
-/// of the tool's `cwd` parameter; a tool with a fixed `cwd` takes no `workdir`.
-fn workdir(
-    spec: &ToolSpec,
-    roots: &BTreeMap<String, PathBuf>,
-    arg: Option<&str>,
-) -> Result<PathBuf, String> {
-    match (&spec.cwd, arg) {
-        (Some(Cwd::Fixed(dir)), None) => Ok(dir.clone()),
-        (Some(Cwd::Fixed(dir)), Some(_)) => Err(format!(
-            "{} always runs in {}: leave workdir out",
-            spec.name,
-            dir.display()
-        )),
-        (Some(Cwd::Param(p)), arg) => {
-            let param = spec
-                .params
-                .get(p)
-                .ok_or("the tool's cwd parameter is missing")?;
-            let Kind::Path { root, .. } = &param.kind else {
-                return Err("the tool's cwd parameter is not a path".into());
-            };
-            let root_dir = roots.get(root).ok_or("the tool's root is missing")?;
-            let value = arg
-                .map(str::to_owned)
-                .or_else(|| param.default.as_ref()?.as_str().map(str::to_owned))
-                .ok_or_else(|| {
-                    format!(
-                        "workdir is required: a directory under the root {root}, as the tool's {p}"
-                    )
-                })?;
-            let dir = confine(root_dir, Path::new(&value), true).map_err(|e| e.to_string())?;
-            if !dir.is_dir() {
-                return Err(format!("{value} is not a directory"));
-            }
-            Ok(dir)
-        }
-        (None, _) => Err(format!("{} has no working directory", spec.name)),
-    }
-}
-
 /// The tool named by `tool`, with the working directory `workdir` names.
 fn target<'a>(
     tools: &'a Tools,
     roots: &Roots,
     args: &Value,
-) -> Result<(&'a ToolSpec, &'a Logs, PathBuf), ToolError> {
+) -> Result<(&'a ToolSpec, &'a Logs, Workdir), ToolError> {
     let name = str_arg(args, "tool")?.ok_or_else(|| ToolError::msg("tool is required"))?;
     let (spec, logs) = tools
         .get(name)
@@ -100,7 +59,7 @@ fn target<'a>(
                 tools.keys().cloned().collect::<Vec<_>>().join(", ")
             ))
         })?;
-    let dir = workdir(spec, roots, str_arg(args, "workdir")?).map_err(ToolError)?;
+    let dir = Workdir::of(spec, roots, str_arg(args, "workdir")?).map_err(ToolError)?;
     Ok((spec, logs, dir))
 }
 
@@ -173,24 +132,28 @@ fn list(tools: &Tools, roots: &Roots, args: &Value) -> ToolResult {
         rows.push(json!({"name": f.name, "size": f.size, "modified": iso8601_seconds(f.modified), "uri": uri(spec, wd, &f.name)}));
     }
     if files.is_empty() {
-        text = format!("No log files ({}) in {}.", logs.describe(), dir.display());
+        text = format!(
+            "No log files ({}) in {}.",
+            logs.describe(),
+            dir.path.display()
+        );
     } else if files.len() >= super::logs::MAX_FILES {
         text.push_str(&format!("(the first {} only)\n", super::logs::MAX_FILES));
     }
     Ok(CallToolResult {
-        structured_content: Some(json!({"tool": spec.name, "workdir": dir, "logs": rows})),
+        structured_content: Some(json!({"tool": spec.name, "workdir": dir.path, "logs": rows})),
         ..CallToolResult::text(text.trim_end())
     })
 }
 
-fn read(tools: &Tools, roots: &Roots, args: &Value) -> ToolResult {
+fn read(tools: &Tools, roots: &Roots, args: &Value, stop: &Stop) -> ToolResult {
     let (spec, logs, dir) = target(tools, roots, args)?;
     let name = str_arg(args, "name")?
         .ok_or_else(|| ToolError::msg("name (as `logs` lists it) is required"))?;
-    let file = logs.open(&dir, name).map_err(ToolError)?;
+    let (file, _) = logs.open(&dir, name).map_err(ToolError)?;
     let extra = json!({"tool": spec.name, "name": name});
     let Some(tail) = u64_arg(args, "tail")? else {
-        return read_part(Some(&file), &format!("log {name}"), args, extra);
+        return read_part(Some(&file), &format!("log {name}"), args, extra, stop);
     };
     if tail > MAX_LIMIT {
         return Err(ToolError::msg(format!(
@@ -204,7 +167,8 @@ fn read(tools: &Tools, roots: &Roots, args: &Value) -> ToolResult {
             "tail reads the end: give it without offset or grep",
         ));
     }
-    let s = tail_slice(Some(&file), tail, MAX_LIMIT).map_err(|e| ToolError::msg(e.to_string()))?;
+    let s = tail_slice(Some(&file), tail, MAX_LIMIT, stop)
+        .map_err(|e| ToolError::msg(e.to_string()))?;
     let note = format!(
         "[log {name}: the last {} bytes, {}-{} of {}]",
         s.next - s.offset,
@@ -218,6 +182,7 @@ fn read(tools: &Tools, roots: &Roots, args: &Value) -> ToolResult {
 fn read_resource(
     spec: &ToolSpec,
     roots: &Roots,
+    stop: &Stop,
     uri: &str,
     vars: &HashMap<String, String>,
 ) -> Result<Vec<ResourceContents>, ErrorObject> {
@@ -230,9 +195,10 @@ fn read_resource(
     };
     let (wd, name) = (var("workdir")?, var("name")?.unwrap_or_default());
     let logs = spec.logs.as_ref().ok_or_else(|| refuse("no logs".into()))?;
-    let dir = workdir(spec, roots, wd.as_deref()).map_err(refuse)?;
-    let file = logs.open(&dir, &name).map_err(refuse)?;
-    let s = tail_slice(Some(&file), MAX_LIMIT, MAX_LIMIT).map_err(|e| refuse(e.to_string()))?;
+    let dir = Workdir::of(spec, roots, wd.as_deref()).map_err(refuse)?;
+    let (file, _) = logs.open(&dir, &name).map_err(refuse)?;
+    let s =
+        tail_slice(Some(&file), MAX_LIMIT, MAX_LIMIT, stop).map_err(|e| refuse(e.to_string()))?;
     Ok(slice_contents(uri, &s, json!({})))
 }
 
@@ -286,7 +252,7 @@ pub fn register(mut server: Server, specs: &[ToolSpec], roots: &Roots) -> Server
             READ,
             description,
             schema(&tools, props, &["name"]),
-            move |_, a| read(&t, &r, &a),
+            move |ctx, a| read(&t, &r, &a, &Stop::of(ctx)),
         )
         .annotations(read_only()),
     );
@@ -300,7 +266,7 @@ pub fn register(mut server: Server, specs: &[ToolSpec], roots: &Roots) -> Server
                 description: Some(format!("The log files of {} ({}), percent-encoded: the whole file, or its last {MAX_LIMIT} bytes.", spec.name, spec.logs.as_ref().map(|l| l.describe()).unwrap_or_default())),
                 mime_type: Some("text/plain".into()),
             },
-            move |_, u, vars| read_resource(&s, &r, u, vars),
+            move |ctx, u, vars| read_resource(&s, &r, &Stop::of(ctx), u, vars),
         );
     }
     server

@@ -6,6 +6,11 @@
 //! dot included) and `?` (one character); they never match `/`, so every file found lies at
 //! the glob's depth below the working directory. Each file found is confined to the working
 //! directory like a path parameter ([`super::confine`]): a symlink that leads out is skipped.
+//!
+//! The server opens what it checked: the working directory is opened once, beneath its root,
+//! through descriptors ([`Workdir`], [`crate::beneath`]); every directory listed and every
+//! log read is opened beneath that descriptor, at the place the check resolved, and only a
+//! regular file is read. A symlink or FIFO renamed into a checked name meanwhile is refused.
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -15,9 +20,10 @@ use std::time::SystemTime;
 use serde_json::Value;
 
 use super::json::{Errors, Obj};
-use super::{confine, Cwd, ToolSpec};
+use super::{confine, Cwd, Kind, ToolSpec};
+use crate::beneath::{beneath, Dir};
 use crate::mcp::{CallToolResult, Content};
-use crate::spool::tail_slice;
+use crate::spool::{tail_slice, Stop};
 
 /// Most files a listing returns.
 pub const MAX_FILES: usize = 256;
@@ -133,8 +139,8 @@ impl Logs {
         })
     }
 
-    /// The log files in `workdir` (canonical), sorted by name, at most [`MAX_FILES`].
-    pub fn list(&self, workdir: &Path) -> Vec<LogFile> {
+    /// The log files in `wd`, sorted by name, at most [`MAX_FILES`].
+    pub fn list(&self, wd: &Workdir) -> Vec<LogFile> {
         let mut found = BTreeMap::new();
         for g in &self.globs {
             let mut frontier = vec![String::new()];
@@ -142,19 +148,17 @@ impl Logs {
                 let last = depth + 1 == g.len();
                 let mut next = Vec::new();
                 for rel in &frontier {
-                    expand(workdir, rel, part, &mut next);
+                    expand(wd, rel, part, &mut next);
                 }
                 if !last {
-                    next.retain(|rel| {
-                        confine(workdir, Path::new(rel), true).is_ok_and(|p| p.is_dir())
-                    });
+                    next.retain(|rel| wd.dir(rel).is_ok());
                 }
                 next.truncate(MAX_FILES);
                 frontier = next;
             }
             for rel in frontier {
                 if found.len() < MAX_FILES && !found.contains_key(&rel) {
-                    if let Ok(f) = LogFile::at(workdir, &rel) {
+                    if let Ok((_, f)) = LogFile::open(wd, &rel) {
                         found.insert(rel, f);
                     }
                 }
@@ -163,16 +167,15 @@ impl Logs {
         found.into_values().collect()
     }
 
-    /// Opens log `name` of `workdir`: it must match a glob and be a regular file inside.
-    pub fn open(&self, workdir: &Path, name: &str) -> Result<File, String> {
+    /// Opens log `name` of `wd`: it must match a glob and be a regular file inside.
+    pub fn open(&self, wd: &Workdir, name: &str) -> Result<(File, LogFile), String> {
         if !self.matches(name) {
             return Err(format!(
                 "{name} is not one of the tool's log files ({})",
                 self.describe()
             ));
         }
-        let f = LogFile::at(workdir, name)?;
-        File::open(&f.path).map_err(|e| format!("cannot read {name}: {e}"))
+        LogFile::open(wd, name)
     }
 
     /// The globs as written.
@@ -185,8 +188,91 @@ impl Logs {
     }
 }
 
+/// A call's working directory, opened: its canonical path (what names inside it are
+/// resolved against, and what messages show) and its descriptor (what they are opened
+/// beneath).
+#[derive(Debug)]
+pub struct Workdir {
+    /// The canonical path it had when it was opened.
+    pub path: PathBuf,
+    dir: Dir,
+}
+
+impl Workdir {
+    /// The working directory of tool `spec` that `arg` names (the tool's `cwd` parameter, or
+    /// its default), confined to the parameter's root and opened beneath it; a tool with a
+    /// fixed `cwd` takes no `arg`.
+    pub fn of(
+        spec: &ToolSpec,
+        roots: &BTreeMap<String, PathBuf>,
+        arg: Option<&str>,
+    ) -> Result<Workdir, String> {
+        match (&spec.cwd, arg) {
+            (Some(Cwd::Fixed(dir)), None) => Workdir::open(dir, dir),
+            (Some(Cwd::Fixed(dir)), Some(_)) => Err(format!(
+                "{} always runs in {}: leave workdir out",
+                spec.name,
+                dir.display()
+            )),
+            (Some(Cwd::Param(p)), arg) => {
+                let param = spec
+                    .params
+                    .get(p)
+                    .ok_or("the tool's cwd parameter is missing")?;
+                let Kind::Path { root, .. } = &param.kind else {
+                    return Err("the tool's cwd parameter is not a path".into());
+                };
+                let root_dir = roots.get(root).ok_or("the tool's root is missing")?;
+                let value = arg
+                    .map(str::to_owned)
+                    .or_else(|| param.default.as_ref()?.as_str().map(str::to_owned))
+                    .ok_or_else(|| {
+                        format!(
+                            "workdir is required: a directory under the root {root}, as the tool's {p}"
+                        )
+                    })?;
+                let dir = confine(root_dir, Path::new(&value), true).map_err(|e| e.to_string())?;
+                Workdir::open(root_dir, &dir).map_err(|e| match e.contains("not a directory") {
+                    true => format!("{value} is not a directory"),
+                    false => e,
+                })
+            }
+            (None, _) => Err(format!("{} has no working directory", spec.name)),
+        }
+    }
+
+    /// Opens `path` (resolved, inside `root`) beneath `root`.
+    fn open(root: &Path, path: &Path) -> Result<Workdir, String> {
+        let rel = beneath(root, path)
+            .ok_or_else(|| format!("{} is outside {}", path.display(), root.display()))?;
+        let dir = Dir::open(root)
+            .and_then(|r| r.dir(rel))
+            .map_err(|e| format!("cannot open the working directory {}: {e}", path.display()))?;
+        Ok(Workdir {
+            path: path.to_owned(),
+            dir,
+        })
+    }
+
+    /// Resolves `rel` inside the working directory ([`confine`]): the place, relative to it.
+    fn resolve(&self, rel: &str) -> Result<PathBuf, String> {
+        let p = confine(&self.path, Path::new(rel), true).map_err(|e| e.to_string())?;
+        beneath(&self.path, &p)
+            .map(Path::to_path_buf)
+            .ok_or_else(|| format!("{rel} leads outside the working directory"))
+    }
+
+    /// Opens the directory `rel` (`""`: the working directory itself).
+    fn dir(&self, rel: &str) -> Result<Dir, String> {
+        let at = self.resolve(if rel.is_empty() { "." } else { rel })?;
+        self.dir
+            .dir(&at)
+            .map_err(|e| format!("cannot use {rel}: {e}"))
+    }
+}
+
 /// Adds to `next` the paths `rel/part` that exist (or, for a literal part, may exist).
-fn expand(workdir: &Path, rel: &str, part: &str, next: &mut Vec<String>) {
+fn expand(wd: &Workdir, rel: &str, part: &str, next: &mut Vec<String>) {
     let join = |name: &str| {
         if rel.is_empty() {
             name.to_owned()
@@ -198,18 +284,15 @@ fn expand(workdir: &Path, rel: &str, part: &str, next: &mut Vec<String>) {
         next.push(join(part));
         return;
     }
-    let Ok(dir) = confine(
-        workdir,
-        Path::new(if rel.is_empty() { "." } else { rel }),
-        true,
-    ) else {
+    let Ok(names) = wd
+        .dir(rel)
+        .and_then(|d| d.names().map_err(|e| e.to_string()))
+    else {
         return;
     };
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut names: Vec<String> = entries
-        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+    let mut names: Vec<String> = names
+        .into_iter()
+        .filter_map(|n| n.into_string().ok())
         .filter(|n| component_matches(part.as_bytes(), n.as_bytes()))
         .collect();
     names.sort();
@@ -221,8 +304,6 @@ fn expand(workdir: &Path, rel: &str, part: &str, next: &mut Vec<String>) {
 pub struct LogFile {
     /// Its path relative to the working directory, as the glob matched it.
     pub name: String,
-    /// Where it really is (symlinks resolved, inside the working directory).
-    pub path: PathBuf,
     /// Size in bytes.
     pub size: u64,
     /// Last modification.
@@ -230,18 +311,20 @@ pub struct LogFile {
 }
 
 impl LogFile {
-    fn at(workdir: &Path, name: &str) -> Result<LogFile, String> {
-        let path = confine(workdir, Path::new(name), true).map_err(|e| e.to_string())?;
-        let m = std::fs::metadata(&path).map_err(|e| format!("cannot use {name}: {e}"))?;
-        if !m.is_file() {
-            return Err(format!("{name} is not a regular file"));
-        }
-        Ok(LogFile {
+    /// Opens log `name` of `wd`: the place it resolves to, opened beneath `wd`'s descriptor,
+    /// a regular file.
+    fn open(wd: &Workdir, name: &str) -> Result<(File, LogFile), String> {
+        let at = wd.resolve(name)?;
+        let (file, m) = wd
+            .dir
+            .file(&at)
+            .map_err(|e| format!("cannot use {name}: {e}"))?;
+        let f = LogFile {
             name: name.to_owned(),
-            path,
             size: m.len(),
             modified: m.modified().unwrap_or(SystemTime::UNIX_EPOCH),
-        })
+        };
+        Ok((file, f))
     }
 }
 
@@ -249,17 +332,21 @@ impl LogFile {
 pub struct Snapshot {
     logs: Logs,
     tool: String,
-    workdir: PathBuf,
+    workdir: Workdir,
     /// The `workdir` argument that names it for the `log` tool (`None`: a fixed `cwd`).
     workdir_arg: Option<String>,
     before: BTreeMap<String, (u64, SystemTime)>,
 }
 
 impl Snapshot {
-    /// Notes the logs of `spec` in `cwd` (the call's resolved working directory).
-    pub fn take(spec: &ToolSpec, cwd: Option<&Path>, args: &Value) -> Option<Snapshot> {
+    /// Notes the logs of `spec` in the working directory `args` give it (opened now, so that
+    /// the tails come from this directory whatever is renamed while the call runs).
+    pub fn take(
+        spec: &ToolSpec,
+        roots: &BTreeMap<String, PathBuf>,
+        args: &Value,
+    ) -> Option<Snapshot> {
         let logs = spec.logs.clone()?;
-        let workdir = cwd?.to_path_buf();
         let workdir_arg = match &spec.cwd {
             Some(Cwd::Param(p)) => Some(
                 args.get(p)
@@ -277,6 +364,7 @@ impl Snapshot {
             ),
             _ => None,
         };
+        let workdir = Workdir::of(spec, roots, workdir_arg.as_deref()).ok()?;
         let before = logs
             .list(&workdir)
             .into_iter()
@@ -292,8 +380,8 @@ impl Snapshot {
     }
 
     /// Adds to a failed call's result the tails of the logs that changed while it ran,
-    /// most recently changed first.
-    pub fn add_changed(&self, r: &mut CallToolResult) {
+    /// most recently changed first (reading them stops when `stop` says so).
+    pub fn add_changed(&self, r: &mut CallToolResult, stop: &Stop) {
         let mut changed: Vec<LogFile> = self
             .logs
             .list(&self.workdir)
@@ -310,8 +398,10 @@ impl Snapshot {
         });
         let mut text = String::new();
         for f in changed.iter().take(MAX_TAILS) {
-            let tail = File::open(&f.path)
-                .and_then(|file| tail_slice(Some(&file), TAIL_BYTES, TAIL_BYTES))
+            let tail = LogFile::open(&self.workdir, &f.name)
+                .and_then(|(file, _)| {
+                    tail_slice(Some(&file), TAIL_BYTES, TAIL_BYTES, stop).map_err(|e| e.to_string())
+                })
                 .map(|s| s.text())
                 .unwrap_or_else(|e| format!("(cannot read it: {e})"));
             let shown = tail.len() as u64;
@@ -412,7 +502,8 @@ mod tests {
         std::fs::write(dir.join("secret"), "s").unwrap();
         std::os::unix::fs::symlink(dir.join("secret"), dir.join("w/.hol/logs/escape")).unwrap();
         std::fs::create_dir(dir.join("w/.hol/logs/sub")).unwrap();
-        let w = dir.join("w").canonicalize().unwrap();
+        let path = dir.join("w").canonicalize().unwrap();
+        let w = Workdir::open(&path, &path).unwrap();
         let logs = Logs {
             globs: vec![glob(".hol/logs/*").unwrap()],
         };
@@ -430,7 +521,18 @@ mod tests {
             .open(&w, ".hol/logs/sub")
             .unwrap_err()
             .contains("not a regular file"));
-        assert!(logs.open(&w, ".hol/logs/aTheory").is_ok());
+        let (mut f, meta) = logs.open(&w, ".hol/logs/aTheory").unwrap();
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut f, &mut text).unwrap();
+        assert_eq!((text.as_str(), meta.size), ("a", 1));
+        // The working directory is held by its descriptor: renamed away and replaced by a
+        // symlink to a directory with logs of its own, nothing of that directory is read.
+        std::fs::create_dir_all(dir.join(".hol/logs")).unwrap();
+        std::fs::write(dir.join(".hol/logs/outside"), "s").unwrap();
+        std::fs::rename(dir.join("w"), dir.join("w2")).unwrap();
+        std::os::unix::fs::symlink(&dir, dir.join("w")).unwrap();
+        assert_eq!(logs.list(&w), []);
+        assert!(logs.open(&w, ".hol/logs/outside").is_err());
         std::fs::remove_dir_all(dir).unwrap();
     }
 }

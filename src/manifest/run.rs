@@ -47,7 +47,7 @@ pub fn call(
         .push(("STDMCP_CALL_ID".into(), call_id.clone().into()));
     let hooks = Hooks::new(spec, &call_id, values, &plan.env);
     let spool = crate::spool::Spool::global().begin(&call_id);
-    let logs = super::logs::Snapshot::take(spec, plan.cwd.as_deref(), args);
+    let logs = super::logs::Snapshot::take(spec, roots, args);
     let run = RunSpec {
         program: spec.program.clone(),
         args: plan.argv,
@@ -91,7 +91,7 @@ pub fn call(
             cut_note(&mut r, &call_id, &outcome, spool.as_ref());
             if r.is_error {
                 if let Some(logs) = &logs {
-                    logs.add_changed(&mut r);
+                    logs.add_changed(&mut r, &crate::spool::Stop::of(ctx));
                 }
             }
             r

@@ -12,10 +12,12 @@
 //! (`ENOSPC`, `EDQUOT`) evicts the same way, one finished call at a time, and the write is
 //! retried.
 
+mod grep;
 mod slice;
 pub mod tool;
 
-pub use slice::{grep, read_slice, tail_slice, Slice, DEFAULT_LIMIT, MAX_LIMIT};
+pub use grep::{grep, Ended, Grep, MAX_SCAN};
+pub use slice::{read_slice, tail_slice, Slice, Stop, DEFAULT_LIMIT, MAX_LIMIT};
 
 use std::collections::VecDeque;
 use std::fs::{File, OpenOptions};
@@ -24,6 +26,7 @@ use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
+use crate::beneath::Dir;
 use crate::process::Stream;
 
 /// Default cap on the bytes all kept outputs take together (1 GiB).
@@ -190,10 +193,15 @@ impl Spool {
     }
 
     /// Opens call `id`'s kept stream for reading (`None`: nothing was written to it yet).
+    /// Through descriptors ([`crate::beneath`]): the directory must still be this user's
+    /// private one, and the file a regular file in it (a symlink or FIFO put in its place by
+    /// a program running as the same user is refused, without blocking).
     pub fn open(&self, id: &str, s: Stream) -> Result<(Option<File>, Kept), String> {
         let kept = self.kept(id, s)?;
-        match File::open(self.file(id, s)) {
-            Ok(f) => Ok((Some(f), kept)),
+        let name = format!("{id}.{}", stream_name(s));
+        let opened = Dir::open_private(&self.dir).and_then(|d| d.file(Path::new(&name)));
+        match opened {
+            Ok((f, _)) => Ok((Some(f), kept)),
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
                 // Evicted between the two looks, or never written.
                 self.kept(id, s).map(|k| (None, k))

@@ -1,18 +1,64 @@
-//! Bounded reads of a file that may be huge: a slice at a byte offset, the tail, and the
-//! lines matching a regular expression. Used by the `output` tool (kept outputs) and the
-//! `log` tool (log files); nothing ever reads a whole file into memory.
+//! Bounded reads of a file that may be huge: a slice at a byte offset and the tail (the
+//! lines matching a regular expression are in `grep.rs`). Used by the `output` tool (kept
+//! outputs) and the `log` tool (log files); nothing ever reads a whole file into memory, and
+//! every read stops between buffers when its call is cancelled or its deadline passes
+//! ([`Stop`]).
 
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
+use std::io;
+use std::os::unix::fs::FileExt;
+use std::time::Instant;
 
-use regex_lite::Regex;
+use crate::cancel::CancelToken;
 
 /// Bytes a read returns when it gives no `limit`.
 pub const DEFAULT_LIMIT: u64 = 64 * 1024;
 /// The largest `limit` a read may ask for.
 pub const MAX_LIMIT: u64 = 1024 * 1024;
-/// A matching line is shown (and matched) up to this many bytes.
-const GREP_LINE_MAX: usize = 4096;
+/// Bytes read at once; cancellation and the deadline are checked between buffers.
+pub(super) const BUFFER: usize = 64 * 1024;
+
+/// When a server-side read gives up: its call's cancel token (which also fires at the call's
+/// deadline and at shutdown) and deadline, checked between buffers.
+#[derive(Clone, Debug, Default)]
+pub struct Stop {
+    cancel: Option<CancelToken>,
+    deadline: Option<Instant>,
+}
+
+impl Stop {
+    /// Never gives up (for reads that are not a call's).
+    pub fn never() -> Stop {
+        Stop::default()
+    }
+
+    /// Gives up when `cancel` is cancelled or `deadline` passes.
+    pub fn new(cancel: Option<CancelToken>, deadline: Option<Instant>) -> Stop {
+        Stop { cancel, deadline }
+    }
+
+    /// The call of `ctx`: its cancel token and deadline.
+    pub fn of(ctx: &crate::server::Ctx) -> Stop {
+        Stop::new(Some(ctx.cancel_token().clone()), ctx.deadline())
+    }
+
+    /// An error when the read must stop now.
+    pub fn check(&self) -> io::Result<()> {
+        if self.cancel.as_ref().is_some_and(CancelToken::is_cancelled) {
+            return Err(io::Error::new(
+                io::ErrorKind::Interrupted,
+                "the read stopped: the call was cancelled",
+            ));
+        }
+        if self.deadline.is_some_and(|d| Instant::now() >= d) {
+            return Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                "the read stopped: the call's deadline passed",
+            ));
+        }
+        Ok(())
+    }
+}
 
 /// A slice of a file.
 #[derive(Clone, Debug, PartialEq)]
@@ -34,21 +80,31 @@ impl Slice {
     }
 }
 
-fn size(file: Option<&File>) -> io::Result<u64> {
+pub(super) fn size(file: Option<&File>) -> io::Result<u64> {
     file.map_or(Ok(0), |f| f.metadata().map(|m| m.len()))
 }
 
 /// Up to `limit` bytes from `offset` (clamped to the file's size). A slice that ends before
 /// the file does ends on a UTF-8 character boundary when it can (so consecutive slices of
 /// UTF-8 text decode exactly); `next` says where the following slice starts.
-pub fn read_slice(file: Option<&File>, offset: u64, limit: u64) -> io::Result<Slice> {
+pub fn read_slice(file: Option<&File>, offset: u64, limit: u64, stop: &Stop) -> io::Result<Slice> {
     let total = size(file)?;
     let offset = offset.min(total);
     let want = limit.min(total - offset);
-    let mut data = Vec::with_capacity(usize::try_from(want).unwrap_or(0));
-    if let Some(mut f) = file {
-        f.seek(SeekFrom::Start(offset))?;
-        f.take(want).read_to_end(&mut data)?;
+    let mut data = Vec::new();
+    if let Some(f) = file {
+        let mut buf = vec![0; BUFFER];
+        while (data.len() as u64) < want {
+            stop.check()?;
+            let room = (want - data.len() as u64).min(BUFFER as u64) as usize;
+            let n = match f.read_at(&mut buf[..room], offset + data.len() as u64) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            data.extend_from_slice(&buf[..n]);
+        }
     }
     if offset + (data.len() as u64) < total {
         let keep = char_boundary(&data);
@@ -63,10 +119,10 @@ pub fn read_slice(file: Option<&File>, offset: u64, limit: u64) -> io::Result<Sl
 }
 
 /// The last `tail` bytes, at most `limit` of them.
-pub fn tail_slice(file: Option<&File>, tail: u64, limit: u64) -> io::Result<Slice> {
+pub fn tail_slice(file: Option<&File>, tail: u64, limit: u64, stop: &Stop) -> io::Result<Slice> {
     let total = size(file)?;
     let n = tail.min(limit).min(total);
-    let mut s = read_slice(file, total - n, n)?;
+    let mut s = read_slice(file, total - n, n, stop)?;
     // Do not start inside a character either.
     let skip = s
         .data
@@ -101,76 +157,6 @@ fn char_boundary(b: &[u8]) -> usize {
     n
 }
 
-/// Lines matching a pattern, from a scan that started at `offset`.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Grep {
-    /// `(byte offset of the line, the line)` for each match, lines cut to 4 KiB.
-    pub lines: Vec<(u64, String)>,
-    /// Where the scan stopped: the next scan starts here (`total` when it reached the end).
-    pub next: u64,
-    /// The file's size when the scan started.
-    pub total: u64,
-}
-
-/// Scans the lines from `offset` (a line start) for `re`, until the matches shown take
-/// `limit` bytes or the file ends. Each line is matched on its first 4 KiB.
-pub fn grep(file: Option<&File>, offset: u64, re: &Regex, limit: u64) -> io::Result<Grep> {
-    let total = size(file)?;
-    let mut out = Grep {
-        lines: Vec::new(),
-        next: offset.min(total),
-        total,
-    };
-    let Some(mut f) = file else { return Ok(out) };
-    f.seek(SeekFrom::Start(out.next))?;
-    let mut r = BufReader::with_capacity(64 * 1024, f.take(total - out.next));
-    let mut shown = 0u64;
-    let mut line = Vec::new();
-    loop {
-        let start = out.next;
-        line.clear();
-        let n = read_line_capped(&mut r, &mut line)?;
-        if n == 0 {
-            break;
-        }
-        let text = String::from_utf8_lossy(&line);
-        let text = text.trim_end_matches(['\n', '\r']);
-        if re.is_match(text) {
-            shown += text.len() as u64 + 16;
-            out.lines.push((start, text.to_owned()));
-        }
-        out.next += n;
-        if shown >= limit {
-            break;
-        }
-    }
-    Ok(out)
-}
-
-/// Reads one line (through its newline) and returns its length, keeping only its first
-/// [`GREP_LINE_MAX`] bytes in `line`.
-fn read_line_capped(r: &mut impl BufRead, line: &mut Vec<u8>) -> io::Result<u64> {
-    let mut n = 0u64;
-    loop {
-        let buf = r.fill_buf()?;
-        if buf.is_empty() {
-            return Ok(n);
-        }
-        let (chunk, done) = match buf.iter().position(|&b| b == b'\n') {
-            Some(i) => (&buf[..=i], true),
-            None => (buf, false),
-        };
-        let room = GREP_LINE_MAX.saturating_sub(line.len());
-        line.extend_from_slice(&chunk[..room.min(chunk.len())]);
-        let used = chunk.len();
-        n += used as u64;
-        r.consume(used);
-        if done {
-            return Ok(n);
-        }
-    }
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -192,11 +178,11 @@ mod tests {
         for limit in 1..9 {
             let (mut at, mut back) = (0, String::new());
             loop {
-                let s = read_slice(Some(&f), at, limit).unwrap();
+                let s = read_slice(Some(&f), at, limit, &Stop::never()).unwrap();
                 assert_eq!(s.total, text.len() as u64);
                 if s.data.is_empty() && s.next < s.total {
                     // A character longer than the limit comes whole with a larger limit.
-                    let s = read_slice(Some(&f), at, 4).unwrap();
+                    let s = read_slice(Some(&f), at, 4, &Stop::never()).unwrap();
                     back.push_str(&s.text());
                     at = s.next;
                     continue;
@@ -209,47 +195,26 @@ mod tests {
             }
             assert_eq!(back, text, "limit {limit}");
         }
-        let past = read_slice(Some(&f), 1 << 40, 10).unwrap();
+        let past = read_slice(Some(&f), 1 << 40, 10, &Stop::never()).unwrap();
         assert_eq!((past.data.len(), past.next), (0, text.len() as u64));
-        assert_eq!(read_slice(None, 0, 10).unwrap().total, 0);
+        assert_eq!(read_slice(None, 0, 10, &Stop::never()).unwrap().total, 0);
     }
 
     #[test]
     fn tails_start_on_characters() {
         let f = file("tail", "x€y".as_bytes());
-        let t = tail_slice(Some(&f), 3, 100).unwrap();
+        let t = tail_slice(Some(&f), 3, 100, &Stop::never()).unwrap();
         assert_eq!(t.text(), "y");
         assert_eq!(t.offset, 4);
-        assert_eq!(tail_slice(Some(&f), 100, 2).unwrap().text(), "y");
-        assert_eq!(tail_slice(Some(&f), 100, 100).unwrap().text(), "x€y");
-    }
-
-    #[test]
-    fn grep_finds_lines_and_resumes() {
-        let mut data = String::new();
-        for i in 0..1000 {
-            data.push_str(&format!(
-                "line {i}{}\n",
-                if i % 100 == 7 { " ERROR" } else { "" }
-            ));
-        }
-        data.push_str("ERROR ");
-        data.push_str(&"x".repeat(10_000));
-        data.push_str(" the end");
-        let f = file("grep", data.as_bytes());
-        let re = Regex::new("ERR(OR)").unwrap();
-        let all = grep(Some(&f), 0, &re, MAX_LIMIT).unwrap();
-        assert_eq!(all.lines.len(), 11);
-        assert_eq!(all.lines[0].1, "line 7 ERROR");
-        assert_eq!(all.lines[0].0, data.find("line 7 ").unwrap() as u64);
-        // The long last line is matched on its first 4 KiB only.
-        assert!(!all.lines[10].1.contains("end"));
-        assert_eq!(all.next, data.len() as u64);
-        // A small limit stops early; the next scan resumes where it stopped.
-        let first = grep(Some(&f), 0, &re, 1).unwrap();
-        assert_eq!(first.lines.len(), 1);
-        let rest = grep(Some(&f), first.next, &re, MAX_LIMIT).unwrap();
-        assert_eq!(rest.lines.len(), 10);
-        assert_eq!(rest.lines[0].1, "line 107 ERROR");
+        assert_eq!(
+            tail_slice(Some(&f), 100, 2, &Stop::never()).unwrap().text(),
+            "y"
+        );
+        assert_eq!(
+            tail_slice(Some(&f), 100, 100, &Stop::never())
+                .unwrap()
+                .text(),
+            "x€y"
+        );
     }
 }

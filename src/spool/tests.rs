@@ -10,7 +10,9 @@ fn spool(name: &str, cap: u64) -> Arc<Spool> {
 
 fn read_all(s: &Spool, id: &str, stream: Stream) -> Vec<u8> {
     let (f, _) = s.open(id, stream).unwrap();
-    read_slice(f.as_ref(), 0, u64::MAX).unwrap().data
+    read_slice(f.as_ref(), 0, u64::MAX, &super::Stop::never())
+        .unwrap()
+        .data
 }
 
 #[test]

@@ -9,7 +9,8 @@ use regex_lite::Regex;
 use serde_json::{json, Value};
 
 use super::{
-    grep, read_slice, stream_name, valid_id, Kept, Slice, Spool, DEFAULT_LIMIT, MAX_LIMIT,
+    grep, read_slice, stream_name, valid_id, Ended, Kept, Slice, Spool, Stop, DEFAULT_LIMIT,
+    MAX_LIMIT, MAX_SCAN,
 };
 use crate::jsonrpc::{ErrorCode, ErrorObject};
 use crate::mcp::{CallToolResult, Content, ResourceContents, ResourceLink, ResourceTemplate};
@@ -96,19 +97,25 @@ pub(crate) fn slice_params() -> Value {
     json!({
         "offset": {"type": "integer", "minimum": 0, "description": "Byte offset to start at (default 0); with grep, where the scan starts (a line start, such as a previous result's next offset)."},
         "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "description": format!("Most bytes to return (default {DEFAULT_LIMIT}).")},
-        "grep": {"type": "string", "maxLength": MAX_PATTERN, "description": "A regular expression (regex-lite syntax): return only the lines that match, each with its byte offset, instead of a slice."}
+        "grep": {"type": "string", "maxLength": MAX_PATTERN, "description": format!("A regular expression (regex-lite syntax): return only the lines that match, each with its byte offset, instead of a slice. One call scans at most {} MiB: the result gives the offset to go on from.", MAX_SCAN >> 20)}
     })
 }
 
 /// Reads a slice (or the lines matching `grep`) of an open file; `what` names it in the
 /// navigation note. The text block is exactly the bytes read; a second block says where
-/// they are.
-pub(crate) fn read_part(file: Option<&File>, what: &str, args: &Value, extra: Value) -> ToolResult {
+/// they are. The read stops between buffers when `stop` says so.
+pub(crate) fn read_part(
+    file: Option<&File>,
+    what: &str,
+    args: &Value,
+    extra: Value,
+    stop: &Stop,
+) -> ToolResult {
     let offset = u64_arg(args, "offset")?.unwrap_or(0);
     let limit = limit_arg(args)?;
     let mut structured = extra;
     let Some(re) = grep_arg(args)? else {
-        let s = read_slice(file, offset, limit).map_err(|e| ToolError::msg(e.to_string()))?;
+        let s = read_slice(file, offset, limit, stop).map_err(|e| ToolError::msg(e.to_string()))?;
         let more = if s.next < s.total {
             format!("next offset {}", s.next)
         } else {
@@ -120,14 +127,23 @@ pub(crate) fn read_part(file: Option<&File>, what: &str, args: &Value, extra: Va
         );
         return Ok(part_result(s.text(), note, structured, Some(&s)));
     };
-    let g = grep(file, offset, &re, limit).map_err(|e| ToolError::msg(e.to_string()))?;
+    let g = grep(file, offset, &re, limit, stop).map_err(|e| ToolError::msg(e.to_string()))?;
     let mut body = String::new();
     for (at, line) in &g.lines {
         body.push_str(&format!("{at}: {line}\n"));
     }
+    let mib = MAX_SCAN >> 20;
+    let why = match g.ended {
+        Ended::End => String::new(),
+        Ended::Limit => " (the matching lines reached the limit)".into(),
+        Ended::Bound if g.inside_line => format!(
+            " (one scan reads at most {mib} MiB of data, and stopped inside a line longer than that)"
+        ),
+        Ended::Bound => format!(" (one scan reads at most {mib} MiB of data)"),
+    };
     let more = if g.next < g.total {
         format!(
-            "the scan stopped at byte {0}: continue with offset {0}",
+            "the scan stopped at byte {0}{why}: continue with offset {0}",
             g.next
         )
     } else {
@@ -142,6 +158,8 @@ pub(crate) fn read_part(file: Option<&File>, what: &str, args: &Value, extra: Va
     structured["offset"] = json!(from);
     structured["nextOffset"] = json!(g.next);
     structured["totalBytes"] = json!(g.total);
+    structured["scannedBytes"] = json!(g.scanned);
+    structured["complete"] = json!(g.next >= g.total);
     let note = format!(
         "[{what}: {} matching lines from byte {from} of {}; {more}]",
         g.lines.len(),
@@ -168,7 +186,7 @@ fn state(k: &Kept) -> &'static str {
     }
 }
 
-fn output(spool: &Spool, args: &Value) -> ToolResult {
+fn output(spool: &Spool, args: &Value, stop: &Stop) -> ToolResult {
     let call =
         str_arg(args, "call")?.ok_or_else(|| ToolError::msg("call (a call id) is required"))?;
     if !valid_id(call) {
@@ -178,11 +196,12 @@ fn output(spool: &Spool, args: &Value) -> ToolResult {
     let (file, kept) = spool.open(call, stream).map_err(ToolError)?;
     let what = format!("{} of call {call} ({})", stream_name(stream), state(&kept));
     let extra = json!({"call": call, "stream": stream_name(stream), "running": kept.running, "cut": kept.cut});
-    read_part(file.as_ref(), &what, args, extra)
+    read_part(file.as_ref(), &what, args, extra, stop)
 }
 
 fn read_resource(
     spool: &Spool,
+    stop: &Stop,
     uri: &str,
     vars: &HashMap<String, String>,
 ) -> Result<Vec<ResourceContents>, ErrorObject> {
@@ -198,7 +217,7 @@ fn read_resource(
         return Err(not_found(format!("{call:?} is not a call id")));
     }
     let (file, kept) = spool.open(call, stream).map_err(not_found)?;
-    let s = read_slice(file.as_ref(), 0, MAX_LIMIT).map_err(|e| not_found(e.to_string()))?;
+    let s = read_slice(file.as_ref(), 0, MAX_LIMIT, stop).map_err(|e| not_found(e.to_string()))?;
     let state = json!({"running": kept.running, "cut": kept.cut});
     Ok(slice_contents(uri, &s, state))
 }
@@ -252,14 +271,16 @@ pub fn register(server: Server, spool: &Arc<Spool>) -> Server {
     props["stream"] = json!({"type": "string", "enum": ["stdout", "stderr"], "default": "stdout"});
     let schema = json!({"type": "object", "properties": props, "required": ["call"], "additionalProperties": false});
     let (s1, s2, s3) = (Arc::clone(spool), Arc::clone(spool), Arc::clone(spool));
-    let tool = ToolDef::new(TOOL, description, schema, move |_, args| output(&s1, &args))
-        .annotations(crate::mcp::ToolAnnotations {
-            title: None,
-            read_only_hint: Some(true),
-            destructive_hint: Some(false),
-            idempotent_hint: Some(true),
-            open_world_hint: Some(false),
-        });
+    let tool = ToolDef::new(TOOL, description, schema, move |ctx, args| {
+        output(&s1, &args, &Stop::of(ctx))
+    })
+    .annotations(crate::mcp::ToolAnnotations {
+        title: None,
+        read_only_hint: Some(true),
+        destructive_hint: Some(false),
+        idempotent_hint: Some(true),
+        open_world_hint: Some(false),
+    });
     server
         .tool(tool)
         .resource_template(
@@ -272,7 +293,7 @@ pub fn register(server: Server, spool: &Arc<Spool>) -> Server {
                 )),
                 mime_type: Some("text/plain".into()),
             },
-            move |_, uri, vars| read_resource(&s2, uri, vars),
+            move |ctx, uri, vars| read_resource(&s2, &Stop::of(ctx), uri, vars),
         )
         .on_shutdown(move || s3.clear())
 }

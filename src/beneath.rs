@@ -1,0 +1,468 @@
+//! Files beneath a root, opened through directory descriptors: what the server itself reads
+//! (log files, kept outputs) is what was checked, whatever is renamed meanwhile.
+//!
+//! A path check ([`crate::manifest::confine`]) resolves a name to a real place inside its root,
+//! but a second `open` of the same name may land elsewhere: whoever can rename entries inside
+//! the root (a sandboxed program allowed to write only there) can put a symlink or a FIFO in
+//! the name's place between the check and the open. So the server opens nothing by name:
+//!
+//! * [`Dir::open`] opens a root the server was configured with (or created itself), once.
+//! * [`Dir::file`] opens a regular file beneath it by a relative path of plain components:
+//!   with `openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)` where the
+//!   kernel has it (Linux 5.6), else by a walk that opens one component at a time with
+//!   `openat(O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC)` from the root's descriptor. The last
+//!   component is opened `O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC` (a FIFO put there
+//!   does not block the open), `fstat`ed, and refused unless it is a regular file; the caller
+//!   reads only through the [`File`] it gets, and the [`std::fs::Metadata`] is that file's.
+//! * [`Dir::dir`] opens a directory the same way; [`Dir::names`] lists one through its own
+//!   descriptor (`fdopendir`), never by path.
+//! * [`Dir::replace`] replaces a regular file beneath the root atomically: a new file is
+//!   written next to it (`openat(O_CREAT | O_EXCL | O_NOFOLLOW)` through the directory's
+//!   descriptor), `fsync`ed, renamed over the old one with `renameat`, and the directory is
+//!   `fsync`ed. A reader sees the old contents or the new, never a mix, and a symlink put in
+//!   the name's place is replaced, never followed.
+//!
+//! Paths given to these functions are relative, made of plain components only (`.` is
+//! skipped; `..`, an absolute path or an empty component is refused): they name the place a
+//! check already resolved (its symlinks followed, see [`beneath`]), so any symlink met on the
+//! way was put there after the check, and refusing it is the point. Nothing here ever goes
+//! above the root's descriptor.
+//!
+//! Reading through the descriptor is the caller's business; the server's reads are bounded
+//! and stop between buffers when the call is cancelled or its deadline passes
+//! ([`crate::spool::Stop`]).
+
+use std::ffi::{CString, OsStr, OsString};
+use std::fs::{File, Metadata};
+use std::io::{self, Write};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Component, Path};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Most names [`Dir::names`] returns.
+pub const MAX_NAMES: usize = 65_536;
+
+/// `openat2` is missing (ENOSYS, or refused by a seccomp filter): walk instead.
+static NO_OPENAT2: AtomicBool = AtomicBool::new(false);
+
+/// An open directory: a root, or a directory found beneath one.
+#[derive(Debug)]
+pub struct Dir {
+    fd: OwnedFd,
+}
+
+/// The path `path` relative to `root`, when `path` lies inside it (both resolved already, as
+/// [`crate::manifest::confine`] gives them): what [`Dir`]'s methods take.
+pub fn beneath<'a>(root: &Path, path: &'a Path) -> Option<&'a Path> {
+    path.strip_prefix(root).ok()
+}
+
+fn refused(kind: io::ErrorKind, what: &Path, why: &str) -> io::Error {
+    io::Error::new(kind, format!("{}: {why}", what.display()))
+}
+
+/// The plain components of `rel`, as C strings.
+fn components(rel: &Path) -> io::Result<Vec<CString>> {
+    let mut out = Vec::new();
+    for c in rel.components() {
+        match c {
+            Component::CurDir => {}
+            Component::Normal(n) => out.push(
+                CString::new(n.as_bytes())
+                    .map_err(|_| refused(io::ErrorKind::InvalidInput, rel, "contains NUL"))?,
+            ),
+            _ => {
+                return Err(refused(
+                    io::ErrorKind::InvalidInput,
+                    rel,
+                    "not a plain relative path (no `..`, not absolute)",
+                ))
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// A clearer error for what a swapped-in entry makes the kernel say.
+fn explain(e: io::Error, rel: &Path) -> io::Error {
+    match e.raw_os_error() {
+        Some(libc::ELOOP) | Some(libc::EXDEV) => refused(
+            io::ErrorKind::PermissionDenied,
+            rel,
+            "a symbolic link is in the way (refused: only the checked place is opened)",
+        ),
+        Some(libc::ENOTDIR) => refused(io::ErrorKind::NotADirectory, rel, "not a directory"),
+        Some(libc::ENOENT) => refused(io::ErrorKind::NotFound, rel, "does not exist"),
+        _ => refused(e.kind(), rel, &e.to_string()),
+    }
+}
+
+impl Dir {
+    /// Opens the directory `path` itself, a place the server was configured with or created
+    /// (symlinks in `path` are followed: it is not a caller's name).
+    pub fn open(path: &Path) -> io::Result<Dir> {
+        let c = CString::new(path.as_os_str().as_bytes())
+            .map_err(|_| refused(io::ErrorKind::InvalidInput, path, "contains NUL"))?;
+        let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC | libc::O_NONBLOCK;
+        openat(libc::AT_FDCWD, &c, flags).map(|fd| Dir { fd })
+    }
+
+    /// Opens the directory `path`, which must be the current user's, not a symlink, and
+    /// closed to everyone else (mode `0700` or stricter): a private directory of the server.
+    pub fn open_private(path: &Path) -> io::Result<Dir> {
+        let c = CString::new(path.as_os_str().as_bytes())
+            .map_err(|_| refused(io::ErrorKind::InvalidInput, path, "contains NUL"))?;
+        let flags = libc::O_RDONLY
+            | libc::O_DIRECTORY
+            | libc::O_NOFOLLOW
+            | libc::O_CLOEXEC
+            | libc::O_NONBLOCK;
+        let dir = Dir {
+            fd: openat(libc::AT_FDCWD, &c, flags).map_err(|e| explain(e, path))?,
+        };
+        let m = dir.metadata()?;
+        if m.uid() != effective_uid() || m.mode() & 0o077 != 0 {
+            return Err(refused(
+                io::ErrorKind::PermissionDenied,
+                path,
+                "not a private directory of this user (owner or mode changed)",
+            ));
+        }
+        Ok(dir)
+    }
+
+    /// The directory's own metadata (`fstat`).
+    pub fn metadata(&self) -> io::Result<Metadata> {
+        self.dup_file()?.metadata()
+    }
+
+    fn dup_file(&self) -> io::Result<File> {
+        Ok(File::from(self.fd.try_clone()?))
+    }
+
+    /// Opens `rel` beneath this directory: every component a real directory, the last one
+    /// opened with `last` (plus `O_NOFOLLOW | O_CLOEXEC`).
+    fn open_beneath(&self, rel: &Path, last: libc::c_int) -> io::Result<OwnedFd> {
+        let parts = components(rel)?;
+        let last = last | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+        if parts.is_empty() {
+            // The directory itself, opened anew (its own offset, its own flags).
+            return openat(self.fd.as_raw_fd(), c".", last).map_err(|e| explain(e, rel));
+        }
+        if !NO_OPENAT2.load(Ordering::Relaxed) && !tests_walk() {
+            let joined = parts
+                .iter()
+                .map(|c| c.as_bytes())
+                .collect::<Vec<_>>()
+                .join(&b'/');
+            let c = CString::new(joined)
+                .map_err(|_| refused(io::ErrorKind::InvalidInput, rel, "contains NUL"))?;
+            match openat2(self.fd.as_raw_fd(), &c, last) {
+                Ok(fd) => return Ok(fd),
+                Err(e) if openat2_missing(&e) => NO_OPENAT2.store(true, Ordering::Relaxed),
+                Err(e) if e.raw_os_error() == Some(libc::EAGAIN) => {}
+                Err(e) => return Err(explain(e, rel)),
+            }
+        }
+        self.walk(&parts, last).map_err(|e| explain(e, rel))
+    }
+
+    /// The walk: one `openat` per component, each directory held by its descriptor.
+    fn walk(&self, parts: &[CString], last: libc::c_int) -> io::Result<OwnedFd> {
+        let step = libc::O_PATH | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+        let mut held: Option<OwnedFd> = None;
+        for (i, part) in parts.iter().enumerate() {
+            let at = held.as_ref().unwrap_or(&self.fd).as_raw_fd();
+            let flags = if i + 1 == parts.len() { last } else { step };
+            held = Some(openat(at, part, flags).map_err(|e| {
+                // `O_NOFOLLOW | O_DIRECTORY` says ENOTDIR for a symlink: say what it was.
+                let link = e.raw_os_error() == Some(libc::ENOTDIR)
+                    && openat(at, part, libc::O_PATH | libc::O_NOFOLLOW | libc::O_CLOEXEC)
+                        .and_then(|fd| File::from(fd).metadata())
+                        .is_ok_and(|m| m.is_symlink());
+                match link {
+                    true => io::Error::from_raw_os_error(libc::ELOOP),
+                    false => e,
+                }
+            })?);
+        }
+        held.ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))
+    }
+
+    /// Opens the regular file `rel` beneath this directory for reading, with its metadata.
+    /// Anything else there (a symlink on the way or at the end, a FIFO, a device, a socket,
+    /// a directory) is refused without blocking.
+    pub fn file(&self, rel: &Path) -> io::Result<(File, Metadata)> {
+        let flags = libc::O_RDONLY | libc::O_NONBLOCK | libc::O_NOCTTY;
+        let file = File::from(self.open_beneath(rel, flags)?);
+        let m = file.metadata()?;
+        if !m.is_file() {
+            return Err(refused(
+                io::ErrorKind::InvalidInput,
+                rel,
+                "not a regular file",
+            ));
+        }
+        Ok((file, m))
+    }
+
+    /// Opens the directory `rel` beneath this one (`.` or an empty path: this one, anew).
+    pub fn dir(&self, rel: &Path) -> io::Result<Dir> {
+        let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NONBLOCK;
+        Ok(Dir {
+            fd: self.open_beneath(rel, flags)?,
+        })
+    }
+
+    /// The names in this directory (not `.` and `..`), unsorted, at most [`MAX_NAMES`]; read
+    /// through a descriptor of its own.
+    pub fn names(&self) -> io::Result<Vec<OsString>> {
+        let fd = openat(
+            self.fd.as_raw_fd(),
+            c".",
+            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
+        )?;
+        read_names(fd)
+    }
+
+    /// Replaces the regular file `rel` beneath this directory (or creates it) with `data`,
+    /// atomically: a temporary file in the same directory, written, `fsync`ed, renamed over
+    /// `rel` (`renameat`), then the directory `fsync`ed. An existing `rel` that is not a
+    /// regular file (a directory, a FIFO) is refused; a symlink there is replaced, not
+    /// followed. The new file has `mode` (less the umask).
+    pub fn replace(&self, rel: &Path, data: &[u8], mode: u32) -> io::Result<()> {
+        let name = rel
+            .file_name()
+            .ok_or_else(|| refused(io::ErrorKind::InvalidInput, rel, "names no file"))?;
+        let parent = rel.parent().unwrap_or(Path::new(""));
+        let dir = self.dir(parent)?;
+        let c_name = CString::new(name.as_bytes())
+            .map_err(|_| refused(io::ErrorKind::InvalidInput, rel, "contains NUL"))?;
+        if let Some(m) = dir.stat_nofollow(&c_name)? {
+            if !m.is_file() && !m.is_symlink() {
+                return Err(refused(
+                    io::ErrorKind::InvalidInput,
+                    rel,
+                    "not a regular file",
+                ));
+            }
+        }
+        let (tmp, mut file) = dir.create_temp(name, mode)?;
+        let written = file
+            .write_all(data)
+            .and_then(|()| file.sync_all())
+            .and_then(|()| dir.rename(&tmp, &c_name))
+            .and_then(|()| dir.dup_file()?.sync_all());
+        if written.is_err() {
+            dir.unlink(&tmp);
+        }
+        written.map_err(|e| refused(e.kind(), rel, &e.to_string()))
+    }
+
+    /// Creates `.NAME.XXXXXXXX.tmp` (random, exclusive, never through a symlink).
+    fn create_temp(&self, name: &OsStr, mode: u32) -> io::Result<(CString, File)> {
+        let flags =
+            libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+        loop {
+            let mut r = [0u8; 6];
+            crate::random::fill(&mut r)?;
+            let hex: String = r.iter().map(|b| format!("{b:02x}")).collect();
+            let mut tmp = b".".to_vec();
+            tmp.extend_from_slice(name.as_bytes());
+            tmp.extend_from_slice(format!(".{hex}.tmp").as_bytes());
+            let tmp =
+                CString::new(tmp).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+            match openat_mode(self.fd.as_raw_fd(), &tmp, flags, mode) {
+                Ok(fd) => return Ok((tmp, File::from(fd))),
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Tests set it to take the walk where the kernel has `openat2`.
+    static WALK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+#[cfg(test)]
+fn tests_walk() -> bool {
+    WALK.with(std::cell::Cell::get)
+}
+
+#[cfg(not(test))]
+fn tests_walk() -> bool {
+    false
+}
+
+fn openat2_missing(e: &io::Error) -> bool {
+    // ENOSYS: an older kernel; EPERM: a seccomp filter that does not know it; E2BIG/EINVAL:
+    // a kernel that knows openat2 but not these resolve flags.
+    matches!(
+        e.raw_os_error(),
+        Some(libc::ENOSYS) | Some(libc::EPERM) | Some(libc::E2BIG) | Some(libc::EINVAL)
+    )
+}
+
+fn openat(dir: RawFd, name: &std::ffi::CStr, flags: libc::c_int) -> io::Result<OwnedFd> {
+    openat_mode(dir, name, flags, 0)
+}
+
+#[allow(unsafe_code)]
+fn openat_mode(
+    dir: RawFd,
+    name: &std::ffi::CStr,
+    flags: libc::c_int,
+    mode: u32,
+) -> io::Result<OwnedFd> {
+    loop {
+        // SAFETY: `name` is a NUL-terminated string that outlives the call; `dir` is a
+        // descriptor we hold open (or AT_FDCWD); openat returns a new descriptor or -1.
+        let fd = unsafe { libc::openat(dir, name.as_ptr(), flags, mode as libc::c_uint) };
+        if fd >= 0 {
+            // SAFETY: the kernel just gave us this descriptor; nothing else owns it.
+            return Ok(unsafe { OwnedFd::from_raw_fd(fd) });
+        }
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+}
+
+/// `struct open_how` of `openat2(2)` (libc's is `non_exhaustive`).
+#[repr(C)]
+struct OpenHow {
+    flags: u64,
+    mode: u64,
+    resolve: u64,
+}
+
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
+fn openat2(dir: RawFd, path: &std::ffi::CStr, flags: libc::c_int) -> io::Result<OwnedFd> {
+    let how = OpenHow {
+        flags: flags as u64,
+        mode: 0,
+        resolve: libc::RESOLVE_BENEATH | libc::RESOLVE_NO_SYMLINKS | libc::RESOLVE_NO_MAGICLINKS,
+    };
+    for _ in 0..64 {
+        // SAFETY: openat2 reads `how` (its size passed along) and the NUL-terminated `path`,
+        // both alive for the call; `dir` is a descriptor we hold open.
+        let fd = unsafe {
+            libc::syscall(
+                libc::SYS_openat2,
+                dir,
+                path.as_ptr(),
+                &how as *const OpenHow,
+                std::mem::size_of::<OpenHow>(),
+            )
+        };
+        if fd >= 0 {
+            // SAFETY: the kernel just gave us this descriptor; nothing else owns it.
+            return Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) });
+        }
+        let e = io::Error::last_os_error();
+        // EAGAIN: a rename raced the lookup; the kernel asks for a retry.
+        if !matches!(e.raw_os_error(), Some(libc::EINTR) | Some(libc::EAGAIN)) {
+            return Err(e);
+        }
+    }
+    // Renames keep racing: the caller walks instead (the walk needs no retries).
+    Err(io::Error::from_raw_os_error(libc::EAGAIN))
+}
+
+#[cfg(not(target_os = "linux"))]
+fn openat2(_: RawFd, _: &std::ffi::CStr, _: libc::c_int) -> io::Result<OwnedFd> {
+    Err(io::Error::from_raw_os_error(libc::ENOSYS))
+}
+
+#[allow(unsafe_code)]
+fn effective_uid() -> u32 {
+    // SAFETY: geteuid takes nothing and cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+/// Reads the names of the directory open on `fd` (which it takes).
+#[allow(unsafe_code)]
+fn read_names(fd: OwnedFd) -> io::Result<Vec<OsString>> {
+    use std::os::fd::IntoRawFd;
+    let raw = fd.into_raw_fd();
+    // SAFETY: fdopendir takes ownership of `raw` (a directory descriptor we own) on success.
+    let dir = unsafe { libc::fdopendir(raw) };
+    if dir.is_null() {
+        let e = io::Error::last_os_error();
+        // SAFETY: on failure the descriptor is still ours to close.
+        drop(unsafe { OwnedFd::from_raw_fd(raw) });
+        return Err(e);
+    }
+    let mut names = Vec::new();
+    let result = loop {
+        if names.len() >= MAX_NAMES {
+            break Ok(());
+        }
+        // errno is reset so that the end (NULL, errno untouched) and an error can be told apart.
+        // SAFETY: __errno_location is the calling thread's errno.
+        unsafe { *libc::__errno_location() = 0 };
+        // SAFETY: `dir` is the open stream fdopendir returned and not yet closed.
+        let ent = unsafe { libc::readdir(dir) };
+        if ent.is_null() {
+            let e = io::Error::last_os_error();
+            break if e.raw_os_error().unwrap_or(0) == 0 {
+                Ok(())
+            } else {
+                Err(e)
+            };
+        }
+        // SAFETY: readdir returned a valid entry whose d_name is NUL-terminated; it stays valid
+        // until the next readdir on this stream, and we copy it out before that.
+        let name = unsafe { std::ffi::CStr::from_ptr((*ent).d_name.as_ptr()) };
+        let b = name.to_bytes();
+        if b != b"." && b != b".." {
+            names.push(OsStr::from_bytes(b).to_owned());
+        }
+    };
+    // SAFETY: `dir` is open and closed exactly once, here (closing its descriptor too).
+    unsafe { libc::closedir(dir) };
+    result.map(|()| names)
+}
+
+impl Dir {
+    /// `lstat` of `name` in this directory (`None`: it does not exist).
+    #[allow(unsafe_code)]
+    fn stat_nofollow(&self, name: &std::ffi::CStr) -> io::Result<Option<Metadata>> {
+        // The metadata comes through a descriptor: `O_PATH | O_NOFOLLOW` opens the entry
+        // itself (a symlink too) without reading or blocking.
+        let flags = libc::O_PATH | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+        match openat(self.fd.as_raw_fd(), name, flags) {
+            Ok(fd) => File::from(fd).metadata().map(Some),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    #[allow(unsafe_code)]
+    fn rename(&self, from: &std::ffi::CStr, to: &std::ffi::CStr) -> io::Result<()> {
+        let fd = self.fd.as_raw_fd();
+        // SAFETY: both names are NUL-terminated and alive for the call; `fd` is held open.
+        if unsafe { libc::renameat(fd, from.as_ptr(), fd, to.as_ptr()) } == 0 {
+            Ok(())
+        } else {
+            Err(io::Error::last_os_error())
+        }
+    }
+
+    #[allow(unsafe_code)]
+    fn unlink(&self, name: &std::ffi::CStr) {
+        // SAFETY: `name` is NUL-terminated and alive for the call; `fd` is held open. Best
+        // effort: the temporary file is ours, a failure leaves only it behind.
+        unsafe { libc::unlinkat(self.fd.as_raw_fd(), name.as_ptr(), 0) };
+    }
+}
+
+#[cfg(test)]
+mod tests;
