@@ -274,5 +274,8 @@ pub fn register(server: Server, spool: &Arc<Spool>) -> Server {
             },
             move |_, uri, vars| read_resource(&s2, uri, vars),
         )
-        .on_shutdown(move || s3.clear())
+        .on_shutdown(move || {
+            s3.clear();
+            crate::process::private_dir::release();
+        })
 }
