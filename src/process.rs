@@ -18,6 +18,7 @@ mod leader;
 mod limits;
 pub mod on_cancel;
 pub mod orphans;
+pub mod private_dir;
 mod server_process;
 mod spec;
 mod watch;
@@ -154,6 +155,8 @@ pub fn run(
     on_line: LineFn,
 ) -> Result<Outcome, RunError> {
     orphans::become_subreaper();
+    // The watchdog before the program: it must be there to see what the program starts.
+    reaper::ensure_started();
     let marker = orphans::new_marker();
     let mut cmd = command(spec, &marker)?;
     let start = Instant::now();

@@ -16,12 +16,18 @@
 //! reparented to init when the server died; it looks once more a second later,
 //! for a program that was between `posix_spawn` and its exec (no marker yet)
 //! when the server died. Last it runs the `onCancel` commands of the
-//! calls still in flight, which [`crate::process::on_cancel`] keeps as files in a private
-//! directory (`$2`), and removes that directory, and the output spool's
-//! ([`crate::spool`], `$3`).
+//! calls still in flight, which [`crate::process::on_cancel`] keeps as files in the server's
+//! private directory ([`crate::process::private_dir`]), and removes that directory (with the
+//! output spool, [`crate::spool`], in it). The directory's name reaches the watchdog as a line
+//! `d/PATH` on the same pipe, never on its command line (which anyone can read), so no one
+//! learns it before it exists.
 //!
-//! The watchdog is started lazily by the first [`track`]. If it cannot be
-//! started a warning is logged and tool calls go on without it.
+//! The watchdog is started lazily by the first [`track`] (the runner also asks for it before
+//! it starts a program, [`ensure_started`]). If it cannot be started for a passing reason
+//! (too many open files, processes or threads; no memory) every later call tries again and,
+//! until one succeeds, each call's process group is logged as running without it; any other
+//! failure (no `/bin/sh`) is logged once and not retried. A watchdog that died is replaced
+//! at most [`MAX_STARTS`] times.
 
 use std::collections::BTreeSet;
 use std::io::Write;
@@ -34,7 +40,9 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 /// and `grep` per process where `grep` has no `-z`.
 const SCRIPT: &str = r#"trap '' HUP INT TERM QUIT PIPE
 groups=' '
+dir=
 while IFS= read -r line; do
+  case $line in d/*) dir=${line#d}; continue ;; esac
   g=${line#?}
   case $g in ''|*[!0-9]*|0|1) continue ;; esac
   case $line in
@@ -78,20 +86,18 @@ if [ -n "$inst" ]; then
     done
   ) &
 fi
-# The output spool ($3): only a directory this user owns, as below.
-spool=$3
-case $spool in
-  /*) [ -d "$spool" ] && [ ! -L "$spool" ] && [ -O "$spool" ] && rm -rf "$spool" ;;
-esac
-dir=$2
+# The private directory (announced on the pipe): only one this user owns, never one planted
+# by another. Run the onCancel commands still pending in it, in parallel, then remove it.
 case $dir in /*) ;; *) exit 0 ;; esac
-# Only a directory this user owns (the server made it 0700), never one planted by another.
 [ -d "$dir" ] && [ ! -L "$dir" ] && [ -O "$dir" ] || exit 0
-for f in "$dir"/*; do
-  case ${f##*/} in *[!0-9A-Za-z._-]*) continue ;; esac
-  [ -f "$f" ] && [ -O "$f" ] && /bin/sh "$f" &
-done
-wait
+oc=$dir/on-cancel
+if [ -d "$oc" ] && [ ! -L "$oc" ] && [ -O "$oc" ]; then
+  for f in "$oc"/*; do
+    case ${f##*/} in *[!0-9A-Za-z._-]*) continue ;; esac
+    [ -f "$f" ] && [ -O "$f" ] && /bin/sh "$f" &
+  done
+  wait
+fi
 rm -rf "$dir"
 exit 0
 "#;
@@ -102,11 +108,16 @@ const MAX_STARTS: u32 = 4;
 struct Watchdog {
     child: Child,
     stdin: ChildStdin,
+    /// It was told the private directory's name.
+    told_dir: bool,
 }
 
 struct State {
     watchdog: Option<Watchdog>,
+    /// Watchdogs started (each one that died used one of [`MAX_STARTS`]).
     starts: u32,
+    /// It could not be started for a reason that does not pass: not tried again.
+    given_up: bool,
     /// Groups currently tracked (replayed into a restarted watchdog).
     groups: BTreeSet<i32>,
 }
@@ -114,6 +125,7 @@ struct State {
 static STATE: Mutex<State> = Mutex::new(State {
     watchdog: None,
     starts: 0,
+    given_up: false,
     groups: BTreeSet::new(),
 });
 
@@ -131,6 +143,7 @@ pub fn watchdog_pid() -> Option<u32> {
 pub(crate) fn ensure_started() -> Option<u32> {
     let mut st = lock();
     start_if_needed(&mut st);
+    tell_dir(&mut st);
     st.watchdog.as_ref().map(|w| w.child.id())
 }
 
@@ -147,12 +160,39 @@ pub fn track(pgid: i32) -> GroupGuard {
     let mut st = lock();
     if pgid > 1 && st.groups.insert(pgid) {
         if st.watchdog.is_some() {
+            tell_dir(&mut st);
             send(&mut st, '+', pgid);
         } else {
             start_if_needed(&mut st); // replays all groups, this one included
         }
+        if st.watchdog.is_none() && !st.given_up {
+            log::warn!(
+                "process group {pgid} runs without the watchdog: if the server is killed, \
+                 processes of this call that left its process group may survive it"
+            );
+        }
     }
     GroupGuard { pgid }
+}
+
+/// Tells a running watchdog the private directory's name, once it exists.
+fn tell_dir(st: &mut State) {
+    let told = st.watchdog.as_ref().is_none_or(|w| w.told_dir);
+    if told {
+        return;
+    }
+    if let Some(line) = crate::process::private_dir::current().and_then(dir_line) {
+        if let Some(w) = st.watchdog.as_mut() {
+            w.told_dir = true;
+        }
+        write(st, &line);
+    }
+}
+
+/// `d/PATH\n` for the watchdog (`None` for a name a line cannot carry).
+fn dir_line(dir: &std::path::Path) -> Option<String> {
+    let text = dir.to_str()?;
+    (text.starts_with('/') && !text.contains('\n')).then(|| format!("d{text}\n"))
 }
 
 impl Drop for GroupGuard {
@@ -165,7 +205,10 @@ impl Drop for GroupGuard {
 }
 
 fn send(st: &mut State, op: char, pgid: i32) {
-    let line = format!("{op}{pgid}\n");
+    write(st, &format!("{op}{pgid}\n"));
+}
+
+fn write(st: &mut State, line: &str) {
     let failed = match st.watchdog.as_mut() {
         Some(w) => w.stdin.write_all(line.as_bytes()).err(),
         None => return,
@@ -193,13 +236,19 @@ fn retire(st: &mut State) {
 }
 
 fn start_if_needed(st: &mut State) {
-    if st.watchdog.is_some() || st.starts >= MAX_STARTS {
+    if st.watchdog.is_some() || st.given_up || st.starts >= MAX_STARTS {
         return;
     }
-    st.starts += 1;
+    // The private directory first, so that the watchdog knows it from its first line.
+    let dir = crate::process::private_dir::get().and_then(dir_line);
     match spawn_watchdog() {
         Ok(mut w) => {
+            st.starts += 1;
             let mut replay = String::new();
+            if let Some(line) = &dir {
+                replay.push_str(line);
+                w.told_dir = true;
+            }
             for g in &st.groups {
                 replay.push_str(&format!("+{g}\n"));
             }
@@ -212,14 +261,28 @@ fn start_if_needed(st: &mut State) {
             log::debug!("process watchdog started, pid {}", w.child.id());
             st.watchdog = Some(w);
         }
+        Err(err) if passing(&err) => {
+            log::warn!("could not start the process watchdog ({err}); the next call tries again");
+        }
         Err(err) => {
-            st.starts = MAX_STARTS;
+            st.given_up = true;
             log::warn!(
                 "could not start the process watchdog ({err}); tool processes may \
                  outlive the server if it is killed"
             );
         }
     }
+}
+
+/// An error that may be gone at the next try: out of descriptors, processes, threads or
+/// memory, or interrupted.
+fn passing(err: &std::io::Error) -> bool {
+    matches!(
+        err.raw_os_error(),
+        Some(
+            libc::EMFILE | libc::ENFILE | libc::EAGAIN | libc::ENOMEM | libc::EINTR | libc::ENOBUFS
+        )
+    ) || err.kind() == std::io::ErrorKind::Interrupted
 }
 
 #[allow(clippy::disallowed_methods)] // a spawn point of the runner
@@ -231,8 +294,6 @@ fn spawn_watchdog() -> std::io::Result<Watchdog> {
         .arg(SCRIPT)
         .arg("stdmcp-watchdog")
         .arg(crate::process::orphans::instance())
-        .arg(crate::process::on_cancel::path())
-        .arg(crate::spool::path())
         .env_clear()
         .env("PATH", "/usr/bin:/bin")
         .current_dir("/")
@@ -250,7 +311,11 @@ fn spawn_watchdog() -> std::io::Result<Watchdog> {
     }
     let mut child = cmd.spawn()?;
     match child.stdin.take() {
-        Some(stdin) => Ok(Watchdog { child, stdin }),
+        Some(stdin) => Ok(Watchdog {
+            child,
+            stdin,
+            told_dir: false,
+        }),
         None => {
             let _ = child.kill();
             let _ = child.wait();

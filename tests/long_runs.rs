@@ -372,8 +372,8 @@ fn a_200_mb_output_is_read_back_completely_in_slices() {
     p.finish();
 }
 
-/// The server's spool directories under `tmp`.
-fn spools(tmp: &Path) -> Vec<PathBuf> {
+/// The server's private directories under `tmp` (the spool is `spool/` in one).
+fn privates(tmp: &Path) -> Vec<PathBuf> {
     std::fs::read_dir(tmp)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -381,9 +381,31 @@ fn spools(tmp: &Path) -> Vec<PathBuf> {
             p.file_name()
                 .unwrap()
                 .to_string_lossy()
-                .starts_with("stdmcp-spool-")
+                .starts_with("stdmcp-")
         })
         .collect()
+}
+
+/// The server's spool directories under `tmp`.
+fn spools(tmp: &Path) -> Vec<PathBuf> {
+    privates(tmp)
+        .into_iter()
+        .map(|p| p.join("spool"))
+        .filter(|p| p.is_dir())
+        .collect()
+}
+
+/// Waits (failing after PATIENCE) until the watchdog removed every private directory.
+fn wait_no_privates(tmp: &Path) {
+    let deadline = Instant::now() + PATIENCE;
+    while !privates(tmp).is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "the watchdog did not remove the private directory: {:?}",
+            privates(tmp)
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 #[test]
@@ -415,6 +437,14 @@ fn the_spool_cap_evicts_the_oldest_calls_and_the_spool_is_removed_at_exit() {
         std::fs::metadata(&spool[0]).unwrap().permissions().mode() & 0o777,
         0o700
     );
+    assert_eq!(
+        std::fs::metadata(spool[0].parent().unwrap())
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o777,
+        0o700
+    );
 
     let r = call(&mut p, 3, "output", json!({"call": a}));
     assert!(is_error(&r) && text(&r).contains("evicted"), "{r}");
@@ -442,6 +472,7 @@ fn the_spool_cap_evicts_the_oldest_calls_and_the_spool_is_removed_at_exit() {
     }
     p.finish();
     assert!(spools(&tmp).is_empty(), "the spool outlived the server");
+    wait_no_privates(&tmp);
 }
 
 #[test]
@@ -454,14 +485,7 @@ fn the_watchdog_removes_the_spool_of_a_killed_server() {
     assert_eq!(spools(&tmp).len(), 1);
     send_signal(p.pid(), libc::SIGKILL);
     p.wait_exit();
-    let deadline = Instant::now() + PATIENCE;
-    while !spools(&tmp).is_empty() {
-        assert!(
-            Instant::now() < deadline,
-            "the watchdog did not remove the spool"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_no_privates(&tmp);
 }
 
 #[test]

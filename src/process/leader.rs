@@ -25,6 +25,7 @@ impl Leader {
     pub fn spawn(cmd: &mut Command) -> io::Result<Leader> {
         use std::os::unix::process::CommandExt;
         orphans::become_subreaper();
+        crate::reaper::ensure_started();
         let marker = orphans::new_marker();
         cmd.env(orphans::MARKER, &marker).process_group(0);
         let child = cmd.spawn()?;

@@ -1,9 +1,9 @@
 //! Pending `onCancel` commands, kept where the watchdog (`reaper`) finds them if
 //! the server dies with calls in flight.
 //!
-//! Each pending command is a small `/bin/sh` file in a private directory (`0700`, created
-//! fresh per server run: `$TMPDIR/stdmcp-on-cancel-<instance>`), one file per call, named
-//! by the call id. The file `exec`s the command under `timeout` with an explicit
+//! Each pending command is a small `/bin/sh` file in a private directory (`0700`:
+//! `on-cancel/` in the server's private directory, [`super::private_dir`]), one file per
+//! call, named by the call id. The file `exec`s the command under `timeout` with an explicit
 //! environment (`env -i`), every argv element and variable single-quoted, so its text
 //! cannot be reinterpreted by the shell. While the call runs the file exists; when the call
 //! ends (and its own `onCancel`, if any, has run) the file is removed. When the watchdog's
@@ -15,38 +15,33 @@ use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
-/// Where this server's pending commands are kept (the directory exists only once a tool
-/// with `onCancel` was called: see [`dir`]).
-pub fn path() -> &'static Path {
-    static PATH: OnceLock<PathBuf> = OnceLock::new();
-    PATH.get_or_init(|| {
-        std::env::temp_dir().join(format!("stdmcp-on-cancel-{}", super::orphans::instance()))
-    })
-}
-
-/// The private directory of pending commands (created on first use; `None` if it cannot
-/// be, which is logged once).
+/// The private directory of pending commands, `on-cancel/` in the server's private
+/// directory ([`super::private_dir`]); made on first use. `None` if it cannot be made
+/// (logged; the next use tries again).
 pub fn dir() -> Option<&'static Path> {
-    static DIR: OnceLock<Option<PathBuf>> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let d = path().to_path_buf();
-        // `create`, not `create_all`: a directory that already exists (someone else's) is
-        // an error, not something to write into.
-        match std::fs::DirBuilder::new().mode(0o700).create(&d) {
-            Ok(()) => Some(d),
-            Err(e) => {
-                log::warn!(
-                    "cannot create {} ({e}): onCancel commands will not run if the server is killed",
-                    d.display()
-                );
-                None
-            }
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    static MAKING: Mutex<()> = Mutex::new(());
+    if let Some(d) = DIR.get() {
+        return Some(d);
+    }
+    let _making = MAKING.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(d) = DIR.get() {
+        return Some(d);
+    }
+    let d = super::private_dir::sub("on-cancel")?;
+    match std::fs::DirBuilder::new().mode(0o700).create(&d) {
+        Ok(()) => Some(DIR.get_or_init(|| d)),
+        Err(e) => {
+            log::warn!(
+                "cannot create {} ({e}): onCancel commands will not run if the server is killed",
+                d.display()
+            );
+            None
         }
-    })
-    .as_deref()
+    }
 }
 
 /// A command, with its environment and deadline.

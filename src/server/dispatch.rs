@@ -46,11 +46,20 @@ pub(super) struct State {
     pub draining: bool,
     pub stopped: bool,
     /// Work to hand to the pool once the lock is released (waking a worker is a syscall).
-    jobs: Vec<super::pool::Job>,
+    jobs: Vec<Submitted>,
     /// The writer must be woken once the lock is released.
     ring_writer: bool,
     /// Cancel tokens to fire once the lock is released (their hooks may take the lock).
     fire: Vec<(CancelToken, CancelReason)>,
+}
+
+/// A call's work for the pool, with what answering it without running it takes.
+struct Submitted {
+    id: RequestId,
+    wants_progress: bool,
+    /// Why it must be answered with an error instead of run.
+    refusal: Option<String>,
+    job: super::pool::Job,
 }
 
 pub(crate) struct Shared {
@@ -115,7 +124,7 @@ impl Shared {
     /// Lets go of the lock, then does what needs no lock: wakes the writer, hands new work
     /// to the pool (both may be syscalls; the bytes were queued in order under the lock) and
     /// fires cancel tokens, whose hooks thus run on this thread without the lock.
-    fn release(&self, mut st: MutexGuard<'_, State>) {
+    fn release(self: &Arc<Self>, mut st: MutexGuard<'_, State>) {
         let jobs = std::mem::take(&mut st.jobs);
         let ring = std::mem::take(&mut st.ring_writer);
         let fire = std::mem::take(&mut st.fire);
@@ -123,8 +132,24 @@ impl Shared {
         if ring {
             self.out.ring();
         }
-        for job in jobs {
-            self.pool.submit(job);
+        for Submitted {
+            id,
+            wants_progress,
+            refusal,
+            job,
+        } in jobs
+        {
+            let refusal = match refusal {
+                Some(why) => Some(why),
+                None => self
+                    .pool
+                    .submit(job)
+                    .err()
+                    .map(|(_, e)| format!("no thread could be started to run it ({e})")),
+            };
+            if let Some(why) = refusal {
+                self.refuse(&id, wants_progress, &why);
+            }
         }
         for (token, reason) in fire {
             token.cancel(reason);
@@ -192,8 +217,10 @@ impl Shared {
         self.wake_timer_by(None);
     }
 
-    /// Wakes the timer thread unless it wakes by `at` anyway (`None`: wakes it).
-    fn wake_timer_by(self: &Arc<Self>, at: Option<Instant>) {
+    /// Wakes the timer thread unless it wakes by `at` anyway (`None`: wakes it). False when
+    /// the timer is not running: it could not be started (out of threads), and the next
+    /// wake tries again.
+    fn wake_timer_by(self: &Arc<Self>, at: Option<Instant>) -> bool {
         if !self.timer_started.swap(true, Ordering::SeqCst) {
             let shared = Arc::clone(self);
             let started = std::thread::Builder::new()
@@ -201,23 +228,35 @@ impl Shared {
                 .spawn(move || super::runtime::timer(shared));
             if let Err(e) = started {
                 // Without it no deadline fires and no heartbeat is sent.
-                log::error!("cannot start thread stdmcp-timer: {e}");
-                std::process::abort();
+                log::error!(
+                    "cannot start thread stdmcp-timer ({e}); trying again at the next call"
+                );
+                self.timer_started.store(false, Ordering::SeqCst);
+                return false;
             }
         }
         match at {
             Some(at) => self.timer.ring_by(at),
             None => self.timer.ring(),
         }
+        true
     }
 
     fn start(self: &Arc<Self>, st: &mut State, call: Call) {
         let token = CancelToken::new();
         st.tokens.insert(call.id.clone(), token.clone());
         let deadline = call.deadline;
-        if deadline.is_some() || call.wants_progress {
-            // The peer's next timeout includes this call's deadline or first heartbeat.
-            self.wake_timer_by(st.peer.poll_timeout());
+        let mut refusal = None;
+        // The peer's next timeout includes this call's deadline or first heartbeat.
+        if (deadline.is_some() || call.wants_progress)
+            && !self.wake_timer_by(st.peer.poll_timeout())
+        {
+            if deadline.is_some() {
+                // Its deadline could not be kept: not run at all rather than run unbounded.
+                refusal = Some("the timer that enforces its deadline could not be started".into());
+            } else {
+                log::warn!("request {}: no heartbeats (no timer thread)", call.id);
+            }
         }
         let ctx = Ctx {
             shared: self.clone(),
@@ -231,14 +270,34 @@ impl Shared {
         let work = call.work;
         // Submitted by `with_state` after the lock is released; the token is registered
         // already, so a cancel that arrives first is seen when the job starts.
-        st.jobs.push(Box::new(move || {
-            if ctx.cancel.is_cancelled() && ctx.cancel.reason() == Some(CancelReason::Unstarted) {
-                // The peer answered it while it waited for this worker, and forgot it.
-                return;
-            }
-            let outcome = run(&ctx, work);
-            ctx.shared.finish(&ctx.id, outcome, ctx.wants_progress);
-        }));
+        let (id, wants_progress) = (ctx.id.clone(), ctx.wants_progress);
+        st.jobs.push(Submitted {
+            id,
+            wants_progress,
+            refusal,
+            job: Box::new(move || {
+                if ctx.cancel.is_cancelled() && ctx.cancel.reason() == Some(CancelReason::Unstarted)
+                {
+                    // The peer answered it while it waited for this worker, and forgot it.
+                    return;
+                }
+                let outcome = run(&ctx, work);
+                ctx.shared.finish(&ctx.id, outcome, ctx.wants_progress);
+            }),
+        });
+    }
+
+    /// Answers a call that could not be started with an error saying why (the server is out
+    /// of threads: `ulimit -u`, a container's pid limit), so that no request goes unanswered.
+    /// It runs on the thread that submitted the call, which must not wait for the writer.
+    fn refuse(self: &Arc<Self>, id: &RequestId, wants_progress: bool, why: &str) {
+        log::error!("request {id} not run: {why}");
+        let error = ErrorObject::internal(format!(
+            "Internal error: the server could not run this request: {why}. The machine or \
+             the server's user is at its limit of processes and threads (ulimit -u, a \
+             container's pids limit); retry when other work has ended."
+        ));
+        self.settle(id, Reply::Error(error), wants_progress);
     }
 
     /// Hands a call's outcome to the peer, which queues the response at once (a computed
@@ -246,6 +305,12 @@ impl Shared {
     /// the lock, the worker waits while the writer's queue is full, so that it starts no new
     /// work until the client reads.
     fn finish(self: &Arc<Self>, id: &RequestId, outcome: Reply, wants_progress: bool) {
+        self.settle(id, outcome, wants_progress);
+        self.out.wait_for_room();
+    }
+
+    /// Hands a call's outcome to the peer and forgets the call.
+    fn settle(self: &Arc<Self>, id: &RequestId, outcome: Reply, wants_progress: bool) {
         let mut st = self.lock();
         st.tokens.remove(id);
         st.peer.finish(Instant::now(), id, outcome);
@@ -257,7 +322,6 @@ impl Shared {
             let _ = self.events.send(Lifecycle::Idle);
         }
         self.release(st);
-        self.out.wait_for_room();
     }
 
     /// The next time the timer must act (the peer's next heartbeat or deadline), and

@@ -6,6 +6,7 @@
 //! what makes `PR_SET_PDEATHSIG` (tied to the spawning thread) safe for children the job starts.
 
 use std::collections::VecDeque;
+use std::io;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread;
@@ -194,9 +195,12 @@ impl Pool {
     }
 
     /// Runs `job` on an idle thread, a new thread, or (at the limit) when a thread frees up.
-    /// A thread that cannot be started (the user's process limit, a container's pid limit) is
-    /// logged, and the job dropped.
-    pub fn submit(&self, job: Job) {
+    ///
+    /// A thread that cannot be started (the user's process limit, a container's pid limit)
+    /// loses no job: it waits for the next thread of the pool to free up, when there is one;
+    /// when the pool has no thread at all, the job comes back with the error, for the caller
+    /// to answer its request.
+    pub fn submit(&self, job: Job) -> Result<(), (Job, io::Error)> {
         let spawn = {
             let mut c = self.inner.counts();
             if c.idle > 0 {
@@ -210,19 +214,41 @@ impl Pool {
                 false
             }
         };
-        if spawn {
-            let inner = self.inner.clone();
-            let started = thread::Builder::new()
-                .name("stdmcp-worker".into())
-                .stack_size(self.inner.stack_size)
-                .spawn(move || worker(inner, Some(job)));
-            if let Err(e) = started {
-                log::error!("cannot start a worker thread: {e}");
-                self.inner.counts().total -= 1;
-            }
-        } else {
+        if !spawn {
             self.inner.queue.send(job);
+            return Ok(());
         }
+        // The job goes to the new thread through a slot it can be taken back from.
+        let slot = Arc::new(Mutex::new(Some(job)));
+        let inner = self.inner.clone();
+        let handed = Arc::clone(&slot);
+        let started = thread::Builder::new()
+            .name("stdmcp-worker".into())
+            .stack_size(self.inner.stack_size)
+            .spawn(move || {
+                let job = handed.lock().unwrap_or_else(PoisonError::into_inner).take();
+                worker(inner, job)
+            });
+        let Err(e) = started else {
+            return Ok(());
+        };
+        let Some(job) = slot.lock().unwrap_or_else(PoisonError::into_inner).take() else {
+            return Ok(()); // cannot happen: the closure never ran
+        };
+        let mut c = self.inner.counts();
+        c.total -= 1;
+        if c.idle > 0 {
+            c.idle -= 1; // a thread went idle meanwhile: reserved for this job
+        } else if c.total > 0 {
+            // Every thread is busy: the first to free up takes the job.
+            c.queued += 1;
+        } else {
+            return Err((job, e));
+        }
+        drop(c);
+        log::warn!("cannot start a worker thread ({e}): the request waits for a busy one");
+        self.inner.queue.send(job);
+        Ok(())
     }
 
     /// Threads waiting for work now.
@@ -288,15 +314,36 @@ mod tests {
     use super::*;
     use std::sync::Barrier;
 
+    fn submit(pool: &Pool, job: Job) {
+        assert!(pool.submit(job).is_ok(), "no thread for the job");
+    }
+
+    #[test]
+    fn a_job_no_thread_can_run_comes_back_with_the_error() {
+        // A stack no machine can map: the thread cannot be started, and no other exists.
+        let pool = Pool::new(4, Duration::from_secs(10), usize::MAX / 2);
+        let (tx, rx) = crossbeam_channel::unbounded();
+        let Err((job, e)) = pool.submit(Box::new(move || tx.send(()).unwrap())) else {
+            panic!("a thread with that stack started");
+        };
+        assert!(!e.to_string().is_empty());
+        assert_eq!(pool.threads(), 0);
+        job(); // intact: the caller may run it, or answer its request
+        rx.recv().unwrap();
+    }
+
     #[test]
     fn runs_jobs_concurrently_and_reuses_threads() {
         let pool = Pool::new(64, Duration::from_secs(10), 256 * 1024);
         let barrier = Arc::new(Barrier::new(9));
         for _ in 0..8 {
             let b = barrier.clone();
-            pool.submit(Box::new(move || {
-                b.wait();
-            }));
+            submit(
+                &pool,
+                Box::new(move || {
+                    b.wait();
+                }),
+            );
         }
         barrier.wait(); // all eight ran at once
         assert_eq!(pool.threads(), 8);
@@ -312,7 +359,7 @@ mod tests {
         let (tx, rx) = crossbeam_channel::unbounded();
         for i in 0..100 {
             let tx = tx.clone();
-            pool.submit(Box::new(move || tx.send(i).unwrap()));
+            submit(&pool, Box::new(move || tx.send(i).unwrap()));
             rx.recv().unwrap();
         }
         assert_eq!(pool.threads(), 8, "sequential jobs reuse idle threads");
@@ -325,9 +372,12 @@ mod tests {
             let barrier = Arc::new(Barrier::new(n + 1));
             for _ in 0..n {
                 let b = barrier.clone();
-                pool.submit(Box::new(move || {
-                    b.wait();
-                }));
+                submit(
+                    &pool,
+                    Box::new(move || {
+                        b.wait();
+                    }),
+                );
             }
             barrier
         };
@@ -359,7 +409,7 @@ mod tests {
         let (tx, rx) = crossbeam_channel::unbounded();
         for i in 0..20 {
             let tx = tx.clone();
-            pool.submit(Box::new(move || tx.send(i).unwrap()));
+            submit(&pool, Box::new(move || tx.send(i).unwrap()));
         }
         let mut got: Vec<i32> = (0..20).map(|_| rx.recv().unwrap()).collect();
         got.sort();
@@ -371,7 +421,7 @@ mod tests {
     fn idle_threads_exit() {
         let pool = Pool::new(4, Duration::from_millis(20), 256 * 1024);
         let (tx, rx) = crossbeam_channel::unbounded();
-        pool.submit(Box::new(move || tx.send(()).unwrap()));
+        submit(&pool, Box::new(move || tx.send(()).unwrap()));
         rx.recv().unwrap();
         let deadline = std::time::Instant::now() + Duration::from_secs(10);
         while pool.threads() > 0 {

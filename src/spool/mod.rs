@@ -3,7 +3,8 @@
 //!
 //! The runner ([`crate::process`]) appends each chunk of output to the call's
 //! [`Entry`] as it arrives; nothing is held in memory. The files live in one private
-//! directory, `$TMPDIR/stdmcp-spool-<instance>` (mode 0700), created on the first write and
+//! directory, `spool/` in the server's private directory ([`crate::process::private_dir`],
+//! `$TMPDIR/stdmcp-<random>`, mode 0700), created on the first write and
 //! removed when serving ends (and by the watchdog, `src/reaper.rs`, if the server is
 //! killed). All calls together keep at most a cap of bytes (`STDMCP_SPOOL_MAX_BYTES`,
 //! default [`DEFAULT_MAX_BYTES`]): when a write would pass it, the oldest finished calls are
@@ -118,7 +119,7 @@ impl Spool {
         }
     }
 
-    /// The server's spool: `$TMPDIR/stdmcp-spool-<instance>`, capped by
+    /// The server's spool ([`path`]), capped by
     /// [`MAX_BYTES_ENV`] or [`DEFAULT_MAX_BYTES`].
     pub fn global() -> &'static Arc<Spool> {
         static SPOOL: OnceLock<Arc<Spool>> = OnceLock::new();
@@ -333,12 +334,13 @@ impl Spool {
     }
 }
 
-/// Where the server's spool directory is (whether or not it exists yet).
+/// Where the server's spool directory is (whether or not it exists yet): `spool/` in the
+/// server's private directory ([`crate::process::private_dir`], made now if needed). When that
+/// cannot be made, a path that no one can create (below `/dev/null`): the spool then keeps
+/// nothing, and says so.
 pub fn path() -> PathBuf {
-    std::env::temp_dir().join(format!(
-        "stdmcp-spool-{}",
-        crate::process::orphans::instance()
-    ))
+    crate::process::private_dir::sub("spool")
+        .unwrap_or_else(|| PathBuf::from("/dev/null/no-private-directory/spool"))
 }
 
 /// A call's handle on the spool; when the last clone is

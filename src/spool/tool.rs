@@ -295,5 +295,8 @@ pub fn register(server: Server, spool: &Arc<Spool>) -> Server {
             },
             move |ctx, uri, vars| read_resource(&s2, &Stop::of(ctx), uri, vars),
         )
-        .on_shutdown(move || s3.clear())
+        .on_shutdown(move || {
+            s3.clear();
+            crate::process::private_dir::release();
+        })
 }

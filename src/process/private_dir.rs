@@ -1,0 +1,144 @@
+//! The server's private directory: where the output spool ([`crate::spool`]) and the pending
+//! `onCancel` commands ([`super::on_cancel`]) live, as `spool/` and `on-cancel/` inside it.
+//!
+//! Its name cannot be guessed, and no other user can have made it first: it is
+//! `$TMPDIR/stdmcp-<24 hex digits from getrandom>`, created with mode 0700 by `mkdir` (which
+//! fails if the name exists: then another name is drawn, as `mkdtemp` does). The name is
+//! published nowhere (not on a command line, not in an environment): the watchdog
+//! ([`crate::reaper`]) learns it through its private stdin pipe, and removes the directory
+//! (after running what `on-cancel/` holds) when the server is gone. Whoever lists a shared
+//! `/tmp` sees the directory once it exists, and can do nothing with it.
+//!
+//! `TMPDIR` is made absolute once, at the first use (relative to the working directory
+//! then): the watchdog runs in `/`, and the server never changes its working directory.
+
+use std::io;
+use std::os::unix::fs::DirBuilderExt;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock, PoisonError};
+
+/// How many names are drawn before giving up (each is taken only if someone made it first).
+const ATTEMPTS: usize = 16;
+
+/// `$TMPDIR` (or `/tmp`), absolute.
+pub fn temp_root() -> &'static Path {
+    static ROOT: OnceLock<PathBuf> = OnceLock::new();
+    ROOT.get_or_init(|| absolute(std::env::temp_dir()))
+}
+
+/// `dir` made absolute against the working directory (as it is, if that cannot be read).
+fn absolute(dir: PathBuf) -> PathBuf {
+    if dir.is_absolute() {
+        return dir;
+    }
+    match std::env::current_dir() {
+        Ok(cwd) => cwd.join(dir),
+        Err(e) => {
+            log::warn!(
+                "TMPDIR {} is relative and the working directory unknown ({e})",
+                dir.display()
+            );
+            dir
+        }
+    }
+}
+
+static DIR: OnceLock<PathBuf> = OnceLock::new();
+/// Held while a directory is being made, so that two threads make one.
+static MAKING: Mutex<()> = Mutex::new(());
+
+/// The private directory, made on first use; `None` if it cannot be made (logged; the
+/// next use tries again).
+pub fn get() -> Option<&'static Path> {
+    if let Some(d) = DIR.get() {
+        return Some(d);
+    }
+    let _making = MAKING.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(d) = DIR.get() {
+        return Some(d);
+    }
+    match make(temp_root()) {
+        Ok(d) => Some(DIR.get_or_init(|| d)),
+        Err(e) => {
+            log::warn!(
+                "cannot create a private directory in {} ({e}): cut outputs are not kept and \
+                 onCancel commands do not run if the server is killed",
+                temp_root().display()
+            );
+            None
+        }
+    }
+}
+
+/// The private directory if it was made already (never makes it).
+pub fn current() -> Option<&'static Path> {
+    DIR.get().map(PathBuf::as_path)
+}
+
+/// `name` inside the private directory (made if needed).
+pub fn sub(name: &str) -> Option<PathBuf> {
+    get().map(|d| d.join(name))
+}
+
+/// When serving ends: removes the private directory, unless the watchdog runs (it removes
+/// the directory once the server is gone, after running what `on-cancel/` still holds).
+pub fn release() {
+    if let Some(d) = current() {
+        if crate::reaper::watchdog_pid().is_none() {
+            if let Err(e) = std::fs::remove_dir_all(d) {
+                log::debug!("removing {}: {e}", d.display());
+            }
+        }
+    }
+}
+
+/// Makes a fresh `stdmcp-<random>` directory in `root`, mode 0700, drawing another name when
+/// one exists already.
+pub(crate) fn make(root: &Path) -> io::Result<PathBuf> {
+    let mut last = None;
+    for _ in 0..ATTEMPTS {
+        let mut bytes = [0u8; 12];
+        crate::random::fill(&mut bytes)?;
+        let name: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        let dir = root.join(format!("stdmcp-{name}"));
+        match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
+            Ok(()) => return Ok(dir),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                log::warn!(
+                    "{} exists already (made by someone else?): drawing another name",
+                    dir.display()
+                );
+                last = Some(e);
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| io::Error::other("no name left")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn fresh_private_and_unpredictable() {
+        let root = std::env::temp_dir().join(format!("stdmcp-private-test-{}", std::process::id()));
+        std::fs::create_dir_all(&root).expect("mkdir");
+        let a = make(&root).expect("make");
+        let b = make(&root).expect("make");
+        assert_ne!(a, b);
+        let mode = std::fs::metadata(&a).expect("stat").permissions().mode();
+        assert_eq!(mode & 0o777, 0o700);
+        let name = a.file_name().expect("name").to_string_lossy().into_owned();
+        assert_eq!(name.len(), "stdmcp-".len() + 24, "{name}");
+        let _ = std::fs::remove_dir_all(&root);
+    }
+
+    #[test]
+    fn a_relative_tmpdir_is_made_absolute() {
+        let abs = absolute(PathBuf::from("some/tmp"));
+        assert!(abs.is_absolute());
+        assert!(abs.ends_with("some/tmp"));
+    }
+}
