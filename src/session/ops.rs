@@ -172,19 +172,29 @@ pub fn start(
     call: &Call<'_>,
 ) -> Reply {
     let key = (kind.name.clone(), name.to_owned());
-    let dir = workdir(kind, asked)?;
-    if let Some(text) = already_running(reg, &key) {
-        return Ok(text);
+    let asked = asked.map(|a| workdir(kind, Some(a))).transpose()?;
+    if let Some(reply) = already_running(reg, kind, &key, asked.as_deref()) {
+        return reply;
     }
+    // A session that ran before starts again where it ran, unless a workdir is asked for.
+    let dir = match asked
+        .clone()
+        .or_else(|| reg.with(&key, |e| e.workdir.clone()))
+    {
+        Some(d) => d,
+        None => workdir(kind, None)?,
+    };
     let turn = reg
         .turn(kind, &key, || dir.clone(), call.cancelled, call.deadline)
         .map_err(|r| refused(&key, r, kind))?;
-    if let Some(text) = already_running(reg, &key) {
-        return Ok(text);
+    if let Some(reply) = already_running(reg, kind, &key, asked.as_deref()) {
+        return reply;
     }
     let dead = reg
         .with(&key, |e| {
-            e.workdir.clone_from(&dir);
+            if let Some(d) = &asked {
+                e.workdir.clone_from(d);
+            }
             e.proc.is_some().then(|| e.state())
         })
         .flatten();
@@ -204,8 +214,14 @@ pub fn start(
     Ok(text)
 }
 
-/// What `K_start` says about a session whose program runs (busy or not).
-fn already_running(reg: &Registry, key: &Key) -> Option<String> {
+/// What `K_start` says about a session whose program runs (busy or not): its last answer, or
+/// that it runs elsewhere than `asked` (it is not moved: its state lives in that program).
+fn already_running(
+    reg: &Registry,
+    kind: &SessionKind,
+    key: &Key,
+    asked: Option<&std::path::Path>,
+) -> Option<Reply> {
     let (p, last, busy) = reg
         .with(key, |e| {
             let p = e.proc.clone().filter(|_| e.alive())?;
@@ -213,13 +229,23 @@ fn already_running(reg: &Registry, key: &Key) -> Option<String> {
         })
         .flatten()?;
     let busy = if busy { ", busy with an input" } else { "" };
-    Some(format!(
-        "{} is already running (pid {}, in {}, up {} s{busy}). Its last answer:\n{last}",
+    let head = format!(
+        "{} is already running (pid {}, in {}, up {} s{busy})",
         label(key),
         p.pid,
         p.workdir.display(),
         p.started.elapsed().as_secs()
-    ))
+    );
+    if let Some(dir) = asked.filter(|d| *d != p.workdir) {
+        return Some(Err(format!(
+            "{head}; it was not moved to {}: its state lives in that program. To start over \
+             there, call {k}_stop and then {k}_start with this workdir, or use another session \
+             name.",
+            dir.display(),
+            k = kind.name
+        )));
+    }
+    Some(Ok(format!("{head}. Its last answer:\n{last}")))
 }
 
 /// `K_send`.

@@ -176,8 +176,9 @@ fn start_tool(reg: &Arc<Registry>, kind: &Arc<SessionKind>) -> ToolDef {
     } = &kind.workdir
     {
         props["workdir"] = json!({"type": "string", "description": format!(
-            "Working directory, relative to the root {root_name} (default {default:?}); \
-             used when the session is (re)started."
+            "Working directory, relative to the root {root_name}; used when the session \
+             starts (default: where it ran before, else {default:?}). A running session is \
+             not moved: asking for another directory is an error."
         )});
     }
     let description = format!(

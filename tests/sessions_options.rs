@@ -1,0 +1,121 @@
+//! Session fixes of issue 23 (README "Sessions"): where `K_start` restarts a dead session, what
+//! it says when asked to move a running one, the kind's `status` input, the `error` pattern,
+//! long answers kept whole in the output spool, typed start parameters, and who killed a
+//! program. `stdmcp serve` with sh and python3 sessions, driven over pipes.
+#![allow(clippy::unwrap_used)]
+#![allow(clippy::disallowed_methods)] // tests start bare programs as clients and controls
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::{stdmcp_bin, temp_dir, wait_gone, Proc};
+use serde_json::{json, Value};
+
+/// sh reading one line at a time, running it, and ending each answer with a NUL.
+const NUL_SH: &str = "printf 'ready\\0'; while IFS= read -r l; do eval \"$l\"; printf '\\0'; done";
+
+fn manifest(dir: &Path) -> Value {
+    std::fs::create_dir_all(dir.join("work/a")).unwrap();
+    std::fs::create_dir_all(dir.join("work/b")).unwrap();
+    json!({
+        "name": "sessions-options",
+        "version": "1.0.0",
+        "roots": {"work": "work"},
+        "tools": [],
+        "sessions": [
+            {"name": "sh", "description": "sh answering with NUL", "program": "sh",
+             "args": ["-c", NUL_SH], "workdir": {"root": "work", "default": "."},
+             "answer": {"mode": "nul"}}
+        ]
+    })
+}
+
+fn serve_in(dir: &Path, m: &Value) -> Proc {
+    let path = dir.join("sessions.json");
+    std::fs::write(&path, m.to_string()).unwrap();
+    let mut cmd = Command::new(stdmcp_bin());
+    cmd.args(["serve", "--config"]).arg(&path);
+    let mut p = Proc::start(cmd);
+    p.initialize("2025-06-18");
+    p
+}
+
+fn serve() -> (Proc, PathBuf) {
+    let dir = temp_dir("sessions-options");
+    let p = serve_in(&dir, &manifest(&dir));
+    (p, dir)
+}
+
+/// Calls a tool and returns (text, isError).
+fn call(p: &mut Proc, id: i64, tool: &str, args: Value) -> (String, bool) {
+    p.call(json!(id), tool, args, None);
+    let r = p.response(&json!(id));
+    let res = &r["result"];
+    assert!(res.is_object(), "{r}");
+    let text = res["content"][0]["text"].as_str().unwrap().to_owned();
+    (text, res["isError"].as_bool().unwrap_or(false))
+}
+
+fn ok(p: &mut Proc, id: i64, tool: &str, args: Value) -> String {
+    let (text, err) = call(p, id, tool, args);
+    assert!(!err, "{tool} failed: {text}");
+    text
+}
+
+fn pid_in(text: &str) -> i32 {
+    let at = text.find("(pid ").unwrap() + 5;
+    text[at..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect::<String>()
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn start_restarts_a_dead_session_in_its_own_workdir() {
+    let (mut p, dir) = serve();
+    let t = ok(&mut p, 1, "sh_start", json!({"workdir": "a"}));
+    let pid = pid_in(&t);
+    let a = dir.join("work/a").canonicalize().unwrap();
+    assert!(t.contains(&format!("in {}.", a.display())), "{t}");
+    let (t, err) = call(&mut p, 2, "sh_send", json!({"input": "exit 3"}));
+    assert!(err && t.contains("exited with code 3"), "{t}");
+    wait_gone(&[pid]);
+    let t = ok(&mut p, 3, "sh_start", json!({}));
+    assert!(t.contains(&format!("in {}.", a.display())), "{t}");
+    assert!(t.contains("exited with code 3); its state is lost"), "{t}");
+    assert_eq!(
+        ok(&mut p, 4, "sh_send", json!({"input": "pwd"})),
+        a.display().to_string()
+    );
+    p.finish();
+}
+
+#[test]
+fn start_with_another_workdir_on_a_running_session_says_so() {
+    let (mut p, dir) = serve();
+    let t = ok(&mut p, 1, "sh_start", json!({"workdir": "a"}));
+    let pid = pid_in(&t);
+    // The same directory, spelled otherwise: the running session is what was asked for.
+    let t = ok(&mut p, 2, "sh_start", json!({"workdir": "b/../a"}));
+    assert!(t.contains("already running"), "{t}");
+    let (t, err) = call(&mut p, 3, "sh_start", json!({"workdir": "b"}));
+    let b = dir.join("work/b").canonicalize().unwrap();
+    assert!(err, "{t}");
+    assert!(
+        t.contains("already running")
+            && t.contains(&b.display().to_string())
+            && t.contains("sh_stop"),
+        "{t}"
+    );
+    let a = dir.join("work/a").canonicalize().unwrap();
+    assert_eq!(
+        ok(&mut p, 4, "sh_send", json!({"input": "pwd"})),
+        a.display().to_string()
+    );
+    assert!(common::alive(pid));
+    p.finish();
+}
