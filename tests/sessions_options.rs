@@ -27,7 +27,11 @@ fn manifest(dir: &Path) -> Value {
         "sessions": [
             {"name": "sh", "description": "sh answering with NUL", "program": "sh",
              "args": ["-c", NUL_SH], "workdir": {"root": "work", "default": "."},
-             "answer": {"mode": "nul"}}
+             "answer": {"mode": "nul"}},
+            {"name": "st", "description": "sh with a status input and an error pattern",
+             "program": "sh", "args": ["-c", NUL_SH],
+             "answer": {"mode": "nul"}, "status": "echo \"status: $n\"",
+             "error": "^(FAILED|Exception-)"}
         ]
     })
 }
@@ -118,4 +122,76 @@ fn start_with_another_workdir_on_a_running_session_says_so() {
     );
     assert!(common::alive(pid));
     p.finish();
+}
+
+#[test]
+fn start_on_a_running_session_answers_with_its_status_input() {
+    let (mut p, _) = serve();
+    let t = ok(&mut p, 1, "st_start", json!({}));
+    assert!(t.starts_with("Started st session"), "{t}");
+    ok(&mut p, 2, "st_send", json!({"input": "n=7"}));
+    let t = ok(&mut p, 3, "st_start", json!({}));
+    assert!(
+        t.contains("already running") && t.ends_with("status: 7"),
+        "{t}"
+    );
+    // A kind without a status input shows the last answer.
+    ok(&mut p, 4, "sh_start", json!({}));
+    ok(&mut p, 5, "sh_send", json!({"input": "echo last"}));
+    let t = ok(&mut p, 6, "sh_start", json!({}));
+    assert!(t.ends_with("Its last answer:\nlast"), "{t}");
+    p.finish();
+}
+
+#[test]
+fn an_answer_matching_the_error_pattern_is_an_error() {
+    let (mut p, _) = serve();
+    ok(&mut p, 1, "st_start", json!({}));
+    let (t, err) = call(
+        &mut p,
+        2,
+        "st_send",
+        json!({"input": "echo ok; echo 'Exception- Fail'"}),
+    );
+    assert!(err, "{t}");
+    assert_eq!(t, "ok\nException- Fail");
+    // Matched at a line start only (the pattern's `^`), and the session carries on.
+    let (t, err) = call(
+        &mut p,
+        3,
+        "st_send",
+        json!({"input": "echo 'no Exception- here'"}),
+    );
+    assert!(!err, "{t}");
+    // The kind without an error pattern answers the same text without isError.
+    ok(&mut p, 4, "sh_send", json!({"input": "echo FAILED"}));
+    p.finish();
+}
+
+#[test]
+fn the_schema_and_check_know_the_new_fields() {
+    let dir = temp_dir("sessions-options-schema");
+    let m = manifest(&dir);
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let schema: Value = serde_json::from_str(
+        &std::fs::read_to_string(root.join("docs/manifest.schema.json")).unwrap(),
+    )
+    .unwrap();
+    stdmcp::schema::validate(&schema, &m).unwrap();
+    let (code, out, err) = common::stdmcp_check(&dir, &m);
+    assert_eq!(code, 0, "{out}{err}");
+    for line in [
+        "status input (K_start on a running session): echo \"status: $n\"",
+        "an answer matching /^(FAILED|Exception-)/ is an error",
+    ] {
+        assert!(out.contains(line), "no {line:?} in {out}");
+    }
+    let mut bad = m.clone();
+    bad["sessions"][1]["error"] = json!("(unclosed");
+    let (code, out, err) = common::stdmcp_check(&dir, &bad);
+    assert_ne!(code, 0);
+    assert!(
+        format!("{out}{err}").contains("sessions[1].error: not a valid regular expression"),
+        "{out}{err}"
+    );
 }

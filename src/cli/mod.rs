@@ -364,6 +364,12 @@ fn session_kind(out: &mut String, k: &stdmcp::session::SessionKind) {
         k.max_output_bytes,
         stdmcp::session::kind::signal_name(k.interrupt_signal)
     );
+    if let Some(s) = &k.status {
+        let _ = writeln!(out, "    status input (K_start on a running session): {s}");
+    }
+    if let Some(e) = &k.error {
+        let _ = writeln!(out, "    an answer matching /{}/ is an error", e.source);
+    }
 }
 
 /// Writes CLI output; a closed pipe (`stdmcp check … | head`) is a normal end.

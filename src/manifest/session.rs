@@ -11,7 +11,7 @@ use super::json::{Errors, Obj};
 use super::limits::limits;
 use super::parse::{environment, program, resolve};
 use super::Defaults;
-use crate::session::kind::{AnswerMode, SessionKind, Workdir, SIGNALS};
+use crate::session::kind::{AnswerMode, Pattern, SessionKind, Workdir, SIGNALS};
 
 const KEYS: &[&str] = &[
     "name",
@@ -38,6 +38,8 @@ const KEYS: &[&str] = &[
     "maxOutputBytes",
     "startupTimeoutSeconds",
     "interruptGraceMs",
+    "status",
+    "error",
 ];
 
 fn is_kind_name(s: &str) -> bool {
@@ -143,7 +145,27 @@ fn kind(
             .millis("interruptGraceMs", errs)
             .unwrap_or(Duration::from_secs(5)),
         limits: limits(&o, d.limits, errs),
+        status: status(&o, errs),
+        error: error_pattern(&o, errs),
     })
+}
+
+/// `status`: an input without NUL.
+fn status(o: &Obj<'_>, errs: &mut Errors) -> Option<String> {
+    let s = o.string("status", errs)?;
+    if s.contains('\0') || s.trim().is_empty() {
+        errs.add(&o.at("status"), "must be an input: not blank, without NUL");
+        return None;
+    }
+    Some(s)
+}
+
+/// `error`: a regular expression.
+fn error_pattern(o: &Obj<'_>, errs: &mut Errors) -> Option<Pattern> {
+    let s = o.string("error", errs)?;
+    Pattern::new(&s)
+        .map_err(|e| errs.add(&o.at("error"), e))
+        .ok()
 }
 
 /// `inputEnd`: whether input ends with NUL rather than a newline.

@@ -106,6 +106,31 @@ pub struct SessionKind {
     pub interrupt_grace: Duration,
     /// Resource limits of the program's processes (`maxMemoryMB`, `cpuSeconds`, …).
     pub limits: Limits,
+    /// Sent by `K_start` to a session that already runs; its answer is shown (`status`).
+    pub status: Option<String>,
+    /// An answer in which this matches is an error (`error`).
+    pub error: Option<Pattern>,
+}
+
+/// A regular expression as written in the manifest, and compiled.
+#[derive(Clone, Debug)]
+pub struct Pattern {
+    /// As written.
+    pub source: String,
+    /// Compiled, multi-line (`^` and `$` match at line ends).
+    pub regex: regex_lite::Regex,
+}
+
+impl Pattern {
+    /// `source` compiled multi-line, or why it is not a valid pattern.
+    pub fn new(source: &str) -> Result<Pattern, String> {
+        regex_lite::Regex::new(&format!("(?m){source}"))
+            .map(|regex| Pattern {
+                source: source.to_owned(),
+                regex,
+            })
+            .map_err(|e| format!("not a valid regular expression: {e}"))
+    }
 }
 
 impl SessionKind {

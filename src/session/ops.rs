@@ -173,7 +173,7 @@ pub fn start(
 ) -> Reply {
     let key = (kind.name.clone(), name.to_owned());
     let asked = asked.map(|a| workdir(kind, Some(a))).transpose()?;
-    if let Some(reply) = already_running(reg, kind, &key, asked.as_deref()) {
+    if let Some(reply) = already_running(reg, kind, &key, asked.as_deref(), None) {
         return reply;
     }
     // A session that ran before starts again where it ran, unless a workdir is asked for.
@@ -187,7 +187,7 @@ pub fn start(
     let turn = reg
         .turn(kind, &key, || dir.clone(), call.cancelled, call.deadline)
         .map_err(|r| refused(&key, r, kind))?;
-    if let Some(reply) = already_running(reg, kind, &key, asked.as_deref()) {
+    if let Some(reply) = already_running(reg, kind, &key, asked.as_deref(), Some((&turn, call))) {
         return reply;
     }
     let dead = reg
@@ -214,23 +214,27 @@ pub fn start(
     Ok(text)
 }
 
-/// What `K_start` says about a session whose program runs (busy or not): its last answer, or
-/// that it runs elsewhere than `asked` (it is not moved: its state lives in that program).
+/// What `K_start` says about a session whose program runs (busy or not): the answer to the
+/// kind's `status` input (sent only with the session's turn: without it, `None` asks the
+/// caller to take it), else its last answer; or that it runs elsewhere than `asked` (it is not
+/// moved: its state lives in that program).
 fn already_running(
     reg: &Registry,
     kind: &SessionKind,
     key: &Key,
     asked: Option<&std::path::Path>,
+    turn: Option<(&Turn, &Call<'_>)>,
 ) -> Option<Reply> {
     let (p, last, busy) = reg
         .with(key, |e| {
             let p = e.proc.clone().filter(|_| e.alive())?;
-            Some((p, e.last_answer.clone(), e.busy))
+            // With the turn in hand, the session is busy with this call.
+            Some((p, e.last_answer.clone(), e.busy && turn.is_none()))
         })
         .flatten()?;
-    let busy = if busy { ", busy with an input" } else { "" };
+    let busy_note = if busy { ", busy with an input" } else { "" };
     let head = format!(
-        "{} is already running (pid {}, in {}, up {} s{busy})",
+        "{} is already running (pid {}, in {}, up {} s{busy_note})",
         label(key),
         p.pid,
         p.workdir.display(),
@@ -245,7 +249,36 @@ fn already_running(
             k = kind.name
         )));
     }
-    Some(Ok(format!("{head}. Its last answer:\n{last}")))
+    match (&kind.status, turn) {
+        (Some(_), None) if !busy => None,
+        (Some(input), Some((turn, call))) => Some(
+            status(reg, kind, turn, &p, input, call)
+                .map(|t| format!("{head}. Its status ({input}):\n{t}"))
+                .map_err(|e| format!("{head}; its status input {input} did not answer: {e}")),
+        ),
+        _ => Some(Ok(format!("{head}. Its last answer:\n{last}"))),
+    }
+}
+
+/// Sends the kind's `status` input, within the kind's send timeout.
+fn status(
+    reg: &Registry,
+    kind: &SessionKind,
+    turn: &Turn,
+    proc: &Proc,
+    input: &str,
+    call: &Call<'_>,
+) -> Reply {
+    let started = Instant::now();
+    let watch = Watch {
+        cancelled: call.cancelled,
+        shutdown: call.shutdown,
+        deadline: call.deadline.min(started + kind.timeout),
+        status: call.status,
+        interrupt: true,
+    };
+    let outcome = exchange(kind, proc, Some(input), &watch);
+    settle(reg, kind, turn, outcome, started, kind.timeout, call)
 }
 
 /// `K_send`.
@@ -312,6 +345,9 @@ pub fn send(
     if let Ok(text) = &reply {
         reg.with(&key, |e| e.last_answer.clone_from(text));
     }
+    // An answer in which the kind's `error` pattern matches is an error, text unchanged.
+    let failed = |t: &String| kind.error.as_ref().is_some_and(|p| p.regex.is_match(t));
+    let reply = reply.and_then(|t| if failed(&t) { Err(t) } else { Ok(t) });
     reply
         .map(|t| (prefix.clone() + &t).trim_end().to_owned())
         .map_err(|t| (prefix + &t).trim_end().to_owned())
