@@ -23,7 +23,10 @@ fn manifest(dir: &Path) -> Value {
         "name": "sessions-options",
         "version": "1.0.0",
         "roots": {"work": "work"},
-        "tools": [],
+        "tools": [
+            {"name": "selfkill", "description": "sh that SIGKILLs itself", "program": "sh",
+             "args": ["-c", "kill -9 $$"]}
+        ],
         "sessions": [
             {"name": "sh", "description": "sh answering with NUL", "program": "sh",
              "args": ["-c", NUL_SH], "workdir": {"root": "work", "default": "."},
@@ -194,4 +197,71 @@ fn the_schema_and_check_know_the_new_fields() {
         format!("{out}{err}").contains("sessions[1].error: not a valid regular expression"),
         "{out}{err}"
     );
+}
+
+/// The pid of the default session's program, asked of itself.
+fn sh_pid(p: &mut Proc, id: i64, kind: &str) -> i32 {
+    let t = ok(p, id, &format!("{kind}_send"), json!({"input": "echo $$"}));
+    t.lines().last().unwrap().trim().parse().unwrap()
+}
+
+#[test]
+fn a_sigkill_says_whether_the_server_sent_it_and_why() {
+    let (mut p, _) = serve();
+    // Killed by the server: a stop while a send runs.
+    let pid = sh_pid(&mut p, 1, "sh");
+    p.call(
+        json!(2),
+        "sh_send",
+        json!({"input": "echo going; sleep 30"}),
+        None,
+    );
+    wait_transcript(&mut p, "sh", "\ngoing\n");
+    ok(&mut p, 3, "sh_stop", json!({}));
+    let r = p.response(&json!(2));
+    let t = r["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        t.contains("killed (SIGKILL) by the server: sh_stop was called") && !t.contains("memory"),
+        "{t}"
+    );
+    wait_gone(&[pid]);
+    // Killed by someone else: said, and not blamed on the server.
+    let pid = sh_pid(&mut p, 4, "sh");
+    common::send_signal(pid, libc_sigkill());
+    wait_gone(&[pid]);
+    let (t, err) = call(&mut p, 5, "sh_send", json!({"input": "echo hi"}));
+    assert!(
+        err && t.contains("killed (SIGKILL), not by the server"),
+        "{t}"
+    );
+    // The same for a tool.
+    let (t, err) = call(&mut p, 6, "selfkill", json!({}));
+    assert!(err && t.contains("(SIGKILL), not by the server"), "{t}");
+    p.finish();
+}
+
+fn libc_sigkill() -> i32 {
+    9
+}
+
+/// Waits until the default session's transcript holds `text` (the program printed it).
+fn wait_transcript(p: &mut Proc, kind: &str, text: &str) {
+    let deadline = std::time::Instant::now() + common::PATIENCE;
+    for id in 1000.. {
+        let uri = format!("session://{kind}/default/transcript");
+        p.request(json!(id), "resources/read", json!({ "uri": uri }));
+        let r = p.response(&json!(id));
+        if r["result"]["contents"][0]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .contains(text)
+        {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{text:?} never came: {r}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
 }

@@ -75,6 +75,11 @@ pub struct Proc {
     pub cond: Condvar,
     input: Arc<Feed>,
     transcript: Arc<Mutex<Transcript>>,
+    /// Why the server killed the program, when it did (said instead of "perhaps out of
+    /// memory" when it then ends by SIGKILL).
+    killed_by: Mutex<Option<String>>,
+    /// Its CPU time limit, if any (the kernel kills with SIGKILL when it runs out).
+    cpu_seconds: Option<u64>,
 }
 
 impl Drop for Proc {
@@ -131,6 +136,8 @@ impl Proc {
             cond: Condvar::new(),
             input,
             transcript,
+            killed_by: Mutex::new(None),
+            cpu_seconds: kind.limits.cpu_seconds,
         });
         // The owner thread waits for this before reading and waiting.
         let _ = reader_start.send(Arc::clone(&proc));
@@ -160,8 +167,16 @@ impl Proc {
         }
     }
 
-    /// Kills the group and waits (up to `wait`) until the owner thread reaped the program.
-    pub fn kill(&self, wait: Duration) -> Option<ExitStatus> {
+    /// Kills the group, saying `why` (the server killed it: by `K_stop`, after an idle
+    /// spell…), and waits (up to `wait`) until the owner thread reaped the program.
+    pub fn kill(&self, why: &str, wait: Duration) -> Option<ExitStatus> {
+        {
+            let st = self.lock();
+            let mut by = lock(&self.killed_by);
+            if st.exit.is_none() && by.is_none() {
+                *by = Some(why.to_owned());
+            }
+        }
         self.signal(libc::SIGKILL);
         let deadline = Instant::now() + wait;
         let mut st = self.lock();
@@ -178,6 +193,23 @@ impl Proc {
                 .0;
         }
         st.exit
+    }
+
+    /// How the program ended: [`interactive::describe_exit`], and for a SIGKILL, who sent
+    /// it: the server (and why), or not the server (out of memory, its CPU time limit).
+    pub fn describe(&self, status: &ExitStatus) -> String {
+        use std::os::unix::process::ExitStatusExt;
+        if status.signal() != Some(libc::SIGKILL) {
+            return interactive::describe_exit(status);
+        }
+        match (lock(&self.killed_by).as_deref(), self.cpu_seconds) {
+            (Some(why), _) => format!("killed (SIGKILL) by the server: {why}"),
+            (None, Some(cpu)) => format!(
+                "killed (SIGKILL), not by the server: its CPU time limit ({cpu} s, cpuSeconds) \
+                 ran out, or it was out of memory"
+            ),
+            (None, None) => "killed (SIGKILL), not by the server: perhaps out of memory".into(),
+        }
     }
 
     /// The exit status, once reaped.
@@ -205,7 +237,7 @@ impl Proc {
         self.note(format!(
             "\n[session process {} {}]\n",
             self.pid,
-            interactive::describe_exit(&status)
+            self.describe(&status)
         ));
         self.cond.notify_all();
     }

@@ -35,8 +35,8 @@ pub enum ExchangeEnd {
         partial: String,
         recovered: bool,
     },
-    /// The program ended; what it printed before.
-    Died { partial: String, status: ExitStatus },
+    /// The program ended; what it printed before, and how it ended ([`Proc::describe`]).
+    Died { partial: String, how: String },
 }
 
 /// What the waiting side watches: the call's cancellation and a status line sink.
@@ -85,7 +85,7 @@ pub fn exchange(
         Waited::Done(a) => ExchangeEnd::Answer(text(kind, &a)),
         Waited::Died(a, status) => ExchangeEnd::Died {
             partial: text(kind, &a),
-            status,
+            how: proc.describe(&status),
         },
         Waited::Stopped(why) if watch.interrupt && !(watch.shutdown)() => {
             interrupt(kind, proc, marker.as_deref(), why, watch.shutdown)
@@ -227,7 +227,7 @@ fn interrupt(
         },
         Waited::Died(a, status) => ExchangeEnd::Died {
             partial: text(kind, &a),
-            status,
+            how: proc.describe(&status),
         },
         Waited::Stopped(_) => ExchangeEnd::Interrupted {
             why,

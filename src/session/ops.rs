@@ -103,8 +103,8 @@ fn launch(
                 }
                 continue;
             }
-            ExchangeEnd::Died { partial, status } => {
-                format!("it {} during start-up", describe_exit(&status)) + &output(&partial)
+            ExchangeEnd::Died { partial, how } => {
+                format!("it {how} during start-up") + &output(&partial)
             }
             ExchangeEnd::Interrupted {
                 why: Stop::Cancelled,
@@ -117,7 +117,7 @@ fn launch(
                 ) + &output(&partial)
             }
         };
-        proc.kill(Duration::from_secs(5));
+        proc.kill("its start-up failed", Duration::from_secs(5));
         return Err(format!("{} could not be started: {fail}", label(key)));
     }
     Ok((proc, greeting.join("\n")))
@@ -143,7 +143,7 @@ fn start_in_turn(
         .ok_or_else(|| "the session vanished".to_owned())?;
     let (proc, greeting) = launch(kind, &turn.key, dir, call, transcript)?;
     if reg.is_closed() {
-        proc.kill(Duration::from_secs(5));
+        proc.kill(SHUTDOWN, Duration::from_secs(5));
         return Err("the server is shutting down".into());
     }
     reg.with(&turn.key, |e| {
@@ -162,6 +162,9 @@ fn started_line(key: &Key, proc: &Proc) -> String {
         proc.workdir.display()
     )
 }
+
+/// Why the server kills its sessions' programs when it shuts down.
+pub const SHUTDOWN: &str = "the server is shutting down";
 
 /// `K_start`.
 pub fn start(
@@ -367,10 +370,9 @@ fn settle(
     let key = &turn.key;
     match outcome {
         ExchangeEnd::Answer(t) => Ok(t),
-        ExchangeEnd::Died { partial, status } => Err(format!(
-            "{} ended: the program {}. Its state is lost; call {}_start or {}_restart for a fresh session{}",
+        ExchangeEnd::Died { partial, how } => Err(format!(
+            "{} ended: the program {how}. Its state is lost; call {}_start or {}_restart for a fresh session{}",
             label(key),
-            describe_exit(&status),
             kind.name,
             kind.name,
             output(&partial)
@@ -405,7 +407,11 @@ fn restart_after_interrupt(
     turn: &Turn,
     call: &Call<'_>,
 ) -> String {
-    reg.kill(&turn.key);
+    let why = format!(
+        "it did not come back within {} ms of an interrupt (interruptGraceMs)",
+        kind.interrupt_grace.as_millis()
+    );
+    reg.kill(&turn.key, &why);
     let lost = format!(
         " The program did not come back within {} ms of the interrupt, so it was killed",
         kind.interrupt_grace.as_millis()
@@ -461,10 +467,11 @@ pub fn stop(reg: &Arc<Registry>, kind: &Arc<SessionKind>, name: &str, call: &Cal
     if reg.with(&key, |_| ()).is_none() {
         return Ok(format!("There is no {}: nothing to stop.", label(&key)));
     }
-    let proc = reg.kill(&key);
+    let why = format!("{}_stop was called", kind.name);
+    let proc = reg.kill(&key, &why);
     let turn = reg.turn(kind, &key, PathBuf::new, call.cancelled, call.deadline);
     // A start that was under way when the stop came has finished now: its program goes too.
-    let proc = reg.kill(&key).or(proc);
+    let proc = reg.kill(&key, &why).or(proc);
     reg.remove(&key);
     drop(turn);
     Ok(match proc.and_then(|p| p.exit().map(|s| (p.pid, s))) {
@@ -485,12 +492,13 @@ pub fn stop(reg: &Arc<Registry>, kind: &Arc<SessionKind>, name: &str, call: &Cal
 /// `K_restart`.
 pub fn restart(reg: &Arc<Registry>, kind: &Arc<SessionKind>, name: &str, call: &Call<'_>) -> Reply {
     let key = (kind.name.clone(), name.to_owned());
-    reg.kill(&key);
+    let why = format!("{}_restart was called", kind.name);
+    reg.kill(&key, &why);
     let dir = workdir(kind, None)?;
     let turn = reg
         .turn(kind, &key, || dir.clone(), call.cancelled, call.deadline)
         .map_err(|r| refused(&key, r, kind))?;
-    reg.kill(&key);
+    reg.kill(&key, &why);
     let (proc, greeting) = start_in_turn(reg, kind, &turn, call)?;
     reg.with(&key, |e| e.note = None);
     drop(turn);

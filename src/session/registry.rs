@@ -45,7 +45,7 @@ impl Entry {
             (_, Some(why)) => format!("dead ({why})"),
             (None, None) => "starting".into(),
             (Some(p), None) => match p.exit() {
-                Some(s) => format!("dead ({})", crate::process::interactive::describe_exit(&s)),
+                Some(s) => format!("dead ({})", p.describe(&s)),
                 None if self.busy => "busy".into(),
                 None => "running".into(),
             },
@@ -215,10 +215,11 @@ impl Registry {
         }
     }
 
-    /// Kills the program of `key` (busy or not) and waits until it was reaped; returns it.
-    pub fn kill(&self, key: &Key) -> Option<Arc<Proc>> {
+    /// Kills the program of `key` (busy or not), saying `why`, and waits until it was reaped;
+    /// returns it.
+    pub fn kill(&self, key: &Key, why: &str) -> Option<Arc<Proc>> {
         let proc = self.with(key, |e| e.proc.clone()).flatten()?;
-        proc.kill(REAP_WAIT);
+        proc.kill(why, REAP_WAIT);
         self.cond.notify_all();
         Some(proc)
     }
@@ -287,7 +288,8 @@ impl Registry {
                 for (key, proc, idle) in due {
                     log::info!("session {}/{} idle for {idle:?}: stopping it", key.0, key.1);
                     proc.note(format!("\n[stopped after {} s idle]\n", idle.as_secs()));
-                    proc.kill(REAP_WAIT);
+                    let why = format!("idle for {} s (idleSeconds)", idle.as_secs());
+                    proc.kill(&why, REAP_WAIT);
                     self.with(&key, |e| {
                         e.busy = false;
                         e.stopped =
@@ -323,7 +325,7 @@ impl Registry {
         self.cond.notify_all();
         self.timer_cond.notify_all();
         for p in procs {
-            p.kill(REAP_WAIT);
+            p.kill(super::ops::SHUTDOWN, REAP_WAIT);
         }
     }
 }
