@@ -265,3 +265,61 @@ fn wait_transcript(p: &mut Proc, kind: &str, text: &str) {
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
 }
+
+/// The call id a cut answer's note names.
+fn kept_call(text: &str) -> String {
+    let at = text
+        .find("kept as call ")
+        .unwrap_or_else(|| panic!("no call in {text}"))
+        + 13;
+    text[at..].split(':').next().unwrap().to_owned()
+}
+
+#[test]
+fn a_long_answer_is_kept_whole_for_the_output_tool() {
+    let (mut p, _) = serve();
+    let whole: String = (1..=30_000).map(|i| format!("{i}\n")).collect();
+    let whole = whole.trim_end();
+    ok(&mut p, 10, "sh_start", json!({}));
+    // Over the kind's cap (64 KiB), and over a cap the send asks for.
+    for (id, args) in [
+        (1, json!({"input": "seq 1 30000"})),
+        (3, json!({"input": "seq 1 30000", "maxOutputBytes": 1000})),
+    ] {
+        let t = ok(&mut p, id, "sh_send", args.clone());
+        let cap = args["maxOutputBytes"].as_u64().unwrap_or(65_536);
+        assert!(t.starts_with("1\n2\n"), "{t}");
+        let total = whole.len() + 1;
+        assert!(
+            t.contains(&format!("[Answer cut: {cap} of {total} bytes shown;")),
+            "{}",
+            &t[t.len().saturating_sub(600)..]
+        );
+        assert!(t.len() < cap as usize + 1000, "{}", t.len());
+        let call_id = kept_call(&t);
+        let r = {
+            p.call(
+                json!(id + 1),
+                "output",
+                json!({"call": call_id, "limit": 1 << 20}),
+                None,
+            );
+            p.response(&json!(id + 1))
+        };
+        let got = r["result"]["content"][0]["text"].as_str().unwrap();
+        assert_eq!(got.trim_end(), whole, "{r}");
+    }
+    // A short answer has no note; a cap the send may not ask for is refused.
+    assert_eq!(
+        ok(&mut p, 5, "sh_send", json!({"input": "echo short"})),
+        "short"
+    );
+    let (t, err) = call(
+        &mut p,
+        6,
+        "sh_send",
+        json!({"input": "echo x", "maxOutputBytes": 0}),
+    );
+    assert!(err && t.contains("maxOutputBytes"), "{t}");
+    p.finish();
+}

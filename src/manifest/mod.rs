@@ -357,7 +357,8 @@ impl Manifest {
             server = server.tool(tool);
         }
         server = log_tools::register(server, &self.tools, &roots);
-        if !self.tools.is_empty() {
+        // Sessions keep their long answers in the spool too.
+        if !self.tools.is_empty() || !self.sessions.is_empty() {
             server = crate::spool::tool::register(server, crate::spool::Spool::global());
         }
         server = crate::session::register(server, &self.sessions);

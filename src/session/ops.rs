@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::child::Proc;
-use super::exchange::{exchange, ExchangeEnd, Stop, Watch};
+use super::exchange::{exchange, exchange_capped, ExchangeEnd, Stop, Watch};
 use super::kind::{signal_name, SessionKind, Workdir};
 use super::registry::{Key, Refused, Registry, Turn};
 use crate::process::interactive::describe_exit;
@@ -290,7 +290,7 @@ pub fn send(
     kind: &Arc<SessionKind>,
     name: &str,
     input: &str,
-    limit: Duration,
+    (limit, cap): (Duration, usize),
     call: &Call<'_>,
 ) -> Reply {
     let key = (kind.name.clone(), name.to_owned());
@@ -343,7 +343,7 @@ pub fn send(
     if (call.cancelled)() {
         return Err("cancelled before the input was sent".into());
     }
-    let outcome = exchange(kind, &proc, Some(input), &watch);
+    let outcome = exchange_capped(kind, &proc, Some(input), &watch, cap);
     let reply = settle(reg, kind, &turn, outcome, started, limit, call);
     if let Ok(text) = &reply {
         reg.with(&key, |e| e.last_answer.clone_from(text));

@@ -20,6 +20,12 @@ use crate::CancelReason;
 const MAX_NAME: usize = 64;
 /// Longest input of one send, in bytes.
 pub const MAX_INPUT: usize = 1024 * 1024;
+/// The largest `maxOutputBytes` a send may ask for (or the kind's, if larger).
+pub const MAX_SEND_OUTPUT: usize = 1024 * 1024;
+
+fn max_send_output(kind: &SessionKind) -> usize {
+    kind.max_output_bytes.max(MAX_SEND_OUTPUT)
+}
 
 fn session_param() -> Value {
     json!({"type": "string", "description": "The session's name (default \"default\"): sessions of one kind with different names are separate programs.", "pattern": "^[A-Za-z0-9_.-]{1,64}$"})
@@ -212,10 +218,13 @@ fn send_tool(reg: &Arc<Registry>, kind: &Arc<SessionKind>) -> ToolDef {
         "Send one input to the {} session and return its answer (stdout and stderr in the \
          order the program wrote them); starts the session if it never ran. State persists \
          across sends; one input runs at a time. Timeout {} s unless `timeout` says otherwise \
-         (at most {} s); on timeout the program is interrupted and the session kept. {}",
+         (at most {} s); on timeout the program is interrupted and the session kept. An answer \
+         longer than {} bytes (`maxOutputBytes`) is cut (head and tail) and kept whole for the \
+         `output` tool. {}",
         kind.name,
         kind.timeout.as_secs_f64(),
         kind.max_timeout.as_secs_f64(),
+        kind.max_output_bytes,
         kind.description
     );
     let schema = object(
@@ -223,7 +232,9 @@ fn send_tool(reg: &Arc<Registry>, kind: &Arc<SessionKind>) -> ToolDef {
             "session": session_param(),
             "input": {"type": "string", "description": "The input, as typed at the prompt.", "maxLength": MAX_INPUT},
             "timeout": {"type": "number", "description": "Seconds to wait for the answer.",
-                        "exclusiveMinimum": 0, "maximum": kind.max_timeout.as_secs_f64()}
+                        "exclusiveMinimum": 0, "maximum": kind.max_timeout.as_secs_f64()},
+            "maxOutputBytes": {"type": "integer", "minimum": 1, "maximum": max_send_output(kind),
+                               "description": format!("Bytes of the answer shown (head and tail; default {}); the whole answer is kept for the `output` tool.", kind.max_output_bytes)}
         }),
         &["input"],
     );
@@ -247,10 +258,22 @@ fn send_tool(reg: &Arc<Registry>, kind: &Arc<SessionKind>) -> ToolDef {
                 ))
             }
         }
+        let cap = match args.get("maxOutputBytes") {
+            None | Some(Value::Null) => kind.max_output_bytes,
+            Some(v) => match v.as_u64() {
+                Some(n) if (1..=max_send_output(kind) as u64).contains(&n) => n as usize,
+                _ => {
+                    return Err(ToolError::msg(format!(
+                        "maxOutputBytes must be an integer from 1 to {}",
+                        max_send_output(kind)
+                    )))
+                }
+            },
+        };
         // The same rule gave the call its deadline (`send_timeout`); this is for the reply.
         let limit = send_timeout(kind).for_call(args);
         reply(with_call(ctx, |c| {
-            ops::send(reg, kind, &name, input, limit, c)
+            ops::send(reg, kind, &name, input, (limit, cap), c)
         }))
     });
     tool(
