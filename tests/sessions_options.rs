@@ -25,7 +25,10 @@ fn manifest(dir: &Path) -> Value {
         "roots": {"work": "work"},
         "tools": [
             {"name": "selfkill", "description": "sh that SIGKILLs itself", "program": "sh",
-             "args": ["-c", "kill -9 $$"]}
+             "args": ["-c", "kill -9 $$"]},
+            {"name": "envtool", "description": "prints $GREETING", "program": "sh",
+             "args": ["-c", "echo \"$GREETING\""],
+             "params": {"greeting": {"type": "string", "env": "GREETING"}}}
         ],
         "sessions": [
             {"name": "sh", "description": "sh answering with NUL", "program": "sh",
@@ -34,7 +37,13 @@ fn manifest(dir: &Path) -> Value {
             {"name": "st", "description": "sh with a status input and an error pattern",
              "program": "sh", "args": ["-c", NUL_SH],
              "answer": {"mode": "nul"}, "status": "echo \"status: $n\"",
-             "error": "^(FAILED|Exception-)"}
+             "error": "^(FAILED|Exception-)"},
+            {"name": "pa", "description": "sh with start parameters", "program": "sh",
+             "args": ["-c", "printf 'ready %s\\0' \"$1\"; while IFS= read -r l; do eval \"$l\"; printf '\\0'; done",
+                      "sh", {"param": "label"}],
+             "params": {"label": {"type": "string", "default": "none", "description": "a label"},
+                        "heap": {"type": "path", "root": "work", "kind": "file", "env": "HEAP_FILE"}},
+             "answer": {"mode": "nul"}}
         ]
     })
 }
@@ -321,5 +330,70 @@ fn a_long_answer_is_kept_whole_for_the_output_tool() {
         json!({"input": "echo x", "maxOutputBytes": 0}),
     );
     assert!(err && t.contains("maxOutputBytes"), "{t}");
+    p.finish();
+}
+
+#[test]
+fn start_parameters_extend_argv_and_environment_and_are_kept() {
+    let (mut p, dir) = serve();
+    std::fs::write(dir.join("work/a/h.bin"), "heap").unwrap();
+    let heap = dir.join("work/a/h.bin").canonicalize().unwrap();
+    let args = json!({"label": "first", "heap": "a/h.bin"});
+    let t = ok(&mut p, 1, "pa_start", args.clone());
+    assert!(t.ends_with("ready first"), "{t}");
+    let pid = pid_in(&t);
+    let t = ok(
+        &mut p,
+        2,
+        "pa_send",
+        json!({"input": "echo \"$1 $HEAP_FILE\""}),
+    );
+    assert_eq!(t, format!("first {}", heap.display()));
+    // The same parameters (or none) find it running; others are an error that says so.
+    assert!(ok(&mut p, 3, "pa_start", args.clone()).contains("already running"));
+    assert!(ok(&mut p, 4, "pa_start", json!({})).contains("already running"));
+    let (t, err) = call(&mut p, 5, "pa_start", json!({"label": "second"}));
+    assert!(
+        err && t.contains("other start parameters") && t.contains("pa_stop"),
+        "{t}"
+    );
+    // A dead session starts again with its parameters.
+    call(&mut p, 6, "pa_send", json!({"input": "exit 1"}));
+    wait_gone(&[pid]);
+    let t = ok(&mut p, 7, "pa_start", json!({}));
+    assert!(t.ends_with("ready first"), "{t}");
+    let t = ok(
+        &mut p,
+        8,
+        "pa_send",
+        json!({"input": "echo \"$HEAP_FILE\""}),
+    );
+    assert_eq!(t, heap.display().to_string());
+    // The defaults, and values checked as a tool's are.
+    let t = ok(&mut p, 9, "pa_start", json!({"session": "d"}));
+    assert!(t.ends_with("ready none"), "{t}");
+    for (id, bad, why) in [
+        (
+            10,
+            json!({"session": "e", "heap": "../../etc/passwd"}),
+            "argument `heap`",
+        ),
+        (
+            11,
+            json!({"session": "e", "label": "-x"}),
+            "starts with '-'",
+        ),
+    ] {
+        let (t, err) = call(&mut p, id, "pa_start", bad);
+        assert!(
+            err && t.contains(why) && t.contains("Nothing was started"),
+            "{t}"
+        );
+    }
+    let (t, err) = call(&mut p, 12, "pa_start", json!({"session": "e", "nope": 1}));
+    assert!(err && t.contains("unknown argument `nope`"), "{t}");
+    // A tool's parameter may set a variable too.
+    let t = ok(&mut p, 13, "envtool", json!({"greeting": "hello; $(x)"}));
+    assert!(t.starts_with("hello; $(x)"), "{t}");
     p.finish();
 }

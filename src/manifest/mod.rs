@@ -186,6 +186,8 @@ pub struct Param {
     /// The value is spliced into code an interpreter runs (`sh -c`, `python3 -c`…), found
     /// by [`lint::code_params`] when the manifest is loaded.
     pub in_code: bool,
+    /// The environment variable the value is put in (`env`), besides or instead of argv.
+    pub env: Option<String>,
 }
 
 /// Parameter types.

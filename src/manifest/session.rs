@@ -18,6 +18,7 @@ const KEYS: &[&str] = &[
     "description",
     "program",
     "args",
+    "params",
     "cwd",
     "workdir",
     "env",
@@ -107,7 +108,18 @@ fn kind(
     }
     let description = o.required_string("description", errs).unwrap_or_default();
     let program = program(&o, base, errs);
-    let args = literals(&o, "args", errs);
+    let mut params = super::param::params(&o, roots, errs);
+    for taken in ["session", "workdir"] {
+        if params.contains_key(taken) {
+            errs.add(
+                &format!("{}.params.{taken}", o.path),
+                format!("is an argument of {name}_start already: choose another name"),
+            );
+        }
+    }
+    let args = super::parse::args(&o, &params, errs);
+    super::param::finish(&o, &mut params, &program, &args, roots, errs);
+    super::parse::check_all_used(&o, &params, &args, None, None, errs);
     let startup = literals(&o, "startup", errs);
     let workdir = workdir(&o, roots, base, errs);
     let (env, pass_env) = environment(&o, d, errs);
@@ -121,6 +133,8 @@ fn kind(
         description,
         program,
         args,
+        params,
+        roots: roots.clone(),
         workdir,
         env,
         pass_env,

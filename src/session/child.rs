@@ -15,7 +15,7 @@ use crossbeam_channel::Sender;
 
 use super::answer::Pending;
 use super::feed::Feed;
-use super::kind::SessionKind;
+use super::kind::{Launch, SessionKind};
 use crate::process::interactive::{self, Interactive, InteractiveSpec};
 use crate::process::minimal_environment;
 
@@ -70,6 +70,8 @@ pub struct Proc {
     pub started: Instant,
     pub started_at: SystemTime,
     pub workdir: PathBuf,
+    /// What it was started with.
+    pub launch: Launch,
     state: Mutex<State>,
     /// Notified on output, on exit, and by cancel hooks.
     pub cond: Condvar,
@@ -98,14 +100,17 @@ impl Proc {
     pub fn spawn(
         kind: &SessionKind,
         workdir: PathBuf,
+        launch: Launch,
         label: &str,
         transcript: Arc<Mutex<Transcript>>,
     ) -> Result<Arc<Proc>, String> {
+        let mut env = environment(kind);
+        crate::manifest::plan::set_env(&mut env, launch.env.clone());
         let spec = InteractiveSpec {
             program: kind.program.clone(),
-            args: kind.args.iter().map(OsString::from).collect(),
+            args: launch.argv.clone(),
             cwd: Some(workdir.clone()),
-            env: environment(kind),
+            env,
             limits: kind.limits,
         };
         let (tx, rx) = crossbeam_channel::bounded(1);
@@ -125,6 +130,7 @@ impl Proc {
             started: Instant::now(),
             started_at: SystemTime::now(),
             workdir,
+            launch,
             state: Mutex::new(State {
                 pending: Pending::new(cap),
                 exit: None,

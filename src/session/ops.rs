@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use super::child::Proc;
 use super::exchange::{exchange, exchange_capped, ExchangeEnd, Stop, Watch};
-use super::kind::{signal_name, SessionKind, Workdir};
+use super::kind::{signal_name, Launch, SessionKind, Workdir};
 use super::registry::{Key, Refused, Registry, Turn};
 use crate::process::interactive::describe_exit;
 
@@ -71,13 +71,14 @@ pub fn workdir(kind: &SessionKind, asked: Option<&str>) -> Result<PathBuf, Strin
 fn launch(
     kind: &SessionKind,
     key: &Key,
-    entry_workdir: PathBuf,
+    (entry_workdir, start): (PathBuf, Launch),
     call: &Call<'_>,
     transcript: Arc<std::sync::Mutex<super::child::Transcript>>,
 ) -> Result<(Arc<Proc>, String), String> {
     let proc = Proc::spawn(
         kind,
         entry_workdir,
+        start,
         &format!("{}-{}", key.0, key.1),
         transcript,
     )
@@ -138,10 +139,16 @@ fn start_in_turn(
     turn: &Turn,
     call: &Call<'_>,
 ) -> Result<(Arc<Proc>, String), String> {
-    let (dir, transcript) = reg
-        .with(&turn.key, |e| (e.workdir.clone(), e.transcript.clone()))
+    let (dir, start, transcript) = reg
+        .with(&turn.key, |e| {
+            (e.workdir.clone(), e.launch.clone(), e.transcript.clone())
+        })
         .ok_or_else(|| "the session vanished".to_owned())?;
-    let (proc, greeting) = launch(kind, &turn.key, dir, call, transcript)?;
+    let start = match start {
+        Some(s) => s,
+        None => kind.launch(serde_json::Map::new())?,
+    };
+    let (proc, greeting) = launch(kind, &turn.key, (dir, start), call, transcript)?;
     if reg.is_closed() {
         proc.kill(SHUTDOWN, Duration::from_secs(5));
         return Err("the server is shutting down".into());
@@ -171,16 +178,22 @@ pub fn start(
     reg: &Arc<Registry>,
     kind: &Arc<SessionKind>,
     name: &str,
-    asked: Option<&str>,
+    (asked, params): (Option<&str>, serde_json::Map<String, serde_json::Value>),
     call: &Call<'_>,
 ) -> Reply {
     let key = (kind.name.clone(), name.to_owned());
-    let asked = asked.map(|a| workdir(kind, Some(a))).transpose()?;
-    if let Some(reply) = already_running(reg, kind, &key, asked.as_deref(), None) {
+    let asked = Asked {
+        dir: asked.map(|a| workdir(kind, Some(a))).transpose()?,
+        launch: (!params.is_empty())
+            .then(|| kind.launch(params))
+            .transpose()?,
+    };
+    if let Some(reply) = already_running(reg, kind, &key, &asked, None) {
         return reply;
     }
     // A session that ran before starts again where it ran, unless a workdir is asked for.
     let dir = match asked
+        .dir
         .clone()
         .or_else(|| reg.with(&key, |e| e.workdir.clone()))
     {
@@ -190,13 +203,16 @@ pub fn start(
     let turn = reg
         .turn(kind, &key, || dir.clone(), call.cancelled, call.deadline)
         .map_err(|r| refused(&key, r, kind))?;
-    if let Some(reply) = already_running(reg, kind, &key, asked.as_deref(), Some((&turn, call))) {
+    if let Some(reply) = already_running(reg, kind, &key, &asked, Some((&turn, call))) {
         return reply;
     }
     let dead = reg
         .with(&key, |e| {
-            if let Some(d) = &asked {
+            if let Some(d) = &asked.dir {
                 e.workdir.clone_from(d);
+            }
+            if let Some(l) = &asked.launch {
+                e.launch = Some(l.clone());
             }
             e.proc.is_some().then(|| e.state())
         })
@@ -225,7 +241,7 @@ fn already_running(
     reg: &Registry,
     kind: &SessionKind,
     key: &Key,
-    asked: Option<&std::path::Path>,
+    asked: &Asked,
     turn: Option<(&Turn, &Call<'_>)>,
 ) -> Option<Reply> {
     let (p, last, busy) = reg
@@ -243,7 +259,17 @@ fn already_running(
         p.workdir.display(),
         p.started.elapsed().as_secs()
     );
-    if let Some(dir) = asked.filter(|d| *d != p.workdir) {
+    if let Some(l) = asked.launch.as_ref().filter(|l| **l != p.launch) {
+        return Some(Err(format!(
+            "{head} with other start parameters ({}); it was not restarted with {}: its \
+             state lives in that program. To start over with these, call {k}_stop and then \
+             {k}_start with them, or use another session name.",
+            given(&p.launch),
+            given(l),
+            k = kind.name
+        )));
+    }
+    if let Some(dir) = asked.dir.as_ref().filter(|d| **d != p.workdir) {
         return Some(Err(format!(
             "{head}; it was not moved to {}: its state lives in that program. To start over \
              there, call {k}_stop and then {k}_start with this workdir, or use another session \
@@ -261,6 +287,24 @@ fn already_running(
         ),
         _ => Some(Ok(format!("{head}. Its last answer:\n{last}"))),
     }
+}
+
+/// What `K_start` asks for: a working directory, start parameters.
+struct Asked {
+    dir: Option<PathBuf>,
+    launch: Option<Launch>,
+}
+
+/// Start parameters as the caller gave them: `heap="x"`, or `none`.
+fn given(l: &Launch) -> String {
+    if l.given.is_empty() {
+        return "none".into();
+    }
+    l.given
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Sends the kind's `status` input, within the kind's send timeout.

@@ -8,7 +8,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use super::child::{Proc, Transcript};
-use super::kind::SessionKind;
+use super::kind::{Launch, SessionKind};
 
 /// Longest wait between two looks at the cancel flag while waiting for a turn.
 const TICK: Duration = Duration::from_millis(50);
@@ -29,6 +29,8 @@ pub struct Entry {
     waiting: VecDeque<u64>,
     pub last_used: Instant,
     pub workdir: PathBuf,
+    /// Start parameters asked for (`None`: the kind's defaults); kept across restarts.
+    pub launch: Option<Launch>,
     pub transcript: Arc<Mutex<Transcript>>,
     /// Why the program is gone although it did not exit by itself (idle stop).
     pub stopped: Option<String>,
@@ -338,6 +340,7 @@ fn new_entry(kind: &Arc<SessionKind>, workdir: PathBuf) -> Entry {
         waiting: VecDeque::new(),
         last_used: Instant::now(),
         workdir,
+        launch: None,
         transcript: Arc::new(Mutex::new(Transcript::default())),
         stopped: None,
         note: None,

@@ -187,10 +187,32 @@ fn start_tool(reg: &Arc<Registry>, kind: &Arc<SessionKind>) -> ToolDef {
              not moved: asking for another directory is an error."
         )});
     }
+    for (name, p) in &kind.params {
+        props[name] = crate::manifest::plan::param_schema(p, &kind.roots);
+    }
+    let required: Vec<&str> = kind
+        .params
+        .iter()
+        .filter(|(_, p)| p.required)
+        .map(|(n, _)| n.as_str())
+        .collect();
+    let params = if kind.params.is_empty() {
+        String::new()
+    } else {
+        " Start parameters apply when the session (re)starts and are kept across restarts; a \
+         running session asked for others says so."
+            .into()
+    };
     let description = format!(
         "Start the {} session and return its greeting. Idempotent: a running session says so \
-         and shows its last answer; a dead one is restarted. {}",
-        kind.name, kind.description
+         and shows {}; a dead one is restarted (in the same directory).{params} {}",
+        kind.name,
+        if kind.status.is_some() {
+            "its status"
+        } else {
+            "its last answer"
+        },
+        kind.description
     );
     let handler: Box<Handler> = Box::new(|ctx, reg, kind, args| {
         let name = name_of(args)?;
@@ -199,9 +221,19 @@ fn start_tool(reg: &Arc<Registry>, kind: &Arc<SessionKind>) -> ToolDef {
             Some(Value::String(w)) => Some(w.as_str()),
             Some(_) => return Err(ToolError::msg("workdir must be a string")),
         };
-        reply(with_call(ctx, |c| ops::start(reg, kind, &name, wd, c)))
+        // Everything else is a start parameter (checked by the kind's `params`).
+        let params: serde_json::Map<String, Value> = args
+            .as_object()
+            .into_iter()
+            .flatten()
+            .filter(|(k, v)| !matches!(k.as_str(), "session" | "workdir") && !v.is_null())
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        reply(with_call(ctx, |c| {
+            ops::start(reg, kind, &name, (wd, params), c)
+        }))
     });
-    let schema = object(props, &[]);
+    let schema = object(props, &required);
     tool(
         reg,
         kind,
