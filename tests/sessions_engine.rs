@@ -367,7 +367,7 @@ fn a_crash_is_reported_with_its_exit_status_and_start_restarts() {
         json!({"input": "import os, signal; os.kill(os.getpid(), signal.SIGKILL)"}),
     );
     assert!(
-        err && t.contains("killed (SIGKILL), perhaps out of memory"),
+        err && t.contains("killed (SIGKILL), not by the server: perhaps out of memory"),
         "{t}"
     );
     let t = ok(&mut p, 7, "py_restart", json!({}));

@@ -262,22 +262,13 @@ fn tool_summary(out: &mut String, t: &stdmcp::manifest::ToolSpec) {
         .unwrap_or_default();
     let _ = writeln!(out, "  {}{title}", t.name);
     let _ = writeln!(out, "    {}", t.description);
-    let _ = writeln!(out, "    runs: {} {}", t.program.display(), command_line(t));
-    for (name, p) in &t.params {
-        let ty = type_name(&p.kind);
-        let req = if p.required { ", required" } else { "" };
-        let def = p
-            .default
-            .as_ref()
-            .map(|d| format!(", default {d}"))
-            .unwrap_or_default();
-        let desc = p
-            .description
-            .as_deref()
-            .map(|d| format!(": {d}"))
-            .unwrap_or_default();
-        let _ = writeln!(out, "    - {name} ({ty}{req}{def}){desc}");
-    }
+    let _ = writeln!(
+        out,
+        "    runs: {} {}",
+        t.program.display(),
+        command_line(&t.args, &t.params)
+    );
+    params_summary(out, &t.params);
     let a = &t.annotations;
     let _ = writeln!(
         out,
@@ -313,10 +304,39 @@ fn tool_summary(out: &mut String, t: &stdmcp::manifest::ToolSpec) {
     }
 }
 
-/// The argument template of a tool as a reader would write it: `{name}`, `-f {name}`, `[-f]`.
-fn command_line(t: &stdmcp::manifest::ToolSpec) -> String {
-    t.args
-        .iter()
+/// One line per parameter: name, type, required or default, env, description.
+fn params_summary(
+    out: &mut String,
+    params: &std::collections::BTreeMap<String, stdmcp::manifest::Param>,
+) {
+    for (name, p) in params {
+        let ty = type_name(&p.kind);
+        let req = if p.required { ", required" } else { "" };
+        let def = p
+            .default
+            .as_ref()
+            .map(|d| format!(", default {d}"))
+            .unwrap_or_default();
+        let env = p
+            .env
+            .as_deref()
+            .map(|e| format!(", in ${e}"))
+            .unwrap_or_default();
+        let desc = p
+            .description
+            .as_deref()
+            .map(|d| format!(": {d}"))
+            .unwrap_or_default();
+        let _ = writeln!(out, "    - {name} ({ty}{req}{def}{env}){desc}");
+    }
+}
+
+/// An argument template as a reader would write it: `{name}`, `-f {name}`, `[-f]`.
+fn command_line(
+    args: &[ArgPart],
+    params: &std::collections::BTreeMap<String, stdmcp::manifest::Param>,
+) -> String {
+    args.iter()
         .map(|a| match a {
             ArgPart::Literal(s) => s.clone(),
             ArgPart::Param {
@@ -328,7 +348,7 @@ fn command_line(t: &stdmcp::manifest::ToolSpec) -> String {
                 name,
                 flag: Some(f),
                 ..
-            } if matches!(t.params.get(name).map(|p| &p.kind), Some(Kind::Boolean)) => {
+            } if matches!(params.get(name).map(|p| &p.kind), Some(Kind::Boolean)) => {
                 format!("[{f}]")
             }
             ArgPart::Param {
@@ -354,8 +374,12 @@ fn session_kind(out: &mut String, k: &stdmcp::session::SessionKind) {
         out,
         "    runs: {} {}",
         k.program.display(),
-        k.args.join(" ")
+        command_line(&k.args, &k.params)
     );
+    if !k.params.is_empty() {
+        let _ = writeln!(out, "    start parameters ({}_start):", k.name);
+        params_summary(out, &k.params);
+    }
     let dir = match &k.workdir {
         Workdir::Inherit => "the server's".to_owned(),
         Workdir::Fixed(d) => d.display().to_string(),
@@ -386,6 +410,12 @@ fn session_kind(out: &mut String, k: &stdmcp::session::SessionKind) {
         k.max_output_bytes,
         stdmcp::session::kind::signal_name(k.interrupt_signal)
     );
+    if let Some(s) = &k.status {
+        let _ = writeln!(out, "    status input (K_start on a running session): {s}");
+    }
+    if let Some(e) = &k.error {
+        let _ = writeln!(out, "    an answer matching /{}/ is an error", e.source);
+    }
 }
 
 /// Writes CLI output; a closed pipe (`stdmcp check … | head`) is a normal end.

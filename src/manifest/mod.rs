@@ -186,6 +186,8 @@ pub struct Param {
     /// The value is spliced into code an interpreter runs (`sh -c`, `python3 -c`…), found
     /// by [`lint::code_params`] when the manifest is loaded.
     pub in_code: bool,
+    /// The environment variable the value is put in (`env`), besides or instead of argv.
+    pub env: Option<String>,
 }
 
 /// Parameter types.
@@ -357,7 +359,8 @@ impl Manifest {
             server = server.tool(tool);
         }
         server = log_tools::register(server, &self.tools, &roots);
-        if !self.tools.is_empty() {
+        // Sessions keep their long answers in the spool too.
+        if !self.tools.is_empty() || !self.sessions.is_empty() {
             server = crate::spool::tool::register(server, crate::spool::Spool::global());
         }
         server = crate::session::register(server, &self.sessions);

@@ -84,7 +84,7 @@ fn param(
     errs: &mut Errors,
 ) -> Option<Param> {
     let o = Obj::new(v, path, errs)?;
-    let mut known = vec!["type", "description", "required", "default"];
+    let mut known = vec!["type", "description", "required", "default", "env"];
     known.extend(KEYWORDS.iter().map(|(k, _)| *k));
     o.only(&known, errs);
     let ty = o.required_string("type", errs)?;
@@ -102,7 +102,7 @@ fn param(
         }
     }
     if item {
-        for key in ["required", "default"] {
+        for key in ["required", "default", "env"] {
             if o.map.contains_key(key) {
                 errs.add(
                     &o.at(key),
@@ -126,6 +126,7 @@ fn param(
             "a required parameter cannot have a default",
         );
     }
+    let env = env_name(&o, &kind, errs);
     Some(Param {
         description: o.string("description", errs),
         kind,
@@ -135,6 +136,7 @@ fn param(
         allow_metacharacters: o.boolean("allowMetacharacters", errs).unwrap_or(false),
         max_length: o.count("maxLength", errs).unwrap_or(MAX_LENGTH),
         in_code: false,
+        env,
     })
 }
 
@@ -223,6 +225,7 @@ fn array(o: &Obj<'_>, roots: &BTreeMap<String, PathBuf>, errs: &mut Errors) -> K
         allow_metacharacters: o.boolean("allowMetacharacters", errs_seen).unwrap_or(false),
         max_length: o.count("maxLength", errs_seen).unwrap_or(MAX_LENGTH),
         in_code: false,
+        env: None,
     };
     let items = match o.map.get("items") {
         None => strings,
@@ -262,6 +265,29 @@ fn path(o: &Obj<'_>, roots: &BTreeMap<String, PathBuf>, errs: &mut Errors) -> Ki
         root,
         must_exist: o.boolean("mustExist", errs).unwrap_or(true),
         kind,
+    }
+}
+
+/// `env`: the variable a value is put in. Not for arrays and booleans (no one way to spell
+/// them), nor the variables that mark a call's processes (`STDMCP_…`) or steer the dynamic
+/// loader (`LD_…`).
+fn env_name(o: &Obj<'_>, kind: &Kind, errs: &mut Errors) -> Option<String> {
+    let name = o.string("env", errs)?;
+    let problem = if !is_env_name(&name) {
+        Some("is not a valid environment variable name")
+    } else if name.starts_with("STDMCP_") || name.starts_with("LD_") {
+        Some("names a variable the server sets or the dynamic loader reads (STDMCP_…, LD_…)")
+    } else if matches!(kind, Kind::Array { .. } | Kind::Boolean) {
+        Some("applies to string, integer, number, enum and path parameters")
+    } else {
+        None
+    };
+    match problem {
+        Some(p) => {
+            errs.add(&o.at("env"), p);
+            None
+        }
+        None => Some(name),
     }
 }
 
@@ -312,7 +338,7 @@ pub(super) fn finish(
             continue; // already reported at its `root`
         }
         let at = Use {
-            argv: plan::in_argv(args, name),
+            argv: plan::in_argv(args, name) || p.env.is_some(),
             code: false,
             files: false,
         };

@@ -326,7 +326,7 @@ fn stdin(o: &Obj<'_>, params: &BTreeMap<String, Param>, errs: &mut Errors) -> Op
 }
 
 /// Every declared parameter must reach the program: through args, stdin or cwd.
-fn check_all_used(
+pub(super) fn check_all_used(
     o: &Obj<'_>,
     params: &BTreeMap<String, Param>,
     args: &[ArgPart],
@@ -345,11 +345,11 @@ fn check_all_used(
     if let Some(Cwd::Param(p)) = cwd {
         used.insert(p);
     }
-    for p in params.keys() {
-        if !used.contains(p.as_str()) {
+    for (name, p) in params {
+        if !used.contains(name.as_str()) && p.env.is_none() {
             errs.add(
-                &format!("{}.params.{p}", o.path),
-                "is declared but used by neither args, stdin nor cwd",
+                &format!("{}.params.{name}", o.path),
+                "is declared but used by neither args, stdin, cwd nor env",
             );
         }
     }
@@ -432,7 +432,11 @@ fn progress(o: &Obj<'_>, errs: &mut Errors) -> Option<ProgressLines> {
     Some(ProgressLines { prefix, stream })
 }
 
-fn args(o: &Obj<'_>, params: &BTreeMap<String, Param>, errs: &mut Errors) -> Vec<ArgPart> {
+pub(super) fn args(
+    o: &Obj<'_>,
+    params: &BTreeMap<String, Param>,
+    errs: &mut Errors,
+) -> Vec<ArgPart> {
     let mut out = Vec::new();
     let Some(v) = o.map.get("args") else {
         return out;

@@ -54,7 +54,8 @@ pub fn tool_definition(spec: &ToolSpec, roots: &BTreeMap<String, PathBuf>) -> To
     }
 }
 
-fn param_schema(p: &Param, roots: &BTreeMap<String, PathBuf>) -> Value {
+/// The input schema of one parameter.
+pub fn param_schema(p: &Param, roots: &BTreeMap<String, PathBuf>) -> Value {
     let mut s = value_schema(p, roots);
     if let Some(d) = &p.default {
         s["default"] = d.clone();
@@ -140,26 +141,8 @@ pub fn plan(
     if let Some(unknown) = given.keys().find(|k| !spec.params.contains_key(*k)) {
         return Err(format!("unknown argument `{unknown}`"));
     }
-    let mut values = BTreeMap::new();
-    for (name, p) in &spec.params {
-        let v = match given
-            .get(name)
-            .filter(|v| !v.is_null())
-            .or(p.default.as_ref())
-        {
-            Some(v) => v,
-            None if p.required => return Err(format!("missing required argument `{name}`")),
-            None => continue,
-        };
-        let at = Use {
-            argv: in_argv(&spec.args, name),
-            code: false,
-            files: true,
-        };
-        let checked = check(p, v, roots, at).map_err(|e| format!("argument `{name}`: {e}"))?;
-        values.insert(name.as_str(), checked);
-    }
-    let argv = argv(spec, &values)?;
+    let values = values(&spec.params, &spec.args, roots, given)?;
+    let argv = argv(&spec.params, &spec.args, &values)?;
     let stdin = spec
         .stdin
         .as_ref()
@@ -175,22 +158,94 @@ pub fn plan(
             _ => return Err(format!("missing argument `{p}` (the working directory)")),
         },
     };
+    let mut env = environment(spec);
+    set_env(&mut env, param_env(&spec.params, &values));
     Ok(Plan {
         argv,
         cwd,
         stdin,
-        env: environment(spec),
+        env,
     })
 }
 
+/// Environment variables: (name, value).
+pub type Vars = Vec<(OsString, OsString)>;
+
+/// What a session's start parameters give: the arguments after its program and the
+/// variables they set (README "Sessions", `params`).
+pub fn start_plan(
+    params: &BTreeMap<String, Param>,
+    template: &[ArgPart],
+    roots: &BTreeMap<String, PathBuf>,
+    given: &Map<String, Value>,
+) -> Result<(Vec<OsString>, Vars), String> {
+    if let Some(unknown) = given.keys().find(|k| !params.contains_key(*k)) {
+        return Err(format!("unknown argument `{unknown}`"));
+    }
+    let values = values(params, template, roots, given)?;
+    Ok((argv(params, template, &values)?, param_env(params, &values)))
+}
+
+/// Sets (or replaces) each of `vars` in `env`.
+pub fn set_env(env: &mut Vars, vars: Vars) {
+    for (k, v) in vars {
+        env.retain(|(name, _)| *name != k);
+        env.push((k, v));
+    }
+}
+
+/// Each parameter's value (given, else its default), checked.
+fn values<'a>(
+    params: &'a BTreeMap<String, Param>,
+    template: &[ArgPart],
+    roots: &BTreeMap<String, PathBuf>,
+    given: &Map<String, Value>,
+) -> Result<BTreeMap<&'a str, Checked>, String> {
+    let mut values = BTreeMap::new();
+    for (name, p) in params {
+        let v = match given
+            .get(name)
+            .filter(|v| !v.is_null())
+            .or(p.default.as_ref())
+        {
+            Some(v) => v,
+            None if p.required => return Err(format!("missing required argument `{name}`")),
+            None => continue,
+        };
+        let at = Use {
+            argv: in_argv(template, name) || p.env.is_some(),
+            code: false,
+            files: true,
+        };
+        let checked = check(p, v, roots, at).map_err(|e| format!("argument `{name}`: {e}"))?;
+        values.insert(name.as_str(), checked);
+    }
+    Ok(values)
+}
+
+/// The variables the parameters with an `env` set.
+fn param_env(params: &BTreeMap<String, Param>, values: &BTreeMap<&str, Checked>) -> Vars {
+    params
+        .iter()
+        .filter_map(|(name, p)| match (&p.env, values.get(name.as_str())) {
+            (Some(var), Some(Checked::One(v))) => Some((OsString::from(var), v.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
 /// The arguments after the program: the template with the checked values put in.
-fn argv(spec: &ToolSpec, values: &BTreeMap<&str, Checked>) -> Result<Vec<OsString>, String> {
+fn argv(
+    params: &BTreeMap<String, Param>,
+    template: &[ArgPart],
+    values: &BTreeMap<&str, Checked>,
+) -> Result<Vec<OsString>, String> {
     let mut argv = Vec::new();
-    for part in &spec.args {
+    for part in template {
         match part {
             ArgPart::Literal(s) => argv.push(OsString::from(s)),
             ArgPart::Param { name, flag, joined } => {
-                let (Some(v), Some(p)) = (values.get(name.as_str()), spec.params.get(name)) else {
+                let (Some(v), Some(p)) = (values.get(name.as_str()), params.get(name)) else {
                     continue;
                 };
                 let (items, dash_ok) = match (v, &p.kind) {
@@ -232,7 +287,7 @@ fn argv(spec: &ToolSpec, values: &BTreeMap<&str, Checked>) -> Result<Vec<OsStrin
 }
 
 /// Whether the template puts `name`'s value in argv.
-pub(super) fn in_argv(args: &[ArgPart], name: &str) -> bool {
+pub fn in_argv(args: &[ArgPart], name: &str) -> bool {
     args.iter()
         .any(|a| matches!(a, ArgPart::Param { name: n, .. } if n == name))
 }

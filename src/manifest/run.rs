@@ -318,6 +318,15 @@ fn result_of(spec: &ToolSpec, o: &Outcome) -> CallToolResult {
             "{} was cancelled; its process group was killed.",
             spec.name
         ))
+    } else if let Some(libc::SIGKILL) = o.signal {
+        // Timeouts and cancels are said above: this SIGKILL did not come from the server.
+        let cpu = spec.limits.cpu_seconds.map_or_else(String::new, |c| {
+            format!(", or its CPU time limit ({c} s, cpuSeconds) ran out")
+        });
+        Some(format!(
+            "{} was killed by signal 9 (SIGKILL), not by the server: perhaps out of memory{cpu}.",
+            spec.name
+        ))
     } else if let Some(sig) = o.signal {
         Some(format!("{} was killed by signal {sig}.", spec.name))
     } else if !success {

@@ -11,13 +11,14 @@ use super::json::{Errors, Obj};
 use super::limits::limits;
 use super::parse::{environment, program, resolve};
 use super::Defaults;
-use crate::session::kind::{AnswerMode, SessionKind, Workdir, SIGNALS};
+use crate::session::kind::{AnswerMode, Pattern, SessionKind, Workdir, SIGNALS};
 
 const KEYS: &[&str] = &[
     "name",
     "description",
     "program",
     "args",
+    "params",
     "cwd",
     "workdir",
     "env",
@@ -38,6 +39,8 @@ const KEYS: &[&str] = &[
     "maxOutputBytes",
     "startupTimeoutSeconds",
     "interruptGraceMs",
+    "status",
+    "error",
 ];
 
 fn is_kind_name(s: &str) -> bool {
@@ -105,7 +108,18 @@ fn kind(
     }
     let description = o.required_string("description", errs).unwrap_or_default();
     let program = program(&o, base, errs);
-    let args = literals(&o, "args", errs);
+    let mut params = super::param::params(&o, roots, errs);
+    for taken in ["session", "workdir"] {
+        if params.contains_key(taken) {
+            errs.add(
+                &format!("{}.params.{taken}", o.path),
+                format!("is an argument of {name}_start already: choose another name"),
+            );
+        }
+    }
+    let args = super::parse::args(&o, &params, errs);
+    super::param::finish(&o, &mut params, &program, &args, roots, errs);
+    super::parse::check_all_used(&o, &params, &args, None, None, errs);
     let startup = literals(&o, "startup", errs);
     let workdir = workdir(&o, roots, base, errs);
     let (env, pass_env) = environment(&o, d, errs);
@@ -119,6 +133,8 @@ fn kind(
         description,
         program,
         args,
+        params,
+        roots: roots.clone(),
         workdir,
         env,
         pass_env,
@@ -143,7 +159,27 @@ fn kind(
             .millis("interruptGraceMs", errs)
             .unwrap_or(Duration::from_secs(5)),
         limits: limits(&o, d.limits, errs),
+        status: status(&o, errs),
+        error: error_pattern(&o, errs),
     })
+}
+
+/// `status`: an input without NUL.
+fn status(o: &Obj<'_>, errs: &mut Errors) -> Option<String> {
+    let s = o.string("status", errs)?;
+    if s.contains('\0') || s.trim().is_empty() {
+        errs.add(&o.at("status"), "must be an input: not blank, without NUL");
+        return None;
+    }
+    Some(s)
+}
+
+/// `error`: a regular expression.
+fn error_pattern(o: &Obj<'_>, errs: &mut Errors) -> Option<Pattern> {
+    let s = o.string("error", errs)?;
+    Pattern::new(&s)
+        .map_err(|e| errs.add(&o.at("error"), e))
+        .ok()
 }
 
 /// `inputEnd`: whether input ends with NUL rather than a newline.

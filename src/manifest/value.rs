@@ -250,6 +250,7 @@ mod tests {
             allow_metacharacters: allow,
             max_length: 100,
             in_code: false,
+            env: None,
         }
     }
 

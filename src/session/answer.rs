@@ -55,14 +55,21 @@ impl Answer {
     }
 }
 
+/// Where the whole of a long answer goes (the output spool): its bytes in order.
+pub type Sink = Box<dyn FnMut(&[u8]) + Send>;
+
 /// Output received since the current answer began.
-#[derive(Debug)]
 pub struct Pending {
     buf: Vec<u8>,
     /// Bytes before this offset were searched for a NUL or marker already.
     scanned: usize,
     omitted: u64,
     cap: usize,
+    /// Gets every byte of an answer longer than `cap`: each middle part before it is
+    /// dropped, the rest when the answer ends.
+    sink: Option<Sink>,
+    /// Bytes of `buf` before this offset went to the sink already.
+    spilled: usize,
 }
 
 impl Pending {
@@ -73,7 +80,35 @@ impl Pending {
             scanned: 0,
             omitted: 0,
             cap: cap.max(2),
+            sink: None,
+            spilled: 0,
         }
+    }
+
+    /// For the answers to come: keep `cap` bytes of each, and give the whole of a longer one
+    /// to `sink` (`None`: the dropped middle is lost).
+    pub fn set_sink(&mut self, sink: Option<Sink>, cap: usize) {
+        self.sink = sink;
+        self.cap = cap.max(2);
+    }
+
+    /// Gives `buf[spilled..end]` to the sink.
+    fn spill(&mut self, end: usize) {
+        if let Some(sink) = self.sink.as_mut() {
+            if end > self.spilled {
+                sink(&self.buf[self.spilled..end]);
+                self.spilled = end;
+            }
+        }
+    }
+
+    /// The answer is `buf[..end]`: if it is longer than the cap, the sink gets what it has
+    /// not had yet. Nothing is spilled any more.
+    fn spill_answer(&mut self, end: usize) {
+        if self.spilled > 0 || end as u64 + self.omitted > self.cap as u64 {
+            self.spill(end);
+        }
+        self.spilled = 0;
     }
 
     /// Appends output; drops the middle of an answer that grew far past its cap.
@@ -82,6 +117,8 @@ impl Pending {
         if self.buf.len() > self.cap + SLACK + WINDOW {
             let from = self.cap / 2;
             let to = self.buf.len() - (self.cap - from) - WINDOW;
+            self.spill(to);
+            self.spilled = self.spilled.saturating_sub(to - from);
             self.buf.drain(from..to);
             self.omitted += (to - from) as u64;
             self.scanned = self.scanned.saturating_sub(to - from).max(from);
@@ -95,6 +132,7 @@ impl Pending {
 
     /// All that is pending, as one answer; leaves nothing pending.
     pub fn take_all(&mut self) -> Answer {
+        self.spill_answer(self.buf.len());
         let bytes = std::mem::take(&mut self.buf);
         let omitted = std::mem::take(&mut self.omitted);
         self.scanned = 0;
@@ -119,6 +157,7 @@ impl Pending {
             self.scanned = self.buf.len();
             None
         })?;
+        self.spill_answer(stop);
         let rest = self.buf.split_off(resume);
         self.buf.truncate(stop);
         let bytes = std::mem::replace(&mut self.buf, rest);
@@ -288,6 +327,33 @@ mod tests {
         assert!(text.contains("bytes of output omitted"), "{text}");
         let total = a.bytes.len() as u64 + a.omitted;
         assert_eq!(total, 100_008);
+    }
+
+    #[test]
+    fn a_long_answer_goes_whole_to_the_sink_and_a_short_one_not_at_all() {
+        let got = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let g = got.clone();
+        let mut p = Pending::new(100);
+        p.set_sink(
+            Some(Box::new(move |b| g.lock().unwrap().extend_from_slice(b))),
+            100,
+        );
+        p.push(b"short\0");
+        assert_eq!(p.find_end(&End::Nul).unwrap().bytes, b"short");
+        assert!(got.lock().unwrap().is_empty());
+        let mut whole = Vec::new();
+        for i in 0..200u32 {
+            let chunk = format!("{i:04} ").repeat(200);
+            whole.extend_from_slice(chunk.as_bytes());
+            p.push(chunk.as_bytes());
+        }
+        p.push(b"\0after");
+        let a = p.find_end(&End::Nul).unwrap();
+        assert!(a.omitted > 0);
+        assert_eq!(*got.lock().unwrap(), whole);
+        // What followed the end is the next answer's: not spilled with this one.
+        assert_eq!(p.take_all().bytes, b"after");
+        assert_eq!(got.lock().unwrap().len(), whole.len());
     }
 
     #[test]

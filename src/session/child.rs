@@ -15,7 +15,7 @@ use crossbeam_channel::Sender;
 
 use super::answer::Pending;
 use super::feed::Feed;
-use super::kind::SessionKind;
+use super::kind::{Launch, SessionKind};
 use crate::process::interactive::{self, Interactive, InteractiveSpec};
 use crate::process::minimal_environment;
 
@@ -70,11 +70,18 @@ pub struct Proc {
     pub started: Instant,
     pub started_at: SystemTime,
     pub workdir: PathBuf,
+    /// What it was started with.
+    pub launch: Launch,
     state: Mutex<State>,
     /// Notified on output, on exit, and by cancel hooks.
     pub cond: Condvar,
     input: Arc<Feed>,
     transcript: Arc<Mutex<Transcript>>,
+    /// Why the server killed the program, when it did (said instead of "perhaps out of
+    /// memory" when it then ends by SIGKILL).
+    killed_by: Mutex<Option<String>>,
+    /// Its CPU time limit, if any (the kernel kills with SIGKILL when it runs out).
+    cpu_seconds: Option<u64>,
 }
 
 impl Drop for Proc {
@@ -93,14 +100,17 @@ impl Proc {
     pub fn spawn(
         kind: &SessionKind,
         workdir: PathBuf,
+        launch: Launch,
         label: &str,
         transcript: Arc<Mutex<Transcript>>,
     ) -> Result<Arc<Proc>, String> {
+        let mut env = environment(kind);
+        crate::manifest::plan::set_env(&mut env, launch.env.clone());
         let spec = InteractiveSpec {
             program: kind.program.clone(),
-            args: kind.args.iter().map(OsString::from).collect(),
+            args: launch.argv.clone(),
             cwd: Some(workdir.clone()),
-            env: environment(kind),
+            env,
             limits: kind.limits,
         };
         let (tx, rx) = crossbeam_channel::bounded(1);
@@ -120,6 +130,7 @@ impl Proc {
             started: Instant::now(),
             started_at: SystemTime::now(),
             workdir,
+            launch,
             state: Mutex::new(State {
                 pending: Pending::new(cap),
                 exit: None,
@@ -131,6 +142,8 @@ impl Proc {
             cond: Condvar::new(),
             input,
             transcript,
+            killed_by: Mutex::new(None),
+            cpu_seconds: kind.limits.cpu_seconds,
         });
         // The owner thread waits for this before reading and waiting.
         let _ = reader_start.send(Arc::clone(&proc));
@@ -160,8 +173,16 @@ impl Proc {
         }
     }
 
-    /// Kills the group and waits (up to `wait`) until the owner thread reaped the program.
-    pub fn kill(&self, wait: Duration) -> Option<ExitStatus> {
+    /// Kills the group, saying `why` (the server killed it: by `K_stop`, after an idle
+    /// spell…), and waits (up to `wait`) until the owner thread reaped the program.
+    pub fn kill(&self, why: &str, wait: Duration) -> Option<ExitStatus> {
+        {
+            let st = self.lock();
+            let mut by = lock(&self.killed_by);
+            if st.exit.is_none() && by.is_none() {
+                *by = Some(why.to_owned());
+            }
+        }
         self.signal(libc::SIGKILL);
         let deadline = Instant::now() + wait;
         let mut st = self.lock();
@@ -178,6 +199,23 @@ impl Proc {
                 .0;
         }
         st.exit
+    }
+
+    /// How the program ended: [`interactive::describe_exit`], and for a SIGKILL, who sent
+    /// it: the server (and why), or not the server (out of memory, its CPU time limit).
+    pub fn describe(&self, status: &ExitStatus) -> String {
+        use std::os::unix::process::ExitStatusExt;
+        if status.signal() != Some(libc::SIGKILL) {
+            return interactive::describe_exit(status);
+        }
+        match (lock(&self.killed_by).as_deref(), self.cpu_seconds) {
+            (Some(why), _) => format!("killed (SIGKILL) by the server: {why}"),
+            (None, Some(cpu)) => format!(
+                "killed (SIGKILL), not by the server: its CPU time limit ({cpu} s, cpuSeconds) \
+                 ran out, or it was out of memory"
+            ),
+            (None, None) => "killed (SIGKILL), not by the server: perhaps out of memory".into(),
+        }
     }
 
     /// The exit status, once reaped.
@@ -205,7 +243,7 @@ impl Proc {
         self.note(format!(
             "\n[session process {} {}]\n",
             self.pid,
-            interactive::describe_exit(&status)
+            self.describe(&status)
         ));
         self.cond.notify_all();
     }

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use super::answer::{fresh_marker, Answer, End};
 use super::child::{Proc, State};
 use super::kind::{AnswerMode, SessionKind};
+use super::spill::Spill;
 
 /// Longest wait between two looks at the cancel flag and the deadline.
 const TICK: Duration = Duration::from_millis(50);
@@ -35,8 +36,8 @@ pub enum ExchangeEnd {
         partial: String,
         recovered: bool,
     },
-    /// The program ended; what it printed before.
-    Died { partial: String, status: ExitStatus },
+    /// The program ended; what it printed before, and how it ended ([`Proc::describe`]).
+    Died { partial: String, how: String },
 }
 
 /// What the waiting side watches: the call's cancellation and a status line sink.
@@ -51,14 +52,37 @@ pub struct Watch<'a> {
 }
 
 /// Sends `input` (or nothing: `None` waits for the next answer end, e.g. the banner's) and
-/// waits for its answer. Output left over from before is discarded first.
+/// waits for its answer, cut to the kind's `maxOutputBytes`. Output left over from before is
+/// discarded first.
 pub fn exchange(
     kind: &SessionKind,
     proc: &Proc,
     input: Option<&str>,
     watch: &Watch<'_>,
 ) -> ExchangeEnd {
-    let stale = proc.lock().pending.take_all();
+    exchange_capped(kind, proc, input, watch, kind.max_output_bytes)
+}
+
+/// [`exchange`], the answer cut to `cap` bytes (head and tail); a longer answer is kept whole
+/// in the output spool and its text ends with a note that says how to read it.
+pub fn exchange_capped(
+    kind: &SessionKind,
+    proc: &Proc,
+    input: Option<&str>,
+    watch: &Watch<'_>,
+    cap: usize,
+) -> ExchangeEnd {
+    let spill = Spill::new();
+    let stale = {
+        let mut st = proc.lock();
+        let stale = st.pending.take_all();
+        st.pending.set_sink(Some(spill.sink()), cap);
+        stale
+    };
+    let out = Out { cap, spill: &spill };
+    let end = run(kind, proc, input, watch, &out);
+    // Output between answers is nobody's: it is not kept.
+    proc.lock().pending.set_sink(None, kind.max_output_bytes);
     if !stale.bytes.is_empty() {
         log::debug!(
             "session {}: {} stale bytes discarded",
@@ -66,6 +90,22 @@ pub fn exchange(
             stale.bytes.len()
         );
     }
+    end
+}
+
+/// How an answer becomes text: its cap, and where it is kept whole when longer.
+struct Out<'a> {
+    cap: usize,
+    spill: &'a Spill,
+}
+
+fn run(
+    kind: &SessionKind,
+    proc: &Proc,
+    input: Option<&str>,
+    watch: &Watch<'_>,
+    out: &Out<'_>,
+) -> ExchangeEnd {
     let marker = matches!(kind.answer, AnswerMode::Sentinel { .. }).then(fresh_marker);
     let mut bytes = Vec::new();
     if let Some(input) = input {
@@ -82,17 +122,17 @@ pub fn exchange(
     let sent = Instant::now();
     let end = |st: &mut State| detect(kind, marker.as_deref(), st, sent);
     match wait(proc, &end, watch) {
-        Waited::Done(a) => ExchangeEnd::Answer(text(kind, &a)),
+        Waited::Done(a) => ExchangeEnd::Answer(text(kind, out, &a)),
         Waited::Died(a, status) => ExchangeEnd::Died {
-            partial: text(kind, &a),
-            status,
+            partial: text(kind, out, &a),
+            how: proc.describe(&status),
         },
         Waited::Stopped(why) if watch.interrupt && !(watch.shutdown)() => {
-            interrupt(kind, proc, marker.as_deref(), why, watch.shutdown)
+            interrupt(kind, proc, marker.as_deref(), why, watch.shutdown, out)
         }
         Waited::Stopped(why) => ExchangeEnd::Interrupted {
             why,
-            partial: text(kind, &proc.lock().pending.take_all()),
+            partial: text(kind, out, &proc.lock().pending.take_all()),
             recovered: false,
         },
     }
@@ -107,8 +147,15 @@ fn sentinel(kind: &SessionKind, marker: &str) -> Vec<u8> {
     b
 }
 
-fn text(kind: &SessionKind, a: &Answer) -> String {
-    a.text(kind.max_output_bytes, kind.strip_ansi)
+/// The answer's text, its middle dropped beyond the cap, and then a note that says where
+/// the whole of it is.
+fn text(kind: &SessionKind, out: &Out<'_>, a: &Answer) -> String {
+    let mut text = a.text(out.cap, kind.strip_ansi);
+    let total = a.bytes.len() as u64 + a.omitted;
+    if total > out.cap as u64 {
+        text.push_str(&out.spill.note(out.cap as u64, total));
+    }
+    text
 }
 
 /// The answer, if it is complete.
@@ -184,6 +231,7 @@ fn interrupt(
     marker: Option<&str>,
     why: Stop,
     shutdown: &dyn Fn() -> bool,
+    out: &Out<'_>,
 ) -> ExchangeEnd {
     proc.note(format!(
         "\n[interrupted: {}]\n",
@@ -222,16 +270,16 @@ fn interrupt(
     match wait(proc, &end, &watch) {
         Waited::Done(a) => ExchangeEnd::Interrupted {
             why,
-            partial: text(kind, &a),
+            partial: text(kind, out, &a),
             recovered: true,
         },
         Waited::Died(a, status) => ExchangeEnd::Died {
-            partial: text(kind, &a),
-            status,
+            partial: text(kind, out, &a),
+            how: proc.describe(&status),
         },
         Waited::Stopped(_) => ExchangeEnd::Interrupted {
             why,
-            partial: text(kind, &proc.lock().pending.take_all()),
+            partial: text(kind, out, &proc.lock().pending.take_all()),
             recovered: false,
         },
     }

@@ -1,9 +1,11 @@
 //! A session kind as declared in a manifest's `sessions` array (README "Sessions").
 
 use std::collections::BTreeMap;
+use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::manifest::{ArgPart, Param};
 use crate::process::Limits;
 
 /// How the end of an answer is recognised.
@@ -68,8 +70,12 @@ pub struct SessionKind {
     pub description: String,
     /// The program, absolute.
     pub program: PathBuf,
-    /// Fixed arguments.
-    pub args: Vec<String>,
+    /// The argument template (literals, and the start parameters' values).
+    pub args: Vec<ArgPart>,
+    /// Start parameters: `K_start` takes them; they extend argv and the environment.
+    pub params: BTreeMap<String, Param>,
+    /// The manifest's roots (start parameters that are paths are confined to them).
+    pub roots: BTreeMap<String, PathBuf>,
     /// Working directory.
     pub workdir: Workdir,
     /// Variables set for the program.
@@ -106,9 +112,57 @@ pub struct SessionKind {
     pub interrupt_grace: Duration,
     /// Resource limits of the program's processes (`maxMemoryMB`, `cpuSeconds`, …).
     pub limits: Limits,
+    /// Sent by `K_start` to a session that already runs; its answer is shown (`status`).
+    pub status: Option<String>,
+    /// An answer in which this matches is an error (`error`).
+    pub error: Option<Pattern>,
+}
+
+/// A regular expression as written in the manifest, and compiled.
+#[derive(Clone, Debug)]
+pub struct Pattern {
+    /// As written.
+    pub source: String,
+    /// Compiled, multi-line (`^` and `$` match at line ends).
+    pub regex: regex_lite::Regex,
+}
+
+impl Pattern {
+    /// `source` compiled multi-line, or why it is not a valid pattern.
+    pub fn new(source: &str) -> Result<Pattern, String> {
+        regex_lite::Regex::new(&format!("(?m){source}"))
+            .map(|regex| Pattern {
+                source: source.to_owned(),
+                regex,
+            })
+            .map_err(|e| format!("not a valid regular expression: {e}"))
+    }
+}
+
+/// What a session's program starts with: the arguments after the program, and the
+/// variables its start parameters set.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Launch {
+    /// The argument template with the start parameters' values put in.
+    pub argv: Vec<OsString>,
+    /// Variables set by start parameters (`env`), over the kind's environment.
+    pub env: Vec<(OsString, OsString)>,
+    /// The start parameters as given (shown by `K_start`).
+    pub given: serde_json::Map<String, serde_json::Value>,
 }
 
 impl SessionKind {
+    /// The launch for start parameters `given` (checked as a tool's arguments are).
+    pub fn launch(
+        &self,
+        given: serde_json::Map<String, serde_json::Value>,
+    ) -> Result<Launch, String> {
+        let (argv, env) =
+            crate::manifest::plan::start_plan(&self.params, &self.args, &self.roots, &given)
+                .map_err(|e| format!("Refused: {e}. Nothing was started."))?;
+        Ok(Launch { argv, env, given })
+    }
+
     /// The bytes that end one input.
     pub fn input_end(&self) -> &'static [u8] {
         if self.input_nul {

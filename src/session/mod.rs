@@ -17,6 +17,7 @@ mod feed;
 pub mod kind;
 mod ops;
 mod registry;
+mod spill;
 mod tools;
 
 use std::path::{Path, PathBuf};

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::child::Proc;
-use super::exchange::{exchange, ExchangeEnd, Stop, Watch};
-use super::kind::{signal_name, SessionKind, Workdir};
+use super::exchange::{exchange, exchange_capped, ExchangeEnd, Stop, Watch};
+use super::kind::{signal_name, Launch, SessionKind, Workdir};
 use super::registry::{Key, Refused, Registry, Turn};
 use crate::process::interactive::describe_exit;
 
@@ -71,13 +71,14 @@ pub fn workdir(kind: &SessionKind, asked: Option<&str>) -> Result<PathBuf, Strin
 fn launch(
     kind: &SessionKind,
     key: &Key,
-    entry_workdir: PathBuf,
+    (entry_workdir, start): (PathBuf, Launch),
     call: &Call<'_>,
     transcript: Arc<std::sync::Mutex<super::child::Transcript>>,
 ) -> Result<(Arc<Proc>, String), String> {
     let proc = Proc::spawn(
         kind,
         entry_workdir,
+        start,
         &format!("{}-{}", key.0, key.1),
         transcript,
     )
@@ -103,8 +104,8 @@ fn launch(
                 }
                 continue;
             }
-            ExchangeEnd::Died { partial, status } => {
-                format!("it {} during start-up", describe_exit(&status)) + &output(&partial)
+            ExchangeEnd::Died { partial, how } => {
+                format!("it {how} during start-up") + &output(&partial)
             }
             ExchangeEnd::Interrupted {
                 why: Stop::Cancelled,
@@ -117,7 +118,7 @@ fn launch(
                 ) + &output(&partial)
             }
         };
-        proc.kill(Duration::from_secs(5));
+        proc.kill("its start-up failed", Duration::from_secs(5));
         return Err(format!("{} could not be started: {fail}", label(key)));
     }
     Ok((proc, greeting.join("\n")))
@@ -138,12 +139,18 @@ fn start_in_turn(
     turn: &Turn,
     call: &Call<'_>,
 ) -> Result<(Arc<Proc>, String), String> {
-    let (dir, transcript) = reg
-        .with(&turn.key, |e| (e.workdir.clone(), e.transcript.clone()))
+    let (dir, start, transcript) = reg
+        .with(&turn.key, |e| {
+            (e.workdir.clone(), e.launch.clone(), e.transcript.clone())
+        })
         .ok_or_else(|| "the session vanished".to_owned())?;
-    let (proc, greeting) = launch(kind, &turn.key, dir, call, transcript)?;
+    let start = match start {
+        Some(s) => s,
+        None => kind.launch(serde_json::Map::new())?,
+    };
+    let (proc, greeting) = launch(kind, &turn.key, (dir, start), call, transcript)?;
     if reg.is_closed() {
-        proc.kill(Duration::from_secs(5));
+        proc.kill(SHUTDOWN, Duration::from_secs(5));
         return Err("the server is shutting down".into());
     }
     reg.with(&turn.key, |e| {
@@ -163,28 +170,50 @@ fn started_line(key: &Key, proc: &Proc) -> String {
     )
 }
 
+/// Why the server kills its sessions' programs when it shuts down.
+pub const SHUTDOWN: &str = "the server is shutting down";
+
 /// `K_start`.
 pub fn start(
     reg: &Arc<Registry>,
     kind: &Arc<SessionKind>,
     name: &str,
-    asked: Option<&str>,
+    (asked, params): (Option<&str>, serde_json::Map<String, serde_json::Value>),
     call: &Call<'_>,
 ) -> Reply {
     let key = (kind.name.clone(), name.to_owned());
-    let dir = workdir(kind, asked)?;
-    if let Some(text) = already_running(reg, &key) {
-        return Ok(text);
+    let asked = Asked {
+        dir: asked.map(|a| workdir(kind, Some(a))).transpose()?,
+        launch: (!params.is_empty())
+            .then(|| kind.launch(params))
+            .transpose()?,
+    };
+    if let Some(reply) = already_running(reg, kind, &key, &asked, None) {
+        return reply;
     }
+    // A session that ran before starts again where it ran, unless a workdir is asked for.
+    let dir = match asked
+        .dir
+        .clone()
+        .or_else(|| reg.with(&key, |e| e.workdir.clone()))
+    {
+        Some(d) => d,
+        None => workdir(kind, None)?,
+    };
     let turn = reg
         .turn(kind, &key, || dir.clone(), call.cancelled, call.deadline)
         .map_err(|r| refused(&key, r, kind))?;
-    if let Some(text) = already_running(reg, &key) {
-        return Ok(text);
+    if let Some(reply) = already_running(reg, kind, &key, &asked, Some((&turn, call))) {
+        return reply;
     }
     let dead = reg
         .with(&key, |e| {
-            e.workdir.clone_from(&dir);
+            if let Some(d) = &asked.dir {
+                e.workdir.clone_from(d);
+            }
+            if let Some(l) = &asked.launch {
+                e.launch = Some(l.clone());
+            }
             e.proc.is_some().then(|| e.state())
         })
         .flatten();
@@ -204,22 +233,99 @@ pub fn start(
     Ok(text)
 }
 
-/// What `K_start` says about a session whose program runs (busy or not).
-fn already_running(reg: &Registry, key: &Key) -> Option<String> {
+/// What `K_start` says about a session whose program runs (busy or not): the answer to the
+/// kind's `status` input (sent only with the session's turn: without it, `None` asks the
+/// caller to take it), else its last answer; or that it runs elsewhere than `asked` (it is not
+/// moved: its state lives in that program).
+fn already_running(
+    reg: &Registry,
+    kind: &SessionKind,
+    key: &Key,
+    asked: &Asked,
+    turn: Option<(&Turn, &Call<'_>)>,
+) -> Option<Reply> {
     let (p, last, busy) = reg
         .with(key, |e| {
             let p = e.proc.clone().filter(|_| e.alive())?;
-            Some((p, e.last_answer.clone(), e.busy))
+            // With the turn in hand, the session is busy with this call.
+            Some((p, e.last_answer.clone(), e.busy && turn.is_none()))
         })
         .flatten()?;
-    let busy = if busy { ", busy with an input" } else { "" };
-    Some(format!(
-        "{} is already running (pid {}, in {}, up {} s{busy}). Its last answer:\n{last}",
+    let busy_note = if busy { ", busy with an input" } else { "" };
+    let head = format!(
+        "{} is already running (pid {}, in {}, up {} s{busy_note})",
         label(key),
         p.pid,
         p.workdir.display(),
         p.started.elapsed().as_secs()
-    ))
+    );
+    if let Some(l) = asked.launch.as_ref().filter(|l| **l != p.launch) {
+        return Some(Err(format!(
+            "{head} with other start parameters ({}); it was not restarted with {}: its \
+             state lives in that program. To start over with these, call {k}_stop and then \
+             {k}_start with them, or use another session name.",
+            given(&p.launch),
+            given(l),
+            k = kind.name
+        )));
+    }
+    if let Some(dir) = asked.dir.as_ref().filter(|d| **d != p.workdir) {
+        return Some(Err(format!(
+            "{head}; it was not moved to {}: its state lives in that program. To start over \
+             there, call {k}_stop and then {k}_start with this workdir, or use another session \
+             name.",
+            dir.display(),
+            k = kind.name
+        )));
+    }
+    match (&kind.status, turn) {
+        (Some(_), None) if !busy => None,
+        (Some(input), Some((turn, call))) => Some(
+            status(reg, kind, turn, &p, input, call)
+                .map(|t| format!("{head}. Its status ({input}):\n{t}"))
+                .map_err(|e| format!("{head}; its status input {input} did not answer: {e}")),
+        ),
+        _ => Some(Ok(format!("{head}. Its last answer:\n{last}"))),
+    }
+}
+
+/// What `K_start` asks for: a working directory, start parameters.
+struct Asked {
+    dir: Option<PathBuf>,
+    launch: Option<Launch>,
+}
+
+/// Start parameters as the caller gave them: `heap="x"`, or `none`.
+fn given(l: &Launch) -> String {
+    if l.given.is_empty() {
+        return "none".into();
+    }
+    l.given
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Sends the kind's `status` input, within the kind's send timeout.
+fn status(
+    reg: &Registry,
+    kind: &SessionKind,
+    turn: &Turn,
+    proc: &Proc,
+    input: &str,
+    call: &Call<'_>,
+) -> Reply {
+    let started = Instant::now();
+    let watch = Watch {
+        cancelled: call.cancelled,
+        shutdown: call.shutdown,
+        deadline: call.deadline.min(started + kind.timeout),
+        status: call.status,
+        interrupt: true,
+    };
+    let outcome = exchange(kind, proc, Some(input), &watch);
+    settle(reg, kind, turn, outcome, started, kind.timeout, call)
 }
 
 /// `K_send`.
@@ -228,7 +334,7 @@ pub fn send(
     kind: &Arc<SessionKind>,
     name: &str,
     input: &str,
-    limit: Duration,
+    (limit, cap): (Duration, usize),
     call: &Call<'_>,
 ) -> Reply {
     let key = (kind.name.clone(), name.to_owned());
@@ -281,11 +387,14 @@ pub fn send(
     if (call.cancelled)() {
         return Err("cancelled before the input was sent".into());
     }
-    let outcome = exchange(kind, &proc, Some(input), &watch);
+    let outcome = exchange_capped(kind, &proc, Some(input), &watch, cap);
     let reply = settle(reg, kind, &turn, outcome, started, limit, call);
     if let Ok(text) = &reply {
         reg.with(&key, |e| e.last_answer.clone_from(text));
     }
+    // An answer in which the kind's `error` pattern matches is an error, text unchanged.
+    let failed = |t: &String| kind.error.as_ref().is_some_and(|p| p.regex.is_match(t));
+    let reply = reply.and_then(|t| if failed(&t) { Err(t) } else { Ok(t) });
     reply
         .map(|t| (prefix.clone() + &t).trim_end().to_owned())
         .map_err(|t| (prefix + &t).trim_end().to_owned())
@@ -305,10 +414,9 @@ fn settle(
     let key = &turn.key;
     match outcome {
         ExchangeEnd::Answer(t) => Ok(t),
-        ExchangeEnd::Died { partial, status } => Err(format!(
-            "{} ended: the program {}. Its state is lost; call {}_start or {}_restart for a fresh session{}",
+        ExchangeEnd::Died { partial, how } => Err(format!(
+            "{} ended: the program {how}. Its state is lost; call {}_start or {}_restart for a fresh session{}",
             label(key),
-            describe_exit(&status),
             kind.name,
             kind.name,
             output(&partial)
@@ -343,7 +451,11 @@ fn restart_after_interrupt(
     turn: &Turn,
     call: &Call<'_>,
 ) -> String {
-    reg.kill(&turn.key);
+    let why = format!(
+        "it did not come back within {} ms of an interrupt (interruptGraceMs)",
+        kind.interrupt_grace.as_millis()
+    );
+    reg.kill(&turn.key, &why);
     let lost = format!(
         " The program did not come back within {} ms of the interrupt, so it was killed",
         kind.interrupt_grace.as_millis()
@@ -399,10 +511,11 @@ pub fn stop(reg: &Arc<Registry>, kind: &Arc<SessionKind>, name: &str, call: &Cal
     if reg.with(&key, |_| ()).is_none() {
         return Ok(format!("There is no {}: nothing to stop.", label(&key)));
     }
-    let proc = reg.kill(&key);
+    let why = format!("{}_stop was called", kind.name);
+    let proc = reg.kill(&key, &why);
     let turn = reg.turn(kind, &key, PathBuf::new, call.cancelled, call.deadline);
     // A start that was under way when the stop came has finished now: its program goes too.
-    let proc = reg.kill(&key).or(proc);
+    let proc = reg.kill(&key, &why).or(proc);
     reg.remove(&key);
     drop(turn);
     Ok(match proc.and_then(|p| p.exit().map(|s| (p.pid, s))) {
@@ -423,12 +536,13 @@ pub fn stop(reg: &Arc<Registry>, kind: &Arc<SessionKind>, name: &str, call: &Cal
 /// `K_restart`.
 pub fn restart(reg: &Arc<Registry>, kind: &Arc<SessionKind>, name: &str, call: &Call<'_>) -> Reply {
     let key = (kind.name.clone(), name.to_owned());
-    reg.kill(&key);
+    let why = format!("{}_restart was called", kind.name);
+    reg.kill(&key, &why);
     let dir = workdir(kind, None)?;
     let turn = reg
         .turn(kind, &key, || dir.clone(), call.cancelled, call.deadline)
         .map_err(|r| refused(&key, r, kind))?;
-    reg.kill(&key);
+    reg.kill(&key, &why);
     let (proc, greeting) = start_in_turn(reg, kind, &turn, call)?;
     reg.with(&key, |e| e.note = None);
     drop(turn);

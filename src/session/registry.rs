@@ -8,7 +8,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use super::child::{Proc, Transcript};
-use super::kind::SessionKind;
+use super::kind::{Launch, SessionKind};
 
 /// Longest wait between two looks at the cancel flag while waiting for a turn.
 const TICK: Duration = Duration::from_millis(50);
@@ -29,6 +29,8 @@ pub struct Entry {
     waiting: VecDeque<u64>,
     pub last_used: Instant,
     pub workdir: PathBuf,
+    /// Start parameters asked for (`None`: the kind's defaults); kept across restarts.
+    pub launch: Option<Launch>,
     pub transcript: Arc<Mutex<Transcript>>,
     /// Why the program is gone although it did not exit by itself (idle stop).
     pub stopped: Option<String>,
@@ -45,7 +47,7 @@ impl Entry {
             (_, Some(why)) => format!("dead ({why})"),
             (None, None) => "starting".into(),
             (Some(p), None) => match p.exit() {
-                Some(s) => format!("dead ({})", crate::process::interactive::describe_exit(&s)),
+                Some(s) => format!("dead ({})", p.describe(&s)),
                 None if self.busy => "busy".into(),
                 None => "running".into(),
             },
@@ -215,10 +217,11 @@ impl Registry {
         }
     }
 
-    /// Kills the program of `key` (busy or not) and waits until it was reaped; returns it.
-    pub fn kill(&self, key: &Key) -> Option<Arc<Proc>> {
+    /// Kills the program of `key` (busy or not), saying `why`, and waits until it was reaped;
+    /// returns it.
+    pub fn kill(&self, key: &Key, why: &str) -> Option<Arc<Proc>> {
         let proc = self.with(key, |e| e.proc.clone()).flatten()?;
-        proc.kill(REAP_WAIT);
+        proc.kill(why, REAP_WAIT);
         self.cond.notify_all();
         Some(proc)
     }
@@ -287,7 +290,8 @@ impl Registry {
                 for (key, proc, idle) in due {
                     log::info!("session {}/{} idle for {idle:?}: stopping it", key.0, key.1);
                     proc.note(format!("\n[stopped after {} s idle]\n", idle.as_secs()));
-                    proc.kill(REAP_WAIT);
+                    let why = format!("idle for {} s (idleSeconds)", idle.as_secs());
+                    proc.kill(&why, REAP_WAIT);
                     self.with(&key, |e| {
                         e.busy = false;
                         e.stopped =
@@ -323,7 +327,7 @@ impl Registry {
         self.cond.notify_all();
         self.timer_cond.notify_all();
         for p in procs {
-            p.kill(REAP_WAIT);
+            p.kill(super::ops::SHUTDOWN, REAP_WAIT);
         }
     }
 }
@@ -336,6 +340,7 @@ fn new_entry(kind: &Arc<SessionKind>, workdir: PathBuf) -> Entry {
         waiting: VecDeque::new(),
         last_used: Instant::now(),
         workdir,
+        launch: None,
         transcript: Arc::new(Mutex::new(Transcript::default())),
         stopped: None,
         note: None,

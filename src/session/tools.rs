@@ -20,6 +20,12 @@ use crate::CancelReason;
 const MAX_NAME: usize = 64;
 /// Longest input of one send, in bytes.
 pub const MAX_INPUT: usize = 1024 * 1024;
+/// The largest `maxOutputBytes` a send may ask for (or the kind's, if larger).
+pub const MAX_SEND_OUTPUT: usize = 1024 * 1024;
+
+fn max_send_output(kind: &SessionKind) -> usize {
+    kind.max_output_bytes.max(MAX_SEND_OUTPUT)
+}
 
 fn session_param() -> Value {
     json!({"type": "string", "description": "The session's name (default \"default\"): sessions of one kind with different names are separate programs.", "pattern": "^[A-Za-z0-9_.-]{1,64}$"})
@@ -176,14 +182,37 @@ fn start_tool(reg: &Arc<Registry>, kind: &Arc<SessionKind>) -> ToolDef {
     } = &kind.workdir
     {
         props["workdir"] = json!({"type": "string", "description": format!(
-            "Working directory, relative to the root {root_name} (default {default:?}); \
-             used when the session is (re)started."
+            "Working directory, relative to the root {root_name}; used when the session \
+             starts (default: where it ran before, else {default:?}). A running session is \
+             not moved: asking for another directory is an error."
         )});
     }
+    for (name, p) in &kind.params {
+        props[name] = crate::manifest::plan::param_schema(p, &kind.roots);
+    }
+    let required: Vec<&str> = kind
+        .params
+        .iter()
+        .filter(|(_, p)| p.required)
+        .map(|(n, _)| n.as_str())
+        .collect();
+    let params = if kind.params.is_empty() {
+        String::new()
+    } else {
+        " Start parameters apply when the session (re)starts and are kept across restarts; a \
+         running session asked for others says so."
+            .into()
+    };
     let description = format!(
         "Start the {} session and return its greeting. Idempotent: a running session says so \
-         and shows its last answer; a dead one is restarted. {}",
-        kind.name, kind.description
+         and shows {}; a dead one is restarted (in the same directory).{params} {}",
+        kind.name,
+        if kind.status.is_some() {
+            "its status"
+        } else {
+            "its last answer"
+        },
+        kind.description
     );
     let handler: Box<Handler> = Box::new(|ctx, reg, kind, args| {
         let name = name_of(args)?;
@@ -192,9 +221,19 @@ fn start_tool(reg: &Arc<Registry>, kind: &Arc<SessionKind>) -> ToolDef {
             Some(Value::String(w)) => Some(w.as_str()),
             Some(_) => return Err(ToolError::msg("workdir must be a string")),
         };
-        reply(with_call(ctx, |c| ops::start(reg, kind, &name, wd, c)))
+        // Everything else is a start parameter (checked by the kind's `params`).
+        let params: serde_json::Map<String, Value> = args
+            .as_object()
+            .into_iter()
+            .flatten()
+            .filter(|(k, v)| !matches!(k.as_str(), "session" | "workdir") && !v.is_null())
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        reply(with_call(ctx, |c| {
+            ops::start(reg, kind, &name, (wd, params), c)
+        }))
     });
-    let schema = object(props, &[]);
+    let schema = object(props, &required);
     tool(
         reg,
         kind,
@@ -211,10 +250,13 @@ fn send_tool(reg: &Arc<Registry>, kind: &Arc<SessionKind>) -> ToolDef {
         "Send one input to the {} session and return its answer (stdout and stderr in the \
          order the program wrote them); starts the session if it never ran. State persists \
          across sends; one input runs at a time. Timeout {} s unless `timeout` says otherwise \
-         (at most {} s); on timeout the program is interrupted and the session kept. {}",
+         (at most {} s); on timeout the program is interrupted and the session kept. An answer \
+         longer than {} bytes (`maxOutputBytes`) is cut (head and tail) and kept whole for the \
+         `output` tool. {}",
         kind.name,
         kind.timeout.as_secs_f64(),
         kind.max_timeout.as_secs_f64(),
+        kind.max_output_bytes,
         kind.description
     );
     let schema = object(
@@ -222,7 +264,9 @@ fn send_tool(reg: &Arc<Registry>, kind: &Arc<SessionKind>) -> ToolDef {
             "session": session_param(),
             "input": {"type": "string", "description": "The input, as typed at the prompt.", "maxLength": MAX_INPUT},
             "timeout": {"type": "number", "description": "Seconds to wait for the answer.",
-                        "exclusiveMinimum": 0, "maximum": kind.max_timeout.as_secs_f64()}
+                        "exclusiveMinimum": 0, "maximum": kind.max_timeout.as_secs_f64()},
+            "maxOutputBytes": {"type": "integer", "minimum": 1, "maximum": max_send_output(kind),
+                               "description": format!("Bytes of the answer shown (head and tail; default {}); the whole answer is kept for the `output` tool.", kind.max_output_bytes)}
         }),
         &["input"],
     );
@@ -246,10 +290,22 @@ fn send_tool(reg: &Arc<Registry>, kind: &Arc<SessionKind>) -> ToolDef {
                 ))
             }
         }
+        let cap = match args.get("maxOutputBytes") {
+            None | Some(Value::Null) => kind.max_output_bytes,
+            Some(v) => match v.as_u64() {
+                Some(n) if (1..=max_send_output(kind) as u64).contains(&n) => n as usize,
+                _ => {
+                    return Err(ToolError::msg(format!(
+                        "maxOutputBytes must be an integer from 1 to {}",
+                        max_send_output(kind)
+                    )))
+                }
+            },
+        };
         // The same rule gave the call its deadline (`send_timeout`); this is for the reply.
         let limit = send_timeout(kind).for_call(args);
         reply(with_call(ctx, |c| {
-            ops::send(reg, kind, &name, input, limit, c)
+            ops::send(reg, kind, &name, input, (limit, cap), c)
         }))
     });
     tool(

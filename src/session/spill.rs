@@ -1,0 +1,69 @@
+//! A session answer longer than its cap, kept whole in the output spool like a tool's output
+//! (README "Output spool"), and the note that tells the model how to read it.
+
+use std::sync::{Arc, Mutex, PoisonError};
+
+use super::answer::Sink;
+use crate::process::Stream;
+use crate::spool::{Entry, Spool};
+
+/// The spool entry of one answer: begun on its first byte (`None` inside: the spool is off).
+type Slot = Arc<Mutex<Option<Option<Entry>>>>;
+
+/// Where one exchange's answer goes when it is longer than its cap.
+pub struct Spill {
+    /// The call id the `output` tool reads it by.
+    id: String,
+    slot: Slot,
+}
+
+impl Spill {
+    /// A fresh call id; nothing is kept until the answer turns out long.
+    pub fn new() -> Spill {
+        Spill {
+            id: crate::manifest::remote::new_call_id(),
+            slot: Arc::default(),
+        }
+    }
+
+    /// The sink of [`super::answer::Pending::set_sink`]: appends to the call's `stdout` (a
+    /// session merges its program's stdout and stderr into one stream).
+    pub fn sink(&self) -> Sink {
+        let (id, slot) = (self.id.clone(), Arc::clone(&self.slot));
+        Box::new(move |bytes| {
+            let mut slot = slot.lock().unwrap_or_else(PoisonError::into_inner);
+            let entry = slot.get_or_insert_with(|| Spool::global().begin(&id));
+            if let Some(e) = entry {
+                e.write(Stream::Stdout, bytes);
+            }
+        })
+    }
+
+    /// Said after the text of an answer of `total` bytes of which `shown` are shown.
+    pub fn note(&self, shown: u64, total: u64) -> String {
+        let id = &self.id;
+        let mut note = format!("\n[Answer cut: {shown} of {total} bytes shown;");
+        let slot = self.slot.lock().unwrap_or_else(PoisonError::into_inner);
+        match slot.as_ref() {
+            Some(Some(e)) if e.broken() => note.push_str(
+                " the output spool could not be created (the server's log says why), so the cut part is lost",
+            ),
+            Some(Some(e)) => {
+                note.push_str(&format!(
+                    " the complete answer is kept as call {id}: read it with the `output` tool, \
+                     e.g. {{\"call\": \"{id}\", \"stream\": \"stdout\", \"offset\": 0}} (or \
+                     \"grep\": a pattern), or as the resource output://{id}/stdout"
+                ));
+                let kept = e.kept(Stream::Stdout).bytes;
+                if kept < total {
+                    note.push_str(&format!(
+                        "; only its first {kept} bytes were kept (the output spool is full, or could not be written)"
+                    ));
+                }
+            }
+            _ => note.push_str(" the output spool is off, so the cut part is lost"),
+        }
+        note.push_str(".]");
+        note
+    }
+}
