@@ -401,6 +401,12 @@ fn type_name(kind: &Kind) -> String {
 
 /// Prints what is allowed but risky (a value run as code…) on stderr.
 fn warn_all(manifest: &Manifest) {
+    for s in &manifest.skipped {
+        eprintln!(
+            "stdmcp: tool {} left out (missingPrograms: skip): {}",
+            s.name, s.problem
+        );
+    }
     for w in manifest::lint::warnings(manifest) {
         eprintln!("stdmcp: warning: {w}");
     }

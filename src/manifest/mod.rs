@@ -13,6 +13,7 @@ mod limits;
 pub mod lint;
 pub mod log_tools;
 pub mod logs;
+mod missing;
 mod param;
 mod parse;
 pub mod plan;
@@ -23,6 +24,7 @@ mod session;
 mod value;
 
 pub use confine::confine;
+pub use missing::SkippedTool;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -50,8 +52,10 @@ pub struct Manifest {
     pub title: Option<String>,
     /// Description.
     pub description: Option<String>,
-    /// Guidance for the model.
+    /// Guidance for the model (naming the tools left out, if any).
     pub instructions: Option<String>,
+    /// Tools left out because a program they need is missing (`missingPrograms: "skip"`).
+    pub skipped: Vec<SkippedTool>,
     /// Settings every tool inherits.
     pub defaults: Defaults,
     /// Named directories that path parameters are confined to (canonical).
