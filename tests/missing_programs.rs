@@ -164,3 +164,26 @@ fn a_user_manifest_refuses_unless_it_opts_in() {
     let (_, status) = p.finish();
     assert!(status.success());
 }
+
+#[test]
+fn an_empty_root_with_no_home_and_no_programs_still_serves() {
+    // What a chroot holding only the binary looks like: started in `/`, HOME not there, no
+    // program on PATH. (scripts/dist.sh runs the static binary in a real empty root.)
+    let dir = temp_dir("missing-root");
+    let empty = dir.join("empty");
+    fs::create_dir_all(&empty).unwrap();
+    let mut cmd = serve(Path::new("/"), &empty, &[]);
+    cmd.env("HOME", dir.join("no-such-home"))
+        .env_remove("STDMCP_ROOT");
+    let mut p = Proc::start(cmd);
+    p.initialize("2025-06-18");
+    assert_eq!(tool_names(&mut p), Vec::<String>::new());
+    let stderr = p.stderr.clone();
+    let (_, status) = p.finish();
+    let stderr = stderr.lock().unwrap().clone();
+    assert!(status.success(), "{stderr}");
+    assert!(
+        stderr.contains("serving the built-in manifest over / "),
+        "{stderr}"
+    );
+}

@@ -310,7 +310,7 @@ impl Manifest {
 
     /// The embedded default manifest. Its workspace root is `STDMCP_ROOT` if set, else the
     /// current directory, except that a current directory of `/` (as some clients start
-    /// servers) means the home directory instead.
+    /// servers) means the home directory instead, when there is one.
     pub fn default_manifest() -> Result<Manifest, Vec<ManifestError>> {
         Manifest::parse(DEFAULT_MANIFEST, &default_root())
     }
@@ -378,9 +378,16 @@ fn default_root() -> PathBuf {
     if let Some(r) = std::env::var_os("STDMCP_ROOT").filter(|r| !r.is_empty()) {
         return PathBuf::from(r);
     }
+    // A home directory that is not there (a chroot, a container's nominal HOME) would make
+    // the workspace unusable and the server refuse to start: `/` is served instead.
+    let home = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from)
+        .filter(|h| h.is_dir());
     match std::env::current_dir() {
         Ok(d) if d.parent().is_some() => d,
-        _ => std::env::var_os("HOME").map_or_else(|| PathBuf::from("."), PathBuf::from),
+        Ok(d) => home.unwrap_or(d),
+        Err(_) => home.unwrap_or_else(|| PathBuf::from(".")),
     }
 }
 
