@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Builds the one-file distribution binary: `stdmcp`, fully static, for Linux x86_64 on musl,
-# optimised for size. Prints the binary's path as its last line. Used by scripts/dist.sh (which
-# checks and packs it) and by scripts/bench.sh (the `stdmcp-static` cold start).
+# Builds the one-file distribution binary: `stdmcp`, fully static, for Linux on musl, optimised
+# for size, for x86_64 (the default) or aarch64 (cross-compiled from x86_64). Prints the
+# binary's path as its last line. Used by scripts/dist.sh (which checks and packs both) and by
+# scripts/bench.sh (the `stdmcp-static` cold start, x86_64).
 #
-# usage: scripts/static-build.sh
+# usage: scripts/static-build.sh [x86_64|aarch64]
 #
 # Why musl and a pinned nightly (measured on 2026-11-23, the same source):
 #   glibc, crt-static, opt-level z            2,562,712 bytes: static glibc alone is ~880 KB,
@@ -20,6 +21,11 @@
 # still varies by about 10 KB with the checkout's path: 1,434,576 bytes in a clone under /tmp).
 # The toolchain, rust-src and the musl target are installed with rustup if missing.
 #
+# aarch64 (1,278,752 bytes on 2026-11-25) needs no C cross toolchain: the crate and its
+# dependencies compile no C, and the target's rust-std ships musl's crt objects, libc.a and
+# libunwind.a ("self-contained"), so the toolchain's own rust-lld links it directly
+# (linker-flavor ld.lld). x86_64 links through the host's cc driver with lld, as measured above.
+#
 # What the static build gives up: panics print their message without file and line, and no
 # backtrace (RUST_BACKTRACE has no effect); the server still catches a panicking tool handler
 # and answers with an error (panic = "unwind" is kept). musl's allocator is slower than glibc's
@@ -29,7 +35,16 @@ set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo"
 toolchain=${STDMCP_STATIC_TOOLCHAIN:-nightly-2026-10-29}
-target=x86_64-unknown-linux-musl
+arch=${1:-x86_64}
+case $arch in
+  x86_64)
+    target=x86_64-unknown-linux-musl
+    link="-C link-self-contained=+linker -C linker-features=+lld -C link-arg=-Wl,--icf=all" ;;
+  aarch64)
+    target=aarch64-unknown-linux-musl
+    link="-C linker=rust-lld -C linker-flavor=ld.lld -C link-self-contained=yes -C link-arg=--icf=all" ;;
+  *) echo "usage: scripts/static-build.sh [x86_64|aarch64]" >&2; exit 2 ;;
+esac
 
 if ! rustup run "$toolchain" rustc --version >/dev/null 2>&1; then
   rustup toolchain install "$toolchain" --profile minimal
@@ -42,8 +57,7 @@ case $installed in *"rust-std-$target"*) ;; *) rustup +"$toolchain" target add "
 # toolchain) for --icf=all, which folds functions whose code is identical (monomorphised
 # copies). location-detail=none: panic messages without file:line, ~40 KB of strings.
 RUSTFLAGS="-C target-feature=+crt-static -C relocation-model=static \
--Z location-detail=none -Z unstable-options \
--C link-self-contained=+linker -C linker-features=+lld -C link-arg=-Wl,--icf=all" \
+-Z location-detail=none -Z unstable-options $link" \
   CARGO_PROFILE_RELEASE_OPT_LEVEL=z \
   cargo +"$toolchain" build --release --locked --target "$target" --bin stdmcp \
   -Z build-std -Z build-std-features=panic-unwind,optimize_for_size \

@@ -73,7 +73,7 @@ fn entry_of(client: &str, stdout: &str, name: &str) -> Value {
                 line.starts_with("claude mcp add --transport stdio --scope user "),
                 "{line}"
             );
-            assert!(line.contains(&format!(" {name} -- /")), "{line}");
+            assert!(line.contains(&format!(" {name} -- ")), "{line}");
             let doc: Value = serde_json::from_str(json).unwrap();
             doc["mcpServers"][name].clone()
         }
@@ -179,6 +179,64 @@ fn the_built_in_manifest_gets_its_workspace_and_codex_its_variables() {
 }
 
 #[test]
+fn via_uvx_and_npx_start_the_registry_packages_for_every_client() {
+    let (home, project) = setup("via");
+    let exe = stdmcp_bin().canonicalize().unwrap().display().to_string();
+    let manifest = project.join("long.json").display().to_string();
+    let forms: [(&str, &str, &[&str]); 4] = [
+        ("uvx", "uvx", &["stdmcp", "serve"]),
+        ("npx", "npx", &["-y", "stdmcp", "serve"]),
+        ("path", &exe, &["serve"]),
+        ("", &exe, &["serve"]),
+    ];
+    for client in CLIENTS {
+        for (via, command, prefix) in forms {
+            let mut args = vec!["config", client, "--config", "long.json"];
+            if !via.is_empty() {
+                args.extend(["--via", via]);
+            }
+            let out = run(&project, &home, &args);
+            assert_eq!(out.code, 0, "{client} {via}: {}", out.stderr);
+            let e = entry_of(client, &out.stdout, "long-tools");
+            assert_eq!(e["command"], command, "{client} {via}");
+            let mut want: Vec<&str> = prefix.to_vec();
+            want.extend(["--config", &manifest]);
+            assert_eq!(e["args"], json!(want), "{client} {via}");
+            if client == "claude-code" {
+                let line = out.stdout.lines().next().unwrap();
+                assert!(
+                    line.ends_with(&format!(
+                        " -- {command} {} --config {manifest}",
+                        prefix.join(" ")
+                    )),
+                    "{line}"
+                );
+            }
+            // The built-in manifest keeps its pinned workspace whatever starts it.
+            let out = run(
+                &project,
+                &home,
+                &[
+                    "config",
+                    client,
+                    "--root",
+                    "sub",
+                    "--via",
+                    if via.is_empty() { "path" } else { via },
+                ],
+            );
+            let e = entry_of(client, &out.stdout, "stdmcp");
+            assert_eq!(e["command"], command, "{client} {via}");
+            assert_eq!(e["args"], json!(prefix), "{client} {via}");
+            assert_eq!(
+                e["env"]["STDMCP_ROOT"],
+                project.join("sub").display().to_string()
+            );
+        }
+    }
+}
+
+#[test]
 fn bad_requests_are_usage_errors() {
     let (home, project) = setup("usage");
     for args in [
@@ -190,6 +248,8 @@ fn bad_requests_are_usage_errors() {
         &["config", "codex", "--frobnicate"],
         &["config", "codex", "--install=yes"],
         &["config", "codex", "--name"],
+        &["config", "codex", "--via", "pipx"],
+        &["config", "codex", "--via"],
     ] {
         let out = run(&project, &home, args);
         assert_eq!(out.code, 2, "{args:?}: {}", out.stderr);

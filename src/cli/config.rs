@@ -71,11 +71,42 @@ impl Client {
     }
 }
 
+/// How the client starts the server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Via {
+    /// This binary, by its absolute path (the default).
+    Path,
+    /// `uvx stdmcp serve …`: the PyPI package, run by uv.
+    Uvx,
+    /// `npx -y stdmcp serve …`: the npm package, run by npm.
+    Npx,
+}
+
+impl Via {
+    fn parse(s: &str) -> Option<Via> {
+        match s {
+            "path" => Some(Via::Path),
+            "uvx" => Some(Via::Uvx),
+            "npx" => Some(Via::Npx),
+            _ => None,
+        }
+    }
+
+    /// The command and the arguments before `serve`.
+    fn launcher(self) -> Option<(&'static str, &'static [&'static str])> {
+        match self {
+            Via::Path => None,
+            Via::Uvx => Some(("uvx", &["stdmcp"])),
+            Via::Npx => Some(("npx", &["-y", "stdmcp"])),
+        }
+    }
+}
+
 /// What one client entry says, whatever the client's syntax.
 #[derive(Debug)]
 pub struct Entry {
     pub name: String,
-    /// The running binary, absolute.
+    /// The running binary, absolute; or `uvx` or `npx` (`--via`).
     pub command: PathBuf,
     pub args: Vec<String>,
     /// Variables set for the server (`STDMCP_ROOT` for the built-in manifest).
@@ -94,6 +125,7 @@ struct Request {
     install: bool,
     config: Option<PathBuf>,
     root: Option<PathBuf>,
+    via: Via,
 }
 
 pub fn config(args: &[String]) -> ExitCode {
@@ -128,6 +160,7 @@ fn parse_args(args: &[String]) -> Result<Request, String> {
         install: false,
         config: None,
         root: None,
+        via: Via::Path,
     };
     parse_options(&args[1..], &mut req)?;
     if let Some(n) = &req.name {
@@ -162,6 +195,11 @@ fn parse_options(args: &[String], req: &mut Request) -> Result<(), String> {
             Long("name") => req.name = Some(p.value().map_err(&err)?.string().map_err(&err)?),
             Short('c') | Long("config") => req.config = Some(p.value().map_err(&err)?.into()),
             Long("root") => req.root = Some(p.value().map_err(&err)?.into()),
+            Long("via") => {
+                let v = p.value().map_err(&err)?.string().map_err(&err)?;
+                req.via =
+                    Via::parse(&v).ok_or_else(|| format!("--via {v:?}: use uvx, npx or path"))?;
+            }
             // `config CLIENT serve --config F` reads naturally.
             Value(v) if v == "serve" => {}
             _ => return Err(err(arg.unexpected())),
@@ -171,12 +209,15 @@ fn parse_options(args: &[String], req: &mut Request) -> Result<(), String> {
 }
 
 fn build_entry(req: &Request) -> Result<Entry, ExitCode> {
-    let command = std::env::current_exe()
-        .and_then(|p| p.canonicalize())
-        .map_err(|e| {
-            eprintln!("stdmcp: cannot find the path of this binary: {e}");
-            ExitCode::from(2)
-        })?;
+    let command = match req.via.launcher() {
+        Some((cmd, _)) => PathBuf::from(cmd),
+        None => std::env::current_exe()
+            .and_then(|p| p.canonicalize())
+            .map_err(|e| {
+                eprintln!("stdmcp: cannot find the path of this binary: {e}");
+                ExitCode::from(2)
+            })?,
+    };
     // A manifest `serve` would discover from here (./stdmcp.json, $STDMCP_CONFIG) is pinned
     // by absolute path: the client starts the server in a directory of its own choosing.
     let config = match &req.config {
@@ -185,7 +226,14 @@ fn build_entry(req: &Request) -> Result<Entry, ExitCode> {
         None => None,
     };
     let mut env = BTreeMap::new();
-    let mut args = vec!["serve".to_owned()];
+    let mut args: Vec<String> = req
+        .via
+        .launcher()
+        .map_or(&[][..], |(_, pre)| pre)
+        .iter()
+        .map(|a| (*a).to_owned())
+        .collect();
+    args.push("serve".to_owned());
     let (manifest, serves) = match config {
         Some(path) => {
             let abs = absolute(&path)?;
@@ -356,6 +404,19 @@ fn shell_quote(w: &str) -> String {
 fn notes(client: Client, e: &Entry) -> String {
     let t = e.timeout_secs;
     let mut s = format!("# {} serves {}.\n", e.name, e.serves);
+    match e.command.to_str() {
+        Some("uvx") => s.push_str(
+            "# The client runs the PyPI package stdmcp with uvx, which must be on the PATH it \
+             gives servers; uv fetches the package on first use (from its cache, \
+             UV_INDEX_URL or a --find-links folder when offline).\n",
+        ),
+        Some("npx") => s.push_str(
+            "# The client runs the npm package stdmcp with npx, which must be on the PATH it \
+             gives servers; npm fetches the package on first use (from its cache or the \
+             registry in ~/.npmrc).\n",
+        ),
+        _ => {}
+    }
     let per = match client {
         Client::ClaudeCode => format!(
             "# Run the line (all projects), or put the JSON in a project's .mcp.json (each user \

@@ -49,13 +49,15 @@ USAGE:
         --timeout SECONDS          give up (and cancel) after this long
     The server's stderr passes through to stderr.
 
-    stdmcp config CLIENT [--name NAME] [--config FILE | --root DIR] [--install]
+    stdmcp config CLIENT [--name NAME] [--config FILE | --root DIR] [--via uvx|npx|path]
+                         [--install]
         Print the configuration of CLIENT (claude-code, claude-desktop, cursor, vscode, codex,
         gemini, windsurf) for `stdmcp serve`: absolute paths, the environment the client would
         not pass, a tool timeout above the manifest's longest. The manifest is FILE, else the
         one serve would find here, else the built-in one over DIR (default: here). --install
         merges it into the client's file (a backup first; other servers kept) and says what
-        changed.
+        changed. --via uvx or npx: the entry starts `uvx stdmcp serve …` or
+        `npx -y stdmcp serve …` (the PyPI or npm package) instead of this binary's path.
 
     stdmcp help | --help | -h        This text.
     stdmcp --version | -V            The version.
@@ -453,6 +455,12 @@ fn type_name(kind: &Kind) -> String {
 
 /// Prints what is allowed but risky (a value run as code…) on stderr.
 fn warn_all(manifest: &Manifest) {
+    for s in &manifest.skipped {
+        eprintln!(
+            "stdmcp: tool {} left out (missingPrograms: skip): {}",
+            s.name, s.problem
+        );
+    }
     for w in manifest::lint::warnings(manifest) {
         eprintln!("stdmcp: warning: {w}");
     }

@@ -13,6 +13,7 @@ mod limits;
 pub mod lint;
 pub mod log_tools;
 pub mod logs;
+mod missing;
 mod param;
 mod parse;
 pub mod plan;
@@ -23,6 +24,7 @@ mod session;
 mod value;
 
 pub use confine::confine;
+pub use missing::SkippedTool;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -50,8 +52,10 @@ pub struct Manifest {
     pub title: Option<String>,
     /// Description.
     pub description: Option<String>,
-    /// Guidance for the model.
+    /// Guidance for the model (naming the tools left out, if any).
     pub instructions: Option<String>,
+    /// Tools left out because a program they need is missing (`missingPrograms: "skip"`).
+    pub skipped: Vec<SkippedTool>,
     /// Settings every tool inherits.
     pub defaults: Defaults,
     /// Named directories that path parameters are confined to (canonical).
@@ -308,7 +312,7 @@ impl Manifest {
 
     /// The embedded default manifest. Its workspace root is `STDMCP_ROOT` if set, else the
     /// current directory, except that a current directory of `/` (as some clients start
-    /// servers) means the home directory instead.
+    /// servers) means the home directory instead, when there is one.
     pub fn default_manifest() -> Result<Manifest, Vec<ManifestError>> {
         Manifest::parse(DEFAULT_MANIFEST, &default_root())
     }
@@ -377,9 +381,16 @@ fn default_root() -> PathBuf {
     if let Some(r) = std::env::var_os("STDMCP_ROOT").filter(|r| !r.is_empty()) {
         return PathBuf::from(r);
     }
+    // A home directory that is not there (a chroot, a container's nominal HOME) would make
+    // the workspace unusable and the server refuse to start: `/` is served instead.
+    let home = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from)
+        .filter(|h| h.is_dir());
     match std::env::current_dir() {
         Ok(d) if d.parent().is_some() => d,
-        _ => std::env::var_os("HOME").map_or_else(|| PathBuf::from("."), PathBuf::from),
+        Ok(d) => home.unwrap_or(d),
+        Err(_) => home.unwrap_or_else(|| PathBuf::from(".")),
     }
 }
 

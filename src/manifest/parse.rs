@@ -36,9 +36,12 @@ pub(super) fn manifest(v: &Value, base: &Path) -> Result<Manifest, Vec<ManifestE
             "roots",
             "tools",
             "sessions",
+            "missingPrograms",
         ],
         &mut errs,
     );
+    let skip_missing = super::missing::skip_mode(&top, &mut errs);
+    let mut skipped = Vec::new();
     let name = top.required_string("name", &mut errs).unwrap_or_default();
     let version = top
         .string("version", &mut errs)
@@ -57,7 +60,18 @@ pub(super) fn manifest(v: &Value, base: &Path) -> Result<Manifest, Vec<ManifestE
             let mut seen = BTreeSet::new();
             for (i, item) in items.iter().enumerate() {
                 let path = format!("tools[{i}]");
-                if let Some(t) = tool(item, &path, &defaults, &roots, base, &mut errs) {
+                let mut own = Errors(Vec::new());
+                let parsed = tool(item, &path, &defaults, &roots, base, &mut own);
+                let missing = skip_missing
+                    .then(|| super::missing::take(item, &path, base, &mut own))
+                    .flatten();
+                errs.0.append(&mut own.0);
+                if let (Some(problem), Some(t)) = (missing, &parsed) {
+                    skipped.push(super::missing::SkippedTool {
+                        name: t.name.clone(),
+                        problem,
+                    });
+                } else if let Some(t) = parsed {
                     if !seen.insert(t.name.clone()) {
                         errs.add(
                             &format!("{path}.name"),
@@ -91,7 +105,8 @@ pub(super) fn manifest(v: &Value, base: &Path) -> Result<Manifest, Vec<ManifestE
         version,
         title,
         description,
-        instructions,
+        instructions: super::missing::instructions(instructions, &skipped),
+        skipped,
         defaults,
         roots,
         tools,
