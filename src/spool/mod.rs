@@ -14,7 +14,7 @@ mod grep;
 mod slice;
 pub mod tool;
 
-pub use grep::{grep, Ended, Grep, MAX_SCAN};
+pub use grep::{grep, scan_time, Ended, Grep, MAX_SCAN, MAX_SCAN_TIME, SCAN_SECONDS_ENV};
 pub use slice::{read_slice, tail_slice, Slice, Stop, DEFAULT_LIMIT, MAX_LIMIT};
 
 use std::collections::VecDeque;
