@@ -33,7 +33,10 @@ fn serve(dir: &Path, defaults: Value, env: &[(&str, &str)]) -> Proc {
              "params": {"workdir": {"type": "path", "root": "work", "kind": "dir", "required": true}},
              "logs": [".hol/logs/*"]},
             {"name": "count", "description": "counts", "program": "seq", "args": ["1", {"param": "n"}],
-             "params": {"n": {"type": "integer", "minimum": 1, "required": true}}}
+             "params": {"n": {"type": "integer", "minimum": 1, "required": true}}},
+            {"name": "list", "description": "lists its working directory", "program": "ls", "args": ["-a"],
+             "cwd": {"param": "workdir"},
+             "params": {"workdir": {"type": "path", "root": "work", "kind": "dir", "required": true}}}
         ]
     });
     std::fs::create_dir_all(dir.join("work")).unwrap();
@@ -241,6 +244,36 @@ fn swapped_spool_files_are_never_read_and_never_block() {
         read_inside > 100,
         "the kept output was read {read_inside} times"
     );
+    p.assert_clean();
+}
+
+#[test]
+fn a_program_starts_in_the_checked_working_directory_whatever_is_swapped() {
+    let dir = temp_dir("own-cwd");
+    let proj = dir.join("work/proj");
+    std::fs::create_dir_all(&proj).unwrap();
+    std::fs::write(proj.join("inside-marker"), "").unwrap();
+    std::fs::create_dir_all(dir.join("outside")).unwrap();
+    std::fs::write(dir.join("outside").join(SECRET), "").unwrap();
+    symlink(dir.join("outside"), dir.join("work/alt")).unwrap();
+    let mut p = serve(&dir, json!({}), &[]);
+    let swapper = Swapper::start(vec![(proj.clone(), dir.join("work/alt"))]);
+    let (mut id, mut inside, mut attempts) = (1, 0, 0);
+    for _ in 0..100 {
+        let batch: Vec<_> = (0..10)
+            .map(|_| tool("list", json!({"workdir": "proj"})))
+            .collect();
+        for r in round(&mut p, &mut id, &batch) {
+            attempts += 1;
+            let s = r.to_string();
+            assert!(!s.contains(SECRET), "ran outside the root: {r}");
+            if s.contains("inside-marker") {
+                inside += 1;
+            }
+        }
+    }
+    drop(swapper);
+    assert!(attempts >= 1000 && inside > 50, "{attempts} {inside}");
     p.assert_clean();
 }
 

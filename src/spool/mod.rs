@@ -18,7 +18,7 @@ pub use grep::{grep, scan_time, Ended, Grep, MAX_SCAN, MAX_SCAN_TIME, SCAN_SECON
 pub use slice::{read_slice, tail_slice, Slice, Stop, DEFAULT_LIMIT, MAX_LIMIT};
 
 use std::collections::VecDeque;
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{self, Write};
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
@@ -365,10 +365,15 @@ impl Entry {
         let mut file = lock(&inner.files[index(s)]);
         let written = match &mut *file {
             Some(f) => f.write_all(&data[..n as usize]),
-            None => OpenOptions::new()
-                .append(true)
-                .create_new(true)
-                .open(inner.spool.file(&inner.id, s))
+            // Through the directory's descriptor: still this user's private directory, and
+            // a new file (never through a symlink or into a FIFO put there).
+            None => Dir::open_private(&inner.spool.dir)
+                .and_then(|d| {
+                    d.create(
+                        Path::new(&format!("{}.{}", inner.id, stream_name(s))),
+                        0o600,
+                    )
+                })
                 .and_then(|mut f| {
                     let r = f.write_all(&data[..n as usize]);
                     *file = Some(f);
