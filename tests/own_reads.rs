@@ -27,6 +27,11 @@ const SECRET: &str = "SECRET-MARKER-outside-the-root";
 fn serve(dir: &Path, defaults: Value, env: &[(&str, &str)]) -> Proc {
     let m = json!({
         "name": "own-reads", "roots": {"work": "work"}, "defaults": defaults,
+        "sessions": [
+            {"name": "sh", "description": "A shell.", "program": "sh",
+             "workdir": {"root": "work", "default": "."},
+             "answer": {"mode": "sentinel", "command": "echo {marker}"}, "maxSessions": 4}
+        ],
         "tools": [
             {"name": "build", "description": "fails, writing its log", "program": fixture("fail_with_log.sh"),
              "cwd": {"param": "workdir"},
@@ -274,6 +279,53 @@ fn a_program_starts_in_the_checked_working_directory_whatever_is_swapped() {
     }
     drop(swapper);
     assert!(attempts >= 1000 && inside > 50, "{attempts} {inside}");
+    p.assert_clean();
+}
+
+#[test]
+fn a_session_starts_in_the_checked_working_directory_whatever_is_swapped() {
+    let dir = temp_dir("own-session");
+    let proj = dir.join("work/proj");
+    std::fs::create_dir_all(&proj).unwrap();
+    std::fs::write(proj.join("inside-marker"), "").unwrap();
+    std::fs::create_dir_all(dir.join("outside")).unwrap();
+    std::fs::write(dir.join("outside").join(SECRET), "").unwrap();
+    symlink(dir.join("outside"), dir.join("work/alt")).unwrap();
+    let mut p = serve(&dir, json!({}), &[]);
+    let swapper = Swapper::start(vec![(proj.clone(), dir.join("work/alt"))]);
+    let (mut id, mut inside) = (1, 0);
+    for _ in 0..150 {
+        let batch: Vec<_> = (0..4)
+            .map(|i| {
+                tool(
+                    "sh_start",
+                    json!({"session": format!("s{i}"), "workdir": "proj"}),
+                )
+            })
+            .collect();
+        round(&mut p, &mut id, &batch);
+        let batch: Vec<_> = (0..4)
+            .map(|i| {
+                tool(
+                    "sh_send",
+                    json!({"session": format!("s{i}"), "input": "ls -a"}),
+                )
+            })
+            .collect();
+        for r in round(&mut p, &mut id, &batch) {
+            let s = r.to_string();
+            assert!(!s.contains(SECRET), "a session ran outside the root: {r}");
+            if s.contains("inside-marker") {
+                inside += 1;
+            }
+        }
+        let batch: Vec<_> = (0..4)
+            .map(|i| tool("sh_stop", json!({"session": format!("s{i}")})))
+            .collect();
+        round(&mut p, &mut id, &batch);
+    }
+    drop(swapper);
+    assert!(inside > 50, "{inside}");
     p.assert_clean();
 }
 
