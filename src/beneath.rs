@@ -31,6 +31,25 @@
 //! way was put there after the check, and refusing it is the point. Nothing here ever goes
 //! above the root's descriptor.
 //!
+//! A caller's name goes through the path check first, then the place it resolved is opened
+//! beneath the root (the `log` tool, the proof files' cursor):
+//!
+//! ```no_run
+//! use std::path::Path;
+//! use stdmcp::beneath::{beneath, Dir};
+//! use stdmcp::manifest::confine;
+//!
+//! let root = Path::new("/srv/proofs"); // canonical, as the manifest's roots are
+//! let place = confine(root, Path::new("thy/fooScript.sml"), true).map_err(|e| e.to_string())?;
+//! let rel = beneath(root, &place).ok_or("outside")?;
+//! let dir = Dir::open(root)?;
+//! let (file, meta) = dir.file(rel)?; // a regular file, read only through `file`
+//! dir.replace(rel, b"new contents", 0o644)?; // readers see old or new, never a mix
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! Linux only (`O_PATH`, `openat2`, `/proc/self/fd`), like the runner.
+//!
 //! Reading through the descriptor is the caller's business; the server's reads are bounded
 //! and stop between buffers when the call is cancelled or its deadline passes
 //! ([`crate::spool::Stop`]).
