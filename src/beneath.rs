@@ -15,7 +15,10 @@
 //!   does not block the open), `fstat`ed, and refused unless it is a regular file; the caller
 //!   reads only through the [`File`] it gets, and the [`std::fs::Metadata`] is that file's.
 //! * [`Dir::dir`] opens a directory the same way; [`Dir::names`] lists one through its own
-//!   descriptor (`fdopendir`), never by path.
+//!   descriptor (`fdopendir`), never by path; [`Dir::proc_path`] names it for a child's
+//!   working directory (the child's `chdir` lands in the directory opened).
+//! * [`Dir::create`] creates a new file beneath it (`O_CREAT | O_EXCL | O_NOFOLLOW`: never
+//!   through a symlink, never an existing file).
 //! * [`Dir::replace`] replaces a regular file beneath the root atomically: a new file is
 //!   written next to it (`openat(O_CREAT | O_EXCL | O_NOFOLLOW)` through the directory's
 //!   descriptor), `fsync`ed, renamed over the old one with `renameat`, and the directory is
@@ -27,6 +30,25 @@
 //! check already resolved (its symlinks followed, see [`beneath`]), so any symlink met on the
 //! way was put there after the check, and refusing it is the point. Nothing here ever goes
 //! above the root's descriptor.
+//!
+//! A caller's name goes through the path check first, then the place it resolved is opened
+//! beneath the root (the `log` tool, the proof files' cursor):
+//!
+//! ```no_run
+//! use std::path::Path;
+//! use stdmcp::beneath::{beneath, Dir};
+//! use stdmcp::manifest::confine;
+//!
+//! let root = Path::new("/srv/proofs"); // canonical, as the manifest's roots are
+//! let place = confine(root, Path::new("thy/fooScript.sml"), true).map_err(|e| e.to_string())?;
+//! let rel = beneath(root, &place).ok_or("outside")?;
+//! let dir = Dir::open(root)?;
+//! let (file, meta) = dir.file(rel)?; // a regular file, read only through `file`
+//! dir.replace(rel, b"new contents", 0o644)?; // readers see old or new, never a mix
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! Linux only (`O_PATH`, `openat2`, `/proc/self/fd`), like the runner.
 //!
 //! Reading through the descriptor is the caller's business; the server's reads are bounded
 //! and stop between buffers when the call is cancelled or its deadline passes
@@ -216,6 +238,15 @@ impl Dir {
         })
     }
 
+    /// A path naming this very directory while it is open (`/proc/self/fd/N`), to start a
+    /// child in: the child's `chdir` (after fork, before exec, where the descriptor is
+    /// inherited and `/proc/self` is the child) follows it to the directory opened, whatever
+    /// was renamed since. `None` without `/proc`.
+    pub fn proc_path(&self) -> Option<std::path::PathBuf> {
+        let p = std::path::PathBuf::from(format!("/proc/self/fd/{}", self.fd.as_raw_fd()));
+        p.is_dir().then_some(p)
+    }
+
     /// The names in this directory (not `.` and `..`), unsorted, at most [`MAX_NAMES`]; read
     /// through a descriptor of its own.
     pub fn names(&self) -> io::Result<Vec<OsString>> {
@@ -225,6 +256,25 @@ impl Dir {
             libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
         )?;
         read_names(fd)
+    }
+
+    /// Creates the new file `rel` beneath this directory, for appending, with `mode` (less
+    /// the umask): refused if anything (a symlink, a FIFO) already has the name.
+    pub fn create(&self, rel: &Path, mode: u32) -> io::Result<File> {
+        let name = rel
+            .file_name()
+            .ok_or_else(|| refused(io::ErrorKind::InvalidInput, rel, "names no file"))?;
+        let parent = rel.parent().unwrap_or(Path::new(""));
+        let dir = self.dir(parent)?;
+        let c_name = CString::new(name.as_bytes())
+            .map_err(|_| refused(io::ErrorKind::InvalidInput, rel, "contains NUL"))?;
+        let flags = libc::O_WRONLY
+            | libc::O_APPEND
+            | libc::O_CREAT
+            | libc::O_EXCL
+            | libc::O_NOFOLLOW
+            | libc::O_CLOEXEC;
+        openat_mode(dir.fd.as_raw_fd(), &c_name, flags, mode).map(File::from)
     }
 
     /// Replaces the regular file `rel` beneath this directory (or creates it) with `data`,

@@ -135,6 +135,16 @@ fn replace_is_atomic_and_never_follows_a_symlink() {
             "walk {walk}"
         );
         assert!(r.replace(Path::new("../secret"), b"x", 0o644).is_err());
+        // `create` makes only a new file, never through a symlink or into a FIFO.
+        let _ = std::fs::remove_file(root.join("sub/created"));
+        let mut f = r.create(Path::new("sub/created"), 0o600).unwrap();
+        f.write_all(b"c").unwrap();
+        assert!(r.create(Path::new("sub/created"), 0o600).is_err());
+        symlink(dir.join("out/new"), root.join("sub/dangling")).unwrap();
+        assert!(r.create(Path::new("sub/dangling"), 0o600).is_err());
+        assert!(!dir.join("out/new").exists());
+        std::fs::remove_file(root.join("sub/created")).unwrap();
+        std::fs::remove_file(root.join("sub/dangling")).unwrap();
         // No temporary file is left behind.
         let mut names = r.dir(Path::new("sub")).unwrap().names().unwrap();
         names.sort();

@@ -76,6 +76,7 @@ ENVIRONMENT:
     STDMCP_ROOT              workspace of the built-in manifest
     STDMCP_HEARTBEAT_MS      heartbeat progress interval (overrides the manifest)
     STDMCP_DRAIN_MS          how long calls may finish after stdin closes (default 1500)
+    STDMCP_GREP_SECONDS      how long one grep of a log or kept output scans (default 5)
     STDMCP_ERA               legacy: serve the initialize handshake only (as serve --era legacy)
 
 EXIT CODES:

@@ -2,7 +2,7 @@
 //! output, and build the result (text first for the reader, structured for programs).
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -11,7 +11,8 @@ use serde_json::json;
 
 use super::hooks::Hooks;
 use super::plan::plan;
-use super::{remote, ProgressLines, ToolSpec};
+use super::{remote, Cwd, Kind, ProgressLines, ToolSpec};
+use crate::beneath::{beneath, Dir};
 use crate::mcp::{CallToolResult, Content};
 use crate::process::{self, Outcome, RunError, RunSpec, Stream};
 use crate::server::{Ctx, Reporter};
@@ -48,10 +49,15 @@ pub fn call(
     let hooks = Hooks::new(spec, &call_id, values, &plan.env);
     let spool = crate::spool::Spool::global().begin(&call_id);
     let logs = super::logs::Snapshot::take(spec, roots, args);
+    // The program starts in the directory checked, held open until it has started.
+    let cwd_dir = match held_cwd(spec, roots, plan.cwd.as_deref()) {
+        Ok(d) => d,
+        Err(why) => return CallToolResult::error(format!("Refused: {why}. Nothing was run.")),
+    };
     let run = RunSpec {
         program: spec.program.clone(),
         args: plan.argv,
-        cwd: plan.cwd,
+        cwd: cwd_dir.as_ref().and_then(Dir::proc_path).or(plan.cwd),
         env: plan.env,
         stdin: plan.stdin,
         // The call's deadline is the tool's (`ToolDef::timeout`, set in `into_server`): the
@@ -74,6 +80,7 @@ pub fn call(
     }
     let mut pid = None;
     let result = process::run(&run, ctx.cancel_token(), &mut |p| pid = Some(p), on_line);
+    drop(cwd_dir);
     let abandoned = match &result {
         Ok(o) => o.cancelled || o.timed_out,
         Err(RunError::Spawn { .. }) => false,
@@ -107,6 +114,30 @@ pub fn call(
         result.content.push(Content::text(note));
     }
     result
+}
+
+/// The working directory `cwd` (a `cwd` parameter's checked value) opened beneath its root,
+/// so that the program starts in the directory the check resolved even if a name on the way
+/// is swapped meanwhile (README "Security model"); `None` for a fixed `cwd` or none.
+fn held_cwd(
+    spec: &ToolSpec,
+    roots: &BTreeMap<String, PathBuf>,
+    cwd: Option<&Path>,
+) -> Result<Option<Dir>, String> {
+    let (Some(Cwd::Param(p)), Some(cwd)) = (&spec.cwd, cwd) else {
+        return Ok(None);
+    };
+    let Some(Kind::Path { root, .. }) = spec.params.get(p).map(|p| &p.kind) else {
+        return Ok(None);
+    };
+    let root = roots
+        .get(root)
+        .ok_or("the working directory's root is missing")?;
+    let rel = beneath(root, cwd).ok_or_else(|| format!("{} is outside its root", cwd.display()))?;
+    Dir::open(root)
+        .and_then(|r| r.dir(rel))
+        .map(Some)
+        .map_err(|e| format!("the working directory cannot be used: {e}"))
 }
 
 /// Output lines feed progress: declared progress lines become notifications; any other line

@@ -15,7 +15,8 @@ use crossbeam_channel::Sender;
 
 use super::answer::Pending;
 use super::feed::Feed;
-use super::kind::{Launch, SessionKind};
+use super::kind::{Launch, SessionKind, Workdir};
+use crate::beneath::{beneath, Dir};
 use crate::process::interactive::{self, Interactive, InteractiveSpec};
 use crate::process::minimal_environment;
 
@@ -104,12 +105,30 @@ impl Proc {
         label: &str,
         transcript: Arc<Mutex<Transcript>>,
     ) -> Result<Arc<Proc>, String> {
+        // A workdir under a root starts the program in the directory checked, held open
+        // until the program has started (README "Security model").
+        let held = match &kind.workdir {
+            Workdir::Param { root, .. } => Some(
+                beneath(root, &workdir)
+                    .ok_or_else(|| format!("{} is outside its root", workdir.display()))
+                    .and_then(|rel| {
+                        Dir::open(root)
+                            .and_then(|r| r.dir(rel))
+                            .map_err(|e| format!("the working directory cannot be used: {e}"))
+                    })?,
+            ),
+            _ => None,
+        };
         let mut env = environment(kind);
         crate::manifest::plan::set_env(&mut env, launch.env.clone());
         let spec = InteractiveSpec {
             program: kind.program.clone(),
             args: launch.argv.clone(),
-            cwd: Some(workdir.clone()),
+            cwd: Some(
+                held.as_ref()
+                    .and_then(Dir::proc_path)
+                    .unwrap_or_else(|| workdir.clone()),
+            ),
             env,
             limits: kind.limits,
         };
@@ -125,6 +144,7 @@ impl Proc {
             .recv()
             .map_err(|_| "the session thread ended early".to_owned())?;
         let (pid, reader_start) = started?;
+        drop(held);
         let proc = Arc::new(Proc {
             pid,
             started: Instant::now(),

@@ -1,12 +1,14 @@
 //! The lines of a file that match a regular expression, scanned in bounded steps: one scan
-//! reads at most [`MAX_SCAN`] bytes of data, skips the holes of a sparse file without
-//! reading them (`lseek(SEEK_DATA)`, `lseek(SEEK_HOLE)`), stops between buffers when its
-//! call is cancelled or its deadline passes, and says where the next scan goes on.
+//! reads at most [`MAX_SCAN`] bytes of data and runs at most [`MAX_SCAN_TIME`] (a costly
+//! pattern matches slowly), skips the holes of a sparse file without reading them
+//! (`lseek(SEEK_DATA)`, `lseek(SEEK_HOLE)`), stops between buffers when its call is
+//! cancelled or its deadline passes, and says where the next scan goes on.
 
 use std::fs::File;
 use std::io;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileExt;
+use std::time::{Duration, Instant};
 
 use regex_lite::Regex;
 
@@ -17,6 +19,25 @@ const GREP_LINE_MAX: usize = 4096;
 /// Most bytes of data one scan reads (holes of a sparse file are skipped without reading and
 /// do not count): README "Limits".
 pub const MAX_SCAN: u64 = 64 * 1024 * 1024;
+/// Longest time one scan runs by default: README "Limits".
+pub const MAX_SCAN_TIME: Duration = Duration::from_secs(5);
+/// The environment variable that overrides [`MAX_SCAN_TIME`] (whole seconds, at least 1).
+pub const SCAN_SECONDS_ENV: &str = "STDMCP_GREP_SECONDS";
+
+/// The time bound of one scan: [`SCAN_SECONDS_ENV`], else [`MAX_SCAN_TIME`].
+pub fn scan_time() -> Duration {
+    static TIME: std::sync::OnceLock<Duration> = std::sync::OnceLock::new();
+    *TIME.get_or_init(|| match std::env::var(SCAN_SECONDS_ENV) {
+        Ok(v) => match v.trim().parse::<u64>() {
+            Ok(n) if n >= 1 => Duration::from_secs(n),
+            _ => {
+                log::warn!("{SCAN_SECONDS_ENV}={v} ignored (whole seconds, at least 1)");
+                MAX_SCAN_TIME
+            }
+        },
+        Err(_) => MAX_SCAN_TIME,
+    })
+}
 
 /// Why a scan stopped.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -25,7 +46,7 @@ pub enum Ended {
     End,
     /// The matching lines shown reached the read's `limit`.
     Limit,
-    /// It read [`MAX_SCAN`] bytes.
+    /// It read [`MAX_SCAN`] bytes, or ran for [`MAX_SCAN_TIME`].
     Bound,
 }
 
@@ -42,7 +63,7 @@ pub struct Grep {
     pub scanned: u64,
     /// Why it stopped.
     pub ended: Ended,
-    /// It stopped inside a line longer than [`MAX_SCAN`] (`next` is not a line start).
+    /// It stopped inside a line longer than one scan reaches (`next` is not a line start).
     pub inside_line: bool,
 }
 
@@ -66,14 +87,27 @@ impl Line {
 }
 
 /// Scans the lines from `offset` (a line start) for `re`, until the matches shown take
-/// `limit` bytes, [`MAX_SCAN`] bytes were read, or the file ends. Each line is matched on its
-/// first 4 KiB.
+/// `limit` bytes, [`MAX_SCAN`] bytes were read, [`scan_time`] passed, or the file ends.
+/// Each line is matched on its first 4 KiB. Cancellation and the deadline are checked
+/// between lines.
 pub fn grep(
     file: Option<&File>,
     offset: u64,
     re: &Regex,
     limit: u64,
     stop: &Stop,
+) -> io::Result<Grep> {
+    let until = Instant::now() + scan_time();
+    grep_within(file, (offset, limit), re, stop, (MAX_SCAN, until))
+}
+
+/// [`grep`] reading at most `bound.0` bytes, until `bound.1`.
+fn grep_within(
+    file: Option<&File>,
+    (offset, limit): (u64, u64),
+    re: &Regex,
+    stop: &Stop,
+    (max_scan, until): (u64, Instant),
 ) -> io::Result<Grep> {
     let total = size(file)?;
     let mut out = Grep {
@@ -97,7 +131,7 @@ pub fn grep(
     let from = pos;
     while pos < total {
         stop.check()?;
-        if out.scanned >= MAX_SCAN {
+        if out.scanned >= max_scan || Instant::now() >= until {
             out.ended = Ended::Bound;
             if out.next == from && pos > from {
                 // Not one whole line in the bound: go on inside it next time.
@@ -122,7 +156,7 @@ pub fn grep(
         }
         let want = (data_end - pos)
             .min(BUFFER as u64)
-            .min(MAX_SCAN - out.scanned) as usize;
+            .min(max_scan - out.scanned) as usize;
         let n = match f.read_at(&mut buf[..want], pos) {
             Ok(0) => break,
             Ok(n) => n,
@@ -135,6 +169,8 @@ pub fn grep(
             line.push(&rest[..=i]);
             pos += i as u64 + 1;
             rest = &rest[i + 1..];
+            // A costly pattern may take long per line: stop between lines.
+            stop.check()?;
             end_line(&mut out, &mut line, re, &mut shown);
             out.next = pos;
             line.start = pos;
@@ -275,6 +311,30 @@ mod tests {
         }
         assert_eq!(at, f.metadata().unwrap().len());
         assert_eq!(seen.last().map(String::as_str), Some("very last ERROR"));
+    }
+
+    #[test]
+    fn a_slow_scan_stops_at_its_time_bound() {
+        let f = file("time", &b"a\n".repeat(100_000));
+        let re = Regex::new("a").unwrap();
+        let g = grep_within(
+            Some(&f),
+            (0, u64::MAX),
+            &re,
+            &Stop::never(),
+            (MAX_SCAN, Instant::now()),
+        )
+        .unwrap();
+        assert_eq!((g.ended, g.next, g.lines.len()), (Ended::Bound, 0, 0));
+        let g = grep_within(
+            Some(&f),
+            (0, u64::MAX),
+            &re,
+            &Stop::never(),
+            (1000, Instant::now() + MAX_SCAN_TIME),
+        )
+        .unwrap();
+        assert_eq!((g.ended, g.next, g.lines.len()), (Ended::Bound, 1000, 500));
     }
 
     #[test]

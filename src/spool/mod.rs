@@ -17,11 +17,11 @@ mod grep;
 mod slice;
 pub mod tool;
 
-pub use grep::{grep, Ended, Grep, MAX_SCAN};
+pub use grep::{grep, scan_time, Ended, Grep, MAX_SCAN, MAX_SCAN_TIME, SCAN_SECONDS_ENV};
 pub use slice::{read_slice, tail_slice, Slice, Stop, DEFAULT_LIMIT, MAX_LIMIT};
 
 use std::collections::VecDeque;
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{self, Write};
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
@@ -363,10 +363,10 @@ impl EntryInner {
         if let Some(f) = file {
             return f.write_all(data);
         }
-        let mut f = OpenOptions::new()
-            .append(true)
-            .create_new(true)
-            .open(self.spool.file(&self.id, s))?;
+        // Through the directory's descriptor: still this user's private directory, and a new
+        // file (never through a symlink or into a FIFO put there).
+        let name = format!("{}.{}", self.id, stream_name(s));
+        let mut f = Dir::open_private(&self.spool.dir)?.create(Path::new(&name), 0o600)?;
         let r = f.write_all(data);
         *file = Some(f);
         r

@@ -201,6 +201,19 @@ mod tests {
     }
 
     #[test]
+    fn a_cancelled_read_stops() {
+        let f = file("cancel", &[b'x'; 1000]);
+        let token = CancelToken::new();
+        token.cancel(crate::cancel::CancelReason::Client);
+        let stop = Stop::new(Some(token), None);
+        let e = read_slice(Some(&f), 0, 100, &stop).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::Interrupted);
+        assert!(tail_slice(Some(&f), 100, 100, &stop).is_err());
+        // Nothing to read: nothing to stop.
+        assert!(read_slice(Some(&f), 1000, 100, &stop).is_ok());
+    }
+
+    #[test]
     fn tails_start_on_characters() {
         let f = file("tail", "x€y".as_bytes());
         let t = tail_slice(Some(&f), 3, 100, &Stop::never()).unwrap();

@@ -97,7 +97,7 @@ pub(crate) fn slice_params() -> Value {
     json!({
         "offset": {"type": "integer", "minimum": 0, "description": "Byte offset to start at (default 0); with grep, where the scan starts (a line start, such as a previous result's next offset)."},
         "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "description": format!("Most bytes to return (default {DEFAULT_LIMIT}).")},
-        "grep": {"type": "string", "maxLength": MAX_PATTERN, "description": format!("A regular expression (regex-lite syntax): return only the lines that match, each with its byte offset, instead of a slice. One call scans at most {} MiB: the result gives the offset to go on from.", MAX_SCAN >> 20)}
+        "grep": {"type": "string", "maxLength": MAX_PATTERN, "description": format!("A regular expression (regex-lite syntax): return only the lines that match, each with its byte offset, instead of a slice. One call reads at most {} MiB for at most {} s (holes of sparse files are skipped): the result gives the offset to go on from.", MAX_SCAN >> 20, super::scan_time().as_secs())}
     })
 }
 
@@ -132,14 +132,18 @@ pub(crate) fn read_part(
     for (at, line) in &g.lines {
         body.push_str(&format!("{at}: {line}\n"));
     }
-    let mib = MAX_SCAN >> 20;
+    let bound = format!(
+        "one scan reads at most {} MiB of data for at most {} s",
+        MAX_SCAN >> 20,
+        super::scan_time().as_secs()
+    );
     let why = match g.ended {
         Ended::End => String::new(),
         Ended::Limit => " (the matching lines reached the limit)".into(),
-        Ended::Bound if g.inside_line => format!(
-            " (one scan reads at most {mib} MiB of data, and stopped inside a line longer than that)"
-        ),
-        Ended::Bound => format!(" (one scan reads at most {mib} MiB of data)"),
+        Ended::Bound if g.inside_line => {
+            format!(" ({bound}, and stopped inside a line longer than that)")
+        }
+        Ended::Bound => format!(" ({bound})"),
     };
     let more = if g.next < g.total {
         format!(
