@@ -151,9 +151,9 @@ impl Peer {
 
     fn unknown_job(&self, id: &str) -> CallToolResult {
         CallToolResult::error(format!(
-            "No job {}: the id is wrong, or the job ended more than {} s ago and its result is gone, or the server was restarted. `jobs` lists the jobs there are.",
+            "No job {}: the id is wrong, or the job ended more than {} ago and its result is gone, or the server was restarted. `jobs` lists the jobs there are.",
             crate::jsonrpc::quote(id),
-            self.config.job_retention.as_secs()
+            crate::human::setting(self.config.job_retention)
         ))
     }
 

@@ -286,12 +286,12 @@ impl Registry {
                 drop(inner);
                 for (key, proc, idle) in due {
                     log::info!("session {}/{} idle for {idle:?}: stopping it", key.0, key.1);
-                    proc.note(format!("\n[stopped after {} s idle]\n", idle.as_secs()));
+                    let idle = crate::human::setting(idle);
+                    proc.note(format!("\n[stopped after {idle} idle]\n"));
                     proc.kill(REAP_WAIT);
                     self.with(&key, |e| {
                         e.busy = false;
-                        e.stopped =
-                            Some(format!("stopped after being idle for {} s", idle.as_secs()));
+                        e.stopped = Some(format!("stopped after being idle for {idle}"));
                     });
                 }
                 self.cond.notify_all();
