@@ -22,9 +22,10 @@ use serde_json::{json, Value};
 use super::bell::Bell;
 
 use super::outbox::Outbox;
-use super::{match_template, Ctx, Handlers, Options, Pool};
+use super::{Ctx, Handlers, Options, Pool};
 use crate::cancel::{CancelReason, CancelToken};
 use crate::jsonrpc::{ErrorObject, RequestId};
+use crate::mcp::template::match_template;
 use crate::mcp::{gate, CallToolResult, GetPromptResult, PromptMessage};
 use crate::peer::{Call, Effect, Peer, Reply, Work};
 
