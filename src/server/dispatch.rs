@@ -233,9 +233,24 @@ impl Shared {
         // Submitted by `with_state` after the lock is released; the token is registered
         // already, so a cancel that arrives first is seen when the job starts.
         st.jobs.push(Box::new(move || {
-            if ctx.cancel.is_cancelled() && ctx.cancel.reason() == Some(CancelReason::Unstarted) {
+            match ctx
+                .cancel
+                .is_cancelled()
+                .then(|| ctx.cancel.reason())
+                .flatten()
+            {
                 // The peer answered it while it waited for this worker, and forgot it.
-                return;
+                Some(CancelReason::Unstarted) => return,
+                // Cancelled while it waited: never answered, so nothing is run for it.
+                Some(CancelReason::Client | CancelReason::Shutdown) => {
+                    let never = ErrorObject::internal("cancelled before it started");
+                    return ctx
+                        .shared
+                        .finish(&ctx.id, Reply::Error(never), ctx.wants_progress);
+                }
+                // A deadline that passed between the peer's start and this worker's: the
+                // handler answers it (it timed out).
+                _ => {}
             }
             let outcome = run(&ctx, work);
             ctx.shared.finish(&ctx.id, outcome, ctx.wants_progress);
