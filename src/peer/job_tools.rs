@@ -228,7 +228,9 @@ impl Peer {
                 j.status(),
                 j.elapsed(now).as_secs()
             ));
-            if let Some(l) = j.lines.back() {
+            if self.job_queued(j) {
+                text.push_str("  waiting for a free slot");
+            } else if let Some(l) = j.lines.back() {
                 text.push_str("  ");
                 text.push_str(l);
             }

@@ -240,6 +240,14 @@ fn a_queued_call_ends_at_its_deadline_even_when_it_became_a_job() {
         "{text}"
     );
     h.now = t0 + Duration::from_secs(3);
+    let list = h.one(call(json!(9), "jobs", json!({}), None));
+    let list = list["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        list.contains(&format!(
+            "{job_id}  sleep  working  3 s  waiting for a free slot"
+        )),
+        "{list}"
+    );
     assert!(h
         .req(call(json!(3), "job_wait", json!({"id": job_id}), None))
         .sent
