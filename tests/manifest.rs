@@ -81,7 +81,7 @@ fn a_deadline_kills_the_tree_and_says_so() {
         r["result"]["content"][0]["text"]
             .as_str()
             .unwrap()
-            .contains("timed out after 0.3 s"),
+            .contains("timed out after 300 ms"),
         "{r}"
     );
     assert_eq!(r["result"]["structuredContent"]["timedOut"], true);

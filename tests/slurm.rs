@@ -195,7 +195,7 @@ fn a_deadline_removes_the_job_and_says_so() {
     p.call(json!(1), "z3_text", json!({"script": ENDLESS}), None);
     let r = p.response(&json!(1));
     let text = texts(&r);
-    assert!(text.contains("timed out after 3.0 s"), "{r}");
+    assert!(text.contains("timed out after 3 s"), "{r}");
     assert!(text.contains("onCancel (scancel) ran"), "{r}");
     wait_jobs(&conf, server, "the job to leave squeue", |j| j.is_empty());
     p.finish();

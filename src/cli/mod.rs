@@ -8,6 +8,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use stdmcp::human;
 use stdmcp::manifest::{self, ArgPart, Kind, Manifest, ManifestError};
 
 pub const HELP: &str = "\
@@ -185,30 +186,26 @@ fn serve(args: &[String]) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let names: Vec<&str> = manifest.tools.iter().map(|t| t.name.as_str()).collect();
-    match &config {
-        Some(path) => eprintln!(
-            "stdmcp: serving {} ({} tools: {})",
-            path.display(),
-            names.len(),
-            names.join(", ")
-        ),
+    let what = match &config {
+        Some(path) => path.display().to_string(),
         None => {
-            let root = manifest
-                .roots
-                .values()
-                .next()
-                .map(|r| r.display().to_string())
-                .unwrap_or_default();
-            eprintln!(
-                "stdmcp: serving the built-in manifest over {root} ({} tools: {})",
-                names.len(),
-                names.join(", ")
-            );
+            let root = manifest.roots.values().next();
+            let root = root.map(|r| r.display().to_string()).unwrap_or_default();
+            format!("the built-in manifest over {root}")
         }
-    }
+    };
     warn_all(&manifest);
     let server = manifest.into_server();
+    // Every tool `tools/list` shows: the manifest's, and those of its sessions, logs, the
+    // output spool and jobs (added when serving starts).
+    let mut catalog = server.catalog().clone();
+    let _ = catalog.add_job_tools();
+    let names: Vec<&str> = catalog.tools.iter().map(|t| t.name.as_str()).collect();
+    eprintln!(
+        "stdmcp: serving {what} ({} tools: {})",
+        names.len(),
+        names.join(", ")
+    );
     match legacy {
         Some(yes) => server.legacy_only(yes).serve_stdio(),
         None => server.serve_stdio(),
@@ -275,8 +272,8 @@ fn tool_summary(out: &mut String, t: &stdmcp::manifest::ToolSpec) {
     let a = &t.annotations;
     let _ = writeln!(
         out,
-        "    timeout {:.0} s, output cap {} bytes, success codes {:?}, read-only {}, destructive {}",
-        t.timeout.as_secs_f64(),
+        "    timeout {}, output cap {} bytes, success codes {:?}, read-only {}, destructive {}",
+        human::setting(t.timeout),
         t.max_output_bytes,
         t.success_codes,
         a.read_only_hint.unwrap_or(false),
@@ -301,8 +298,8 @@ fn tool_summary(out: &mut String, t: &stdmcp::manifest::ToolSpec) {
     if let Some(after) = t.background {
         let _ = writeln!(
             out,
-            "    background: a call still running after {} s is answered with a job (job_wait, job_cancel, jobs)",
-            after.as_secs()
+            "    background: a call still running after {} is answered with a job (job_wait, job_cancel, jobs)",
+            human::setting(after)
         );
     }
 }
@@ -405,11 +402,11 @@ fn session_kind(out: &mut String, k: &stdmcp::session::SessionKind) {
     );
     let _ = writeln!(
         out,
-        "    at most {} sessions, idle stop {:.0} s, timeout {:.0} s (max {:.0} s), output cap {} bytes, interrupt {}",
+        "    at most {} sessions, idle stop {}, timeout {} (max {}), output cap {} bytes, interrupt {}",
         k.max_sessions,
-        k.idle.as_secs_f64(),
-        k.timeout.as_secs_f64(),
-        k.max_timeout.as_secs_f64(),
+        human::setting(k.idle),
+        human::setting(k.timeout),
+        human::setting(k.max_timeout),
         k.max_output_bytes,
         stdmcp::session::kind::signal_name(k.interrupt_signal)
     );

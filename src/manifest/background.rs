@@ -86,9 +86,9 @@ pub(super) fn for_tool(
         errs.add(
             &at,
             format!(
-                "{whose} ({} s) must be less than the tool's timeoutSeconds ({} s): the deadline would end every call before it became a job",
-                after.as_secs(),
-                timeout.as_secs_f64()
+                "{whose} ({}) must be less than the tool's timeoutSeconds ({}): the deadline would end every call before it became a job",
+                crate::human::setting(after),
+                crate::human::setting(timeout)
             ),
         );
         return None;

@@ -153,12 +153,12 @@ fn run(cmd: &Command) -> String {
         .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
     match process::run(&spec, &CancelToken::new(), &mut |_| {}, Arc::new(|_, _| {})) {
         Ok(o) if o.timed_out => format!(
-            "onCancel ({name}) timed out after {:.1} s.",
-            cmd.timeout.as_secs_f64()
+            "onCancel ({name}) timed out after {}.",
+            crate::human::setting(cmd.timeout)
         ),
         Ok(o) if o.code == Some(0) => format!(
-            "onCancel ({name}) ran in {:.2} s.",
-            o.duration.as_secs_f64()
+            "onCancel ({name}) ran in {}.",
+            crate::human::elapsed(o.duration)
         ),
         Ok(o) => format!(
             "onCancel ({name}) failed (exit code {:?}, signal {:?}): {}",

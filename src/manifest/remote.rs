@@ -182,10 +182,10 @@ pub fn describe(r: &Remote) -> Option<String> {
     }
     if let Some((program, args)) = &r.on_cancel {
         parts.push(format!(
-            "on cancel, deadline or shutdown runs: {} {} (within {:.0} s)",
+            "on cancel, deadline or shutdown runs: {} {} (within {})",
             program.display(),
             args.join(" "),
-            r.on_cancel_timeout.as_secs_f64()
+            crate::human::setting(r.on_cancel_timeout)
         ));
     }
     (!parts.is_empty()).then(|| parts.join("; "))

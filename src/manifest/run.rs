@@ -340,9 +340,9 @@ fn result_of(spec: &ToolSpec, o: &Outcome) -> CallToolResult {
         !o.timed_out && !o.cancelled && o.code.is_some_and(|c| spec.success_codes.contains(&c));
     let verdict = if o.timed_out {
         Some(format!(
-            "{} timed out after {:.1} s; its process group was killed.",
+            "{} timed out after {}; its process group was killed.",
             spec.name,
-            spec.timeout.as_secs_f64()
+            crate::human::setting(spec.timeout)
         ))
     } else if o.cancelled {
         Some(format!(

@@ -208,8 +208,8 @@ fn timeouts(o: &Obj<'_>, d: &Defaults, errs: &mut Errors) -> (Duration, Duration
         errs.add(
             &o.at("timeoutSeconds"),
             format!(
-                "is larger than maxTimeoutSeconds ({} s)",
-                max_timeout.as_secs_f64()
+                "is larger than maxTimeoutSeconds ({})",
+                crate::human::setting(max_timeout)
             ),
         );
     }

@@ -174,10 +174,7 @@ impl Peer {
                 } else {
                     ErrorCode::RESOURCE_NOT_FOUND
                 };
-                let uri = crate::jsonrpc::quote(&uri);
-                let e = ErrorObject::new(code, format!("Resource not found: {uri}"))
-                    .with_data(json!({ "uri": uri }));
-                self.send_error(Some(id), &e);
+                self.send_error(Some(id), &resource_not_found(code, &uri));
             }
             Reply::Error(e) => self.send_error(Some(id), &e),
         }
@@ -471,6 +468,12 @@ impl Peer {
             )),
         }
     }
+}
+
+/// The error for a resource the server does not have, with its URI (quoted, bounded).
+pub(super) fn resource_not_found(code: ErrorCode, uri: &str) -> ErrorObject {
+    let uri = crate::jsonrpc::quote(uri);
+    ErrorObject::new(code, format!("Resource not found: {uri}")).with_data(json!({ "uri": uri }))
 }
 
 fn queued_message(waited: Duration, ahead: usize, max_running: usize) -> String {

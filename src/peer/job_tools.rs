@@ -151,9 +151,9 @@ impl Peer {
 
     fn unknown_job(&self, id: &str) -> CallToolResult {
         CallToolResult::error(format!(
-            "No job {}: the id is wrong, or the job ended more than {} s ago and its result is gone, or the server was restarted. `jobs` lists the jobs there are.",
+            "No job {}: the id is wrong, or the job ended more than {} ago and its result is gone, or the server was restarted. `jobs` lists the jobs there are.",
             crate::jsonrpc::quote(id),
-            self.config.job_retention.as_secs()
+            crate::human::setting(self.config.job_retention)
         ))
     }
 
@@ -228,7 +228,9 @@ impl Peer {
                 j.status(),
                 j.elapsed(now).as_secs()
             ));
-            if let Some(l) = j.lines.back() {
+            if self.job_queued(j) {
+                text.push_str("  waiting for a free slot");
+            } else if let Some(l) = j.lines.back() {
                 text.push_str("  ");
                 text.push_str(l);
             }

@@ -362,9 +362,9 @@ pub(super) fn job_facts(job: &Job, now: Instant) -> Value {
 
 fn job_retention_text(d: Duration) -> String {
     let s = d.as_secs();
-    if s.is_multiple_of(60) && s >= 60 {
+    if s.is_multiple_of(60) && s >= 60 && d.subsec_nanos() == 0 {
         format!("{} min", s / 60)
     } else {
-        format!("{s} s")
+        crate::human::setting(d)
     }
 }

@@ -336,9 +336,9 @@ impl Peer {
                 "request {}: released, the client did not retry in time",
                 p.call
             );
-            let secs = self.config.park_ttl.as_secs();
+            let ttl = crate::human::setting(self.config.park_ttl);
             let e = ErrorObject::internal(format!(
-                "the client did not retry within {secs} s: the call was released"
+                "the client did not retry within {ttl}: the call was released"
             ));
             self.effects.push_back(Effect::Response(Response {
                 id: RequestId::number(park),
@@ -419,8 +419,8 @@ impl Peer {
         let ttl = self.config.park_ttl;
         let p = self.parking.parked.get_mut(&park).ok_or_else(|| {
             ErrorObject::invalid_params(format!(
-                "requestState refers to a call that no longer waits for input (it ended, or was released {} s after asking), or was altered; send the request again without requestState",
-                ttl.as_secs()
+                "requestState refers to a call that no longer waits for input (it ended, or was released {} after asking), or was altered; send the request again without requestState",
+                crate::human::setting(ttl)
             ))
         })?;
         if !nonce_matches(&p.nonce, &nonce) || p.target != target_of(req) {

@@ -275,6 +275,14 @@ impl Peer {
             }
             method::RESOURCES_SUBSCRIBE | method::RESOURCES_UNSUBSCRIBE if self.has_resources() => {
                 match req.params.get("uri").and_then(Value::as_str) {
+                    // MCP 2025-11-25, Resources: Error Handling (-32002, resource not found).
+                    Some(uri)
+                        if req.method == method::RESOURCES_SUBSCRIBE && !self.has_resource(uri) =>
+                    {
+                        let code = jsonrpc::ErrorCode::RESOURCE_NOT_FOUND;
+                        let e = super::calls::resource_not_found(code, uri);
+                        self.send_error(Some(&req.id), &e)
+                    }
                     Some(_) => self.send_result(&req.id, &json!({})),
                     None => self.send_error(
                         Some(&req.id),
@@ -284,6 +292,17 @@ impl Peer {
             }
             _ => self.common_request(now, req, terms),
         }
+    }
+
+    /// A resource of the catalog, or a URI of one of its templates' forms (whether such a
+    /// resource exists is known only when it is read).
+    fn has_resource(&self, uri: &str) -> bool {
+        self.catalog.resources.iter().any(|r| r.uri == uri)
+            || self
+                .catalog
+                .resource_templates
+                .iter()
+                .any(|t| crate::mcp::template::match_template(&t.uri_template, uri).is_some())
     }
 
     fn has_resources(&self) -> bool {

@@ -22,9 +22,10 @@ use serde_json::{json, Value};
 use super::bell::Bell;
 
 use super::outbox::Outbox;
-use super::{match_template, Ctx, Handlers, Options, Pool};
+use super::{Ctx, Handlers, Options, Pool};
 use crate::cancel::{CancelReason, CancelToken};
 use crate::jsonrpc::{ErrorObject, RequestId};
+use crate::mcp::template::match_template;
 use crate::mcp::{gate, CallToolResult, GetPromptResult, PromptMessage};
 use crate::peer::{Call, Effect, Peer, Reply, Work};
 
@@ -276,10 +277,24 @@ impl Shared {
             wants_progress,
             refusal,
             job: Box::new(move || {
-                if ctx.cancel.is_cancelled() && ctx.cancel.reason() == Some(CancelReason::Unstarted)
+                match ctx
+                    .cancel
+                    .is_cancelled()
+                    .then(|| ctx.cancel.reason())
+                    .flatten()
                 {
                     // The peer answered it while it waited for this worker, and forgot it.
-                    return;
+                    Some(CancelReason::Unstarted) => return,
+                    // Cancelled while it waited: never answered, so nothing is run for it.
+                    Some(CancelReason::Client | CancelReason::Shutdown) => {
+                        let never = ErrorObject::internal("cancelled before it started");
+                        return ctx
+                            .shared
+                            .finish(&ctx.id, Reply::Error(never), ctx.wants_progress);
+                    }
+                    // A deadline that passed between the peer's start and this worker's: the
+                    // handler answers it (it timed out).
+                    _ => {}
                 }
                 let outcome = run(&ctx, work);
                 ctx.shared.finish(&ctx.id, outcome, ctx.wants_progress);

@@ -424,9 +424,9 @@ fn settle(
         ExchangeEnd::Interrupted { why, partial, recovered } => {
             let mut head = match why {
                 Stop::Deadline => format!(
-                    "Interrupted after {:.1} s (the send's timeout of {:.1} s passed); {} was sent to the program.",
-                    started.elapsed().as_secs_f64(),
-                    limit.as_secs_f64(),
+                    "Interrupted after {} (the send's timeout of {} passed); {} was sent to the program.",
+                    crate::human::elapsed(started.elapsed()),
+                    crate::human::setting(limit),
                     signal_name(kind.interrupt_signal)
                 ),
                 Stop::Cancelled => "Cancelled; the program was interrupted.".into(),

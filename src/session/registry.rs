@@ -289,13 +289,13 @@ impl Registry {
                 drop(inner);
                 for (key, proc, idle) in due {
                     log::info!("session {}/{} idle for {idle:?}: stopping it", key.0, key.1);
-                    proc.note(format!("\n[stopped after {} s idle]\n", idle.as_secs()));
-                    let why = format!("idle for {} s (idleSeconds)", idle.as_secs());
+                    let idle = crate::human::setting(idle);
+                    proc.note(format!("\n[stopped after {idle} idle]\n"));
+                    let why = format!("idle for {idle} (idleSeconds)");
                     proc.kill(&why, REAP_WAIT);
                     self.with(&key, |e| {
                         e.busy = false;
-                        e.stopped =
-                            Some(format!("stopped after being idle for {} s", idle.as_secs()));
+                        e.stopped = Some(format!("stopped after being idle for {idle}"));
                     });
                 }
                 self.cond.notify_all();

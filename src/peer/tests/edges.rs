@@ -240,6 +240,14 @@ fn a_queued_call_ends_at_its_deadline_even_when_it_became_a_job() {
         "{text}"
     );
     h.now = t0 + Duration::from_secs(3);
+    let list = h.one(call(json!(9), "jobs", json!({}), None));
+    let list = list["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        list.contains(&format!(
+            "{job_id}  sleep  working  3 s  waiting for a free slot"
+        )),
+        "{list}"
+    );
     assert!(h
         .req(call(json!(3), "job_wait", json!({"id": job_id}), None))
         .sent
@@ -256,4 +264,35 @@ fn a_queued_call_ends_at_its_deadline_even_when_it_became_a_job() {
     assert_eq!(r["result"]["isError"], true, "{r}");
     let text = r["result"]["content"][0]["text"].as_str().unwrap();
     assert!(text.starts_with("sleep never started"), "{text}");
+}
+
+#[test]
+fn a_subscription_to_a_resource_the_server_does_not_have_is_refused() {
+    let mut c = catalog();
+    c.resource_templates = vec![crate::mcp::ResourceTemplate {
+        uri_template: "test://t/{id}".into(),
+        name: "t".into(),
+        title: None,
+        description: None,
+        mime_type: None,
+    }];
+    let mut h = H {
+        peer: Peer::server(Arc::new(c), Config::default()),
+        now: Instant::now(),
+    };
+    h.req(json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}));
+    let sub = |uri: &str| json!({"jsonrpc":"2.0","id":1,"method":"resources/subscribe","params":{"uri":uri}});
+    for uri in ["test://r", "test://t/7"] {
+        assert_eq!(h.one(sub(uri))["result"], json!({}), "{uri}");
+    }
+    // MCP 2025-11-25, Resources: Error Handling: -32002, with the URI.
+    for uri in ["test://nope", "test://t/", "test://r/x"] {
+        let r = h.one(sub(uri));
+        assert_eq!(r["error"]["code"], -32002, "{r}");
+        assert_eq!(r["error"]["message"], format!("Resource not found: {uri}"));
+        assert_eq!(r["error"]["data"]["uri"], uri);
+    }
+    // Unsubscribing from anything is harmless.
+    let r = h.one(json!({"jsonrpc":"2.0","id":2,"method":"resources/unsubscribe","params":{"uri":"test://nope"}}));
+    assert_eq!(r["result"], json!({}));
 }
