@@ -107,6 +107,8 @@ const MAX_STARTS: u32 = 4;
 
 struct Watchdog {
     child: Child,
+    /// Unregistered when the watchdog is dropped (after `retire` reaped it).
+    _owned: crate::process::owned::Owned,
     stdin: ChildStdin,
     /// It was told the private directory's name.
     told_dir: bool,
@@ -309,10 +311,11 @@ fn spawn_watchdog() -> std::io::Result<Watchdog> {
             Ok(())
         });
     }
-    let mut child = cmd.spawn()?;
+    let (mut child, owned) = crate::process::owned::spawn(&mut cmd)?;
     match child.stdin.take() {
         Some(stdin) => Ok(Watchdog {
             child,
+            _owned: owned,
             stdin,
             told_dir: false,
         }),
