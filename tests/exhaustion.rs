@@ -2,7 +2,8 @@
 //! of another user, a pids cgroup) every request is answered; a watchdog that could not start
 //! at the first call (EMFILE) starts at the next, and a `setsid` child dies with a SIGKILLed
 //! server; another user who made every name of `TMPDIR` it could predict takes nothing away
-//! (cut output and the `onCancel` after SIGKILL); a relative `TMPDIR` works as well; no zombie
+//! (cut output and the `onCancel` after SIGKILL); a relative `TMPDIR` works as well (and
+//! reaches programs absolute); no zombie
 //! stays under the server after cancels, without another call. Payloads are harmless: `true`,
 //! `seq`, `sleep`, `touch` of a marker in the test's own directory.
 #![cfg(target_os = "linux")]
@@ -50,6 +51,8 @@ fn manifest(dir: &Path) -> PathBuf {
             {"name": "hang", "description": "says it started, then waits; its onCancel leaves a marker",
              "program": "sh", "args": ["-c", "echo started; exec sleep 1000"],
              "onCancel": ["touch", format!("{}/cancelled-{{callId}}", marks.display())]},
+            {"name": "tmpdir", "description": "prints its TMPDIR", "program": "sh",
+             "args": ["-c", "printf %s \"$TMPDIR\""]},
             {"name": "stray", "description": "leaves a zombie in a process group of its own",
              "program": "python3", "args": ["-c", STRAY]}
         ]
@@ -260,6 +263,7 @@ fn every_request_is_answered_at_a_pids_cgroup_limit() {
             return;
         }
     };
+    let _remove = RemoveCgroup(cgroup.clone());
     let dir = temp_dir("pids");
     let tmp = shared_tmp(&dir);
     let p = serve(server(&dir, &tmp));
@@ -276,11 +280,21 @@ fn every_request_is_answered_at_a_pids_cgroup_limit() {
         std::fs::write(cgroup.join("pids.max"), max).unwrap();
     };
     answered_at_the_limit(p, &limit);
-    // Empty once the server and its watchdog are gone.
-    let deadline = Instant::now() + PATIENCE;
-    while std::fs::remove_dir(&cgroup).is_err() {
-        assert!(Instant::now() < deadline, "{} stays busy", cgroup.display());
-        std::thread::sleep(Duration::from_millis(20));
+}
+
+/// Removes the test's cgroup, once the server and its watchdog are gone (also after a
+/// failure, when the server was killed).
+struct RemoveCgroup(PathBuf);
+
+impl Drop for RemoveCgroup {
+    fn drop(&mut self) {
+        let deadline = Instant::now() + PATIENCE;
+        while std::fs::remove_dir(&self.0).is_err() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        if self.0.exists() && !std::thread::panicking() {
+            panic!("{} stays busy", self.0.display());
+        }
     }
 }
 
@@ -471,7 +485,15 @@ fn a_relative_tmpdir_keeps_on_cancel_after_sigkill() {
     let tmp = shared_tmp(&dir);
     let mut cmd = server(&dir, Path::new("tmp"));
     cmd.current_dir(&dir);
-    let p = serve(cmd);
+    let mut p = serve(cmd);
+    // Programs get it absolute too (they run in other directories).
+    p.call(json!(1), "tmpdir", json!({}), None);
+    let r = p.response(&json!(1));
+    assert_eq!(
+        r["result"]["structuredContent"]["stdout"],
+        json!(tmp.to_str().unwrap()),
+        "{r}"
+    );
     on_cancel_runs_after_sigkill(p, &dir, &tmp);
 }
 
