@@ -45,7 +45,18 @@
 //!
 //! A command tool ([`process::run`]) runs on its worker and adds no thread: the worker starts
 //! the program, writes its stdin, reads its stdout and stderr and waits for its exit (a
-//! pidfd) in one `poll` loop, then sweeps what it left.
+//! pidfd) in one `poll` loop, then sweeps what it left. (A call whose output lines come
+//! faster than heartbeats adds `stdmcp-status`, which passes the latest line on late.) Two
+//! threads of the process are started only when needed, and never per call: `stdmcp-timer`
+//! at the first call with a deadline or progress token, and `stdmcp-reap`, the first time a
+//! process killed at the end of a call is still dying after the call's one-second wait; it
+//! reaps such processes as they die, whether or not another call comes.
+//!
+//! Every request is answered even when a thread cannot be started (`ulimit -u`, a pids
+//! cgroup): a worker's job then waits for a busy worker, or, when there is none, the request
+//! is answered with an error; a call with a deadline is answered with an error when the timer
+//! cannot be started (the next call tries again). The reader, writer and signal threads are
+//! started before anything is read; without them the server does not start.
 //!
 //! Interactive sessions add threads of their own, per running session program:
 //!
@@ -60,6 +71,10 @@
 //! woken when a session is used; stops idle sessions. At shutdown the main thread kills every
 //! session's process group and waits for the reaps.
 //! ```
+//!
+//! The owner thread starts the reader and writer before it hands out the program's pid; if
+//! either cannot be started, the program is killed and reaped, and the session's start fails
+//! with that reason.
 //!
 //! The dispatcher is not a thread of its own: whichever thread has input for the peer (the
 //! reader with frames, a worker with its result or progress, the timer with a heartbeat) takes

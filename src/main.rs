@@ -7,6 +7,10 @@ use std::process::ExitCode;
 fn main() -> ExitCode {
     // First, while this is the only thread: nothing the server inherited reaches a tool.
     stdmcp::process::seal_inherited_fds();
+    // Every child of this program is started by the runner: sweeps may reap any other.
+    stdmcp::process::reap_stray_children();
+    // TMPDIR made absolute now, against the directory the server was started in.
+    stdmcp::process::private_dir::temp_root();
     stdmcp::init_logging();
     let args: Vec<String> = std::env::args().skip(1).collect();
     cli::run(args)

@@ -18,6 +18,7 @@ mod leader;
 mod limits;
 pub mod on_cancel;
 pub mod orphans;
+pub(crate) mod owned;
 pub mod private_dir;
 mod server_process;
 mod spec;
@@ -160,7 +161,8 @@ pub fn run(
     let marker = orphans::new_marker();
     let mut cmd = command(spec, &marker)?;
     let start = Instant::now();
-    let mut child = cmd.spawn().map_err(|e| spawn_error(spec, e))?;
+    // Unregistered at the end, after the child was reaped (on every path below).
+    let (mut child, _owned) = owned::spawn(&mut cmd).map_err(|e| spawn_error(spec, e))?;
     let pid = child.id();
     // The child called setpgid(0, 0) before exec, and spawn() returns only
     // after a successful exec, so the group exists now.
@@ -277,6 +279,18 @@ static SEALED: AtomicBool = AtomicBool::new(false);
 pub fn seal_inherited_fds() {
     cloexec_inherited_fds();
     SEALED.store(true, Ordering::SeqCst);
+}
+
+/// Lets every sweep (the end of a call) also reap the zombie children of this process that
+/// no `Child` of the runner waits for: processes a call left in process groups of their own
+/// (`setpgid`, a shell's job control) that exited, and were reparented to this subreaper
+/// when their parent died. Without it they stay zombies as long as the server runs.
+///
+/// Call it at the start of `main` in a program that starts children only through the runner
+/// ([`run`], [`interactive`], [`ServerProcess`]): a child started otherwise could be reaped
+/// under its `Child` handle. The `stdmcp` binary calls it.
+pub fn reap_stray_children() {
+    owned::REAP_STRAYS.store(true, Ordering::SeqCst);
 }
 
 /// Whether [`run`] may start a program without its pre-exec hook (see [`seal_inherited_fds`]).

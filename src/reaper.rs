@@ -107,6 +107,8 @@ const MAX_STARTS: u32 = 4;
 
 struct Watchdog {
     child: Child,
+    /// Unregistered when the watchdog is dropped (after `retire` reaped it).
+    _owned: crate::process::owned::Owned,
     stdin: ChildStdin,
     /// It was told the private directory's name.
     told_dir: bool,
@@ -190,9 +192,10 @@ fn tell_dir(st: &mut State) {
 }
 
 /// `d/PATH\n` for the watchdog (`None` for a name a line cannot carry).
-fn dir_line(dir: &std::path::Path) -> Option<String> {
-    let text = dir.to_str()?;
-    (text.starts_with('/') && !text.contains('\n')).then(|| format!("d{text}\n"))
+fn dir_line(dir: &std::path::Path) -> Option<Vec<u8>> {
+    use std::os::unix::ffi::OsStrExt;
+    let path = dir.as_os_str().as_bytes();
+    (path.starts_with(b"/") && !path.contains(&b'\n')).then(|| [b"d", path, b"\n"].concat())
 }
 
 impl Drop for GroupGuard {
@@ -205,12 +208,12 @@ impl Drop for GroupGuard {
 }
 
 fn send(st: &mut State, op: char, pgid: i32) {
-    write(st, &format!("{op}{pgid}\n"));
+    write(st, format!("{op}{pgid}\n").as_bytes());
 }
 
-fn write(st: &mut State, line: &str) {
+fn write(st: &mut State, line: &[u8]) {
     let failed = match st.watchdog.as_mut() {
-        Some(w) => w.stdin.write_all(line.as_bytes()).err(),
+        Some(w) => w.stdin.write_all(line).err(),
         None => return,
     };
     if let Some(err) = failed {
@@ -244,15 +247,15 @@ fn start_if_needed(st: &mut State) {
     match spawn_watchdog() {
         Ok(mut w) => {
             st.starts += 1;
-            let mut replay = String::new();
+            let mut replay = Vec::new();
             if let Some(line) = &dir {
-                replay.push_str(line);
+                replay.extend_from_slice(line);
                 w.told_dir = true;
             }
             for g in &st.groups {
-                replay.push_str(&format!("+{g}\n"));
+                replay.extend_from_slice(format!("+{g}\n").as_bytes());
             }
-            if let Err(err) = w.stdin.write_all(replay.as_bytes()) {
+            if let Err(err) = w.stdin.write_all(&replay) {
                 log::warn!("process watchdog died at start ({err}); continuing without it");
                 st.watchdog = Some(w);
                 retire(st);
@@ -309,10 +312,11 @@ fn spawn_watchdog() -> std::io::Result<Watchdog> {
             Ok(())
         });
     }
-    let mut child = cmd.spawn()?;
+    let (mut child, owned) = crate::process::owned::spawn(&mut cmd)?;
     match child.stdin.take() {
         Some(stdin) => Ok(Watchdog {
             child,
+            _owned: owned,
             stdin,
             told_dir: false,
         }),

@@ -10,7 +10,10 @@ mod common;
 use std::path::PathBuf;
 use std::process::Command;
 
-use common::{alive, fixture, send_signal, stdmcp_bin, temp_dir, wait_gone, zombies_of, Proc};
+use common::{
+    alive, escaped_pid, fixture, send_signal, stdmcp_bin, temp_dir, wait_gone, zombies_of,
+    KillOnDrop, Proc,
+};
 use serde_json::{json, Value};
 
 const WAYS: [&str; 4] = ["setsid", "double", "nohup", "tree"];
@@ -77,23 +80,6 @@ fn serve_with(start: Start) -> Proc {
     p
 }
 
-/// Kills the escaped process if the test fails, so a failure leaves nothing behind.
-struct KillOnDrop(i32);
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        // SAFETY: kill has no memory-safety preconditions; the process may be gone already.
-        unsafe { libc::kill(self.0, libc::SIGKILL) };
-    }
-}
-
-fn escaped_pid(text: &str) -> i32 {
-    text.lines()
-        .find_map(|l| l.strip_prefix("escaped "))
-        .and_then(|p| p.trim().parse().ok())
-        .unwrap_or_else(|| panic!("no `escaped PID` line in {text:?}"))
-}
-
 /// What the tool printed on stdout (from the structured result).
 fn stdout(r: &Value) -> &str {
     r["result"]["structuredContent"]["stdout"]
@@ -150,13 +136,7 @@ fn escape_then_end(start: Start, how: &str, end: &str) {
         json!({"how": how, "then": "wait"}),
         Some(json!("t")),
     );
-    let m = p.recv_where("the escaped pid", |m| {
-        m["params"]["progressToken"] == "t"
-            && m["params"]["message"]
-                .as_str()
-                .is_some_and(|s| s.starts_with("escaped "))
-    });
-    let pid = escaped_pid(m["params"]["message"].as_str().unwrap());
+    let pid = p.escaped_pid_of("t");
     let _cleanup = KillOnDrop(pid);
     assert!(
         alive(pid),

@@ -14,6 +14,8 @@ use crate::reaper;
 pub(super) struct Leader {
     pub child: Child,
     _group: reaper::GroupGuard,
+    /// Unregistered after `Drop::drop` reaped the child.
+    _owned: super::owned::Owned,
     marker: String,
     reaped: bool,
 }
@@ -28,11 +30,12 @@ impl Leader {
         crate::reaper::ensure_started();
         let marker = orphans::new_marker();
         cmd.env(orphans::MARKER, &marker).process_group(0);
-        let child = cmd.spawn()?;
+        let (child, owned) = super::owned::spawn(cmd)?;
         let group = reaper::track(child.id() as libc::pid_t);
         Ok(Leader {
             child,
             _group: group,
+            _owned: owned,
             marker,
             reaped: false,
         })

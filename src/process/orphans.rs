@@ -16,7 +16,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, Once, OnceLock, PoisonError};
+use std::sync::{Once, OnceLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// The environment variable that marks a call's processes.
@@ -26,9 +26,6 @@ pub const MARKER: &str = "STDMCP_CALL";
 const ROUNDS: usize = 50;
 /// How long [`sweep`] waits for killed processes to die so it can reap them.
 const REAP_WAIT: Duration = Duration::from_secs(1);
-
-/// Killed processes that had not died when their sweep ended: reaped by a later sweep.
-static LEFTOVER: Mutex<BTreeMap<i32, u64>> = Mutex::new(BTreeMap::new());
 
 /// This server's marker prefix: `<pid>-<start time in µs, hex>`, unique per process.
 pub fn instance() -> &'static str {
@@ -210,6 +207,9 @@ pub(super) fn sweep(pgid: libc::pid_t, marker: &str, spawned: Option<Instant>) {
     let my_sid = stat(me).map(|p| p.sid);
     let needle = format!("{MARKER}={marker}").into_bytes();
     let mut found: BTreeMap<i32, u64> = BTreeMap::new();
+    // Zombie children of ours that are not the call's by the rules below: reaped at the end
+    // unless a `Child` waits for them (`owned`).
+    let mut strays: BTreeMap<i32, u64> = BTreeMap::new();
     for _ in 0..ROUNDS {
         super::signal_group(pgid, libc::SIGKILL);
         let mut live = 0;
@@ -221,6 +221,9 @@ pub(super) fn sweep(pgid: libc::pid_t, marker: &str, spawned: Option<Instant>) {
                 p.pgid == pgid || has_env(p.pid, &needle)
             };
             if !ours {
+                if zombie && p.ppid == me {
+                    strays.insert(p.pid, p.start);
+                }
                 continue;
             }
             found.insert(p.pid, p.start);
@@ -235,11 +238,15 @@ pub(super) fn sweep(pgid: libc::pid_t, marker: &str, spawned: Option<Instant>) {
         }
     }
     let waiting = reap(found, Instant::now() + REAP_WAIT);
-    // Earlier sweeps' stragglers get one look each, without waiting for them.
-    let mut leftover = LEFTOVER.lock().unwrap_or_else(PoisonError::into_inner);
-    let dying: BTreeSet<i32> = leftover.keys().copied().collect();
-    leftover.retain(|&pid, &mut start| !reap_one(pid, start, &dying));
-    leftover.extend(waiting);
+    if !strays.is_empty() && super::owned::REAP_STRAYS.load(Ordering::Relaxed) {
+        let _no_spawns = super::owned::no_spawns();
+        for (pid, start) in strays {
+            if !super::owned::is_owned(pid) {
+                reap_one(pid, start, &BTreeSet::new());
+            }
+        }
+    }
+    later::keep(waiting);
 }
 
 /// Reap the processes of `found` (pid -> start time) that are or become our zombie children;
@@ -279,6 +286,85 @@ fn reap_one(pid: i32, start: u64, dying: &BTreeSet<i32>) -> bool {
     // owns: the sweep collects only processes of a call other than its reaped leader.
     let r = unsafe { libc::waitpid(pid, std::ptr::null_mut(), libc::WNOHANG) };
     r == pid || r < 0
+}
+
+/// Killed processes that had not died when their sweep ended: reaped as soon as they die,
+/// by one thread of the process (`stdmcp-reap`) started the first time there is one, whether
+/// or not another call comes. The thread polls them (every 10 ms at first, then less often,
+/// at least every second) while any is left, and sleeps while none is.
+mod later {
+    use super::{reap_one, BTreeMap, BTreeSet, Duration};
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
+
+    static LEFT: Mutex<BTreeMap<i32, u64>> = Mutex::new(BTreeMap::new());
+    static MORE: Condvar = Condvar::new();
+    static STARTED: AtomicBool = AtomicBool::new(false);
+
+    fn left() -> MutexGuard<'static, BTreeMap<i32, u64>> {
+        LEFT.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Hands over killed processes (pid -> start time) still to reap.
+    pub(super) fn keep(waiting: BTreeMap<i32, u64>) {
+        let mut left = left();
+        if waiting.is_empty() && left.is_empty() {
+            return;
+        }
+        left.extend(waiting);
+        // Without the thread (it could not be started), each sweep takes one look.
+        let dying: BTreeSet<i32> = left.keys().copied().collect();
+        left.retain(|&pid, &mut start| !reap_one(pid, start, &dying));
+        let empty = left.is_empty();
+        drop(left);
+        if !empty {
+            start();
+            MORE.notify_one();
+        }
+    }
+
+    fn start() {
+        if STARTED.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let started = std::thread::Builder::new()
+            .name("stdmcp-reap".into())
+            .stack_size(64 * 1024)
+            .spawn(run);
+        if let Err(e) = started {
+            log::warn!(
+                "cannot start the thread that reaps killed processes ({e}): they are \
+                 reaped at the end of a later call"
+            );
+            STARTED.store(false, Ordering::SeqCst);
+        }
+    }
+
+    fn run() {
+        const FIRST: Duration = Duration::from_millis(10);
+        let mut pause = FIRST;
+        let mut left = left();
+        loop {
+            if left.is_empty() {
+                pause = FIRST;
+                left = MORE.wait(left).unwrap_or_else(PoisonError::into_inner);
+                continue;
+            }
+            left = MORE
+                .wait_timeout(left, pause)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+            let dying: BTreeSet<i32> = left.keys().copied().collect();
+            left.retain(|&pid, &mut start| !reap_one(pid, start, &dying));
+            pause = (pause * 2).min(Duration::from_secs(1));
+        }
+    }
+
+    /// Processes still to reap.
+    #[cfg(test)]
+    pub(super) fn count() -> usize {
+        left().len()
+    }
 }
 
 #[cfg(test)]
@@ -365,6 +451,30 @@ mod tests {
         if let Some(closed) = closed {
             assert_eq!(closed, None);
         }
+    }
+
+    #[test]
+    #[allow(clippy::disallowed_methods)] // a bare child, killed and left to the sweep's thread
+    #[allow(unsafe_code)]
+    fn a_process_that_outlived_its_sweep_is_reaped_without_another_sweep() {
+        let child = std::process::Command::new("sleep")
+            .arg("1000")
+            .spawn()
+            .expect("sleep");
+        let pid = child.id() as i32;
+        let start = stat(pid).expect("stat").start;
+        // Alive when its sweep ended (stuck in the kernel, say): kept for later.
+        later::keep(BTreeMap::from([(pid, start)]));
+        assert!(later::count() >= 1);
+        // SAFETY: kill has no memory-safety preconditions; the child is ours.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+        // No other sweep: the thread reaps it (it is gone from /proc, not a zombie).
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while stat(pid).is_some_and(|p| p.start == start) {
+            assert!(Instant::now() < deadline, "{pid} was never reaped");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        drop(child);
     }
 
     #[test]

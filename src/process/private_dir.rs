@@ -5,7 +5,7 @@
 //! `$TMPDIR/stdmcp-<24 hex digits from getrandom>`, created with mode 0700 by `mkdir` (which
 //! fails if the name exists: then another name is drawn, as `mkdtemp` does). The name is
 //! published nowhere (not on a command line, not in an environment): the watchdog
-//! ([`crate::reaper`]) learns it through its private stdin pipe, and removes the directory
+//! (`src/reaper.rs`) learns it through its private stdin pipe, and removes the directory
 //! (after running what `on-cancel/` holds) when the server is gone. Whoever lists a shared
 //! `/tmp` sees the directory once it exists, and can do nothing with it.
 //!

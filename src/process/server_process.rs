@@ -38,8 +38,10 @@ impl ServerProcess {
         super::harden(&mut cmd);
         let mut leader = Leader::spawn(&mut cmd)?;
         if let Some(mut err) = leader.child.stderr.take() {
-            // The server's log lines pass through; the copy ends at EOF.
-            let _ = thread::Builder::new()
+            // The server's log lines pass through; the copy ends at EOF. Without the copy the
+            // server would block once the pipe is full: then it is not started at all
+            // (dropping `leader` kills and reaps it).
+            thread::Builder::new()
                 .name("stdmcp-server-stderr".into())
                 .spawn(move || {
                     let mut buf = [0u8; 8192];
@@ -48,7 +50,8 @@ impl ServerProcess {
                             break;
                         }
                     }
-                });
+                })
+                .map_err(|e| io::Error::new(e.kind(), format!("cannot start a thread: {e}")))?;
         }
         Ok(ServerProcess {
             stdin: leader.child.stdin.take(),

@@ -32,6 +32,15 @@ pub(crate) fn minimal_environment<'a>(
             out.insert(k.into(), v);
         }
     }
+    // A relative TMPDIR would name another directory in the child's working directory: the
+    // child gets the one the server uses, made absolute once.
+    let tmpdir = OsStr::new("TMPDIR");
+    if out
+        .get(tmpdir)
+        .is_some_and(|v| !std::path::Path::new(v).is_absolute())
+    {
+        out.insert(tmpdir.into(), super::private_dir::temp_root().into());
+    }
     let fixed = fixed.into_iter().map(|(k, v)| (k.into(), v.into()));
     out.extend(fixed);
     out.extend(env.iter().map(|(k, v)| (k.into(), v.into())));

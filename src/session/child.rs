@@ -11,7 +11,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread;
 use std::time::{Duration, Instant, SystemTime};
 
-use crossbeam_channel::Sender;
+use crossbeam_channel::{Receiver, Sender};
 
 use super::answer::Pending;
 use super::feed::Feed;
@@ -139,7 +139,7 @@ impl Proc {
         thread::Builder::new()
             .name(format!("stdmcp-session-{label}"))
             .spawn(move || own(&spec, &tx, input_rx))
-            .map_err(|e| format!("cannot start a thread: {e}"))?;
+            .map_err(|e| format!("cannot start the session's thread: {e}"))?;
         let started = rx
             .recv()
             .map_err(|_| "the session thread ended early".to_owned())?;
@@ -165,7 +165,9 @@ impl Proc {
             killed_by: Mutex::new(None),
             cpu_seconds: kind.limits.cpu_seconds,
         });
-        // The owner thread waits for this before reading and waiting.
+        // The owner thread waits for this before waiting, the reader thread before reading:
+        // one each.
+        let _ = reader_start.send(Arc::clone(&proc));
         let _ = reader_start.send(Arc::clone(&proc));
         Ok(proc)
     }
@@ -271,8 +273,10 @@ impl Proc {
 
 type Started = Result<(u32, Sender<Arc<Proc>>), String>;
 
-/// The owner thread: spawn, hand out the pid, then read/write through helper threads and
-/// wait for the program; reap it and record its status.
+/// The owner thread: spawn, start the reader and writer threads, hand out the pid, then
+/// wait for the program; reap it and record its status. A helper thread that cannot be
+/// started is an error of the start: the program is killed and reaped (dropping `child`),
+/// and the helpers started already end (their channel and feed close).
 fn own(spec: &InteractiveSpec, started: &Sender<Started>, input: Arc<Feed>) {
     let mut child = match Interactive::spawn(spec) {
         Ok(c) => c,
@@ -281,44 +285,20 @@ fn own(spec: &InteractiveSpec, started: &Sender<Started>, input: Arc<Feed>) {
             return;
         }
     };
-    let (proc_tx, proc_rx) = crossbeam_channel::bounded::<Arc<Proc>>(1);
-    if started.send(Ok((child.pid(), proc_tx))).is_err() {
+    let (proc_tx, proc_rx) = crossbeam_channel::bounded::<Arc<Proc>>(2);
+    let helpers = start_reader(&mut child, proc_rx.clone())
+        .and_then(|()| start_writer(&mut child, Arc::clone(&input)));
+    if let Err(e) = helpers {
+        input.close();
+        drop(proc_tx);
+        let _ = started.send(Err(format!("cannot start a thread of the session: {e}")));
         return; // dropping `child` kills and reaps it
     }
+    if started.send(Ok((child.pid(), proc_tx))).is_err() {
+        input.close();
+        return;
+    }
     let Ok(proc) = proc_rx.recv() else { return };
-    if let Some(mut stdin) = child.take_stdin() {
-        let _ = thread::Builder::new()
-            .name("stdmcp-session-in".into())
-            .spawn(move || {
-                while let Some(bytes) = input.recv() {
-                    if stdin
-                        .write_all(&bytes)
-                        .and_then(|()| stdin.flush())
-                        .is_err()
-                    {
-                        break;
-                    }
-                }
-            });
-    }
-    if let Some(mut out) = child.take_output() {
-        let proc = Arc::clone(&proc);
-        let _ = thread::Builder::new()
-            .name("stdmcp-session-out".into())
-            .spawn(move || {
-                let mut buf = vec![0u8; 16 * 1024];
-                loop {
-                    match out.read(&mut buf) {
-                        Ok(0) => break,
-                        Ok(n) => proc.output(&buf[..n]),
-                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                        Err(_) => break,
-                    }
-                }
-                proc.lock().eof = true;
-                proc.cond.notify_all();
-            });
-    }
     match child.wait() {
         Ok(status) => proc.exited(status),
         Err(e) => {
@@ -329,6 +309,53 @@ fn own(spec: &InteractiveSpec, started: &Sender<Started>, input: Arc<Feed>) {
             ));
         }
     }
+}
+
+/// The thread that writes queued input to the program's stdin; it ends when the feed closes
+/// or the pipe breaks.
+fn start_writer(child: &mut Interactive, input: Arc<Feed>) -> std::io::Result<()> {
+    let Some(mut stdin) = child.take_stdin() else {
+        return Ok(());
+    };
+    thread::Builder::new()
+        .name("stdmcp-session-in".into())
+        .spawn(move || {
+            while let Some(bytes) = input.recv() {
+                if stdin
+                    .write_all(&bytes)
+                    .and_then(|()| stdin.flush())
+                    .is_err()
+                {
+                    break;
+                }
+            }
+        })
+        .map(drop)
+}
+
+/// The thread that reads the program's output into its `Proc` (which it gets once the
+/// session has one; it ends at once if it never does).
+fn start_reader(child: &mut Interactive, proc: Receiver<Arc<Proc>>) -> std::io::Result<()> {
+    let Some(mut out) = child.take_output() else {
+        return Ok(());
+    };
+    thread::Builder::new()
+        .name("stdmcp-session-out".into())
+        .spawn(move || {
+            let Ok(proc) = proc.recv() else { return };
+            let mut buf = vec![0u8; 16 * 1024];
+            loop {
+                match out.read(&mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => proc.output(&buf[..n]),
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(_) => break,
+                }
+            }
+            proc.lock().eof = true;
+            proc.cond.notify_all();
+        })
+        .map(drop)
 }
 
 /// The program's whole environment: the few variables every tool gets, `passEnv`, `env`, and

@@ -92,7 +92,9 @@ struct State {
 /// A spool: a directory of kept outputs under a size cap.
 #[derive(Debug)]
 pub struct Spool {
-    dir: PathBuf,
+    /// Set at the first use for the server's spool ([`path`], which makes the server's
+    /// private directory): a server that never keeps an output makes none.
+    dir: OnceLock<PathBuf>,
     cap: u64,
     state: Mutex<State>,
 }
@@ -113,7 +115,7 @@ impl Spool {
     /// keeping at most `cap` bytes.
     pub fn new(dir: PathBuf, cap: u64) -> Spool {
         Spool {
-            dir,
+            dir: OnceLock::from(dir),
             cap,
             state: Mutex::new(State::default()),
         }
@@ -131,7 +133,11 @@ impl Spool {
                 }),
                 Err(_) => DEFAULT_MAX_BYTES,
             };
-            Arc::new(Spool::new(path(), cap))
+            Arc::new(Spool {
+                dir: OnceLock::new(),
+                cap,
+                state: Mutex::new(State::default()),
+            })
         })
     }
 
@@ -167,7 +173,7 @@ impl Spool {
     }
 
     fn file(&self, id: &str, s: Stream) -> PathBuf {
-        self.dir.join(format!("{id}.{}", stream_name(s)))
+        self.dir().join(format!("{id}.{}", stream_name(s)))
     }
 
     /// What is kept of call `id`'s stream `s`, or why nothing is.
@@ -237,12 +243,12 @@ impl Spool {
     /// Creates the directory on first use; false if it cannot be (then nothing is kept).
     fn ensure_dir(&self, st: &mut State) -> bool {
         if !st.created && !st.broken {
-            match std::fs::DirBuilder::new().mode(0o700).create(&self.dir) {
+            match std::fs::DirBuilder::new().mode(0o700).create(self.dir()) {
                 Ok(()) => st.created = true,
                 Err(e) => {
                     log::warn!(
                         "cannot create the output spool {} ({e}): complete outputs are not kept",
-                        self.dir.display()
+                        self.dir().display()
                     );
                     st.broken = true;
                 }
@@ -313,8 +319,8 @@ impl Spool {
     pub fn clear(&self) {
         let mut st = lock(&self.state);
         if st.created {
-            if let Err(e) = std::fs::remove_dir_all(&self.dir) {
-                log::debug!("removing {}: {e}", self.dir.display());
+            if let Err(e) = std::fs::remove_dir_all(self.dir()) {
+                log::debug!("removing {}: {e}", self.dir().display());
             }
         }
         let evicted = std::mem::take(&mut st.evicted);
@@ -330,7 +336,7 @@ impl Spool {
 
     /// The directory (which may not exist yet).
     pub fn dir(&self) -> &Path {
-        &self.dir
+        self.dir.get_or_init(path)
     }
 }
 

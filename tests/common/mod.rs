@@ -279,6 +279,39 @@ pub fn send_signal(pid: i32, sig: i32) {
     assert!(status.success());
 }
 
+/// The pid in an `escaped PID` line (`tests/fixtures/escape.sh`).
+pub fn escaped_pid(text: &str) -> i32 {
+    text.lines()
+        .find_map(|l| l.strip_prefix("escaped "))
+        .and_then(|p| p.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no `escaped PID` line in {text:?}"))
+}
+
+impl Proc {
+    /// The escaped pid a call with progress token `token` reports in a heartbeat.
+    pub fn escaped_pid_of(&mut self, token: &str) -> i32 {
+        let token = json!(token);
+        let m = self.recv_where("the escaped pid", move |m| {
+            m["params"]["progressToken"] == token
+                && m["params"]["message"]
+                    .as_str()
+                    .is_some_and(|s| s.starts_with("escaped "))
+        });
+        escaped_pid(m["params"]["message"].as_str().unwrap())
+    }
+}
+
+/// Kills the escaped process if the test fails, so a failure leaves nothing behind.
+pub struct KillOnDrop(pub i32);
+
+impl Drop for KillOnDrop {
+    #[allow(unsafe_code)]
+    fn drop(&mut self) {
+        // SAFETY: kill has no memory-safety preconditions; the process may be gone already.
+        unsafe { libc::kill(self.0, libc::SIGKILL) };
+    }
+}
+
 pub fn modern_meta() -> Value {
     json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}})
 }
