@@ -50,6 +50,7 @@ fn hol() -> Kind {
         interrupted: "Interrupt",
         crash: "OS.Process.exit OS.Process.failure : unit;",
         crash_code: 1,
+        fail_is_error: true,
     }
 }
 

@@ -198,6 +198,29 @@ fn the_schema_and_check_know_the_new_fields() {
     ] {
         assert!(out.contains(line), "no {line:?} in {out}");
     }
+    for line in [
+        "start parameters (pa_start):",
+        "- heap (file path in root work, in $HEAP_FILE)",
+        "sh {label}\n",
+    ] {
+        assert!(out.contains(line), "no {line:?} in {out}");
+    }
+    // A start parameter is linted as a tool's: run as code, or choosing code through `env`.
+    let mut risky = m.clone();
+    risky["sessions"][2]["params"]["label"]["env"] = json!("PYTHONPATH");
+    risky["sessions"][2]["args"][1] = json!("-c");
+    risky["sessions"][2]["args"][2] = json!({"param": "label"});
+    let (code, out, err) = common::stdmcp_check(&dir, &risky);
+    let all = format!("{out}{err}");
+    assert_eq!(code, 0, "{all}");
+    assert!(
+        all.contains("sessions[2].params.label.env: PYTHONPATH chooses code"),
+        "{all}"
+    );
+    assert!(
+        all.contains("sessions[2].args[2]: label is run as code"),
+        "{all}"
+    );
     let mut bad = m.clone();
     bad["sessions"][1]["error"] = json!("(unclosed");
     let (code, out, err) = common::stdmcp_check(&dir, &bad);

@@ -45,6 +45,7 @@ fn python() -> Kind {
         interrupted: "KeyboardInterrupt",
         crash: "import os; os._exit(3)",
         crash_code: 3,
+        fail_is_error: false,
     }
 }
 
@@ -74,6 +75,7 @@ fn z3() -> Kind {
         interrupted: "unknown",
         crash: "(exit)",
         crash_code: 0,
+        fail_is_error: false,
     }
 }
 
@@ -93,6 +95,7 @@ fn poly() -> Kind {
         interrupted: "Interrupt",
         crash: "OS.Process.exit OS.Process.failure : unit;",
         crash_code: 1,
+        fail_is_error: false,
     }
 }
 
@@ -110,6 +113,7 @@ fn prolog() -> Kind {
         interrupted: "signal 2 (int)",
         crash: "halt(3).",
         crash_code: 3,
+        fail_is_error: false,
     }
 }
 

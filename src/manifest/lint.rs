@@ -304,9 +304,47 @@ fn free_text(p: &Param) -> bool {
 
 /// Risky but valid things in one tool, with JSON paths under `at` (`tools[2]`).
 pub fn tool_warnings(spec: &ToolSpec, at: &str) -> Vec<ManifestError> {
+    template_warnings(
+        &Template {
+            program: &spec.program,
+            args: &spec.args,
+            params: &spec.params,
+            stdin: spec.stdin.as_deref(),
+        },
+        at,
+    )
+}
+
+/// What a program runs with: a tool's, or a session kind's (its start parameters).
+struct Template<'a> {
+    program: &'a Path,
+    args: &'a [ArgPart],
+    params: &'a std::collections::BTreeMap<String, Param>,
+    stdin: Option<&'a str>,
+}
+
+/// Variables that make a program load or run code of the value's choosing.
+const CODE_VARIABLES: &[&str] = &[
+    "PATH",
+    "ENV",
+    "BASH_ENV",
+    "PYTHONPATH",
+    "PYTHONSTARTUP",
+    "PERL5LIB",
+    "PERL5OPT",
+    "RUBYLIB",
+    "RUBYOPT",
+    "NODE_OPTIONS",
+    "NODE_PATH",
+    "GIT_EXEC_PATH",
+    "GIT_CONFIG_PARAMETERS",
+];
+
+/// Risky but valid things in an argument template and its parameters.
+fn template_warnings(spec: &Template<'_>, at: &str) -> Vec<ManifestError> {
     let mut out = Vec::new();
     let mut warn = |path: String, problem: String| out.push(ManifestError { path, problem });
-    for r in risks(&spec.program, &spec.args) {
+    for r in risks(spec.program, spec.args) {
         match r {
             Risk::Code { arg, param, by } => {
                 let guard = if spec
@@ -337,15 +375,27 @@ pub fn tool_warnings(spec: &ToolSpec, at: &str) -> Vec<ManifestError> {
             ),
         }
     }
+    for (name, p) in spec.params.iter() {
+        let Some(var) = p.env.as_deref().filter(|v| CODE_VARIABLES.contains(v)) else {
+            continue;
+        };
+        if !matches!(p.kind, Kind::Enum(_)) {
+            out.push(ManifestError {
+                path: format!("{at}.params.{name}.env"),
+                problem: format!("{var} chooses code the program (or what it starts) runs: the caller can make it run anything; offer fixed choices (an enum) instead"),
+            });
+        }
+    }
+    let mut warn = |path: String, problem: String| out.push(ManifestError { path, problem });
     if let Some(s) = &spec.stdin {
-        if stdin_is_code(&spec.program, &spec.args) {
+        if stdin_is_code(spec.program, spec.args) {
             warn(format!("{at}.stdin"), format!(
                 "{s} is read as a program by {}: the caller can make it do anything the program can",
                 spec.program.display()
             ));
         }
     }
-    for (name, p) in &spec.params {
+    for (name, p) in spec.params {
         let text = free_text(p);
         let alone = spec.args.iter().position(|a| {
             matches!(a, ArgPart::Param { name: n, flag, .. }
@@ -370,12 +420,23 @@ pub fn tool_warnings(spec: &ToolSpec, at: &str) -> Vec<ManifestError> {
     out
 }
 
-/// Risky but valid things in a manifest (see the module documentation).
+/// Risky but valid things in a manifest (see the module documentation): its tools, and the
+/// start parameters of its session kinds.
 pub fn warnings(m: &Manifest) -> Vec<ManifestError> {
+    let kinds = m.sessions.iter().enumerate().flat_map(|(i, k)| {
+        let t = Template {
+            program: &k.program,
+            args: &k.args,
+            params: &k.params,
+            stdin: None,
+        };
+        template_warnings(&t, &format!("sessions[{i}]"))
+    });
     m.tools
         .iter()
         .enumerate()
         .flat_map(|(i, t)| tool_warnings(t, &format!("tools[{i}]")))
+        .chain(kinds)
         .collect()
 }
 

@@ -35,6 +35,8 @@ pub struct Kind {
     /// Ends the program with exit code `crash_code`.
     pub crash: &'static str,
     pub crash_code: i32,
+    /// The kind's `error` pattern makes the answer to `fail` an `isError` result.
+    pub fail_is_error: bool,
 }
 
 /// The example manifest `examples/{file}`.
@@ -162,7 +164,9 @@ pub fn persists_and_errors(p: &mut Proc, k: &Kind) {
     send(p, 2, k.name, k.define);
     let used = send(p, 3, k.name, k.use_it);
     assert!(used.contains(k.used), "{}: {used:?}", k.name);
-    let failed = send(p, 4, k.name, k.fail);
+    let r = call(p, 4, &format!("{}_send", k.name), json!({"input": k.fail}));
+    assert_eq!(is_error(&r), k.fail_is_error, "{}: {r}", k.name);
+    let failed = text(&r);
     assert!(failed.contains(k.error), "{}: {failed:?}", k.name);
     let again = send(p, 5, k.name, k.use_it);
     assert!(again.contains(k.used), "{}: {again:?}", k.name);
