@@ -60,7 +60,10 @@ assert p["mcpName"] == "io.github.stdmcp/stdmcp", p
 say "packed dist/${tarballs[0]}, dist/${tarballs[1]}, dist/${tarballs[2]} ($(stat -c %s "dist/${tarballs[1]}") and $(stat -c %s "dist/${tarballs[2]}") bytes for the binaries)"
 
 # x64: an empty project, installed offline from the tarballs.
-mkdir -p "$work/x64" "$work/root"
+mkdir -p "$work/x64" "$work/arm64" "$work/root"
+# An empty project (so that npm does not climb to a package.json above the temp directory).
+echo '{"private": true}' >"$work/x64/package.json"
+echo '{"private": true}' >"$work/arm64/package.json"
 echo hello >"$work/root/marker.txt"
 (cd "$work/x64" && npm install --offline "${npm_quiet[@]}" \
   "$repo/dist/${tarballs[0]}" "$repo/dist/${tarballs[1]}" >/dev/null)
@@ -99,8 +102,33 @@ if kill -0 "$sleep_pid" 2>/dev/null; then
 fi
 say "the launcher forwarded SIGINT (the call cancelled, its tool killed) and exited 130"
 
+# A launcher killed with SIGKILL (nothing to forward) leaves no server behind: the server's
+# stdin is the launcher's pipe, so it reads EOF and exits, though the client's end is open.
+mkfifo "$work/client"
+sleep 60 >"$work/client" &
+holder=$!
+(cd "$work/x64" && exec node node_modules/stdmcp/bin/stdmcp.js serve <"$work/client" >/dev/null 2>&1) &
+launcher=$!
+server_pid=
+for _ in $(seq 1 100); do
+  server_pid=$(ps -o pid= --ppid "$launcher" | tr -d " " || true)
+  [ -n "$server_pid" ] && break
+  sleep 0.1
+done
+[ -n "$server_pid" ] || fail "the launcher did not start the server"
+kill -9 "$launcher"
+wait "$launcher" 2>/dev/null || true
+for _ in $(seq 1 100); do kill -0 "$server_pid" 2>/dev/null || break; sleep 0.1; done
+alive=0
+kill -0 "$server_pid" 2>/dev/null && alive=1
+kill "$holder" 2>/dev/null || true
+if [ "$alive" = 1 ]; then
+  kill "$server_pid"
+  fail "the server outlived its launcher's SIGKILL by 10 s"
+fi
+say "the launcher SIGKILLed: its server read EOF and exited"
+
 # arm64: installed for that cpu; the launcher resolves its package; the binary runs under qemu.
-mkdir -p "$work/arm64"
 # (--force: npm refuses a tarball named on the command line for another cpu even with --cpu.)
 (cd "$work/arm64" && npm install --offline --cpu=arm64 --os=linux --force "${npm_quiet[@]}" \
   "$repo/dist/${tarballs[0]}" "$repo/dist/${tarballs[2]}" >/dev/null)
