@@ -12,8 +12,9 @@
 # 2. x64: `npm install --offline` of the launcher and x64 tarballs into an empty project (npm
 #    resolves the launcher's optional dependency to the x64 tarball and skips the arm64 one by
 #    its `cpu`); then `npx --offline stdmcp --version`, and `npx --offline stdmcp serve`
-#    answering tools/list; and `npx stdmcp call` interrupted with SIGINT exits 130 through
-#    the launcher (the signal forwarded, the exit code passed back).
+#    answering tools/list; `stdmcp call` through the launcher, interrupted with SIGINT, is
+#    cancelled and exits 130 (the signal forwarded, the exit code passed back); and a launcher
+#    killed with SIGKILL leaves no server behind.
 # 3. arm64: the same install with `--cpu=arm64`; the launcher, with process.arch arm64 and its
 #    spawn going through qemu-aarch64-static, runs @stdmcp/linux-arm64's binary: --version
 #    and serve answering tools/list.
