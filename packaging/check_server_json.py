@@ -6,7 +6,8 @@ The schema is the copy the PyPI package skillsaw ships byte-for-byte from the re
 published schemas (skillsaw/schemas/mcp_registry/v2025_12_11/SCHEMA-SOURCE.md); its SHA-256
 is checked so a different file cannot pass for it. Beyond the schema: the entry's version and
 each package's version are VERSION, an mcpb package names its release asset of VERSION and
-has a fileSha256.
+has a fileSha256, and every package is of a type the registry verifies (npm, pypi, nuget, oci,
+mcpb: a `cargo` package could not be published).
 """
 import hashlib
 import importlib.util
@@ -16,6 +17,7 @@ import sys
 
 import jsonschema
 
+VERIFIED = {"npm", "pypi", "nuget", "oci", "mcpb"}
 want_sha, version, files = sys.argv[1], sys.argv[2], sys.argv[3:]
 # The package's data only: importing skillsaw would need its own dependencies.
 spec = importlib.util.find_spec("skillsaw")
@@ -40,6 +42,9 @@ for f in files:
     if doc.get("version") != version:
         problems.append(f"version {doc.get('version')!r} is not the crate's {version!r}")
     for i, p in enumerate(doc.get("packages", [])):
+        if p.get("registryType") not in VERIFIED:
+            problems.append(f"packages/{i}: registryType {p.get('registryType')!r} is not "
+                            f"one the registry verifies ({', '.join(sorted(VERIFIED))})")
         if p.get("version") != version:
             problems.append(f"packages/{i}: version {p.get('version')!r} is not {version!r}")
         if p.get("registryType") == "mcpb":

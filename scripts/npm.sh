@@ -12,8 +12,9 @@
 # 2. x64: `npm install --offline` of the launcher and x64 tarballs into an empty project (npm
 #    resolves the launcher's optional dependency to the x64 tarball and skips the arm64 one by
 #    its `cpu`); then `npx --offline stdmcp --version`, and `npx --offline stdmcp serve`
-#    answering tools/list; and `npx stdmcp call` interrupted with SIGINT exits 130 through
-#    the launcher (the signal forwarded, the exit code passed back).
+#    answering tools/list; `stdmcp call` through the launcher, interrupted with SIGINT, is
+#    cancelled and exits 130 (the signal forwarded, the exit code passed back); and a launcher
+#    killed with SIGKILL leaves no server behind.
 # 3. arm64: the same install with `--cpu=arm64`; the launcher, with process.arch arm64 and its
 #    spawn going through qemu-aarch64-static, runs @stdmcp/linux-arm64's binary: --version
 #    and serve answering tools/list.
@@ -60,7 +61,10 @@ assert p["mcpName"] == "io.github.stdmcp/stdmcp", p
 say "packed dist/${tarballs[0]}, dist/${tarballs[1]}, dist/${tarballs[2]} ($(stat -c %s "dist/${tarballs[1]}") and $(stat -c %s "dist/${tarballs[2]}") bytes for the binaries)"
 
 # x64: an empty project, installed offline from the tarballs.
-mkdir -p "$work/x64" "$work/root"
+mkdir -p "$work/x64" "$work/arm64" "$work/root"
+# An empty project (so that npm does not climb to a package.json above the temp directory).
+echo '{"private": true}' >"$work/x64/package.json"
+echo '{"private": true}' >"$work/arm64/package.json"
 echo hello >"$work/root/marker.txt"
 (cd "$work/x64" && npm install --offline "${npm_quiet[@]}" \
   "$repo/dist/${tarballs[0]}" "$repo/dist/${tarballs[1]}" >/dev/null)
@@ -99,8 +103,33 @@ if kill -0 "$sleep_pid" 2>/dev/null; then
 fi
 say "the launcher forwarded SIGINT (the call cancelled, its tool killed) and exited 130"
 
+# A launcher killed with SIGKILL (nothing to forward) leaves no server behind: the server's
+# stdin is the launcher's pipe, so it reads EOF and exits, though the client's end is open.
+mkfifo "$work/client"
+sleep 60 >"$work/client" &
+holder=$!
+(cd "$work/x64" && exec node node_modules/stdmcp/bin/stdmcp.js serve <"$work/client" >/dev/null 2>&1) &
+launcher=$!
+server_pid=
+for _ in $(seq 1 100); do
+  server_pid=$(ps -o pid= --ppid "$launcher" | tr -d " " || true)
+  [ -n "$server_pid" ] && break
+  sleep 0.1
+done
+[ -n "$server_pid" ] || fail "the launcher did not start the server"
+kill -9 "$launcher"
+wait "$launcher" 2>/dev/null || true
+for _ in $(seq 1 100); do kill -0 "$server_pid" 2>/dev/null || break; sleep 0.1; done
+alive=0
+kill -0 "$server_pid" 2>/dev/null && alive=1
+kill "$holder" 2>/dev/null || true
+if [ "$alive" = 1 ]; then
+  kill "$server_pid"
+  fail "the server outlived its launcher's SIGKILL by 10 s"
+fi
+say "the launcher SIGKILLed: its server read EOF and exited"
+
 # arm64: installed for that cpu; the launcher resolves its package; the binary runs under qemu.
-mkdir -p "$work/arm64"
 # (--force: npm refuses a tarball named on the command line for another cpu even with --cpu.)
 (cd "$work/arm64" && npm install --offline --cpu=arm64 --os=linux --force "${npm_quiet[@]}" \
   "$repo/dist/${tarballs[0]}" "$repo/dist/${tarballs[2]}" >/dev/null)

@@ -23,7 +23,7 @@ qemu=$(command -v qemu-aarch64-static || command -v qemu-aarch64 || true)
 say() { printf 'qemu-smoke: %s\n' "$*" >&2; }
 fail() { printf 'qemu-smoke: FAIL: %s\n' "$*" >&2; exit 1; }
 [ -n "$qemu" ] || fail "qemu-aarch64-static not found (apt install qemu-user-static)"
-file -b "$arm" | grep -q 'ARM aarch64' || fail "$arm is not an aarch64 executable"
+readelf -h "$arm" | grep -q 'Machine: *AArch64' || fail "$arm is not an aarch64 executable"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/stdmcp-qemu.XXXXXX")
 pid_file=$work/sleep.pid

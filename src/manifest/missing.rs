@@ -5,7 +5,8 @@
 //! setting, and a user's opt-in): the tool is left out, every other tool is served, and the
 //! server says which were left out and why, on stderr and in its `instructions`, so that a
 //! machine without `grep` still gets the tools it can run instead of "server disconnected".
-//! Only a missing program is forgiven: any other problem of the same tool still refuses.
+//! Only a missing program is forgiven: any other problem of the same tool still refuses, and
+//! so does a session kind whose program is missing.
 
 use std::path::Path;
 
