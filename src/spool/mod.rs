@@ -206,7 +206,7 @@ impl Spool {
     pub fn open(&self, id: &str, s: Stream) -> Result<(Option<File>, Kept), String> {
         let kept = self.kept(id, s)?;
         let name = format!("{id}.{}", stream_name(s));
-        let opened = Dir::open_private(&self.dir).and_then(|d| d.file(Path::new(&name)));
+        let opened = Dir::open_private(self.dir()).and_then(|d| d.file(Path::new(&name)));
         match opened {
             Ok((f, _)) => Ok((Some(f), kept)),
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
@@ -372,7 +372,7 @@ impl EntryInner {
         // Through the directory's descriptor: still this user's private directory, and a new
         // file (never through a symlink or into a FIFO put there).
         let name = format!("{}.{}", self.id, stream_name(s));
-        let mut f = Dir::open_private(&self.spool.dir)?.create(Path::new(&name), 0o600)?;
+        let mut f = Dir::open_private(self.spool.dir())?.create(Path::new(&name), 0o600)?;
         let r = f.write_all(data);
         *file = Some(f);
         r
