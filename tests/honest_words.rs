@@ -31,11 +31,12 @@ fn startup_line(manifest: &Path) -> String {
 
 #[test]
 fn the_startup_line_lists_every_tool_clients_see() {
-    // Sessions only: their tools, not "(0 tools: )".
+    // Sessions only: their tools (and `output`, which reads a long answer whole), not
+    // "(0 tools: )".
     let repls = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/repls.json");
     let line = startup_line(&repls);
     assert!(
-        line.contains("(21 tools: python_start, python_send, python_interrupt"),
+        line.contains("(22 tools: output, python_start, python_send, python_interrupt"),
         "{line}"
     );
     assert!(line.ends_with(", sessions)"), "{line}");
