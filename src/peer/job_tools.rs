@@ -222,11 +222,11 @@ impl Peer {
         let mut text = String::new();
         for j in &self.jobs.jobs {
             text.push_str(&format!(
-                "{}  {}  {}  {} s",
+                "{}  {}  {}  {}",
                 j.id,
                 j.tool,
                 j.status(),
-                j.elapsed(now).as_secs()
+                crate::human::elapsed(j.elapsed(now))
             ));
             if self.job_queued(j) {
                 text.push_str("  waiting for a free slot");

@@ -253,11 +253,11 @@ fn already_running(
         .flatten()?;
     let busy_note = if busy { ", busy with an input" } else { "" };
     let head = format!(
-        "{} is already running (pid {}, in {}, up {} s{busy_note})",
+        "{} is already running (pid {}, in {}, up {}{busy_note})",
         label(key),
         p.pid,
         p.workdir.display(),
-        p.started.elapsed().as_secs()
+        crate::human::elapsed(p.started.elapsed())
     );
     if let Some(l) = asked.launch.as_ref().filter(|l| **l != p.launch) {
         return Some(Err(format!(

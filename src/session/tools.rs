@@ -343,13 +343,18 @@ fn list(reg: &Registry) -> CallToolResult {
             ),
             None => (None, None, None),
         };
-        let idle = now.duration_since(e.last_used).as_secs();
+        let idle_for = now.duration_since(e.last_used);
+        let idle = idle_for.as_secs();
         let state = e.state();
+        let age_text = e.proc.as_ref().map_or_else(
+            || "-".into(),
+            |p| crate::human::elapsed(now.duration_since(p.started)),
+        );
         text.push_str(&format!(
-            "{kind}/{name}: {state}, pid {}, workdir {}, age {} s, idle {idle} s\n",
+            "{kind}/{name}: {state}, pid {}, workdir {}, age {age_text}, idle {}\n",
             pid.map_or_else(|| "-".into(), |p| p.to_string()),
             e.workdir.display(),
-            age.unwrap_or(0)
+            crate::human::elapsed(idle_for)
         ));
         rows.push(json!({"kind": kind, "name": name, "state": state, "pid": pid, "workdir": e.workdir, "ageSeconds": age, "idleSeconds": idle, "startedAt": started, "transcript": uri(kind, name)}));
     });
