@@ -44,16 +44,16 @@ pub fn call(
         Ok(p) => p,
         Err(why) => return CallToolResult::error(format!("Refused: {why}. Nothing was run.")),
     };
-    plan.env
-        .push(("STDMCP_CALL_ID".into(), call_id.clone().into()));
-    let hooks = Hooks::new(spec, &call_id, values, &plan.env);
-    let spool = crate::spool::Spool::global().begin(&call_id);
-    let logs = super::logs::Snapshot::take(spec, roots, args);
     // The program starts in the directory checked, held open until it has started.
     let cwd_dir = match held_cwd(spec, roots, plan.cwd.as_deref()) {
         Ok(d) => d,
         Err(why) => return CallToolResult::error(format!("Refused: {why}. Nothing was run.")),
     };
+    plan.env
+        .push(("STDMCP_CALL_ID".into(), call_id.clone().into()));
+    let hooks = Hooks::new(spec, &call_id, values, &plan.env);
+    let spool = crate::spool::Spool::global().begin(&call_id);
+    let logs = super::logs::Snapshot::take(spec, roots, args);
     let run = RunSpec {
         program: spec.program.clone(),
         args: plan.argv,
