@@ -37,6 +37,10 @@ fn serve(dir: &Path, defaults: Value, env: &[(&str, &str)]) -> Proc {
              "cwd": {"param": "workdir"},
              "params": {"workdir": {"type": "path", "root": "work", "kind": "dir", "required": true}},
              "logs": [".hol/logs/*"]},
+            {"name": "slow_build", "description": "writes its log, then times out", "program": fixture("fail_with_log.sh"),
+             "args": ["slow"], "cwd": {"param": "workdir"}, "timeoutSeconds": 1, "killGraceMs": 100,
+             "params": {"workdir": {"type": "path", "root": "work", "kind": "dir", "required": true}},
+             "logs": [".hol/logs/*"]},
             {"name": "count", "description": "counts", "program": "seq", "args": ["1", {"param": "n"}],
              "params": {"n": {"type": "integer", "minimum": 1, "required": true}}},
             {"name": "list", "description": "lists its working directory", "program": "ls", "args": ["-a"],
@@ -326,6 +330,21 @@ fn a_session_starts_in_the_checked_working_directory_whatever_is_swapped() {
     }
     drop(swapper);
     assert!(inside > 50, "{inside}");
+    p.assert_clean();
+}
+
+#[test]
+fn a_call_past_its_deadline_still_carries_its_log_tails() {
+    let dir = temp_dir("own-deadline");
+    std::fs::create_dir_all(dir.join("work/proj/.hol/logs")).unwrap();
+    let mut p = serve(&dir, json!({}), &[]);
+    let r = common::sessions::call(&mut p, 1, "slow_build", json!({"workdir": "proj"}));
+    let t = text(&r);
+    assert!(is_error(&r) && t.contains("timed out"), "{r}");
+    assert!(
+        t.contains("--- log .hol/logs/own") && t.contains("built"),
+        "{t}"
+    );
     p.assert_clean();
 }
 
