@@ -20,6 +20,10 @@
 //!   started, found as a subreaper by an environment marker; always reaped); `reaper`: the
 //!   watchdog that does the same even when the server itself is killed.
 //! * [`manifest`]: local programs served as tools from a JSON manifest.
+//! * [`beneath`]: files and directories beneath a root opened through descriptors, for
+//!   what the server itself reads or starts a program in (logs, kept outputs, working
+//!   directories); [`spool`]: every call's complete output, and the bounded, cancellable
+//!   reads of `output` and `log`.
 //! * [`session`]: interactive sessions (REPLs, proof assistants) kept alive across calls, their
 //!   tools, answer detection and lifecycle; each program through
 //!   [`process::interactive`].

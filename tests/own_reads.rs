@@ -37,6 +37,10 @@ fn serve(dir: &Path, defaults: Value, env: &[(&str, &str)]) -> Proc {
              "cwd": {"param": "workdir"},
              "params": {"workdir": {"type": "path", "root": "work", "kind": "dir", "required": true}},
              "logs": [".hol/logs/*"]},
+            {"name": "slow_build", "description": "writes its log, then times out", "program": fixture("fail_with_log.sh"),
+             "args": ["slow"], "cwd": {"param": "workdir"}, "timeoutSeconds": 1, "killGraceMs": 100,
+             "params": {"workdir": {"type": "path", "root": "work", "kind": "dir", "required": true}},
+             "logs": [".hol/logs/*"]},
             {"name": "count", "description": "counts", "program": "seq", "args": ["1", {"param": "n"}],
              "params": {"n": {"type": "integer", "minimum": 1, "required": true}}},
             {"name": "list", "description": "lists its working directory", "program": "ls", "args": ["-a"],
@@ -329,6 +333,21 @@ fn a_session_starts_in_the_checked_working_directory_whatever_is_swapped() {
     p.assert_clean();
 }
 
+#[test]
+fn a_call_past_its_deadline_still_carries_its_log_tails() {
+    let dir = temp_dir("own-deadline");
+    std::fs::create_dir_all(dir.join("work/proj/.hol/logs")).unwrap();
+    let mut p = serve(&dir, json!({}), &[]);
+    let r = common::sessions::call(&mut p, 1, "slow_build", json!({"workdir": "proj"}));
+    let t = text(&r);
+    assert!(is_error(&r) && t.contains("timed out"), "{r}");
+    assert!(
+        t.contains("--- log .hol/logs/own") && t.contains("built"),
+        "{t}"
+    );
+    p.assert_clean();
+}
+
 /// Every file under `dir`.
 fn walk(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
@@ -401,6 +420,9 @@ fn grep_skips_the_holes_of_a_sparse_log_and_is_bounded() {
         "{r}"
     );
     p.assert_clean();
+    drop(p);
+    // 80 MiB of data: not left behind.
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -447,4 +469,5 @@ fn a_cancelled_grep_of_a_huge_log_frees_its_slot_at_once() {
         rest.iter().all(|m| m.get("id") != Some(&json!(1))),
         "the cancelled grep was answered: {rest:?}"
     );
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -13,6 +13,7 @@ use super::hooks::Hooks;
 use super::plan::plan;
 use super::{remote, Cwd, Kind, ProgressLines, ToolSpec};
 use crate::beneath::{beneath, Dir};
+use crate::cancel::CancelReason;
 use crate::mcp::{CallToolResult, Content};
 use crate::process::{self, Outcome, RunError, RunSpec, Stream};
 use crate::server::{Ctx, Reporter};
@@ -44,16 +45,16 @@ pub fn call(
         Ok(p) => p,
         Err(why) => return CallToolResult::error(format!("Refused: {why}. Nothing was run.")),
     };
-    plan.env
-        .push(("STDMCP_CALL_ID".into(), call_id.clone().into()));
-    let hooks = Hooks::new(spec, &call_id, values, &plan.env);
-    let spool = crate::spool::Spool::global().begin(&call_id);
-    let logs = super::logs::Snapshot::take(spec, roots, args);
     // The program starts in the directory checked, held open until it has started.
     let cwd_dir = match held_cwd(spec, roots, plan.cwd.as_deref()) {
         Ok(d) => d,
         Err(why) => return CallToolResult::error(format!("Refused: {why}. Nothing was run.")),
     };
+    plan.env
+        .push(("STDMCP_CALL_ID".into(), call_id.clone().into()));
+    let hooks = Hooks::new(spec, &call_id, values, &plan.env);
+    let spool = crate::spool::Spool::global().begin(&call_id);
+    let logs = super::logs::Snapshot::take(spec, roots, args);
     let run = RunSpec {
         program: spec.program.clone(),
         args: plan.argv,
@@ -98,7 +99,7 @@ pub fn call(
             cut_note(&mut r, &call_id, &outcome, spool.as_ref());
             if r.is_error {
                 if let Some(logs) = &logs {
-                    logs.add_changed(&mut r, &crate::spool::Stop::of(ctx));
+                    logs.add_changed(&mut r, &tails_stop(ctx));
                 }
             }
             r
@@ -114,6 +115,16 @@ pub fn call(
         result.content.push(Content::text(note));
     }
     result
+}
+
+/// When reading the tails of a failed call's logs gives up: when the client cancelled the
+/// call or the server shuts down (nobody reads the result), not at the deadline, whose
+/// result says it timed out and carries the tails (three of 4 KiB: bounded anyway).
+fn tails_stop(ctx: &Ctx) -> crate::spool::Stop {
+    match ctx.cancel_reason() {
+        Some(CancelReason::Deadline) => crate::spool::Stop::never(),
+        _ => crate::spool::Stop::new(Some(ctx.cancel_token().clone()), None),
+    }
 }
 
 /// The working directory `cwd` (a `cwd` parameter's checked value) opened beneath its root,
