@@ -55,9 +55,11 @@ pub(super) fn manifest(v: &Value, base: &Path) -> Result<Manifest, Vec<ManifestE
     match top.map.get("tools") {
         Some(Value::Array(items)) => {
             let mut seen = BTreeSet::new();
+            let mut paths = Vec::new();
             for (i, item) in items.iter().enumerate() {
                 let path = format!("tools[{i}]");
                 if let Some(t) = tool(item, &path, &defaults, &roots, base, &mut errs) {
+                    paths.push(path.clone());
                     if !seen.insert(t.name.clone()) {
                         errs.add(
                             &format!("{path}.name"),
@@ -67,6 +69,7 @@ pub(super) fn manifest(v: &Value, base: &Path) -> Result<Manifest, Vec<ManifestE
                     tools.push(t);
                 }
             }
+            super::portfolio::check(&tools, &paths, &mut errs);
         }
         Some(_) => errs.add("tools", "must be an array"),
         None if top.map.contains_key("sessions") => {}
@@ -212,6 +215,10 @@ fn tool(
     errs: &mut Errors,
 ) -> Option<ToolSpec> {
     let o = Obj::new(v, path, errs)?;
+    if o.map.contains_key("portfolio") {
+        let name = tool_name(&o, errs);
+        return Some(super::portfolio::tool(&o, name, d, roots, errs));
+    }
     o.only(TOOL_KEYS, errs);
     let name = tool_name(&o, errs);
     let description = o.required_string("description", errs).unwrap_or_default();
@@ -251,6 +258,8 @@ fn tool(
         limits: limits(&o, d.limits, errs),
         remote: super::remote::remote(&o, base, errs),
         logs,
+        verdict: super::verdict::verdict(&o, errs),
+        portfolio: Vec::new(),
     })
 }
 
@@ -282,6 +291,7 @@ const TOOL_KEYS: &[&str] = &[
     "onCancelTimeoutSeconds",
     "logs",
     "background",
+    "verdict",
 ];
 
 fn tool_name(o: &Obj<'_>, errs: &mut Errors) -> String {
@@ -390,7 +400,7 @@ fn success_codes(o: &Obj<'_>, errs: &mut Errors) -> Vec<i32> {
     }
 }
 
-fn annotations(o: &Obj<'_>, errs: &mut Errors) -> ToolAnnotations {
+pub(super) fn annotations(o: &Obj<'_>, errs: &mut Errors) -> ToolAnnotations {
     let a = o
         .map
         .get("annotations")

@@ -11,6 +11,7 @@ use serde_json::json;
 
 use super::hooks::Hooks;
 use super::plan::plan;
+use super::verdict::Tracker;
 use super::{remote, ProgressLines, ToolSpec};
 use crate::mcp::{CallToolResult, Content};
 use crate::process::{self, Outcome, RunError, RunSpec, Stream};
@@ -27,7 +28,51 @@ pub fn call(
     roots: &BTreeMap<String, PathBuf>,
     args: &serde_json::Value,
 ) -> CallToolResult {
-    let call_id = remote::new_call_id();
+    let how = How {
+        cancel: ctx.cancel_token().clone(),
+        call_id: remote::new_call_id(),
+        // The call's deadline is the tool's (`ToolDef::timeout`, set in `into_server`): the
+        // peer fires it and the runner reports the cancel as a timeout.
+        timeout: None,
+        on_line: line_handler(ctx.reporter(), spec.progress.clone()),
+    };
+    execute(spec, roots, args, how).result
+}
+
+/// How one run is made: its cancel token, call id, own deadline (if the peer does not fire
+/// one), and what each output line feeds besides the verdict.
+pub(super) struct How {
+    pub cancel: crate::cancel::CancelToken,
+    pub call_id: String,
+    pub timeout: Option<Duration>,
+    pub on_line: process::LineFn,
+}
+
+/// How one run ended, for a portfolio.
+pub(super) struct Ran {
+    pub result: CallToolResult,
+    pub verdict: Option<String>,
+    /// Exit code, if the program exited.
+    pub code: Option<i32>,
+    /// Exited with a success code.
+    pub success: bool,
+    pub timed_out: bool,
+    pub cancelled: bool,
+}
+
+/// Plans and runs one call of `spec` through the process runner, and builds its result.
+pub(super) fn execute(
+    spec: &ToolSpec,
+    roots: &BTreeMap<String, PathBuf>,
+    args: &serde_json::Value,
+    how: How,
+) -> Ran {
+    let How {
+        cancel,
+        call_id,
+        timeout,
+        on_line,
+    } = how;
     let values = remote::built_in(&call_id, spec.timeout);
     let expanded;
     let template = if remote::uses_built_in(&spec.args) {
@@ -41,7 +86,11 @@ pub fn call(
     };
     let mut plan = match plan(template, roots, args) {
         Ok(p) => p,
-        Err(why) => return CallToolResult::error(format!("Refused: {why}. Nothing was run.")),
+        Err(why) => {
+            return Ran::failed(CallToolResult::error(format!(
+                "Refused: {why}. Nothing was run."
+            )))
+        }
     };
     plan.env
         .push(("STDMCP_CALL_ID".into(), call_id.clone().into()));
@@ -54,9 +103,7 @@ pub fn call(
         cwd: plan.cwd,
         env: plan.env,
         stdin: plan.stdin,
-        // The call's deadline is the tool's (`ToolDef::timeout`, set in `into_server`): the
-        // peer fires it and the runner reports the cancel as a timeout.
-        timeout: None,
+        timeout,
         kill_grace: spec.kill_grace,
         stdout_cap: spec.max_output_bytes,
         stderr_cap: spec.max_output_bytes,
@@ -64,7 +111,7 @@ pub fn call(
         line_buffered: spec.line_buffered,
         spool: spool.clone(),
     };
-    let mut on_line = line_handler(ctx.reporter(), spec.progress.clone());
+    let mut on_line = on_line;
     if let Some(h) = &hooks {
         let (h, inner) = (Arc::clone(h), on_line);
         on_line = Arc::new(move |stream, line| {
@@ -72,8 +119,16 @@ pub fn call(
             inner(stream, line);
         });
     }
+    let tracker = Tracker::default();
+    if let Some(v) = &spec.verdict {
+        let (v, t, inner) = (v.clone(), tracker.clone(), on_line);
+        on_line = Arc::new(move |stream, line| {
+            t.feed(&v, line);
+            inner(stream, line);
+        });
+    }
     let mut pid = None;
-    let result = process::run(&run, ctx.cancel_token(), &mut |p| pid = Some(p), on_line);
+    let result = process::run(&run, &cancel, &mut |p| pid = Some(p), on_line);
     let abandoned = match &result {
         Ok(o) => o.cancelled || o.timed_out,
         Err(RunError::Spawn { .. }) => false,
@@ -85,33 +140,58 @@ pub fn call(
         spec.name,
         result.as_ref().map(|o| (o.code, o.signal, o.timed_out))
     );
-    let mut result = match result {
+    let verdict = tracker.get();
+    let mut ran = match result {
         Ok(outcome) => {
-            let mut r = result_of(spec, &outcome);
+            let mut r = result_of(spec, &outcome, verdict.as_deref());
             cut_note(&mut r, &call_id, &outcome, spool.as_ref());
             if r.is_error {
                 if let Some(logs) = &logs {
                     logs.add_changed(&mut r);
                 }
             }
-            r
+            Ran {
+                success: !r.is_error,
+                result: r,
+                verdict,
+                code: outcome.code,
+                timed_out: outcome.timed_out,
+                cancelled: outcome.cancelled,
+            }
         }
-        Err(RunError::Spawn { program, source }) => CallToolResult::error(format!(
+        Err(RunError::Spawn { program, source }) => Ran::failed(CallToolResult::error(format!(
             "{} could not be started ({}): {source}",
             spec.name,
             program.display()
-        )),
-        Err(e) => CallToolResult::error(format!("{} failed to run: {e}", spec.name)),
+        ))),
+        Err(e) => Ran::failed(CallToolResult::error(format!(
+            "{} failed to run: {e}",
+            spec.name
+        ))),
     };
     if let Some(note) = note {
-        result.content.push(Content::text(note));
+        ran.result.content.push(Content::text(note));
     }
-    result
+    ran
+}
+
+impl Ran {
+    /// A run refused or not started.
+    fn failed(result: CallToolResult) -> Ran {
+        Ran {
+            result,
+            verdict: None,
+            code: None,
+            success: false,
+            timed_out: false,
+            cancelled: false,
+        }
+    }
 }
 
 /// Output lines feed progress: declared progress lines become notifications; any other line
 /// becomes the message of the next heartbeat: the latest complete line of either stream.
-fn line_handler(reporter: Reporter, progress: Option<ProgressLines>) -> process::LineFn {
+pub(super) fn line_handler(reporter: Reporter, progress: Option<ProgressLines>) -> process::LineFn {
     if !reporter.wants_progress() {
         return Arc::new(|_, _| {});
     }
@@ -139,7 +219,7 @@ fn line_handler(reporter: Reporter, progress: Option<ProgressLines>) -> process:
 /// that arrives within the interval is passed on when it ends, by a helper thread, unless a
 /// newer line replaced it by then. The helper starts with the first line that has to wait,
 /// so a call whose output fits one interval (most short commands) starts no thread for it.
-struct LatestLine {
+pub(super) struct LatestLine {
     shared: Arc<(Mutex<Latest>, Condvar)>,
     reporter: Reporter,
     helper: std::sync::Once,
@@ -158,7 +238,7 @@ fn lock(m: &Mutex<Latest>) -> MutexGuard<'_, Latest> {
 }
 
 impl LatestLine {
-    fn start(reporter: Reporter) -> LatestLine {
+    pub(super) fn start(reporter: Reporter) -> LatestLine {
         LatestLine {
             shared: Arc::new((Mutex::new(Latest::default()), Condvar::new())),
             reporter,
@@ -176,7 +256,7 @@ impl LatestLine {
         }
     }
 
-    fn set(&self, line: &str) {
+    pub(super) fn set(&self, line: &str) {
         let (m, cv) = &*self.shared;
         let mut st = lock(m);
         if st.last_pass.is_none_or(|t| t.elapsed() >= STATUS_EVERY) {
@@ -302,7 +382,7 @@ fn cut_note(r: &mut CallToolResult, call_id: &str, o: &Outcome, spool: Option<&E
     r.content.extend(links);
 }
 
-fn result_of(spec: &ToolSpec, o: &Outcome) -> CallToolResult {
+fn result_of(spec: &ToolSpec, o: &Outcome, verdict_word: Option<&str>) -> CallToolResult {
     let stdout = o.stdout.text();
     let stderr = o.stderr.text();
     let success =
@@ -346,7 +426,13 @@ fn result_of(spec: &ToolSpec, o: &Outcome) -> CallToolResult {
     if text.trim().is_empty() {
         text = "(no output)".into();
     }
-    let structured = json!({
+    if let Some(v) = verdict_word {
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+        text.push_str(&format!("Verdict: {v}\n"));
+    }
+    let mut structured = json!({
         "exitCode": o.code,
         "signal": o.signal,
         "stdout": stdout,
@@ -355,6 +441,9 @@ fn result_of(spec: &ToolSpec, o: &Outcome) -> CallToolResult {
         "timedOut": o.timed_out,
         "truncated": {"stdout": o.stdout.omitted_bytes(), "stderr": o.stderr.omitted_bytes()},
     });
+    if let Some(v) = verdict_word {
+        structured["verdict"] = json!(v);
+    }
     CallToolResult {
         content: vec![Content::text(text)],
         structured_content: Some(structured),
