@@ -284,3 +284,38 @@ fn the_servers_death_leaves_no_member() {
         wait_gone(&pids);
     }
 }
+
+#[test]
+fn members_count_as_calls_and_start_together() {
+    let dir = temp_dir("portfolio-slots");
+    std::fs::write(dir.join("member.sh"), MEMBER).unwrap();
+    let slow = ["300", "Theorem", "0"];
+    let tools = json!([
+        member(&dir, "solo", &slow, 10_000),
+        member(&dir, "a", &slow, 10_000),
+        member(&dir, "b", &slow, 10_000),
+        {"name": "race", "description": "d", "portfolio": ["a", "b"],
+         "params": {"problem": {"type": "string", "required": true}}}
+    ]);
+    let m = json!({"name": "p", "defaults": {"maxConcurrentCalls": 2}, "tools": tools});
+    let mut p = serve_manifest(&m, &dir, &[("STDMCP_HEARTBEAT_MS", "100")]);
+    p.call(json!(1), "solo", json!({"problem": "x"}), None);
+    let solo = member_pids(&dir, "solo");
+    // One slot is free, the portfolio needs two: it waits, and starts no member meanwhile.
+    p.call(json!(2), "race", json!({"problem": "x"}), Some(json!("r")));
+    p.recv_where("the portfolio's queued heartbeat", |m| {
+        m["params"]["progressToken"] == "r"
+            && m["params"]["message"]
+                .as_str()
+                .is_some_and(|s| s.starts_with("queued"))
+    });
+    assert!(!dir.join("a.pid").exists() && !dir.join("b.pid").exists());
+    // The single call ends: both members start.
+    p.notify("notifications/cancelled", json!({"requestId": 1}));
+    wait_gone(&solo);
+    let mut pids = member_pids(&dir, "a");
+    pids.extend(member_pids(&dir, "b"));
+    p.notify("notifications/cancelled", json!({"requestId": 2}));
+    wait_gone(&pids);
+    p.finish();
+}

@@ -341,6 +341,7 @@ impl Manifest {
             let def = plan::tool_definition(spec, &roots);
             let timeout = spec.timeout;
             let background = spec.background;
+            let slots = spec.portfolio.len();
             let members: Vec<Arc<ToolSpec>> = spec
                 .portfolio
                 .iter()
@@ -361,7 +362,8 @@ impl Manifest {
                     })
                 },
             )
-            .timeout(timeout);
+            .timeout(timeout)
+            .slots(slots);
             if let Some(t) = def.title {
                 tool = tool.title(t);
             }

@@ -46,7 +46,8 @@ pub(super) struct State {
     pub draining: bool,
     pub stopped: bool,
     /// Work to hand to the pool once the lock is released (waking a worker is a syscall).
-    jobs: Vec<super::pool::Job>,
+    /// Work to hand to the pool, with the slots each takes.
+    jobs: Vec<(super::pool::Job, usize)>,
     /// The writer must be woken once the lock is released.
     ring_writer: bool,
     /// Cancel tokens to fire once the lock is released (their hooks may take the lock).
@@ -123,8 +124,8 @@ impl Shared {
         if ring {
             self.out.ring();
         }
-        for job in jobs {
-            self.pool.submit(job);
+        for (job, slots) in jobs {
+            self.pool.submit_slots(job, slots);
         }
         for (token, reason) in fire {
             token.cancel(reason);
@@ -222,13 +223,16 @@ impl Shared {
             wants_progress: call.wants_progress,
             client_capabilities: call.client_capabilities,
         };
-        let work = call.work;
+        let (work, slots) = (call.work, call.slots);
         // Submitted by `with_state` after the lock is released; the token is registered
         // already, so a cancel that arrives first is seen when the job starts.
-        st.jobs.push(Box::new(move || {
-            let outcome = run(&ctx, work);
-            ctx.shared.finish(&ctx.id, outcome, ctx.wants_progress);
-        }));
+        st.jobs.push((
+            Box::new(move || {
+                let outcome = run(&ctx, work);
+                ctx.shared.finish(&ctx.id, outcome, ctx.wants_progress);
+            }),
+            slots,
+        ));
     }
 
     /// Hands a call's outcome to the peer, which queues the response at once (a computed

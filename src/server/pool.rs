@@ -22,6 +22,33 @@ struct Counts {
     idle: usize,
     /// Jobs submitted at the limit, which the next thread to free up takes.
     queued: usize,
+    /// Slots held beyond their own thread by running jobs of more than one slot.
+    held: usize,
+    /// Jobs waiting until all their slots are free at once, with their slot count, in
+    /// order; while one waits, every later job waits behind it.
+    parked: VecDeque<(Job, usize)>,
+}
+
+impl Counts {
+    /// Whether a job of `slots` slots may start now: busy threads and held slots leave room.
+    fn fits(&self, slots: usize, max: usize) -> bool {
+        (self.total - self.idle) + self.held + slots <= max
+    }
+
+    /// Where a job that may start goes: an idle thread (reserved for it), a new thread, or
+    /// (at the limit) the queue for the next thread to free up. True: start a thread.
+    fn place(&mut self, max: usize) -> bool {
+        if (self.total - self.idle) + self.held >= max {
+            self.queued += 1;
+            false
+        } else if self.idle > 0 {
+            self.idle -= 1; // reserved for this job
+            false
+        } else {
+            self.total += 1;
+            true
+        }
+    }
 }
 
 /// How often an idle worker looks for a job before it sleeps: a few microseconds, in which a
@@ -196,33 +223,28 @@ impl Pool {
     /// Runs `job` on an idle thread, a new thread, or (at the limit) when a thread frees up.
     /// A thread that cannot be started (the user's process limit, a container's pid limit) is
     /// logged, and the job dropped.
+    #[cfg(test)]
     pub fn submit(&self, job: Job) {
-        let spawn = {
-            let mut c = self.inner.counts();
-            if c.idle > 0 {
-                c.idle -= 1; // reserved for this job
-                false
-            } else if c.total < self.inner.max {
-                c.total += 1;
-                true
-            } else {
-                c.queued += 1;
-                false
-            }
-        };
-        if spawn {
-            let inner = self.inner.clone();
-            let started = thread::Builder::new()
-                .name("stdmcp-worker".into())
-                .stack_size(self.inner.stack_size)
-                .spawn(move || worker(inner, Some(job)));
-            if let Err(e) = started {
-                log::error!("cannot start a worker thread: {e}");
-                self.inner.counts().total -= 1;
-            }
-        } else {
-            self.inner.queue.send(job);
+        self.submit_slots(job, 1);
+    }
+
+    /// Runs `job` as [`Pool::submit`] does, counting it as `slots` jobs against the limit
+    /// (at most the limit): it starts only when all its slots are free at once, and holds
+    /// them until it ends (a portfolio's members, README "Portfolios"). A job of one slot
+    /// that comes while such a job waits waits behind it.
+    pub fn submit_slots(&self, job: Job, slots: usize) {
+        let max = self.inner.max;
+        let slots = slots.clamp(1, max);
+        let job = hold(&self.inner, job, slots);
+        let mut c = self.inner.counts();
+        if !c.parked.is_empty() || (slots > 1 && !c.fits(slots, max)) {
+            c.parked.push_back((job, slots));
+            return;
         }
+        c.held += slots - 1;
+        let spawn = c.place(max);
+        drop(c);
+        launch(&self.inner, job, spawn);
     }
 
     /// Threads waiting for work now.
@@ -238,22 +260,101 @@ impl Pool {
     }
 }
 
+/// Starts `job` where [`Counts::place`] put it.
+fn launch(inner: &Arc<Inner>, job: Job, spawn: bool) {
+    if spawn {
+        let for_thread = inner.clone();
+        let started = thread::Builder::new()
+            .name("stdmcp-worker".into())
+            .stack_size(inner.stack_size)
+            .spawn(move || worker(for_thread, Some(job)));
+        if let Err(e) = started {
+            log::error!("cannot start a worker thread: {e}");
+            inner.counts().total -= 1;
+        }
+    } else {
+        inner.queue.send(job);
+    }
+}
+
+/// `job`, which gives back the slots it holds beyond its thread when it ends.
+fn hold(inner: &Arc<Inner>, job: Job, slots: usize) -> Job {
+    if slots <= 1 {
+        return job;
+    }
+    struct Held(Arc<Inner>, usize);
+    impl Drop for Held {
+        fn drop(&mut self) {
+            self.0.counts().held -= self.1;
+        }
+    }
+    let held = Held(inner.clone(), slots - 1);
+    Box::new(move || {
+        let _held = held;
+        job();
+    })
+}
+
+/// After a job ended on a worker: the parked jobs that fit now, in order. The first runs on
+/// this worker; the others come with where [`Counts::place`] put them (they fit, so none is
+/// queued), to be launched once the lock is let go.
+type Unparked = (Option<Job>, Vec<(Job, bool)>);
+
+fn unpark(max: usize, c: &mut Counts) -> Unparked {
+    let mut others = Vec::new();
+    // This worker is still counted busy: the first job takes its thread.
+    let first_fits = c
+        .parked
+        .front()
+        .is_some_and(|(_, slots)| (c.total - c.idle - 1) + c.held + slots <= max);
+    if !first_fits {
+        return (None, others);
+    }
+    let first = c.parked.pop_front().map(|(job, slots)| {
+        c.held += slots - 1;
+        job
+    });
+    while c
+        .parked
+        .front()
+        .is_some_and(|(_, slots)| c.fits(*slots, max))
+    {
+        let Some((job, slots)) = c.parked.pop_front() else {
+            break;
+        };
+        c.held += slots - 1;
+        let spawn = c.place(max);
+        others.push((job, spawn));
+    }
+    (first, others)
+}
+
 fn worker(inner: Arc<Inner>, mut job: Option<Job>) {
     loop {
         if let Some(j) = job.take() {
             j();
         }
-        // Take a job queued at the limit, or go idle.
-        let take_queued = {
+        // Take a job queued at the limit, or parked ones that fit now, or go idle.
+        let (take_queued, (unparked, others)) = {
             let mut c = inner.counts();
             if c.queued > 0 {
                 c.queued -= 1;
-                true
+                (true, (None, Vec::new()))
             } else {
-                c.idle += 1;
-                false
+                let u = unpark(inner.max, &mut c);
+                if u.0.is_none() {
+                    c.idle += 1;
+                }
+                (false, u)
             }
         };
+        for (j, spawn) in others {
+            launch(&inner, j, spawn);
+        }
+        if unparked.is_some() {
+            job = unparked;
+            continue;
+        }
         let next = if take_queued {
             inner.queue.recv(None)
         } else {
@@ -365,6 +466,48 @@ mod tests {
         got.sort();
         assert_eq!(got, (0..20).collect::<Vec<_>>());
         assert!(pool.threads() <= 2);
+    }
+
+    #[test]
+    fn a_job_of_several_slots_starts_when_all_are_free_and_later_jobs_wait_behind_it() {
+        let pool = Pool::new(3, Duration::from_secs(10), 256 * 1024);
+        let (started, order) = crossbeam_channel::unbounded();
+        // Each job reports its start and runs until its gate is opened.
+        let job = |name: &'static str| {
+            let (open, gate) = crossbeam_channel::bounded::<()>(1);
+            let started = started.clone();
+            let job: Job = Box::new(move || {
+                started.send(name).unwrap();
+                let _ = gate.recv();
+            });
+            (job, open)
+        };
+        let (a, open_a) = job("a");
+        pool.submit_slots(a, 2);
+        let (b, open_b) = job("b");
+        pool.submit(b);
+        assert_eq!(order.recv().unwrap(), "a");
+        assert_eq!(order.recv().unwrap(), "b");
+        // Three slots are taken: c (two slots) waits, and d (one slot) waits behind it.
+        let (c, open_c) = job("c");
+        pool.submit_slots(c, 2);
+        let (d, open_d) = job("d");
+        pool.submit(d);
+        assert!(order.recv_timeout(Duration::from_millis(50)).is_err());
+        // b ends: one slot is free, c needs two: nothing starts.
+        open_b.send(()).unwrap();
+        assert!(order.recv_timeout(Duration::from_millis(50)).is_err());
+        // a ends: c starts with both its slots, and d with the last one.
+        open_a.send(()).unwrap();
+        assert_eq!(order.recv_timeout(Duration::from_secs(10)).unwrap(), "c");
+        assert_eq!(order.recv_timeout(Duration::from_secs(10)).unwrap(), "d");
+        open_c.send(()).unwrap();
+        open_d.send(()).unwrap();
+        // A job wider than the pool runs alone.
+        let (e, open_e) = job("e");
+        pool.submit_slots(e, 10);
+        assert_eq!(order.recv_timeout(Duration::from_secs(10)).unwrap(), "e");
+        open_e.send(()).unwrap();
     }
 
     #[test]

@@ -11,6 +11,7 @@ use super::*;
 mod client;
 mod jobs;
 mod mrtr;
+mod slots;
 use crate::framing::FrameDecoder;
 use crate::mcp::{LogLevel, PromptArgument, ToolAnnotations};
 
@@ -58,6 +59,7 @@ pub(super) fn catalog() -> Catalog {
             None,
         ],
         tool_background: vec![],
+        tool_slots: vec![],
         job_tools: None,
         prompts: vec![Prompt {
             name: "p".into(),
