@@ -319,3 +319,30 @@ fn members_count_as_calls_and_start_together() {
     wait_gone(&pids);
     p.finish();
 }
+
+#[test]
+fn a_portfolio_can_become_a_background_job() {
+    let dir = temp_dir("portfolio-job");
+    std::fs::write(dir.join("member.sh"), MEMBER).unwrap();
+    let tools = json!([
+        member(&dir, "a", &["300", "Theorem", "0"], 10_000),
+        // b proves once the test writes `release.sleep`.
+        member(&dir, "b", &["0", "Theorem", "0", "+release"], 10_000),
+        {"name": "race", "description": "d", "portfolio": ["a", "b"],
+         "background": {"afterSeconds": 1},
+         "params": {"problem": {"type": "string", "required": true}}}
+    ]);
+    let mut p = serve_manifest(&json!({"name": "p", "tools": tools}), &dir, &[]);
+    p.call(json!(1), "race", json!({"problem": "x"}), None);
+    let r = p.response(&json!(1));
+    let text = r["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("job-1") && text.contains("job_wait"), "{r}");
+    let a = member_pids(&dir, "a");
+    std::fs::write(dir.join("release.sleep"), "1").unwrap();
+    p.call(json!(2), "job_wait", json!({"id": "job-1"}), None);
+    let r = p.response(&json!(2));
+    assert_eq!(structured(&r)["winner"], "b", "{r}");
+    assert_eq!(state_of(&r, "a")["state"], "stopped", "{r}");
+    wait_gone(&a);
+    p.finish();
+}
