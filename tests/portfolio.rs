@@ -169,7 +169,7 @@ fn a_failing_or_undecided_first_finisher_does_not_end_the_portfolio() {
             ("crash", &["0", "-", "3"]),
             (
                 "prover",
-                &["0.2", "CounterSatisfiable", "1", "gaveup", "crash"],
+                &["0.5", "CounterSatisfiable", "1", "gaveup", "crash"],
             ),
         ],
         60.0,

@@ -156,6 +156,24 @@ pub fn call(
             }
         })
     };
+    let (rx, running) = start_members(&board, members, &tokens, roots, &args);
+    board.show();
+    let winner = first_decisive(ctx, &board, members, &tokens, (rx, running), start);
+    board.answered.store(true, Ordering::Relaxed);
+    let timed_out = ctx.cancel_reason() == Some(CancelReason::Deadline);
+    let members = board.lock();
+    answer(spec, &members, winner, timed_out)
+}
+
+/// Starts every member on a thread of its own; returns where their ends arrive and how many
+/// started (a member whose thread could not be started has failed).
+fn start_members(
+    board: &Arc<Board>,
+    members: &[Arc<ToolSpec>],
+    tokens: &[CancelToken],
+    roots: &Arc<BTreeMap<String, PathBuf>>,
+    args: &Value,
+) -> (mpsc::Receiver<(usize, Ran)>, usize) {
     let (tx, rx) = mpsc::channel();
     let mut running = 0;
     for (i, m) in members.iter().enumerate() {
@@ -164,7 +182,7 @@ pub fn call(
             call_id: board.lock()[i].call.clone(),
             timeout: Some(m.timeout),
             on_line: {
-                let board = Arc::clone(&board);
+                let board = Arc::clone(board);
                 Arc::new(move |_, line| board.line(i, line))
             },
         };
@@ -184,13 +202,23 @@ pub fn call(
             }
         }
     }
-    drop(tx);
-    board.show();
-    let mut winner = None;
+    (rx, running)
+}
+
+/// Waits for the members' ends until one decides (it is returned, and every other member is
+/// signalled to stop before this returns) or all have ended.
+fn first_decisive(
+    ctx: &Ctx,
+    board: &Board,
+    members: &[Arc<ToolSpec>],
+    tokens: &[CancelToken],
+    (ends, mut running): (mpsc::Receiver<(usize, Ran)>, usize),
+    start: Instant,
+) -> Option<(usize, Ran)> {
     while running > 0 {
-        let Ok((i, ran)) = rx.recv() else { break };
+        let Ok((i, ran)) = ends.recv() else { break };
         running -= 1;
-        let decisive = ended(&board, i, &ran, &members[i], start);
+        let decisive = ended(board, i, &ran, &members[i], start);
         if decisive && !ctx.is_cancelled() {
             for (j, t) in tokens.iter().enumerate() {
                 if j != i {
@@ -203,15 +231,11 @@ pub fn call(
                 m.state = State::Stopped;
                 m.seconds = start.elapsed().as_secs_f64();
             }
-            winner = Some((i, ran));
-            break;
+            return Some((i, ran));
         }
         board.show();
     }
-    board.answered.store(true, Ordering::Relaxed);
-    let timed_out = ctx.cancel_reason() == Some(CancelReason::Deadline);
-    let members = board.lock();
-    answer(spec, &members, winner, timed_out)
+    None
 }
 
 /// The portfolio's defaults filled in, so that every member gets them.
