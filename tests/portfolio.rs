@@ -262,7 +262,10 @@ fn the_deadline_stops_every_member_and_says_so() {
 
 #[test]
 fn the_servers_death_leaves_no_member() {
-    for (i, how) in ["SIGKILL", "SIGTERM", "EOF"].into_iter().enumerate() {
+    for (i, how) in ["SIGKILL", "SIGTERM", "SIGINT", "EOF"]
+        .into_iter()
+        .enumerate()
+    {
         let dir = temp_dir(&format!("portfolio-death-{i}"));
         let mut p = serve(
             &dir,
@@ -278,6 +281,7 @@ fn the_servers_death_leaves_no_member() {
         match how {
             "SIGKILL" => send_signal(p.pid(), libc::SIGKILL),
             "SIGTERM" => send_signal(p.pid(), libc::SIGTERM),
+            "SIGINT" => send_signal(p.pid(), libc::SIGINT),
             _ => p.close_stdin(),
         }
         p.drain_to_exit();
