@@ -14,7 +14,8 @@ use common::{alive, send_signal, serve_manifest, temp_dir, wait_gone, Proc, PATI
 use serde_json::{json, Value};
 
 /// `member.sh NAME SECONDS VERDICT CODE [WAIT_FOR...]`: writes its pid, waits until each
-/// WAIT_FOR member has left /proc (reaped; `+NAME`: until NAME sleeps), sleeps SECONDS
+/// WAIT_FOR member has left /proc (reaped; `+NAME`: until NAME sleeps; `deaf`: ignores
+/// SIGTERM, and so does its sleep), sleeps SECONDS
 /// (writing the sleep's pid), prints
 /// `SZS status VERDICT` (none for `-`), marks itself done and exits with CODE.
 const MEMBER: &str = r##"#!/bin/sh
@@ -23,6 +24,7 @@ cat > /dev/null
 echo $$ > "$dir/$name.pid.tmp" && mv "$dir/$name.pid.tmp" "$dir/$name.pid"
 for other in "$@"; do
   case $other in
+    deaf) trap '' TERM ;;
     +*) while [ ! -s "$dir/${other#+}.sleep" ]; do sleep 0.01; done ;;
     *) while [ ! -s "$dir/$other.pid" ]; do sleep 0.01; done
        while [ -e "/proc/$(cat "$dir/$other.pid")" ]; do sleep 0.01; done ;;
@@ -49,12 +51,17 @@ fn member(dir: &Path, name: &str, args: &[&str], grace_ms: u64) -> Value {
     })
 }
 
-/// Serves a portfolio `race` of `members` (each `(name, [secs, verdict, code, wait_for...])`).
+/// Serves a portfolio `race` of `members` (each `(name, [secs, verdict, code, wait_for...])`),
+/// each with a kill grace of 10 s.
 fn serve(dir: &Path, members: &[(&str, &[&str])], timeout: f64) -> Proc {
+    serve_with_grace(dir, members, timeout, 10_000)
+}
+
+fn serve_with_grace(dir: &Path, members: &[(&str, &[&str])], timeout: f64, grace_ms: u64) -> Proc {
     std::fs::write(dir.join("member.sh"), MEMBER).unwrap();
     let mut tools: Vec<Value> = members
         .iter()
-        .map(|(n, a)| member(dir, n, a, 10_000))
+        .map(|(n, a)| member(dir, n, a, grace_ms))
         .collect();
     let names: Vec<&str> = members.iter().map(|(n, _)| *n).collect();
     tools.push(
@@ -156,6 +163,27 @@ fn the_fast_decisive_member_wins_and_the_slow_one_is_stopped() {
     );
     let out = p.response(&json!(2));
     assert!(out.to_string().contains("SZS status Theorem"), "{out}");
+    p.finish();
+}
+
+#[test]
+fn a_loser_that_ignores_sigterm_is_killed_after_its_grace() {
+    let dir = temp_dir("portfolio-deaf");
+    let mut p = serve_with_grace(
+        &dir,
+        &[
+            ("deaf", &["300", "Theorem", "0", "deaf"]),
+            ("fast", &["0", "Theorem", "0", "+deaf"]),
+        ],
+        60.0,
+        300,
+    );
+    p.call(json!(1), "race", json!({"problem": "x"}), None);
+    let deaf = member_pids(&dir, "deaf");
+    let r = p.response(&json!(1));
+    assert_eq!(structured(&r)["winner"], "fast", "{r}");
+    assert_eq!(state_of(&r, "deaf")["state"], "stopped");
+    wait_gone(&deaf);
     p.finish();
 }
 
