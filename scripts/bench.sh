@@ -8,6 +8,9 @@
 #   scripts/bench.sh --quick         # tiny counts (CI: builds and completes in well under 2 min);
 #                                    #   report in bench/results/quick/, docs/ left alone
 #   scripts/bench.sh [--quick] --only stdmcp,floor,pipe   # further arguments go to the driver
+#   scripts/bench.sh [--quick] --portfolio  # only the portfolio figures (cargo bench --bench
+#                                    #   portfolio): the "Portfolios" section of bench.md and,
+#                                    #   on a full run, README's portfolio table
 #   scripts/bench.sh [--quick] --sessions   # only the session figures (cargo bench --bench
 #                                    #   sessions, needs python3 and z3): the "Sessions" section
 #                                    #   of bench.md and, on a full run, README's session table
@@ -32,18 +35,21 @@ DOCS=docs
 [ -n "$SUFFIX" ] && DOCS="$RESULTS/quick"
 mkdir -p "$RESULTS" "$DOCS"
 
-# Session figures: K_send round trip against the same REPL over a bare pipe, idle memory.
-sessions() {
-  local out="$RESULTS/sessions$SUFFIX.json" busy="$RESULTS/sessions$SUFFIX-busy.json"
-  echo "== sessions: cargo bench --bench sessions -- ${QUICK[*]} --out $out (and --busy)"
-  cargo bench --bench sessions -- "${QUICK[@]}" --out "$out" >/dev/null
-  cargo bench --bench sessions -- "${QUICK[@]}" --busy --out "$busy" >/dev/null
+# beside NAME: a bench of its own (cargo bench --bench NAME), quiet then under contention, and
+# its section of bench.md (and, on a full run, its table in README.md). `sessions`: K_send
+# round trip against the same REPL over a bare pipe, idle memory; `portfolio`: the winner's
+# release to the answer against one tool, the answer to the last loser's reap.
+beside() {
+  local name="$1" out="$RESULTS/$1$SUFFIX.json" busy="$RESULTS/$1$SUFFIX-busy.json"
+  echo "== $name: cargo bench --bench $name -- ${QUICK[*]} --out $out (and --busy)"
+  cargo bench --bench "$name" -- "${QUICK[@]}" --out "$out" >/dev/null
+  cargo bench --bench "$name" -- "${QUICK[@]}" --busy --out "$busy" >/dev/null
   local readme=()
   [ -z "$SUFFIX" ] && readme=(README.md)
-  python3 scripts/bench_report.py --sessions "$out" "$DOCS" "${readme[@]}" --busy "$busy"
+  python3 scripts/bench_report.py "--$name" "$out" "$DOCS" "${readme[@]}" --busy "$busy"
 }
-if [ "${1:-}" = "--sessions" ]; then
-  sessions
+if [ "${1:-}" = "--sessions" ] || [ "${1:-}" = "--portfolio" ]; then
+  beside "${1#--}"
   exit 0
 fi
 
@@ -79,7 +85,7 @@ driver "$BUSY_OUT" --busy "$@"
 
 echo "== report: $DOCS/bench.md, $DOCS/bench.svg, $DOCS/bench-table.md"
 python3 scripts/bench_report.py "$OUT" "$DOCS" --busy "$BUSY_OUT"
-if [ $# -eq 0 ]; then sessions; fi
+if [ $# -eq 0 ]; then beside sessions; beside portfolio; fi
 
 # A full run (all servers, all groups) also replaces the README's benchmark table.
 if [ -z "$SUFFIX" ] && [ $# -eq 0 ]; then

@@ -4,6 +4,8 @@
 Usage: python3 scripts/bench_report.py RESULTS.json OUTDIR [--busy BUSY.json]
          (BUSY.json: the driver's `--busy` run, reported under "Under contention")
        python3 scripts/bench_report.py --sessions SESSIONS.json OUTDIR [README.md] [--busy SESSIONS-busy.json]
+       python3 scripts/bench_report.py --portfolio PORTFOLIO.json OUTDIR [README.md] [--busy PORTFOLIO-busy.json]
+         (the figures of `cargo bench --bench portfolio`: replaces the "Portfolios" section)
          (the session figures of `cargo bench --bench sessions`: replaces the "Sessions" section
          of OUTDIR/bench.md, and the session table of README.md when given)
 
@@ -375,17 +377,22 @@ def sessions_table(doc, busy=None):
             + busy_roundtrips(busy))
 
 
-def sessions_report(src, outdir, readme, busy_src=None):
+def load_beside(src, busy_src):
+    """A bench's results, those under contention (or None), the machine, and the quick-run note."""
     with open(src, encoding="utf-8") as f:
         doc = json.load(f)
     busy = None
     if busy_src:
         with open(busy_src, encoding="utf-8") as f:
             busy = json.load(f)
-    mach = machine()
-    p = doc["plan"]
     quick = ("**Quick run (`--quick`): a smoke test of the benchmark, not numbers to compare.**\n\n"
              if doc.get("quick") else "")
+    return doc, busy, machine(), quick
+
+
+def sessions_report(src, outdir, readme, busy_src=None):
+    doc, busy, mach, quick = load_beside(src, busy_src)
+    p = doc["plan"]
     body = "\n".join([
         "## Sessions",
         "",
@@ -401,31 +408,92 @@ def sessions_report(src, outdir, readme, busy_src=None):
         "",
         f"{mach['nproc']} CPUs ({mach['cpu']}), {mach['kernel']}, {mach['date']}.",
     ])
+    put_section(outdir, (SESSIONS_START, SESSIONS_END), body, readme, "sessions",
+                sessions_table(doc, busy), mach)
+
+
+def put_section(outdir, markers, body, readme, name, table, mach):
+    """Replaces the section between `markers` in OUTDIR/bench.md with body, and the README's
+    table between <!-- bench-NAME:start/end --> with table (when readme is given)."""
     path = os.path.join(outdir, "bench.md")
     with open(path, "a+", encoding="utf-8") as f:
         f.seek(0)
         text = f.read()
     with open(path, "w", encoding="utf-8") as f:
-        f.write(replace_between(text, SESSIONS_START, SESSIONS_END, body))
+        f.write(replace_between(text, markers[0], markers[1], body))
     print(body)
     if readme:
-        table = sessions_table(doc, busy) + "\n\n" + (
-            f"{mach['nproc']} CPUs, {mach['date']}; details in [docs/bench.md](docs/bench.md#sessions).")
+        anchor = "sessions" if name == "sessions" else "portfolios"
+        table += "\n\n" + (
+            f"{mach['nproc']} CPUs, {mach['date']}; details in [docs/bench.md](docs/bench.md#{anchor}).")
         with open(readme, encoding="utf-8") as f:
             text = f.read()
         with open(readme, "w", encoding="utf-8") as f:
-            f.write(replace_between(text, "<!-- bench-sessions:start -->", "<!-- bench-sessions:end -->", table))
+            f.write(replace_between(text, f"<!-- bench-{name}:start -->", f"<!-- bench-{name}:end -->", table))
+
+
+PORTFOLIO_START, PORTFOLIO_END = "<!-- portfolio:start -->", "<!-- portfolio:end -->"
+
+
+def portfolio_table(doc):
+    f = doc["figures"]
+    floor = f["floor"]["answer_ms"]
+    rows = [["one tool (floor)", "1", fmt(floor * 1e3), "", ""]]
+    for name in ("race2", "race4"):
+        r = f[name]
+        rows.append([f"portfolio `{name}`", str(r["members"]), fmt(r["answer_ms"] * 1e3),
+                     fmt((r["answer_ms"] - floor) * 1e3),
+                     f"{fmt(r['reap_ms'] * 1e3)} (max {fmt(r['reap_max_ms'] * 1e3)})"])
+    worst = max(f[n]["reap_ms"] for n in ("race2", "race4"))
+    verdict = "**met**" if worst < 5 else "**missed**"
+    return md_table(["call", "members", "winner released → answer (µs)",
+                     "over the floor (µs)", "answer → last loser reaped (µs)"], rows) + (
+        f"\n\nTarget, the last loser reaped under 5 ms after the answer (median): {verdict} "
+        f"(worst median {fmt(worst * 1e3)} µs).")
+
+
+def portfolio_body(doc, busy):
+    text = portfolio_table(doc)
+    if busy:
+        text += ("\n\nUnder contention (`--busy`): the server, its members and a spinning process "
+                 "share one CPU, the driver runs on the other (a portfolio of 4 members on 2 CPUs "
+                 "when the machine has 2).\n\n" + portfolio_table(busy))
+    return text
+
+
+def portfolio_report(src, outdir, readme, busy_src=None):
+    doc, busy, mach, quick = load_beside(src, busy_src)
+    body = "\n".join([
+        "## Portfolios",
+        "",
+        quick + "Driver: `cargo bench --bench portfolio` (benches/portfolio.rs). The winner's "
+        "program waits on a FIFO; once every loser (`sleep`, which obeys SIGTERM) runs, the "
+        "driver writes the FIFO, the winner prints `# SZS status Theorem` and exits, and the "
+        "answer arrives. The floor is the same program called alone; the difference is what a "
+        "portfolio adds between the winner's exit and the answer (its member thread hands the "
+        "end to the portfolio's worker, which signals the losers' groups before it answers). "
+        "Then the driver waits for every loser's pid to leave /proc (reaped by the server; "
+        f"0 when it was reaped before the answer arrived). Medians of {doc['calls']} calls "
+        "(the reap also its maximum); target: the last loser reaped under 5 ms after the answer.",
+        "",
+        portfolio_body(doc, busy),
+        "",
+        f"{mach['nproc']} CPUs ({mach['cpu']}), {mach['kernel']}, {mach['date']}.",
+    ])
+    put_section(outdir, (PORTFOLIO_START, PORTFOLIO_END), body, readme, "portfolio",
+                portfolio_body(doc, busy), mach)
 
 
 def main():
     args = sys.argv[1:]
-    if args[:1] == ["--sessions"] and len(args) >= 3:
+    beside = {"--sessions": sessions_report, "--portfolio": portfolio_report}
+    if args[:1] and args[0] in beside and len(args) >= 3:
         busy_src = None
         if "--busy" in args:
             i = args.index("--busy")
             busy_src = args[i + 1] if i + 1 < len(args) else None
             args = args[:i] + args[i + 2:]
-        return sessions_report(args[1], args[2], args[3] if len(args) > 3 else None, busy_src)
+        return beside[args[0]](args[1], args[2], args[3] if len(args) > 3 else None, busy_src)
     busy = None
     if "--busy" in args:
         i = args.index("--busy")
@@ -563,6 +631,8 @@ def main():
     old = read(os.path.join(outdir, "bench.md"))
     if SESSIONS_START in old and SESSIONS_END in old:
         lines += [old[old.index(SESSIONS_START):old.index(SESSIONS_END) + len(SESSIONS_END)], ""]
+    if PORTFOLIO_START in old and PORTFOLIO_END in old:
+        lines += [old[old.index(PORTFOLIO_START):old.index(PORTFOLIO_END) + len(PORTFOLIO_END)], ""]
     with open(os.path.join(outdir, "bench.md"), "w", encoding="utf-8") as f:
         f.write("\n".join(lines))
     with open(os.path.join(outdir, "bench.svg"), "w", encoding="utf-8") as f:

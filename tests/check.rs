@@ -383,3 +383,124 @@ fn log_globs_stay_inside_the_working_directory() {
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("logs: .hol/logs/*"), "{out}");
 }
+
+/// A member tool `name` reading `param` (declared as `decl`), with a verdict unless `verdict`
+/// is null.
+fn member(name: &str, params: Value, verdict: Value) -> Value {
+    let args: Vec<Value> = params
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(|k| json!({ "param": k }))
+        .collect();
+    let mut t = json!({"name": name, "description": "d", "program": "echo", "args": args,
+                       "params": params, "verdict": verdict});
+    if t["verdict"].is_null() {
+        t.as_object_mut().unwrap().remove("verdict");
+    }
+    t
+}
+
+#[test]
+fn verdict_patterns_must_compile_and_check_shows_the_rules() {
+    let verdict = json!({"rules": [{"pattern": "SZS status (\\w+)"},
+                                   {"pattern": "^SPASS beiseite: Proof found", "is": "Theorem"}],
+                         "decisive": ["Theorem"]});
+    let (code, out, err) = check_tools(json!([member("e", json!({}), verdict)]));
+    assert_eq!(code, 0, "{err}");
+    for line in [
+        "verdict rules (first that matches a line; last line wins):",
+        "/SZS status (\\w+)/ => its first group",
+        "/^SPASS beiseite: Proof found/ => Theorem",
+        "decisive: Theorem",
+    ] {
+        assert!(out.contains(line), "{line}\n{out}");
+    }
+    let bad = json!({"rules": [{"pattern": "(unclosed"}, {"pattern": "x", "is": ""}],
+                     "decisive": []});
+    let (code, _, err) = check_tools(json!([member("e", json!({}), bad)]));
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("tools[0].verdict.rules[0].pattern: is not a valid regular expression"),
+        "{err}"
+    );
+    assert!(
+        err.contains("tools[0].verdict.rules[1].is: must not be empty"),
+        "{err}"
+    );
+}
+
+#[test]
+fn portfolios_whose_members_cannot_serve_them_are_refused() {
+    let v = json!({"rules": [{"pattern": "^(sat|unsat)$"}], "decisive": ["sat", "unsat"]});
+    let s = json!({"type": "string", "required": true});
+    let portfolio = |members: Value| {
+        json!({"name": "race", "description": "d", "portfolio": members,
+               "params": {"problem": {"type": "string", "required": true}}})
+    };
+    let (code, out, err) = check_tools(json!([
+        member("a", json!({ "problem": s }), v.clone()),
+        member("b", json!({ "problem": s }), v.clone()),
+        portfolio(json!(["a", "b"])),
+    ]));
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("portfolio: a, b"), "{out}");
+    let cases = [
+        (member("a", json!({ "problem": s }), v.clone()), json!(["a", "nope"]),
+         "tools[2].portfolio[1]: names no tool of this manifest: nope"),
+        (member("a", json!({ "problem": s }), v.clone()), json!(["a", "race"]),
+         "tools[2].portfolio[1]: race is itself a portfolio: members must run programs"),
+        (member("a", json!({ "problem": s }), Value::Null), json!(["a", "b"]),
+         "tools[2].portfolio[0]: a has no verdict"),
+        (member("a", json!({"problem": s, "extra": s}), v.clone()), json!(["a", "b"]),
+         "tools[2].portfolio[0]: a requires parameter extra, which the portfolio lacks"),
+        (member("a", json!({"problem": {"type": "integer", "required": true}}), v.clone()),
+         json!(["a", "b"]),
+         "tools[2].portfolio[0]: a's parameter problem is an integer, the portfolio's is a string"),
+        (member("a", json!({"problem": {"type": "path", "root": "r", "required": true}}), v.clone()),
+         json!(["a", "b"]),
+         "tools[2].portfolio[0]: a's parameter problem is a path, the portfolio's is a string"),
+        (member("a", json!({"other": {"type": "string"}}), v.clone()), json!(["a", "b"]),
+         "tools[2].portfolio[0]: a has no parameter problem, which the portfolio passes on"),
+    ];
+    for (a, members, line) in cases {
+        let (code, _, err) = check_tools(json!([
+            a,
+            member("b", json!({ "problem": s }), v.clone()),
+            portfolio(members)
+        ]));
+        assert_eq!(code, 1, "{line}\n{err}");
+        assert!(err.contains(line), "{line}\n{err}");
+    }
+    // A path in another root than the portfolio's.
+    let dir = temp_dir("check-roots");
+    for r in ["r", "q"] {
+        std::fs::create_dir_all(dir.join(r)).unwrap();
+    }
+    let path_in = |root: &str| json!({"type": "path", "root": root, "required": true});
+    let m = json!({"name": "c", "roots": {"r": "r", "q": "q"}, "tools": [
+        member("a", json!({"f": path_in("q")}), v.clone()),
+        member("b", json!({"f": path_in("r")}), v.clone()),
+        {"name": "race", "description": "d", "portfolio": ["a", "b"], "params": {"f": path_in("r")}}
+    ]});
+    let (code, _, err) = stdmcp_check(&dir, &m);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains(
+            "tools[2].portfolio[0]: a's parameter f is a path in root q, the portfolio's in root r"
+        ),
+        "{err}"
+    );
+    // A portfolio runs no program of its own.
+    let (code, _, err) = check_tools(json!([
+        member("a", json!({ "problem": s }), v.clone()),
+        member("b", json!({ "problem": s }), v),
+        {"name": "race", "description": "d", "portfolio": ["a", "b"], "program": "echo",
+         "params": {"problem": s}}
+    ]));
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("tools[2].program: a portfolio runs its members"),
+        "{err}"
+    );
+}

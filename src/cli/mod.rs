@@ -262,12 +262,20 @@ fn tool_summary(out: &mut String, t: &stdmcp::manifest::ToolSpec) {
         .unwrap_or_default();
     let _ = writeln!(out, "  {}{title}", t.name);
     let _ = writeln!(out, "    {}", t.description);
-    let _ = writeln!(
-        out,
-        "    runs: {} {}",
-        t.program.display(),
-        command_line(&t.args, &t.params)
-    );
+    if t.portfolio.is_empty() {
+        let _ = writeln!(
+            out,
+            "    runs: {} {}",
+            t.program.display(),
+            command_line(&t.args, &t.params)
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "    portfolio: {} (all at once; the first decisive verdict wins, the others are stopped)",
+            t.portfolio.join(", ")
+        );
+    }
     params_summary(out, &t.params);
     let a = &t.annotations;
     let _ = writeln!(
@@ -287,6 +295,15 @@ fn tool_summary(out: &mut String, t: &stdmcp::manifest::ToolSpec) {
     let _ = writeln!(out, "    limits: {}{buffering}", t.limits);
     if let Some(line) = stdmcp::manifest::remote::describe(&t.remote) {
         let _ = writeln!(out, "    {line}");
+    }
+    if let Some(v) = &t.verdict {
+        let _ = writeln!(
+            out,
+            "    verdict rules (first that matches a line; last line wins):"
+        );
+        for line in v.describe() {
+            let _ = writeln!(out, "      {line}");
+        }
     }
     if let Some(logs) = &t.logs {
         let _ = writeln!(

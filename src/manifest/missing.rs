@@ -62,6 +62,42 @@ pub(super) fn take(item: &Value, path: &str, base: &Path, errs: &mut Errors) -> 
     Some(reasons.join("; "))
 }
 
+/// Portfolios lose the members left out for a missing program; a portfolio left with no
+/// member is left out too, naming them (`missingPrograms: "skip"`).
+pub(super) fn narrow_portfolios(
+    tools: &mut Vec<super::ToolSpec>,
+    paths: &mut Vec<String>,
+    skipped: &mut Vec<SkippedTool>,
+) {
+    let gone: Vec<String> = skipped.iter().map(|s| s.name.clone()).collect();
+    let mut i = 0;
+    while i < tools.len() {
+        let t = &mut tools[i];
+        if t.portfolio.is_empty() || !t.portfolio.iter().any(|m| gone.contains(m)) {
+            i += 1;
+            continue;
+        }
+        let lost: Vec<String> = t
+            .portfolio
+            .iter()
+            .filter(|m| gone.contains(m))
+            .cloned()
+            .collect();
+        t.portfolio.retain(|m| !gone.contains(m));
+        if t.portfolio.is_empty() {
+            skipped.push(SkippedTool {
+                name: t.name.clone(),
+                problem: format!("every member is missing ({})", lost.join(", ")),
+            });
+            tools.remove(i);
+            paths.remove(i);
+        } else {
+            log::warn!("portfolio {} runs without {}", t.name, lost.join(", "));
+            i += 1;
+        }
+    }
+}
+
 /// `instructions` with a sentence naming the tools left out, if any.
 pub(super) fn instructions(given: Option<String>, skipped: &[SkippedTool]) -> Option<String> {
     if skipped.is_empty() {

@@ -17,11 +17,14 @@ mod missing;
 mod param;
 mod parse;
 pub mod plan;
+mod portfolio;
 mod programs;
+pub mod race;
 pub mod remote;
 pub mod run;
 mod session;
 mod value;
+pub mod verdict;
 
 pub use confine::confine;
 pub use missing::SkippedTool;
@@ -150,6 +153,11 @@ pub struct ToolSpec {
     pub remote: remote::Remote,
     /// Log files the program writes (README "Log files").
     pub logs: Option<logs::Logs>,
+    /// How to read the program's verdict from its output (README "Verdicts").
+    pub verdict: Option<verdict::Verdict>,
+    /// A portfolio's members (README "Portfolios"): tools of the manifest run at once on
+    /// the same arguments; empty for a tool that runs a program.
+    pub portfolio: Vec<String>,
 }
 
 /// One element of an argument template.
@@ -339,15 +347,29 @@ impl Manifest {
             let def = plan::tool_definition(spec, &roots);
             let timeout = spec.timeout;
             let background = spec.background;
+            let slots = spec.portfolio.len();
+            let members: Vec<Arc<ToolSpec>> = spec
+                .portfolio
+                .iter()
+                .filter_map(|m| self.tools.iter().find(|t| &t.name == m))
+                .map(|t| Arc::new(t.clone()))
+                .collect();
             let spec = Arc::new(spec.clone());
             let roots = roots.clone();
             let mut tool = ToolDef::new(
                 def.name.clone(),
                 def.description.clone().unwrap_or_default(),
                 def.input_schema.clone(),
-                move |ctx, args| Ok(run::call(ctx, &spec, &roots, &args)),
+                move |ctx, args| {
+                    Ok(if members.is_empty() {
+                        run::call(ctx, &spec, &roots, &args)
+                    } else {
+                        race::call(ctx, &spec, &members, &roots, &args)
+                    })
+                },
             )
-            .timeout(timeout);
+            .timeout(timeout)
+            .slots(slots);
             if let Some(t) = def.title {
                 tool = tool.title(t);
             }

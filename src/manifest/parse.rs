@@ -58,6 +58,7 @@ pub(super) fn manifest(v: &Value, base: &Path) -> Result<Manifest, Vec<ManifestE
     match top.map.get("tools") {
         Some(Value::Array(items)) => {
             let mut seen = BTreeSet::new();
+            let mut paths = Vec::new();
             for (i, item) in items.iter().enumerate() {
                 let path = format!("tools[{i}]");
                 let mut own = Errors(Vec::new());
@@ -72,6 +73,7 @@ pub(super) fn manifest(v: &Value, base: &Path) -> Result<Manifest, Vec<ManifestE
                         problem,
                     });
                 } else if let Some(t) = parsed {
+                    paths.push(path.clone());
                     if !seen.insert(t.name.clone()) {
                         errs.add(
                             &format!("{path}.name"),
@@ -81,6 +83,10 @@ pub(super) fn manifest(v: &Value, base: &Path) -> Result<Manifest, Vec<ManifestE
                     tools.push(t);
                 }
             }
+            if !skipped.is_empty() {
+                super::missing::narrow_portfolios(&mut tools, &mut paths, &mut skipped);
+            }
+            super::portfolio::check(&tools, &paths, &mut errs);
         }
         Some(_) => errs.add("tools", "must be an array"),
         None if top.map.contains_key("sessions") => {}
@@ -227,6 +233,10 @@ fn tool(
     errs: &mut Errors,
 ) -> Option<ToolSpec> {
     let o = Obj::new(v, path, errs)?;
+    if o.map.contains_key("portfolio") {
+        let name = tool_name(&o, errs);
+        return Some(super::portfolio::tool(&o, name, d, roots, errs));
+    }
     o.only(TOOL_KEYS, errs);
     let name = tool_name(&o, errs);
     let description = o.required_string("description", errs).unwrap_or_default();
@@ -266,6 +276,8 @@ fn tool(
         limits: limits(&o, d.limits, errs),
         remote: super::remote::remote(&o, base, errs),
         logs,
+        verdict: super::verdict::verdict(&o, errs),
+        portfolio: Vec::new(),
     })
 }
 
@@ -297,6 +309,7 @@ const TOOL_KEYS: &[&str] = &[
     "onCancelTimeoutSeconds",
     "logs",
     "background",
+    "verdict",
 ];
 
 fn tool_name(o: &Obj<'_>, errs: &mut Errors) -> String {
@@ -405,7 +418,7 @@ fn success_codes(o: &Obj<'_>, errs: &mut Errors) -> Vec<i32> {
     }
 }
 
-fn annotations(o: &Obj<'_>, errs: &mut Errors) -> ToolAnnotations {
+pub(super) fn annotations(o: &Obj<'_>, errs: &mut Errors) -> ToolAnnotations {
     let a = o
         .map
         .get("annotations")

@@ -47,7 +47,11 @@ pub fn tool_definition(spec: &ToolSpec, roots: &BTreeMap<String, PathBuf>) -> To
         title: spec.title.clone(),
         description: Some(spec.description.clone()),
         input_schema: json!({"type": "object", "properties": props, "required": required, "additionalProperties": false}),
-        output_schema: Some(output_schema()),
+        output_schema: Some(if spec.portfolio.is_empty() {
+            output_schema()
+        } else {
+            super::race::output_schema()
+        }),
         annotations: Some(spec.annotations.clone()),
         icons: None,
         meta: None,
@@ -118,6 +122,7 @@ pub fn output_schema() -> Value {
             "stderr": {"type": "string", "description": "Standard error (head and tail kept when over the cap)"},
             "durationMs": {"type": "integer"},
             "timedOut": {"type": "boolean", "description": "The server-side deadline passed and the process group was killed"},
+            "verdict": {"type": "string", "description": "The verdict read from the output by the tool's verdict rules (for a portfolio: the winner's), if any"},
             "callId": {"type": "string", "description": "The call's id: the output tool reads its complete stdout and stderr from the output spool"},
             "truncated": {
                 "type": "object",

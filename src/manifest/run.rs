@@ -11,9 +11,10 @@ use serde_json::json;
 
 use super::hooks::Hooks;
 use super::plan::plan;
+use super::verdict::Tracker;
 use super::{remote, Cwd, Kind, ProgressLines, ToolSpec};
 use crate::beneath::{beneath, Dir};
-use crate::cancel::CancelReason;
+use crate::cancel::{CancelReason, CancelToken};
 use crate::mcp::{CallToolResult, Content};
 use crate::process::{self, Outcome, RunError, RunSpec, Stream};
 use crate::server::{Ctx, Reporter};
@@ -29,7 +30,51 @@ pub fn call(
     roots: &BTreeMap<String, PathBuf>,
     args: &serde_json::Value,
 ) -> CallToolResult {
-    let call_id = remote::new_call_id();
+    let how = How {
+        cancel: ctx.cancel_token().clone(),
+        call_id: remote::new_call_id(),
+        // The call's deadline is the tool's (`ToolDef::timeout`, set in `into_server`): the
+        // peer fires it and the runner reports the cancel as a timeout.
+        timeout: None,
+        on_line: line_handler(ctx.reporter(), spec.progress.clone()),
+    };
+    execute(spec, roots, args, how).result
+}
+
+/// How one run is made: its cancel token, call id, own deadline (if the peer does not fire
+/// one), and what each output line feeds besides the verdict.
+pub(super) struct How {
+    pub cancel: crate::cancel::CancelToken,
+    pub call_id: String,
+    pub timeout: Option<Duration>,
+    pub on_line: process::LineFn,
+}
+
+/// How one run ended, for a portfolio.
+pub(super) struct Ran {
+    pub result: CallToolResult,
+    pub verdict: Option<String>,
+    /// Exit code, if the program exited.
+    pub code: Option<i32>,
+    /// Exited with a success code.
+    pub success: bool,
+    pub timed_out: bool,
+    pub cancelled: bool,
+}
+
+/// Plans and runs one call of `spec` through the process runner, and builds its result.
+pub(super) fn execute(
+    spec: &ToolSpec,
+    roots: &BTreeMap<String, PathBuf>,
+    args: &serde_json::Value,
+    how: How,
+) -> Ran {
+    let How {
+        cancel,
+        call_id,
+        timeout,
+        on_line,
+    } = how;
     let values = remote::built_in(&call_id, spec.timeout);
     let expanded;
     let template = if remote::uses_built_in(&spec.args) {
@@ -43,12 +88,20 @@ pub fn call(
     };
     let mut plan = match plan(template, roots, args) {
         Ok(p) => p,
-        Err(why) => return CallToolResult::error(format!("Refused: {why}. Nothing was run.")),
+        Err(why) => {
+            return Ran::failed(CallToolResult::error(format!(
+                "Refused: {why}. Nothing was run."
+            )))
+        }
     };
     // The program starts in the directory checked, held open until it has started.
     let cwd_dir = match held_cwd(spec, roots, plan.cwd.as_deref()) {
         Ok(d) => d,
-        Err(why) => return CallToolResult::error(format!("Refused: {why}. Nothing was run.")),
+        Err(why) => {
+            return Ran::failed(CallToolResult::error(format!(
+                "Refused: {why}. Nothing was run."
+            )))
+        }
     };
     plan.env
         .push(("STDMCP_CALL_ID".into(), call_id.clone().into()));
@@ -61,9 +114,7 @@ pub fn call(
         cwd: cwd_dir.as_ref().and_then(Dir::proc_path).or(plan.cwd),
         env: plan.env,
         stdin: plan.stdin,
-        // The call's deadline is the tool's (`ToolDef::timeout`, set in `into_server`): the
-        // peer fires it and the runner reports the cancel as a timeout.
-        timeout: None,
+        timeout,
         kill_grace: spec.kill_grace,
         stdout_cap: spec.max_output_bytes,
         stderr_cap: spec.max_output_bytes,
@@ -71,7 +122,7 @@ pub fn call(
         line_buffered: spec.line_buffered,
         spool: spool.clone(),
     };
-    let mut on_line = line_handler(ctx.reporter(), spec.progress.clone());
+    let mut on_line = on_line;
     if let Some(h) = &hooks {
         let (h, inner) = (Arc::clone(h), on_line);
         on_line = Arc::new(move |stream, line| {
@@ -79,8 +130,16 @@ pub fn call(
             inner(stream, line);
         });
     }
+    let tracker = Tracker::default();
+    if let Some(v) = &spec.verdict {
+        let (v, t, inner) = (v.clone(), tracker.clone(), on_line);
+        on_line = Arc::new(move |stream, line| {
+            t.feed(&v, line);
+            inner(stream, line);
+        });
+    }
     let mut pid = None;
-    let result = process::run(&run, ctx.cancel_token(), &mut |p| pid = Some(p), on_line);
+    let result = process::run(&run, &cancel, &mut |p| pid = Some(p), on_line);
     drop(cwd_dir);
     let abandoned = match &result {
         Ok(o) => o.cancelled || o.timed_out,
@@ -93,37 +152,62 @@ pub fn call(
         spec.name,
         result.as_ref().map(|o| (o.code, o.signal, o.timed_out))
     );
-    let mut result = match result {
+    let verdict = tracker.get();
+    let mut ran = match result {
         Ok(outcome) => {
-            let mut r = result_of(spec, &outcome);
+            let mut r = result_of(spec, &outcome, verdict.as_deref());
             cut_note(&mut r, &call_id, &outcome, spool.as_ref());
             if r.is_error {
                 if let Some(logs) = &logs {
-                    logs.add_changed(&mut r, &tails_stop(ctx));
+                    logs.add_changed(&mut r, &tails_stop(&cancel));
                 }
             }
-            r
+            Ran {
+                success: !r.is_error,
+                result: r,
+                verdict,
+                code: outcome.code,
+                timed_out: outcome.timed_out,
+                cancelled: outcome.cancelled,
+            }
         }
-        Err(RunError::Spawn { program, source }) => CallToolResult::error(format!(
+        Err(RunError::Spawn { program, source }) => Ran::failed(CallToolResult::error(format!(
             "{} could not be started ({}): {source}",
             spec.name,
             program.display()
-        )),
-        Err(e) => CallToolResult::error(format!("{} failed to run: {e}", spec.name)),
+        ))),
+        Err(e) => Ran::failed(CallToolResult::error(format!(
+            "{} failed to run: {e}",
+            spec.name
+        ))),
     };
     if let Some(note) = note {
-        result.content.push(Content::text(note));
+        ran.result.content.push(Content::text(note));
     }
-    result
+    ran
+}
+
+impl Ran {
+    /// A run refused or not started.
+    fn failed(result: CallToolResult) -> Ran {
+        Ran {
+            result,
+            verdict: None,
+            code: None,
+            success: false,
+            timed_out: false,
+            cancelled: false,
+        }
+    }
 }
 
 /// When reading the tails of a failed call's logs gives up: when the client cancelled the
 /// call or the server shuts down (nobody reads the result), not at the deadline, whose
 /// result says it timed out and carries the tails (three of 4 KiB: bounded anyway).
-fn tails_stop(ctx: &Ctx) -> crate::spool::Stop {
-    match ctx.cancel_reason() {
+fn tails_stop(cancel: &CancelToken) -> crate::spool::Stop {
+    match cancel.reason() {
         Some(CancelReason::Deadline) => crate::spool::Stop::never(),
-        _ => crate::spool::Stop::new(Some(ctx.cancel_token().clone()), None),
+        _ => crate::spool::Stop::new(Some(cancel.clone()), None),
     }
 }
 
@@ -153,7 +237,7 @@ fn held_cwd(
 
 /// Output lines feed progress: declared progress lines become notifications; any other line
 /// becomes the message of the next heartbeat: the latest complete line of either stream.
-fn line_handler(reporter: Reporter, progress: Option<ProgressLines>) -> process::LineFn {
+pub(super) fn line_handler(reporter: Reporter, progress: Option<ProgressLines>) -> process::LineFn {
     if !reporter.wants_progress() {
         return Arc::new(|_, _| {});
     }
@@ -181,7 +265,7 @@ fn line_handler(reporter: Reporter, progress: Option<ProgressLines>) -> process:
 /// that arrives within the interval is passed on when it ends, by a helper thread, unless a
 /// newer line replaced it by then. The helper starts with the first line that has to wait,
 /// so a call whose output fits one interval (most short commands) starts no thread for it.
-struct LatestLine {
+pub(super) struct LatestLine {
     shared: Arc<(Mutex<Latest>, Condvar)>,
     reporter: Reporter,
     helper: std::sync::Once,
@@ -200,7 +284,7 @@ fn lock(m: &Mutex<Latest>) -> MutexGuard<'_, Latest> {
 }
 
 impl LatestLine {
-    fn start(reporter: Reporter) -> LatestLine {
+    pub(super) fn start(reporter: Reporter) -> LatestLine {
         LatestLine {
             shared: Arc::new((Mutex::new(Latest::default()), Condvar::new())),
             reporter,
@@ -218,7 +302,7 @@ impl LatestLine {
         }
     }
 
-    fn set(&self, line: &str) {
+    pub(super) fn set(&self, line: &str) {
         let (m, cv) = &*self.shared;
         let mut st = lock(m);
         if st.last_pass.is_none_or(|t| t.elapsed() >= STATUS_EVERY) {
@@ -344,7 +428,7 @@ fn cut_note(r: &mut CallToolResult, call_id: &str, o: &Outcome, spool: Option<&E
     r.content.extend(links);
 }
 
-fn result_of(spec: &ToolSpec, o: &Outcome) -> CallToolResult {
+fn result_of(spec: &ToolSpec, o: &Outcome, verdict_word: Option<&str>) -> CallToolResult {
     let stdout = o.stdout.text();
     let stderr = o.stderr.text();
     let success =
@@ -397,7 +481,13 @@ fn result_of(spec: &ToolSpec, o: &Outcome) -> CallToolResult {
     if text.trim().is_empty() {
         text = "(no output)".into();
     }
-    let structured = json!({
+    if let Some(v) = verdict_word {
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+        text.push_str(&format!("Verdict: {v}\n"));
+    }
+    let mut structured = json!({
         "exitCode": o.code,
         "signal": o.signal,
         "stdout": stdout,
@@ -406,6 +496,9 @@ fn result_of(spec: &ToolSpec, o: &Outcome) -> CallToolResult {
         "timedOut": o.timed_out,
         "truncated": {"stdout": o.stdout.omitted_bytes(), "stderr": o.stderr.omitted_bytes()},
     });
+    if let Some(v) = verdict_word {
+        structured["verdict"] = json!(v);
+    }
     CallToolResult {
         content: vec![Content::text(text)],
         structured_content: Some(structured),

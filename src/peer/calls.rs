@@ -73,6 +73,8 @@ pub(super) struct Inflight {
     pub recent: VecDeque<String>,
     /// A `job_wait`: no work of its own, answered when its job ends or its time is up.
     pub wait: Option<super::job_tools::Wait>,
+    /// Slots of `max_running` the call takes (admitted all at once).
+    pub slots: usize,
 }
 
 impl Inflight {
@@ -89,6 +91,7 @@ impl Inflight {
             job: None,
             recent: VecDeque::new(),
             wait: None,
+            slots: 1,
             version,
             modern,
             cacheable: false,
@@ -125,7 +128,7 @@ impl Peer {
             log::debug!("finish for unknown request {id}");
             return;
         };
-        self.free_slot(now, id, call.running_since.is_some());
+        self.free_slot(now, id, call.running_since.map(|_| call.slots));
         self.forget_aliases(id);
         self.answer(now, call, outcome);
     }
@@ -182,29 +185,38 @@ impl Peer {
 
     /// Admits a new request: running if a slot is free, else waiting in line.
     pub(super) fn admit(&mut self, id: &RequestId, call: &mut Inflight) {
-        if self.running < self.config.max_running {
-            self.running += 1;
+        let slots = call.slots.clamp(1, self.config.max_running);
+        if self.waiting.is_empty() && self.running.saturating_add(slots) <= self.config.max_running
+        {
+            self.running += slots;
         } else {
             call.running_since = None;
             self.waiting.push_back(id.clone());
         }
     }
 
-    /// A request left: its slot (or its place in line) is free; the oldest waiting request
-    /// takes a free slot, as the worker pool starts the oldest queued job.
-    fn free_slot(&mut self, now: Instant, id: &RequestId, was_running: bool) {
-        if !was_running {
+    /// A request left: its slots (`None`: its place in line) are free; the oldest waiting
+    /// requests take them while all the slots of each are free, as the worker pool starts
+    /// its parked jobs (`Pool::submit_slots`).
+    fn free_slot(&mut self, now: Instant, id: &RequestId, slots: Option<usize>) {
+        let Some(slots) = slots else {
             self.waiting.retain(|w| w != id);
             return;
-        }
-        self.running = self.running.saturating_sub(1);
-        while self.running < self.config.max_running {
-            let Some(next) = self.waiting.pop_front() else {
+        };
+        let max = self.config.max_running;
+        self.running = self.running.saturating_sub(slots.clamp(1, max));
+        while let Some(next) = self.waiting.front() {
+            let need = self.calls.get(next).map_or(0, |c| c.slots.clamp(1, max));
+            if self.running.saturating_add(need) > max {
                 break;
-            };
-            if let Some(call) = self.calls.get_mut(&next) {
+            }
+            if let Some(call) = self
+                .waiting
+                .pop_front()
+                .and_then(|n| self.calls.get_mut(&n))
+            {
                 call.running_since = Some(now);
-                self.running += 1;
+                self.running += need;
             }
         }
     }
@@ -370,7 +382,7 @@ impl Peer {
         let Some(call) = self.calls.remove(id) else {
             return;
         };
-        self.free_slot(now, id, false);
+        self.free_slot(now, id, None);
         self.forget_aliases(id);
         self.effects.push_back(Effect::Unstarted(id.clone()));
         let tool = call

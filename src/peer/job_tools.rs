@@ -100,6 +100,7 @@ impl Catalog {
             self.tool_requirements.push(Vec::new());
             self.tool_timeouts.push(None);
             self.tool_background.push(None);
+            self.tool_slots.push(1);
         }
         self.job_tools = Some(JobTools {
             wait: first,

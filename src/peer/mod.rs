@@ -87,6 +87,9 @@ pub struct Catalog {
     /// Background delay of each tool's calls, by tool index (missing: none): a call still
     /// running after it becomes a job (README "Long runs").
     pub tool_background: Vec<Option<Duration>>,
+    /// Slots of `max_running` each tool's calls take, by tool index (missing: one): a
+    /// portfolio takes one per member, all at once (README "Portfolios").
+    pub tool_slots: Vec<usize>,
     /// The built-in job tools, once [`Catalog::add_job_tools`] added them.
     pub job_tools: Option<JobTools>,
 }
@@ -198,6 +201,8 @@ pub struct Call {
     pub client_capabilities: ClientCapabilities,
     /// When the server-side deadline of the call passes, if its tool has one.
     pub deadline: Option<Instant>,
+    /// Slots of the concurrency limit the call takes (one, or a portfolio's members).
+    pub slots: usize,
 }
 
 /// What the caller must do next.

@@ -555,7 +555,9 @@ impl Peer {
             let background = self.catalog.tool_background.get(*tool).copied().flatten();
             inflight.background_at = background.and_then(|b| now.checked_add(b));
             inflight.tool = Some(*tool);
+            inflight.slots = self.catalog.tool_slots.get(*tool).copied().unwrap_or(1);
         }
+        let slots = inflight.slots;
         let deadline = inflight.deadline;
         // A call that may become a job reports its output lines even without a token.
         let wants_progress = inflight.progress_token.is_some() || inflight.background_at.is_some();
@@ -568,6 +570,7 @@ impl Peer {
             wants_progress,
             client_capabilities: terms.caps,
             deadline,
+            slots,
         }));
     }
 

@@ -60,6 +60,8 @@ struct Submitted {
     wants_progress: bool,
     /// Why it must be answered with an error instead of run.
     refusal: Option<String>,
+    /// Slots of the concurrency limit it takes (a portfolio: one per member).
+    slots: usize,
     job: super::pool::Job,
 }
 
@@ -138,13 +140,14 @@ impl Shared {
             wants_progress,
             refusal,
             job,
+            slots,
         } in jobs
         {
             let refusal = match refusal {
                 Some(why) => Some(why),
                 None => self
                     .pool
-                    .submit(job)
+                    .submit_slots(job, slots)
                     .err()
                     .map(|(_, e)| format!("no thread could be started to run it ({e})")),
             };
@@ -268,7 +271,7 @@ impl Shared {
             wants_progress: call.wants_progress,
             client_capabilities: call.client_capabilities,
         };
-        let work = call.work;
+        let (work, slots) = (call.work, call.slots);
         // Submitted by `with_state` after the lock is released; the token is registered
         // already, so a cancel that arrives first is seen when the job starts.
         let (id, wants_progress) = (ctx.id.clone(), ctx.wants_progress);
@@ -276,6 +279,7 @@ impl Shared {
             id,
             wants_progress,
             refusal,
+            slots,
             job: Box::new(move || {
                 match ctx
                     .cancel

@@ -72,6 +72,7 @@ pub struct ToolDef {
     timeout: Option<Timeout>,
     requires: Vec<String>,
     background: Option<Duration>,
+    slots: usize,
 }
 
 impl ToolDef {
@@ -98,6 +99,7 @@ impl ToolDef {
             timeout: None,
             requires: Vec::new(),
             background: None,
+            slots: 1,
         }
     }
 
@@ -142,6 +144,13 @@ impl ToolDef {
     /// `Ctx::wants_progress` is true for such a tool even without a progress token.
     pub fn background(mut self, after: Duration) -> ToolDef {
         self.background = Some(after);
+        self
+    }
+
+    /// Each call counts as `n` calls against `max_concurrent_calls` and starts only when all
+    /// `n` are free at once (a portfolio of `n` members, README "Portfolios"; default 1).
+    pub fn slots(mut self, n: usize) -> ToolDef {
+        self.slots = n.max(1);
         self
     }
 
@@ -348,6 +357,7 @@ impl Server {
                 c.tool_requirements[i] = def.requires;
                 c.tool_timeouts[i] = def.timeout;
                 c.tool_background[i] = def.background;
+                c.tool_slots[i] = def.slots;
                 self.handlers.tools[i] = def.handler;
             }
             None => {
@@ -355,6 +365,7 @@ impl Server {
                 c.tool_requirements.push(def.requires);
                 c.tool_timeouts.push(def.timeout);
                 c.tool_background.push(def.background);
+                c.tool_slots.push(def.slots);
                 self.handlers.tools.push(def.handler);
             }
         }

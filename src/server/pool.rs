@@ -23,6 +23,33 @@ struct Counts {
     idle: usize,
     /// Jobs submitted at the limit, which the next thread to free up takes.
     queued: usize,
+    /// Slots held beyond their own thread by running jobs of more than one slot.
+    held: usize,
+    /// Jobs waiting until all their slots are free at once, with their slot count, in
+    /// order; while one waits, every later job waits behind it.
+    parked: VecDeque<(Job, usize)>,
+}
+
+impl Counts {
+    /// Whether a job of `slots` slots may start now: busy threads and held slots leave room.
+    fn fits(&self, slots: usize, max: usize) -> bool {
+        (self.total - self.idle) + self.held + slots <= max
+    }
+
+    /// Where a job that may start goes: an idle thread (reserved for it), a new thread, or
+    /// (at the limit) the queue for the next thread to free up. True: start a thread.
+    fn place(&mut self, max: usize) -> bool {
+        if (self.total - self.idle) + self.held >= max {
+            self.queued += 1;
+            false
+        } else if self.idle > 0 {
+            self.idle -= 1; // reserved for this job
+            false
+        } else {
+            self.total += 1;
+            true
+        }
+    }
 }
 
 /// How often an idle worker looks for a job before it sleeps: a few microseconds, in which a
@@ -200,55 +227,28 @@ impl Pool {
     /// loses no job: it waits for the next thread of the pool to free up, when there is one;
     /// when the pool has no thread at all, the job comes back with the error, for the caller
     /// to answer its request.
+    #[cfg(test)]
     pub fn submit(&self, job: Job) -> Result<(), (Job, io::Error)> {
-        let spawn = {
-            let mut c = self.inner.counts();
-            if c.idle > 0 {
-                c.idle -= 1; // reserved for this job
-                false
-            } else if c.total < self.inner.max {
-                c.total += 1;
-                true
-            } else {
-                c.queued += 1;
-                false
-            }
-        };
-        if !spawn {
-            self.inner.queue.send(job);
-            return Ok(());
-        }
-        // The job goes to the new thread through a slot it can be taken back from.
-        let slot = Arc::new(Mutex::new(Some(job)));
-        let inner = self.inner.clone();
-        let handed = Arc::clone(&slot);
-        let started = thread::Builder::new()
-            .name("stdmcp-worker".into())
-            .stack_size(self.inner.stack_size)
-            .spawn(move || {
-                let job = handed.lock().unwrap_or_else(PoisonError::into_inner).take();
-                worker(inner, job)
-            });
-        let Err(e) = started else {
-            return Ok(());
-        };
-        let Some(job) = slot.lock().unwrap_or_else(PoisonError::into_inner).take() else {
-            return Ok(()); // cannot happen: the closure never ran
-        };
+        self.submit_slots(job, 1)
+    }
+
+    /// Runs `job` as [`Pool::submit`] does, counting it as `slots` jobs against the limit
+    /// (at most the limit): it starts only when all its slots are free at once, and holds
+    /// them until it ends (a portfolio's members, README "Portfolios"). A job of one slot
+    /// that comes while such a job waits waits behind it.
+    pub fn submit_slots(&self, job: Job, slots: usize) -> Result<(), (Job, io::Error)> {
+        let max = self.inner.max;
+        let slots = slots.clamp(1, max);
+        let job = hold(&self.inner, job, slots);
         let mut c = self.inner.counts();
-        c.total -= 1;
-        if c.idle > 0 {
-            c.idle -= 1; // a thread went idle meanwhile: reserved for this job
-        } else if c.total > 0 {
-            // Every thread is busy: the first to free up takes the job.
-            c.queued += 1;
-        } else {
-            return Err((job, e));
+        if !c.parked.is_empty() || (slots > 1 && !c.fits(slots, max)) {
+            c.parked.push_back((job, slots));
+            return Ok(());
         }
+        c.held += slots - 1;
+        let spawn = c.place(max);
         drop(c);
-        log::warn!("cannot start a worker thread ({e}): the request waits for a busy one");
-        self.inner.queue.send(job);
-        Ok(())
+        launch(&self.inner, job, spawn)
     }
 
     /// Threads waiting for work now.
@@ -264,22 +264,128 @@ impl Pool {
     }
 }
 
+/// Starts `job` where [`Counts::place`] put it. A new thread that cannot be started hands
+/// the job to a busy thread of the pool (the first to free up), or, with none, back to the
+/// caller with the error.
+fn launch(inner: &Arc<Inner>, job: Job, spawn: bool) -> Result<(), (Job, io::Error)> {
+    if !spawn {
+        inner.queue.send(job);
+        return Ok(());
+    }
+    // The job goes to the new thread through a slot it can be taken back from.
+    let slot = Arc::new(Mutex::new(Some(job)));
+    let for_thread = inner.clone();
+    let handed = Arc::clone(&slot);
+    let started = thread::Builder::new()
+        .name("stdmcp-worker".into())
+        .stack_size(inner.stack_size)
+        .spawn(move || {
+            let job = handed.lock().unwrap_or_else(PoisonError::into_inner).take();
+            worker(for_thread, job)
+        });
+    let Err(e) = started else {
+        return Ok(());
+    };
+    let Some(job) = slot.lock().unwrap_or_else(PoisonError::into_inner).take() else {
+        return Ok(()); // cannot happen: the closure never ran
+    };
+    let mut c = inner.counts();
+    c.total -= 1;
+    if c.idle > 0 {
+        c.idle -= 1; // a thread went idle meanwhile: reserved for this job
+    } else if c.total > 0 {
+        // Every thread is busy: the first to free up takes the job.
+        c.queued += 1;
+    } else {
+        return Err((job, e));
+    }
+    drop(c);
+    log::warn!("cannot start a worker thread ({e}): the request waits for a busy one");
+    inner.queue.send(job);
+    Ok(())
+}
+
+/// `job`, which gives back the slots it holds beyond its thread when it ends.
+fn hold(inner: &Arc<Inner>, job: Job, slots: usize) -> Job {
+    if slots <= 1 {
+        return job;
+    }
+    struct Held(Arc<Inner>, usize);
+    impl Drop for Held {
+        fn drop(&mut self) {
+            self.0.counts().held -= self.1;
+        }
+    }
+    let held = Held(inner.clone(), slots - 1);
+    Box::new(move || {
+        let _held = held;
+        job();
+    })
+}
+
+/// After a job ended on a worker: the parked jobs that fit now, in order. The first runs on
+/// this worker; the others come with where [`Counts::place`] put them (they fit, so none is
+/// queued), to be launched once the lock is let go.
+type Unparked = (Option<Job>, Vec<(Job, bool)>);
+
+fn unpark(max: usize, c: &mut Counts) -> Unparked {
+    let mut others = Vec::new();
+    // This worker is still counted busy: the first job takes its thread.
+    let first_fits = c
+        .parked
+        .front()
+        .is_some_and(|(_, slots)| (c.total - c.idle - 1) + c.held + slots <= max);
+    if !first_fits {
+        return (None, others);
+    }
+    let first = c.parked.pop_front().map(|(job, slots)| {
+        c.held += slots - 1;
+        job
+    });
+    while c
+        .parked
+        .front()
+        .is_some_and(|(_, slots)| c.fits(*slots, max))
+    {
+        let Some((job, slots)) = c.parked.pop_front() else {
+            break;
+        };
+        c.held += slots - 1;
+        let spawn = c.place(max);
+        others.push((job, spawn));
+    }
+    (first, others)
+}
+
 fn worker(inner: Arc<Inner>, mut job: Option<Job>) {
     loop {
         if let Some(j) = job.take() {
             j();
         }
-        // Take a job queued at the limit, or go idle.
-        let take_queued = {
+        // Take a job queued at the limit, or parked ones that fit now, or go idle.
+        let (take_queued, (unparked, others)) = {
             let mut c = inner.counts();
             if c.queued > 0 {
                 c.queued -= 1;
-                true
+                (true, (None, Vec::new()))
             } else {
-                c.idle += 1;
-                false
+                let u = unpark(inner.max, &mut c);
+                if u.0.is_none() {
+                    c.idle += 1;
+                }
+                (false, u)
             }
         };
+        for (j, spawn) in others {
+            // This thread is alive, so a job whose thread cannot start waits for it.
+            if let Err((_, e)) = launch(&inner, j, spawn) {
+                log::error!("cannot start a worker thread ({e}): a parked job was dropped");
+            }
+        }
+        if unparked.is_some() {
+            job = unparked;
+            continue;
+        }
         let next = if take_queued {
             inner.queue.recv(None)
         } else {
@@ -415,6 +521,48 @@ mod tests {
         got.sort();
         assert_eq!(got, (0..20).collect::<Vec<_>>());
         assert!(pool.threads() <= 2);
+    }
+
+    #[test]
+    fn a_job_of_several_slots_starts_when_all_are_free_and_later_jobs_wait_behind_it() {
+        let pool = Pool::new(3, Duration::from_secs(10), 256 * 1024);
+        let (started, order) = crossbeam_channel::unbounded();
+        // Each job reports its start and runs until its gate is opened.
+        let job = |name: &'static str| {
+            let (open, gate) = crossbeam_channel::bounded::<()>(1);
+            let started = started.clone();
+            let job: Job = Box::new(move || {
+                started.send(name).unwrap();
+                let _ = gate.recv();
+            });
+            (job, open)
+        };
+        let (a, open_a) = job("a");
+        assert!(pool.submit_slots(a, 2).is_ok());
+        let (b, open_b) = job("b");
+        submit(&pool, b);
+        assert_eq!(order.recv().unwrap(), "a");
+        assert_eq!(order.recv().unwrap(), "b");
+        // Three slots are taken: c (two slots) waits, and d (one slot) waits behind it.
+        let (c, open_c) = job("c");
+        assert!(pool.submit_slots(c, 2).is_ok());
+        let (d, open_d) = job("d");
+        submit(&pool, d);
+        assert!(order.recv_timeout(Duration::from_millis(50)).is_err());
+        // b ends: one slot is free, c needs two: nothing starts.
+        open_b.send(()).unwrap();
+        assert!(order.recv_timeout(Duration::from_millis(50)).is_err());
+        // a ends: c starts with both its slots, and d with the last one.
+        open_a.send(()).unwrap();
+        assert_eq!(order.recv_timeout(Duration::from_secs(10)).unwrap(), "c");
+        assert_eq!(order.recv_timeout(Duration::from_secs(10)).unwrap(), "d");
+        open_c.send(()).unwrap();
+        open_d.send(()).unwrap();
+        // A job wider than the pool runs alone.
+        let (e, open_e) = job("e");
+        assert!(pool.submit_slots(e, 10).is_ok());
+        assert_eq!(order.recv_timeout(Duration::from_secs(10)).unwrap(), "e");
+        open_e.send(()).unwrap();
     }
 
     #[test]

@@ -12,6 +12,7 @@ mod client;
 mod edges;
 mod jobs;
 mod mrtr;
+mod slots;
 use crate::framing::FrameDecoder;
 use crate::mcp::{LogLevel, PromptArgument, ToolAnnotations};
 
@@ -59,6 +60,7 @@ pub(super) fn catalog() -> Catalog {
             None,
         ],
         tool_background: vec![],
+        tool_slots: vec![],
         job_tools: None,
         prompts: vec![Prompt {
             name: "p".into(),
