@@ -7,7 +7,7 @@
 # 1. The static binaries, x86_64 and aarch64 (scripts/static-build.sh: musl, fully static,
 #    non-PIE, optimised for size; why musl and a pinned nightly: see there). Each must have no
 #    interpreter and no NEEDED entry (readelf) and be under MAX_BYTES (default 1.5 MB,
-#    1,500,000 bytes; on 2026-11-26 x86_64 1,427,856 and aarch64 1,284,256).
+#    1,500,000 bytes; on 2026-11-26 x86_64 1,426,864 and aarch64 1,284,848).
 # 2. x86_64 in an empty root (a directory holding only the binary, /tmp and /dev/null; chroot
 #    as root, else `unshare -r` chroot): `stdmcp serve` with the built-in manifest starts,
 #    answers tools/list and says on stderr which tools it left out for want of their programs;
@@ -23,10 +23,9 @@
 # 5. The static binary installed from dist/ as README "Install" says (sha256sum -c, install),
 #    and packaging/check_versions.py: one name and version in Cargo.toml, server.json, the
 #    package.json files, the wheels' metadata and README's mcp-name line.
-# Time on 2 cores shared with other work (2026-11-26): 278 s after a change to the crate (the
-# two release builds, 104 s and 84 s, are most of it; std itself is rebuilt only when the
-# toolchain's target directory is new, about 2 more minutes each); about 90 s for the checks,
-# the packages and their installs.
+# Time on 2 cores shared with other work (2026-11-26): 164 to 278 s after a change to the
+# crate, of which the two release builds take 1 to 1.7 minutes each (std is rebuilt too when
+# the target directory is new: about 2 minutes more each); 72 s when both are already built.
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

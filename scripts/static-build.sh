@@ -21,7 +21,7 @@
 # still varies by about 10 KB with the checkout's path: 1,434,576 bytes in a clone under /tmp).
 # The toolchain, rust-src and the musl target are installed with rustup if missing.
 #
-# aarch64 (1,284,256 bytes on 2026-11-26) needs no C cross toolchain: the crate and its
+# aarch64 (1,284,848 bytes on 2026-11-26) needs no C cross toolchain: the crate and its
 # dependencies compile no C, and the target's rust-std ships musl's crt objects, libc.a and
 # libunwind.a ("self-contained"), so the toolchain's own rust-lld links it directly
 # (linker-flavor ld.lld). x86_64 links through the host's cc driver with lld, as measured above.

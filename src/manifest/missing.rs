@@ -5,8 +5,8 @@
 //! setting, and a user's opt-in): the tool is left out, every other tool is served, and the
 //! server says which were left out and why, on stderr and in its `instructions`, so that a
 //! machine without `grep` still gets the tools it can run instead of "server disconnected".
-//! Only a missing program is forgiven: any other problem of the same tool still refuses, and
-//! so does a session kind whose program is missing.
+//! A session kind whose program is missing is left out the same way. Only a missing program is
+//! forgiven: any other problem of the same tool or kind still refuses.
 
 use std::path::Path;
 
@@ -165,6 +165,29 @@ mod tests {
         let i = m.instructions.unwrap();
         assert!(i.starts_with("Use them. Not available"), "{i}");
         assert!(i.ends_with(": gone."), "{i}");
+    }
+
+    #[test]
+    fn skip_leaves_out_a_session_kind_whose_program_is_missing() {
+        let mut m = manifest(None);
+        m["sessions"] = json!([
+            {"name": "sh", "description": "d", "program": "sh", "answer": {"mode": "nul"}},
+            {"name": "prover", "description": "d", "program": "no-such-repl-stdmcp",
+             "answer": {"mode": "nul"}}
+        ]);
+        let errs = load(&m).unwrap_err();
+        let paths: Vec<&str> = errs.iter().map(|e| e.path.as_str()).collect();
+        assert_eq!(paths, ["tools[1].program", "sessions[1].program"]);
+        m["missingPrograms"] = json!("skip");
+        let loaded = load(&m).unwrap();
+        let kinds: Vec<&str> = loaded.sessions.iter().map(|k| k.name.as_str()).collect();
+        assert_eq!(kinds, ["sh"]);
+        let skipped: Vec<&str> = loaded.skipped.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(skipped, ["gone", "prover sessions"]);
+        assert!(loaded
+            .instructions
+            .unwrap()
+            .ends_with(": gone, prover sessions."));
     }
 
     #[test]

@@ -101,6 +101,7 @@ pub(super) fn manifest(v: &Value, base: &Path) -> Result<Manifest, Vec<ManifestE
         &roots,
         &tool_names,
         base,
+        skip_missing.then_some(&mut skipped),
         &mut errs,
     );
     if !errs.0.is_empty() {

@@ -56,6 +56,7 @@ pub(super) fn sessions(
     roots: &BTreeMap<String, PathBuf>,
     tools: &BTreeSet<String>,
     base: &Path,
+    mut skipped: Option<&mut Vec<super::SkippedTool>>,
     errs: &mut Errors,
 ) -> Vec<SessionKind> {
     let mut out = Vec::new();
@@ -70,9 +71,24 @@ pub(super) fn sessions(
     let mut seen = BTreeSet::new();
     for (i, item) in items.iter().enumerate() {
         let path = format!("sessions[{i}]");
-        let Some(k) = kind(item, &path, d, roots, base, errs) else {
+        let mut own = Errors(Vec::new());
+        let k = kind(item, &path, d, roots, base, &mut own);
+        // `missingPrograms: "skip"`: a kind whose program is missing is left out.
+        let missing = match skipped.as_deref_mut() {
+            Some(list) => super::missing::take(item, &path, base, &mut own).map(|p| (list, p)),
+            None => None,
+        };
+        errs.0.append(&mut own.0);
+        let Some(k) = k else {
             continue;
         };
+        if let Some((skipped, problem)) = missing {
+            skipped.push(super::SkippedTool {
+                name: format!("{} sessions", k.name),
+                problem,
+            });
+            continue;
+        }
         if !seen.insert(k.name.clone()) {
             errs.add(
                 &format!("{path}.name"),
