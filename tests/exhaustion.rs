@@ -30,9 +30,13 @@ const NOBODY: u32 = 65534;
 /// reaps it, says `ready` once it is a zombie and becomes `sleep`.
 const STRAY: &str = "import os\npid = os.fork()\nif pid == 0:\n    os.setpgid(0, 0)\n    os._exit(0)\nos.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)\nprint('ready', flush=True)\nos.execvp('sleep', ['sleep', '1000'])\n";
 
+/// The test's manifest in `dir`, with the fixture it runs copied there: the test directory is
+/// readable by the other user the limit test runs the server as; the checkout may not be.
 fn manifest(dir: &Path) -> PathBuf {
     let marks = dir.join("marks");
     std::fs::create_dir_all(&marks).unwrap();
+    let escape = dir.join("escape.sh");
+    std::fs::copy(fixture("escape.sh"), &escape).unwrap();
     let m = json!({
         "name": "exhaustion",
         "version": "1.0.0",
@@ -40,7 +44,7 @@ fn manifest(dir: &Path) -> PathBuf {
         "tools": [
             {"name": "quick", "description": "exits at once", "program": "true"},
             {"name": "escape", "description": "starts a process that leaves the call",
-             "program": fixture("escape.sh"),
+             "program": escape,
              "args": [{"param": "how"}, {"param": "then"}],
              "params": {"how": {"type": "string", "maxLength": 10, "required": true},
                         "then": {"type": "string", "maxLength": 10, "required": true}}},
@@ -66,6 +70,7 @@ fn server(dir: &Path, tmp: &Path) -> Command {
     let mut cmd = Command::new(stdmcp_bin());
     cmd.args(["serve", "--config"])
         .arg(manifest(dir))
+        .env("STDMCP_ROOT", dir)
         .env("TMPDIR", tmp)
         .env("STDMCP_HEARTBEAT_MS", "50")
         .env("STDMCP_DRAIN_MS", "100");
@@ -190,13 +195,25 @@ fn every_request_is_answered_at_the_users_process_limit() {
     let dir = temp_dir("nproc");
     let tmp = shared_tmp(&dir);
     let plain = server(&dir, &tmp);
-    // The same command as user nobody, with no supplementary groups.
+    // The same command as user nobody, with no supplementary groups, on a copy of the binary
+    // that user can run, in a directory it can enter.
+    let bin = dir.join("stdmcp");
+    std::fs::copy(stdmcp_bin(), &bin).unwrap();
+    for (path, mode) in [
+        (&dir, 0o755),
+        (&bin, 0o755),
+        (&dir.join("escape.sh"), 0o755),
+        (&dir.join("tools.json"), 0o644),
+    ] {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
     let mut cmd = Command::new("setpriv");
     cmd.arg(format!("--reuid={NOBODY}"))
         .arg(format!("--regid={NOBODY}"))
         .args(["--clear-groups", "--"])
-        .arg(plain.get_program())
+        .arg(&bin)
         .args(plain.get_args())
+        .current_dir(&dir)
         .envs(plain.get_envs().filter_map(|(k, v)| Some((k, v?))));
     let p = serve(cmd);
     let original = soft_nproc(p.pid());
