@@ -106,6 +106,13 @@ pub fn call(
     if let Some(note) = note {
         result.content.push(Content::text(note));
     }
+    if pid.is_some() && crate::reaper::missing() {
+        result.content.push(Content::text(
+            "This call ran without the server's process watchdog, which could not be started \
+             (the server's log says why; the next call tries again): had the server been \
+             killed, processes the call started outside its process group could have outlived it.",
+        ));
+    }
     result
 }
 
