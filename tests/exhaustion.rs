@@ -463,6 +463,17 @@ fn names_another_user_could_predict_take_nothing_away() {
     // The first call starts the watchdog; then the other user makes every name it can tell.
     p.call(json!(1), "quick", json!({}), None);
     assert!(!is_error(&p.response(&json!(1))));
+    // Nothing names the private directory where others can read it.
+    let watchdog = watchdog_of(p.pid());
+    for what in ["cmdline", "environ"] {
+        let text = std::fs::read(format!("/proc/{watchdog}/{what}")).unwrap();
+        let text = String::from_utf8_lossy(&text);
+        assert!(
+            !text.contains(tmp.to_str().unwrap()),
+            "the watchdog's {what} names a directory in TMPDIR ({})",
+            tmp.display()
+        );
+    }
     let names = predictable_names(p.pid(), &tmp);
     for name in &names {
         let made = Command::new("setpriv")
