@@ -55,6 +55,8 @@ fn manifest(dir: &Path) -> PathBuf {
             {"name": "hang", "description": "says it started, then waits; its onCancel leaves a marker",
              "program": "sh", "args": ["-c", "echo started; exec sleep 1000"],
              "onCancel": ["touch", format!("{}/cancelled-{{callId}}", marks.display())]},
+            {"name": "short", "description": "exits at once, within a second", "program": "true",
+             "timeoutSeconds": 1},
             {"name": "tmpdir", "description": "prints its TMPDIR", "program": "sh",
              "args": ["-c", "printf %s \"$TMPDIR\""]},
             {"name": "stray", "description": "leaves a zombie in a process group of its own",
@@ -178,7 +180,25 @@ fn answered_at_the_limit(mut p: Proc, limit: &dyn Fn(i32, bool)) {
     for r in everything_answered(&mut p, 200) {
         assert!(r.get("result").is_some() || r.get("error").is_some(), "{r}");
     }
+    // The one worker busy with a long call, and at the limit: a call with a one-second
+    // deadline waits for it, and is answered at its deadline, not when the worker frees up.
     limit(pid, false);
+    p.call(json!(2), "hang", json!({}), Some(json!("busy")));
+    p.recv_where("the started line", |m| {
+        m["params"]["progressToken"] == "busy" && m["params"]["message"] == "started"
+    });
+    limit(pid, true);
+    p.call(json!(3), "short", json!({}), None);
+    let r = p.response(&json!(3));
+    assert!(
+        is_error(&r) && text(&r).contains("still waiting for a worker thread"),
+        "{r}"
+    );
+    limit(pid, false);
+    p.notify(
+        "notifications/cancelled",
+        json!({"requestId": 2, "reason": "done"}),
+    );
     let (_, status) = p.finish();
     assert!(status.success(), "{status:?}");
 }

@@ -15,6 +15,15 @@ use std::time::{Duration, Instant};
 /// A unit of work.
 pub type Job = Box<dyn FnOnce() + Send>;
 
+/// Where a submitted job went.
+#[derive(Debug)]
+pub enum Placed {
+    /// To an idle thread, a new one, or (at the limit) the queue the next free thread takes.
+    Running,
+    /// No thread could be started for it (the error): it waits for a busy thread to free up.
+    Waiting(io::Error),
+}
+
 #[derive(Default)]
 struct Counts {
     /// Threads alive.
@@ -200,7 +209,7 @@ impl Pool {
     /// loses no job: it waits for the next thread of the pool to free up, when there is one;
     /// when the pool has no thread at all, the job comes back with the error, for the caller
     /// to answer its request.
-    pub fn submit(&self, job: Job) -> Result<(), (Job, io::Error)> {
+    pub fn submit(&self, job: Job) -> Result<Placed, (Job, io::Error)> {
         let spawn = {
             let mut c = self.inner.counts();
             if c.idle > 0 {
@@ -216,7 +225,7 @@ impl Pool {
         };
         if !spawn {
             self.inner.queue.send(job);
-            return Ok(());
+            return Ok(Placed::Running);
         }
         // The job goes to the new thread through a slot it can be taken back from.
         let slot = Arc::new(Mutex::new(Some(job)));
@@ -230,15 +239,18 @@ impl Pool {
                 worker(inner, job)
             });
         let Err(e) = started else {
-            return Ok(());
+            return Ok(Placed::Running);
         };
         let Some(job) = slot.lock().unwrap_or_else(PoisonError::into_inner).take() else {
-            return Ok(()); // cannot happen: the closure never ran
+            return Ok(Placed::Running); // cannot happen: the closure never ran
         };
         let mut c = self.inner.counts();
         c.total -= 1;
         if c.idle > 0 {
             c.idle -= 1; // a thread went idle meanwhile: reserved for this job
+            drop(c);
+            self.inner.queue.send(job);
+            return Ok(Placed::Running);
         } else if c.total > 0 {
             // Every thread is busy: the first to free up takes the job.
             c.queued += 1;
@@ -248,7 +260,7 @@ impl Pool {
         drop(c);
         log::warn!("cannot start a worker thread ({e}): the request waits for a busy one");
         self.inner.queue.send(job);
-        Ok(())
+        Ok(Placed::Waiting(e))
     }
 
     /// Threads waiting for work now.
