@@ -57,8 +57,8 @@
 //! reaps such processes as they die, whether or not another call comes.
 //!
 //! Every request is answered even when a thread cannot be started (`ulimit -u`, a pids
-//! cgroup): a worker's job then waits for a busy worker, or, when there is none, the request
-//! is answered with an error; a call with a deadline is answered with an error when the timer
+//! cgroup): a worker's job then waits for a busy worker (and is answered at its deadline if
+//! none frees up by then), or, when there is none, the request is answered with an error; a call with a deadline is answered with an error when the timer
 //! cannot be started (the next call tries again). The reader, writer and signal threads are
 //! started before anything is read; without them the server does not start.
 //!

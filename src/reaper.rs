@@ -141,6 +141,14 @@ pub fn watchdog_pid() -> Option<u32> {
     lock().watchdog.as_ref().map(|w| w.child.id())
 }
 
+/// Whether calls now run without the watchdog because it could not be started for a passing
+/// reason (the next call tries again); false when it runs, and when it was given up for good
+/// (no `/bin/sh`: logged once).
+pub(crate) fn missing() -> bool {
+    let st = lock();
+    st.watchdog.is_none() && !st.given_up
+}
+
 /// Start the watchdog now if it is not running yet (and may still be started); returns its pid.
 pub(crate) fn ensure_started() -> Option<u32> {
     let mut st = lock();

@@ -30,9 +30,13 @@ const NOBODY: u32 = 65534;
 /// reaps it, says `ready` once it is a zombie and becomes `sleep`.
 const STRAY: &str = "import os\npid = os.fork()\nif pid == 0:\n    os.setpgid(0, 0)\n    os._exit(0)\nos.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)\nprint('ready', flush=True)\nos.execvp('sleep', ['sleep', '1000'])\n";
 
+/// The test's manifest in `dir`, with the fixture it runs copied there: the test directory is
+/// readable by the other user the limit test runs the server as; the checkout may not be.
 fn manifest(dir: &Path) -> PathBuf {
     let marks = dir.join("marks");
     std::fs::create_dir_all(&marks).unwrap();
+    let escape = dir.join("escape.sh");
+    std::fs::copy(fixture("escape.sh"), &escape).unwrap();
     let m = json!({
         "name": "exhaustion",
         "version": "1.0.0",
@@ -40,7 +44,7 @@ fn manifest(dir: &Path) -> PathBuf {
         "tools": [
             {"name": "quick", "description": "exits at once", "program": "true"},
             {"name": "escape", "description": "starts a process that leaves the call",
-             "program": fixture("escape.sh"),
+             "program": escape,
              "args": [{"param": "how"}, {"param": "then"}],
              "params": {"how": {"type": "string", "maxLength": 10, "required": true},
                         "then": {"type": "string", "maxLength": 10, "required": true}}},
@@ -51,6 +55,8 @@ fn manifest(dir: &Path) -> PathBuf {
             {"name": "hang", "description": "says it started, then waits; its onCancel leaves a marker",
              "program": "sh", "args": ["-c", "echo started; exec sleep 1000"],
              "onCancel": ["touch", format!("{}/cancelled-{{callId}}", marks.display())]},
+            {"name": "short", "description": "exits at once, within a second", "program": "true",
+             "timeoutSeconds": 1},
             {"name": "tmpdir", "description": "prints its TMPDIR", "program": "sh",
              "args": ["-c", "printf %s \"$TMPDIR\""]},
             {"name": "stray", "description": "leaves a zombie in a process group of its own",
@@ -66,6 +72,7 @@ fn server(dir: &Path, tmp: &Path) -> Command {
     let mut cmd = Command::new(stdmcp_bin());
     cmd.args(["serve", "--config"])
         .arg(manifest(dir))
+        .env("STDMCP_ROOT", dir)
         .env("TMPDIR", tmp)
         .env("STDMCP_HEARTBEAT_MS", "50")
         .env("STDMCP_DRAIN_MS", "100");
@@ -173,7 +180,25 @@ fn answered_at_the_limit(mut p: Proc, limit: &dyn Fn(i32, bool)) {
     for r in everything_answered(&mut p, 200) {
         assert!(r.get("result").is_some() || r.get("error").is_some(), "{r}");
     }
+    // The one worker busy with a long call, and at the limit: a call with a one-second
+    // deadline waits for it, and is answered at its deadline, not when the worker frees up.
     limit(pid, false);
+    p.call(json!(2), "hang", json!({}), Some(json!("busy")));
+    p.recv_where("the started line", |m| {
+        m["params"]["progressToken"] == "busy" && m["params"]["message"] == "started"
+    });
+    limit(pid, true);
+    p.call(json!(3), "short", json!({}), None);
+    let r = p.response(&json!(3));
+    assert!(
+        is_error(&r) && text(&r).contains("still waiting for a worker thread"),
+        "{r}"
+    );
+    limit(pid, false);
+    p.notify(
+        "notifications/cancelled",
+        json!({"requestId": 2, "reason": "done"}),
+    );
     let (_, status) = p.finish();
     assert!(status.success(), "{status:?}");
 }
@@ -190,13 +215,25 @@ fn every_request_is_answered_at_the_users_process_limit() {
     let dir = temp_dir("nproc");
     let tmp = shared_tmp(&dir);
     let plain = server(&dir, &tmp);
-    // The same command as user nobody, with no supplementary groups.
+    // The same command as user nobody, with no supplementary groups, on a copy of the binary
+    // that user can run, in a directory it can enter.
+    let bin = dir.join("stdmcp");
+    std::fs::copy(stdmcp_bin(), &bin).unwrap();
+    for (path, mode) in [
+        (&dir, 0o755),
+        (&bin, 0o755),
+        (&dir.join("escape.sh"), 0o755),
+        (&dir.join("tools.json"), 0o644),
+    ] {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
     let mut cmd = Command::new("setpriv");
     cmd.arg(format!("--reuid={NOBODY}"))
         .arg(format!("--regid={NOBODY}"))
         .args(["--clear-groups", "--"])
-        .arg(plain.get_program())
+        .arg(&bin)
         .args(plain.get_args())
+        .current_dir(&dir)
         .envs(plain.get_envs().filter_map(|(k, v)| Some((k, v?))));
     let p = serve(cmd);
     let original = soft_nproc(p.pid());
@@ -267,7 +304,14 @@ fn every_request_is_answered_at_a_pids_cgroup_limit() {
     let dir = temp_dir("pids");
     let tmp = shared_tmp(&dir);
     let p = serve(server(&dir, &tmp));
-    std::fs::write(cgroup.join("cgroup.procs"), p.pid().to_string()).unwrap();
+    if let Err(e) = std::fs::write(cgroup.join("cgroup.procs"), p.pid().to_string()) {
+        eprintln!(
+            "SKIPPED every_request_is_answered_at_a_pids_cgroup_limit: the server cannot be \
+             moved into {} ({e})",
+            cgroup.display()
+        );
+        return;
+    }
     let limit = |_pid: i32, on: bool| {
         let max = if on {
             std::fs::read_to_string(cgroup.join("pids.current"))
@@ -446,6 +490,17 @@ fn names_another_user_could_predict_take_nothing_away() {
     // The first call starts the watchdog; then the other user makes every name it can tell.
     p.call(json!(1), "quick", json!({}), None);
     assert!(!is_error(&p.response(&json!(1))));
+    // Nothing names the private directory where others can read it.
+    let watchdog = watchdog_of(p.pid());
+    for what in ["cmdline", "environ"] {
+        let text = std::fs::read(format!("/proc/{watchdog}/{what}")).unwrap();
+        let text = String::from_utf8_lossy(&text);
+        assert!(
+            !text.contains(tmp.to_str().unwrap()),
+            "the watchdog's {what} names a directory in TMPDIR ({})",
+            tmp.display()
+        );
+    }
     let names = predictable_names(p.pid(), &tmp);
     for name in &names {
         let made = Command::new("setpriv")

@@ -184,6 +184,13 @@ pub(super) fn execute(
     if let Some(note) = note {
         ran.result.content.push(Content::text(note));
     }
+    if pid.is_some() && crate::reaper::missing() {
+        ran.result.content.push(Content::text(
+            "This call ran without the server's process watchdog, which could not be started \
+             (the server's log says why; the next call tries again): had the server been \
+             killed, processes the call started outside its process group could have outlived it.",
+        ));
+    }
     ran
 }
 

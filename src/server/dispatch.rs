@@ -22,6 +22,7 @@ use serde_json::{json, Value};
 use super::bell::Bell;
 
 use super::outbox::Outbox;
+use super::pool::Placed;
 use super::{Ctx, Handlers, Options, Pool};
 use crate::cancel::{CancelReason, CancelToken};
 use crate::jsonrpc::{ErrorObject, RequestId};
@@ -62,7 +63,27 @@ struct Submitted {
     refusal: Option<String>,
     /// Slots of the concurrency limit it takes (a portfolio: one per member).
     slots: usize,
+    token: CancelToken,
+    /// Taken by the job when it starts, or by the answer given without it.
+    claim: Arc<Claim>,
     job: super::pool::Job,
+}
+
+/// Who answers a call: the job that runs it, or (for a job left waiting for a busy worker,
+/// when no thread could be started) a cancel hook that answers it at its deadline, its
+/// cancellation or the shutdown, whichever comes first. Only the first to take it does.
+#[derive(Default)]
+struct Claim {
+    taken: AtomicBool,
+    /// The hook of a waiting job; unregistered when the job starts.
+    hook: Mutex<Option<crate::cancel::HookGuard>>,
+}
+
+impl Claim {
+    /// True for the first caller only.
+    fn take(&self) -> bool {
+        !self.taken.swap(true, Ordering::SeqCst)
+    }
 }
 
 pub(crate) struct Shared {
@@ -135,24 +156,26 @@ impl Shared {
         if ring {
             self.out.ring();
         }
-        for Submitted {
-            id,
-            wants_progress,
-            refusal,
-            job,
-            slots,
-        } in jobs
-        {
-            let refusal = match refusal {
+        for s in jobs {
+            let refusal = match s.refusal {
                 Some(why) => Some(why),
-                None => self
-                    .pool
-                    .submit_slots(job, slots)
-                    .err()
-                    .map(|(_, e)| format!("no thread could be started to run it ({e})")),
+                None => match self.pool.submit_slots(s.job, s.slots) {
+                    Ok(Placed::Running) => None,
+                    Ok(Placed::Waiting(e)) => {
+                        self.answer_if_waiting_at_cancel(
+                            s.id.clone(),
+                            s.wants_progress,
+                            &s.token,
+                            s.claim,
+                            e,
+                        );
+                        None
+                    }
+                    Err((_, e)) => Some(format!("no thread could be started to run it ({e})")),
+                },
             };
             if let Some(why) = refusal {
-                self.refuse(&id, wants_progress, &why);
+                self.refuse(&s.id, s.wants_progress, &why);
             }
         }
         for (token, reason) in fire {
@@ -275,12 +298,26 @@ impl Shared {
         // Submitted by `with_state` after the lock is released; the token is registered
         // already, so a cancel that arrives first is seen when the job starts.
         let (id, wants_progress) = (ctx.id.clone(), ctx.wants_progress);
+        let claim = Arc::new(Claim::default());
+        let claimed = Arc::clone(&claim);
         st.jobs.push(Submitted {
             id,
             wants_progress,
             refusal,
             slots,
+            token: ctx.cancel.clone(),
+            claim,
             job: Box::new(move || {
+                if !claimed.take() {
+                    return; // answered while it waited for a thread
+                }
+                drop(
+                    claimed
+                        .hook
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .take(),
+                );
                 match ctx
                     .cancel
                     .is_cancelled()
@@ -304,6 +341,42 @@ impl Shared {
                 ctx.shared.finish(&ctx.id, outcome, ctx.wants_progress);
             }),
         });
+    }
+
+    /// A job waits for a busy worker (no thread could be started for it): if its deadline
+    /// passes, or it is cancelled, before a worker takes it, it is answered then, without
+    /// running (a cancelled request is still never answered: the peer sees to that).
+    fn answer_if_waiting_at_cancel(
+        self: &Arc<Self>,
+        id: RequestId,
+        wants_progress: bool,
+        token: &CancelToken,
+        claim: Arc<Claim>,
+        why: std::io::Error,
+    ) {
+        let shared = Arc::downgrade(self);
+        let claimed = Arc::clone(&claim);
+        let hook = token.on_cancel(move || {
+            if let Some(shared) = shared.upgrade().filter(|_| claimed.take()) {
+                shared.refuse(
+                    &id,
+                    wants_progress,
+                    &format!(
+                        "it was still waiting for a worker thread when it was cancelled or its \
+                         deadline passed (none could be started: {why})"
+                    ),
+                );
+            }
+        });
+        // Kept until the job starts; a job that started already has dropped its slot's
+        // content, and the hook must not stay registered (it would hold the claim forever).
+        let mut slot = claim.hook.lock().unwrap_or_else(PoisonError::into_inner);
+        if claim.taken.load(Ordering::SeqCst) {
+            drop(slot);
+            drop(hook);
+        } else {
+            *slot = Some(hook);
+        }
     }
 
     /// Answers a call that could not be started with an error saying why (the server is out

@@ -15,6 +15,16 @@ use std::time::{Duration, Instant};
 /// A unit of work.
 pub type Job = Box<dyn FnOnce() + Send>;
 
+/// Where a submitted job went.
+#[derive(Debug)]
+pub enum Placed {
+    /// To an idle thread, a new one, (at the limit) the queue the next free thread takes, or
+    /// (a job of several slots) in line until all its slots are free.
+    Running,
+    /// No thread could be started for it (the error): it waits for a busy thread to free up.
+    Waiting(io::Error),
+}
+
 #[derive(Default)]
 struct Counts {
     /// Threads alive.
@@ -228,7 +238,7 @@ impl Pool {
     /// when the pool has no thread at all, the job comes back with the error, for the caller
     /// to answer its request.
     #[cfg(test)]
-    pub fn submit(&self, job: Job) -> Result<(), (Job, io::Error)> {
+    pub fn submit(&self, job: Job) -> Result<Placed, (Job, io::Error)> {
         self.submit_slots(job, 1)
     }
 
@@ -236,14 +246,14 @@ impl Pool {
     /// (at most the limit): it starts only when all its slots are free at once, and holds
     /// them until it ends (a portfolio's members, README "Portfolios"). A job of one slot
     /// that comes while such a job waits waits behind it.
-    pub fn submit_slots(&self, job: Job, slots: usize) -> Result<(), (Job, io::Error)> {
+    pub fn submit_slots(&self, job: Job, slots: usize) -> Result<Placed, (Job, io::Error)> {
         let max = self.inner.max;
         let slots = slots.clamp(1, max);
         let job = hold(&self.inner, job, slots);
         let mut c = self.inner.counts();
         if !c.parked.is_empty() || (slots > 1 && !c.fits(slots, max)) {
             c.parked.push_back((job, slots));
-            return Ok(());
+            return Ok(Placed::Running);
         }
         c.held += slots - 1;
         let spawn = c.place(max);
@@ -267,10 +277,10 @@ impl Pool {
 /// Starts `job` where [`Counts::place`] put it. A new thread that cannot be started hands
 /// the job to a busy thread of the pool (the first to free up), or, with none, back to the
 /// caller with the error.
-fn launch(inner: &Arc<Inner>, job: Job, spawn: bool) -> Result<(), (Job, io::Error)> {
+fn launch(inner: &Arc<Inner>, job: Job, spawn: bool) -> Result<Placed, (Job, io::Error)> {
     if !spawn {
         inner.queue.send(job);
-        return Ok(());
+        return Ok(Placed::Running);
     }
     // The job goes to the new thread through a slot it can be taken back from.
     let slot = Arc::new(Mutex::new(Some(job)));
@@ -284,15 +294,18 @@ fn launch(inner: &Arc<Inner>, job: Job, spawn: bool) -> Result<(), (Job, io::Err
             worker(for_thread, job)
         });
     let Err(e) = started else {
-        return Ok(());
+        return Ok(Placed::Running);
     };
     let Some(job) = slot.lock().unwrap_or_else(PoisonError::into_inner).take() else {
-        return Ok(()); // cannot happen: the closure never ran
+        return Ok(Placed::Running); // cannot happen: the closure never ran
     };
     let mut c = inner.counts();
     c.total -= 1;
     if c.idle > 0 {
         c.idle -= 1; // a thread went idle meanwhile: reserved for this job
+        drop(c);
+        inner.queue.send(job);
+        return Ok(Placed::Running);
     } else if c.total > 0 {
         // Every thread is busy: the first to free up takes the job.
         c.queued += 1;
@@ -302,7 +315,7 @@ fn launch(inner: &Arc<Inner>, job: Job, spawn: bool) -> Result<(), (Job, io::Err
     drop(c);
     log::warn!("cannot start a worker thread ({e}): the request waits for a busy one");
     inner.queue.send(job);
-    Ok(())
+    Ok(Placed::Waiting(e))
 }
 
 /// `job`, which gives back the slots it holds beyond its thread when it ends.
