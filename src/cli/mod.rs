@@ -201,11 +201,12 @@ fn serve(args: &[String]) -> ExitCode {
     let mut catalog = server.catalog().clone();
     let _ = catalog.add_job_tools();
     let names: Vec<&str> = catalog.tools.iter().map(|t| t.name.as_str()).collect();
-    eprintln!(
-        "stdmcp: serving {what} ({} tools: {})",
-        names.len(),
-        names.join(", ")
-    );
+    let tools = match names.len() {
+        0 => "no tools".to_owned(),
+        1 => format!("1 tool: {}", names[0]),
+        n => format!("{n} tools: {}", names.join(", ")),
+    };
+    eprintln!("stdmcp: serving {what} ({tools})");
     match legacy {
         Some(yes) => server.legacy_only(yes).serve_stdio(),
         None => server.serve_stdio(),
