@@ -506,4 +506,15 @@ fn a_spool_that_cannot_be_created_is_named_as_the_reason() {
         "no link to nothing"
     );
     p.finish();
+    // A spool turned off says so, not that it could not be created.
+    let mut p = serve(&dir, &[("STDMCP_SPOOL_MAX_BYTES", "0")], "2025-06-18");
+    let r = call(&mut p, 1, "count", json!({"n": 10000}));
+    let t = first_text(&r);
+    assert!(
+        t.contains(
+            "the output spool is turned off (STDMCP_SPOOL_MAX_BYTES=0), so the cut part is lost"
+        ),
+        "{t}"
+    );
+    p.finish();
 }

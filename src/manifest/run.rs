@@ -405,9 +405,12 @@ fn cut_note(r: &mut CallToolResult, call_id: &str, o: &Outcome, spool: Option<&E
     }
     let mut links = Vec::new();
     match spool {
-        Some(entry) if entry.broken() => note.push_str(
-            " the output spool could not be created (the server's log says why), so the cut part is lost",
-        ),
+        Some(entry) if entry.broken() => {
+            note.push_str(&format!(
+                " {}, so the cut part is lost",
+                entry.why_not_kept()
+            ));
+        }
         Some(entry) => {
             note.push_str(&format!(
                 " the complete output of call {call_id} is kept: read it with the `output` tool, \
@@ -426,7 +429,10 @@ fn cut_note(r: &mut CallToolResult, call_id: &str, o: &Outcome, spool: Option<&E
                 links.push(crate::spool::tool::link(call_id, *s, kept.bytes));
             }
         }
-        None => note.push_str(" the output spool is off, so the cut part is lost"),
+        None => note.push_str(&format!(
+            " {}, so the cut part is lost",
+            crate::spool::TURNED_OFF
+        )),
     }
     note.push_str(".]");
     if let Some(Content::Text { text, .. }) = r.content.first_mut() {

@@ -50,24 +50,44 @@ static MAKING: Mutex<()> = Mutex::new(());
 /// The private directory, made on first use; `None` if it cannot be made (logged; the
 /// next use tries again).
 pub fn get() -> Option<&'static Path> {
+    try_get().ok()
+}
+
+/// The private directory, made on first use, or why it cannot be made now (logged; the next
+/// use tries again: a full disk or a lack of descriptors may be over by then, [`passing`]).
+pub fn try_get() -> io::Result<&'static Path> {
     if let Some(d) = DIR.get() {
-        return Some(d);
+        return Ok(d);
     }
     let _making = MAKING.lock().unwrap_or_else(PoisonError::into_inner);
     if let Some(d) = DIR.get() {
-        return Some(d);
+        return Ok(d);
     }
     match make(temp_root()) {
-        Ok(d) => Some(DIR.get_or_init(|| d)),
+        Ok(d) => Ok(DIR.get_or_init(|| d)),
         Err(e) => {
             log::warn!(
                 "cannot create a private directory in {} ({e}): cut outputs are not kept and \
-                 onCancel commands do not run if the server is killed",
-                temp_root().display()
+                 onCancel commands do not run if the server is killed{}",
+                temp_root().display(),
+                if passing(&e) {
+                    " (a later call tries again)"
+                } else {
+                    ""
+                }
             );
-            None
+            Err(e)
         }
     }
+}
+
+/// An error in making a directory or file that may be gone at the next try: the disk or the
+/// user's quota is full, or the process or the system is out of descriptors.
+pub fn passing(e: &io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(libc::ENOSPC | libc::EDQUOT | libc::EMFILE | libc::ENFILE | libc::ENOMEM)
+    )
 }
 
 /// The private directory if it was made already (never makes it).
