@@ -94,7 +94,7 @@ oc=$dir/on-cancel
 if [ -d "$oc" ] && [ ! -L "$oc" ] && [ -O "$oc" ]; then
   for f in "$oc"/*; do
     case ${f##*/} in *[!0-9A-Za-z._-]*) continue ;; esac
-    [ -f "$f" ] && [ -O "$f" ] && /bin/sh "$f" &
+    [ -f "$f" ] && [ ! -L "$f" ] && [ -O "$f" ] && /bin/sh "$f" &
   done
   wait
 fi
