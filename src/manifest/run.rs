@@ -142,7 +142,7 @@ pub(super) fn execute(
     let result = process::run(&run, &cancel, &mut |p| pid = Some(p), on_line);
     drop(cwd_dir);
     let abandoned = match &result {
-        Ok(o) => o.cancelled || o.timed_out,
+        Ok(o) => o.started && (o.cancelled || o.timed_out),
         Err(RunError::Spawn { .. }) => false,
         Err(_) => true,
     };
@@ -446,7 +446,17 @@ fn result_of(spec: &ToolSpec, o: &Outcome, verdict_word: Option<&str>) -> CallTo
     let stderr = o.stderr.text();
     let success =
         !o.timed_out && !o.cancelled && o.code.is_some_and(|c| spec.success_codes.contains(&c));
-    let verdict = if o.timed_out {
+    let verdict = if !o.started {
+        Some(format!(
+            "{} never started: {} before it could start; nothing was run.",
+            spec.name,
+            if o.timed_out {
+                "its time limit ran out"
+            } else {
+                "it was cancelled"
+            }
+        ))
+    } else if o.timed_out {
         Some(format!(
             "{} timed out after {}; its process group was killed.",
             spec.name,
