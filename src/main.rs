@@ -10,7 +10,7 @@ fn main() -> ExitCode {
     // Every child of this program is started by the runner: sweeps may reap any other.
     stdmcp::process::reap_stray_children();
     // TMPDIR made absolute now, against the directory the server was started in.
-    stdmcp::process::private_dir::temp_root();
+    stdmcp::process::private_dir::tmpdir();
     stdmcp::init_logging();
     let args: Vec<String> = std::env::args().skip(1).collect();
     cli::run(args)

@@ -75,10 +75,14 @@ pub struct Outcome {
     /// The deadline passed: `spec.timeout`, or the token was cancelled with
     /// [`CancelReason::Deadline`](crate::cancel::CancelReason::Deadline).
     pub timed_out: bool,
-    /// The cancel token fired while the child ran, for another reason than a deadline.
+    /// The cancel token fired while the child ran (or before it could start), for another
+    /// reason than a deadline.
     pub cancelled: bool,
-    /// The leader's process id (also its process group id).
+    /// The leader's process id (also its process group id); 0 when it never started.
     pub pid: u32,
+    /// The program was started; false when the token was cancelled (its deadline passed,
+    /// or the client cancelled) before it could be, and nothing was run.
+    pub started: bool,
 }
 
 /// Why [`run`] failed.
@@ -130,6 +134,10 @@ pub type LineFn = Arc<dyn Fn(Stream, &str) + Send + Sync>;
 
 /// Run `spec` to completion (or cancellation / timeout).
 ///
+/// A token cancelled before the program could be started (a job whose deadline passed
+/// before a worker took it) starts nothing: the outcome says it never started
+/// ([`Outcome::started`]), timed out or cancelled as the token's reason says.
+///
 /// `on_line` is called on the calling thread with each complete
 /// output line (lossy UTF-8, without the newline, cut to ~1 KiB); a last line
 /// without newline is passed at EOF. `on_spawn` is called once with the
@@ -160,6 +168,11 @@ pub fn run(
     reaper::ensure_started();
     let marker = orphans::new_marker();
     let mut cmd = command(spec, &marker)?;
+    // A job whose deadline passed (or that was cancelled) before a worker took it: nothing
+    // is started.
+    if cancel.is_cancelled() {
+        return Ok(unstarted(spec, cancel));
+    }
     let start = Instant::now();
     // Unregistered at the end, after the child was reaped (on every path below).
     let (mut child, _owned) = owned::spawn(&mut cmd).map_err(|e| spawn_error(spec, e))?;
@@ -225,7 +238,24 @@ pub fn run(
         timed_out: stop == Stop::TimedOut || by_deadline,
         cancelled: !by_deadline && (stop == Stop::Cancelled || (fired && stop != Stop::TimedOut)),
         pid,
+        started: true,
     })
+}
+
+/// The outcome of a run whose token was cancelled before its program could be started.
+fn unstarted(spec: &RunSpec, cancel: &CancelToken) -> Outcome {
+    let timed_out = cancel.reason() == Some(crate::cancel::CancelReason::Deadline);
+    Outcome {
+        code: None,
+        signal: None,
+        stdout: Captured::new(spec.stdout_cap),
+        stderr: Captured::new(spec.stderr_cap),
+        duration: Duration::ZERO,
+        timed_out,
+        cancelled: !timed_out,
+        pid: 0,
+        started: false,
+    }
 }
 
 #[allow(clippy::disallowed_methods)] // a spawn point of the runner

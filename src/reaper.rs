@@ -28,6 +28,12 @@
 //! until one succeeds, each call's process group is logged as running without it; any other
 //! failure (no `/bin/sh`) is logged once and not retried. A watchdog that died is replaced
 //! at most [`MAX_STARTS`] times.
+//!
+//! No call ever waits for the watchdog: the pipe is non-blocking, and lines the pipe cannot
+//! take now (a watchdog stopped or starved while a few thousand calls start and end) wait in a
+//! buffer that the next write flushes first. A buffer past [`MAX_BACKLOG`] retires that
+//! watchdog (SIGKILL, before its pipe is closed: it kills nothing) and starts another, which is
+//! told every group still tracked.
 
 use std::collections::BTreeSet;
 use std::io::Write;
@@ -94,7 +100,7 @@ oc=$dir/on-cancel
 if [ -d "$oc" ] && [ ! -L "$oc" ] && [ -O "$oc" ]; then
   for f in "$oc"/*; do
     case ${f##*/} in *[!0-9A-Za-z._-]*) continue ;; esac
-    [ -f "$f" ] && [ -O "$f" ] && /bin/sh "$f" &
+    [ -f "$f" ] && [ ! -L "$f" ] && [ -O "$f" ] && /bin/sh "$f" &
   done
   wait
 fi
@@ -104,6 +110,8 @@ exit 0
 
 /// How often a dead watchdog is replaced before giving up.
 const MAX_STARTS: u32 = 4;
+/// Bytes of lines waiting for a watchdog that does not read its pipe before it is replaced.
+const MAX_BACKLOG: usize = 32 << 10;
 
 struct Watchdog {
     child: Child,
@@ -112,6 +120,8 @@ struct Watchdog {
     stdin: ChildStdin,
     /// It was told the private directory's name.
     told_dir: bool,
+    /// Lines its pipe could not take yet (the pipe is non-blocking), oldest first.
+    backlog: Vec<u8>,
 }
 
 struct State {
@@ -221,28 +231,63 @@ fn send(st: &mut State, op: char, pgid: i32) {
 
 fn write(st: &mut State, line: &[u8]) {
     let failed = match st.watchdog.as_mut() {
-        Some(w) => w.stdin.write_all(line).err(),
+        Some(w) => {
+            w.backlog.extend_from_slice(line);
+            flush(w).err()
+        }
         None => return,
     };
     if let Some(err) = failed {
         log::warn!("process watchdog is gone ({err}); restarting it");
         retire(st);
         start_if_needed(st);
+        return;
+    }
+    let stuck = st
+        .watchdog
+        .as_ref()
+        .is_some_and(|w| w.backlog.len() > MAX_BACKLOG);
+    if stuck {
+        log::warn!(
+            "process watchdog (pid {:?}) has not read its pipe for {MAX_BACKLOG} bytes \
+             (stopped or starved?): replacing it",
+            watchdog_pid_of(st)
+        );
+        retire(st);
+        start_if_needed(st);
     }
 }
 
-/// Forget a broken watchdog: close its pipe (it then kills what it still
-/// lists and exits) and reap it.
+fn watchdog_pid_of(st: &State) -> Option<u32> {
+    st.watchdog.as_ref().map(|w| w.child.id())
+}
+
+/// Writes as much of the backlog as the pipe takes now, without waiting; an error other than
+/// a full pipe means the watchdog is gone.
+fn flush(w: &mut Watchdog) -> std::io::Result<()> {
+    while !w.backlog.is_empty() {
+        match w.stdin.write(&w.backlog) {
+            Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+            Ok(n) => {
+                w.backlog.drain(..n);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// Forget a broken or stuck watchdog: SIGKILL it if it still runs (so that it kills nothing:
+/// the groups it lists are still running calls), close its pipe, and reap it.
 fn retire(st: &mut State) {
     if let Some(mut w) = st.watchdog.take() {
-        drop(w.stdin);
-        match w.child.try_wait() {
-            Ok(Some(_)) => {}
-            _ => {
-                let _ = w.child.kill();
-                let _ = w.child.wait();
-            }
+        if let Ok(None) = w.child.try_wait() {
+            let _ = w.child.kill();
         }
+        drop(w.stdin);
+        let _ = w.child.wait();
     }
 }
 
@@ -263,7 +308,8 @@ fn start_if_needed(st: &mut State) {
             for g in &st.groups {
                 replay.extend_from_slice(format!("+{g}\n").as_bytes());
             }
-            if let Err(err) = w.stdin.write_all(&replay) {
+            w.backlog = replay;
+            if let Err(err) = flush(&mut w) {
                 log::warn!("process watchdog died at start ({err}); continuing without it");
                 st.watchdog = Some(w);
                 retire(st);
@@ -322,18 +368,42 @@ fn spawn_watchdog() -> std::io::Result<Watchdog> {
     }
     let (mut child, owned) = crate::process::owned::spawn(&mut cmd)?;
     match child.stdin.take() {
-        Some(stdin) => Ok(Watchdog {
-            child,
-            _owned: owned,
-            stdin,
-            told_dir: false,
-        }),
+        Some(stdin) => {
+            // Never wait for the watchdog to read (a call would wait under the global lock).
+            if let Err(e) = set_nonblocking(&stdin) {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(e);
+            }
+            Ok(Watchdog {
+                child,
+                _owned: owned,
+                stdin,
+                told_dir: false,
+                backlog: Vec::new(),
+            })
+        }
         None => {
             let _ = child.kill();
             let _ = child.wait();
             Err(std::io::Error::other("watchdog has no stdin pipe"))
         }
     }
+}
+
+/// Makes the write end of the watchdog's pipe non-blocking (its read end, the watchdog's own
+/// open file description, is unchanged).
+#[allow(unsafe_code)]
+fn set_nonblocking(stdin: &ChildStdin) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let fd = stdin.as_raw_fd();
+    // SAFETY: fcntl on a descriptor this process holds open; no memory is passed.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    // SAFETY: as above.
+    if flags < 0 || unsafe { libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) } < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 #[cfg(test)]

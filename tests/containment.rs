@@ -279,3 +279,63 @@ fn no_descriptor_of_the_server_reaches_a_tool() {
         assert!(status.success());
     }
 }
+
+/// Sends SIGCONT to a stopped process when dropped (the test's end, or its failure).
+struct ContinueOnDrop(i32);
+
+impl Drop for ContinueOnDrop {
+    fn drop(&mut self) {
+        // SAFETY: kill has no memory-safety preconditions; the process may be gone already.
+        unsafe { libc::kill(self.0, libc::SIGCONT) };
+    }
+}
+
+#[test]
+fn a_stopped_watchdog_never_holds_up_a_call() {
+    let dir = temp_dir("stopped-watchdog");
+    let m = json!({
+        "name": "stopped-watchdog",
+        "tools": [{"name": "t", "description": "does nothing", "program": "true"}]
+    });
+    let mut p = common::serve_manifest(&m, &dir, &[]);
+    let first = common::sessions::call(&mut p, 0, "t", json!({}));
+    assert!(
+        first["result"]["isError"] != true && first.get("error").is_none(),
+        "{first}"
+    );
+    // The watchdog (a `sh` child of the server) is stopped: it reads nothing from its pipe,
+    // which fills after about 4000 calls (two lines each); about 2000 more fill the server's
+    // buffer for it, and then it is replaced.
+    let watchdogs = common::children_named(p.pid(), "sh");
+    assert_eq!(watchdogs.len(), 1, "{watchdogs:?}");
+    let _resume = ContinueOnDrop(watchdogs[0]);
+    send_signal(watchdogs[0], libc::SIGSTOP);
+    const CALLS: i64 = 10_000;
+    const BATCH: i64 = 100;
+    for batch in 0..CALLS / BATCH {
+        let ids = (1..=BATCH).map(|i| batch * BATCH + i);
+        for id in ids.clone() {
+            p.request(
+                json!(id),
+                "tools/call",
+                json!({"name": "t", "arguments": {}}),
+            );
+        }
+        for id in ids {
+            let r = p.response(&json!(id));
+            assert!(
+                r["result"]["isError"] != true && r.get("error").is_none(),
+                "{r}"
+            );
+        }
+    }
+    let now = common::children_named(p.pid(), "sh");
+    assert!(
+        now.len() == 1 && now[0] != watchdogs[0] && !common::alive(watchdogs[0]),
+        "the stopped watchdog {} was not replaced: {now:?}",
+        watchdogs[0]
+    );
+    drop(_resume);
+    let (_, status) = p.finish();
+    assert!(status.success(), "{status:?}");
+}

@@ -506,4 +506,53 @@ fn a_spool_that_cannot_be_created_is_named_as_the_reason() {
         "no link to nothing"
     );
     p.finish();
+    // A spool turned off says so, not that it could not be created.
+    let mut p = serve(&dir, &[("STDMCP_SPOOL_MAX_BYTES", "0")], "2025-06-18");
+    let r = call(&mut p, 1, "count", json!({"n": 10000}));
+    let t = first_text(&r);
+    assert!(
+        t.contains(
+            "the output spool is turned off (STDMCP_SPOOL_MAX_BYTES=0), so the cut part is lost"
+        ),
+        "{t}"
+    );
+    p.finish();
+}
+
+#[test]
+fn the_private_directory_is_never_in_the_working_directory_or_a_root() {
+    let dir = temp_dir("tmpdir-place");
+    let work = dir.join("work");
+    let manifest = manifest(&dir);
+    // An empty TMPDIR is unset (/tmp), not the server's working directory; a TMPDIR inside a
+    // root (here the root itself and a directory in it) is not used for the private directory.
+    let inside = work.join("tmp");
+    std::fs::create_dir_all(&inside).unwrap();
+    for (tmpdir, looked) in [
+        ("", &work),
+        (work.to_str().unwrap(), &work),
+        (inside.to_str().unwrap(), &inside),
+    ] {
+        let mut cmd = Command::new(stdmcp_bin());
+        cmd.arg("serve")
+            .arg("--config")
+            .arg(&manifest)
+            .current_dir(&work)
+            .env("TMPDIR", tmpdir);
+        let mut p = Proc::start(cmd);
+        p.initialize("2025-06-18");
+        let r = call(&mut p, 1, "count", json!({"n": 10000}));
+        assert!(first_text(&r).contains("is kept"), "TMPDIR={tmpdir:?}: {r}");
+        assert!(
+            privates(looked).is_empty(),
+            "TMPDIR={tmpdir:?}: {:?}",
+            privates(looked)
+        );
+        let stderr = std::sync::Arc::clone(&p.stderr);
+        p.finish();
+        if !tmpdir.is_empty() {
+            let stderr = stderr.lock().unwrap();
+            assert!(stderr.contains("is inside the root"), "{stderr}");
+        }
+    }
 }

@@ -253,23 +253,6 @@ fn cancel_kills_child_and_grandchild_promptly() {
 }
 
 #[test]
-fn cancel_before_run_kills_at_once() {
-    let token = CancelToken::new();
-    token.cancel(CancelReason::Shutdown);
-    let start = Instant::now();
-    let o = run(
-        &spec(shared_fixture("tree.sh"), &[]),
-        &token,
-        &mut |_| {},
-        no_lines(),
-    )
-    .expect("run");
-    assert!(o.cancelled);
-    assert!(start.elapsed() < Duration::from_secs(5));
-    wait_group_empty(o.pid);
-}
-
-#[test]
 fn deadline_kills_the_group() {
     let mut s = spec(shared_fixture("tree.sh"), &[]);
     s.timeout = Some(Duration::from_millis(300));
@@ -724,4 +707,52 @@ fn watchdog_runs_in_this_process_too() {
     let (_, ppid, pgrp) = stat(pid).expect("stat");
     assert_eq!(ppid, std::process::id());
     assert_eq!(pgrp, pid);
+}
+
+/// `sh -c` writing "started" to `marker`.
+fn marking(marker: &Path) -> RunSpec {
+    let mut spec = RunSpec::new(PathBuf::from("/bin/sh"));
+    spec.args = vec![
+        "-c".into(),
+        "echo started > \"$1\"".into(),
+        "sh".into(),
+        marker.into(),
+    ];
+    spec
+}
+
+#[test]
+fn a_job_cancelled_before_it_starts_never_starts_its_program() {
+    let dir = std::env::temp_dir().join(format!("stdmcp-unstarted-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let marker = dir.join("MARKER");
+    for (reason, timed_out) in [
+        (CancelReason::Deadline, true),
+        (CancelReason::Client, false),
+        (CancelReason::Shutdown, false),
+    ] {
+        let token = CancelToken::new();
+        token.cancel(reason);
+        let mut spawned = None;
+        let o = run(
+            &marking(&marker),
+            &token,
+            &mut |p| spawned = Some(p),
+            no_lines(),
+        )
+        .expect("run");
+        assert_eq!(spawned, None, "{reason:?}");
+        assert!(!o.started, "{reason:?}");
+        assert_eq!(
+            (o.timed_out, o.cancelled),
+            (timed_out, !timed_out),
+            "{reason:?}"
+        );
+        assert_eq!((o.code, o.signal, o.pid), (None, None, 0), "{reason:?}");
+        assert!(!marker.exists(), "{reason:?}: the program ran");
+    }
+    // A job not cancelled does start (the marker is how the test would see it).
+    let o = run_plain(&marking(&marker));
+    assert!(o.started && marker.exists());
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -195,6 +195,8 @@ fn serve(args: &[String]) -> ExitCode {
         }
     };
     warn_all(&manifest);
+    // The private directory (spool, onCancel commands) out of every root the programs reach.
+    stdmcp::process::private_dir::keep_out_of(manifest.roots.values().map(PathBuf::as_path));
     let server = manifest.into_server();
     // Every tool `tools/list` shows: the manifest's, and those of its sessions, logs, the
     // output spool and jobs (added when serving starts).

@@ -142,7 +142,7 @@ pub(super) fn execute(
     let result = process::run(&run, &cancel, &mut |p| pid = Some(p), on_line);
     drop(cwd_dir);
     let abandoned = match &result {
-        Ok(o) => o.cancelled || o.timed_out,
+        Ok(o) => o.started && (o.cancelled || o.timed_out),
         Err(RunError::Spawn { .. }) => false,
         Err(_) => true,
     };
@@ -405,9 +405,12 @@ fn cut_note(r: &mut CallToolResult, call_id: &str, o: &Outcome, spool: Option<&E
     }
     let mut links = Vec::new();
     match spool {
-        Some(entry) if entry.broken() => note.push_str(
-            " the output spool could not be created (the server's log says why), so the cut part is lost",
-        ),
+        Some(entry) if entry.broken() => {
+            note.push_str(&format!(
+                " {}, so the cut part is lost",
+                entry.why_not_kept()
+            ));
+        }
         Some(entry) => {
             note.push_str(&format!(
                 " the complete output of call {call_id} is kept: read it with the `output` tool, \
@@ -426,7 +429,10 @@ fn cut_note(r: &mut CallToolResult, call_id: &str, o: &Outcome, spool: Option<&E
                 links.push(crate::spool::tool::link(call_id, *s, kept.bytes));
             }
         }
-        None => note.push_str(" the output spool is off, so the cut part is lost"),
+        None => note.push_str(&format!(
+            " {}, so the cut part is lost",
+            crate::spool::TURNED_OFF
+        )),
     }
     note.push_str(".]");
     if let Some(Content::Text { text, .. }) = r.content.first_mut() {
@@ -440,7 +446,17 @@ fn result_of(spec: &ToolSpec, o: &Outcome, verdict_word: Option<&str>) -> CallTo
     let stderr = o.stderr.text();
     let success =
         !o.timed_out && !o.cancelled && o.code.is_some_and(|c| spec.success_codes.contains(&c));
-    let verdict = if o.timed_out {
+    let verdict = if !o.started {
+        Some(format!(
+            "{} never started: {} before it could start; nothing was run.",
+            spec.name,
+            if o.timed_out {
+                "its time limit ran out"
+            } else {
+                "it was cancelled"
+            }
+        ))
+    } else if o.timed_out {
         Some(format!(
             "{} timed out after {}; its process group was killed.",
             spec.name,

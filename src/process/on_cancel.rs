@@ -11,12 +11,13 @@
 //! in parallel, and removes the directory.
 
 use std::ffi::OsString;
-use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock, PoisonError};
 use std::time::Duration;
+
+use crate::beneath::Dir;
 
 /// The private directory of pending commands, `on-cancel/` in the server's private
 /// directory ([`super::private_dir`]); made on first use. `None` if it cannot be made
@@ -75,20 +76,14 @@ impl Pending {
         }
         let dir = dir()?;
         let path = dir.join(id);
-        let tmp = dir.join(format!(".{id}.tmp"));
-        let written = std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .mode(0o600)
-            .open(&tmp)
-            .and_then(|mut f| f.write_all(&script(cmd)))
-            .and_then(|()| std::fs::rename(&tmp, &path));
+        // Through the directory's descriptor (still this user's private directory): a fresh
+        // temporary file of a random name (never through a symlink), renamed over `id`.
+        let written =
+            Dir::open_private(dir).and_then(|d| d.replace(Path::new(id), &script(cmd), 0o600));
         match written {
             Ok(()) => Some(Pending { path }),
             Err(e) => {
                 log::warn!("cannot write {} ({e})", path.display());
-                let _ = std::fs::remove_file(&tmp);
                 None
             }
         }
@@ -188,5 +183,42 @@ mod tests {
         assert!(path.is_file());
         drop(p);
         assert!(!path.exists());
+    }
+
+    #[test]
+    fn planted_symlinks_do_not_redirect_the_write() {
+        let cmd = Command {
+            program: "/bin/true".into(),
+            args: vec![],
+            env: vec![],
+            timeout: Duration::from_secs(1),
+        };
+        let d = dir().expect("dir");
+        let base = std::env::temp_dir().join(format!("stdmcp-oc-plant-{}", std::process::id()));
+        std::fs::create_dir_all(&base).expect("mkdir");
+        // Symlinks at the temporary file's old name and at the final name, to marker files.
+        let (tmp_marker, final_marker) = (base.join("tmp-marker"), base.join("final-marker"));
+        for m in [&tmp_marker, &final_marker] {
+            std::fs::write(m, b"MARKER").expect("marker");
+        }
+        std::os::unix::fs::symlink(&tmp_marker, d.join(".test-call-2.tmp")).expect("plant");
+        std::os::unix::fs::symlink(&final_marker, d.join("test-call-2")).expect("plant");
+        let p = Pending::register("test-call-2", &cmd).expect("registered");
+        for m in [&tmp_marker, &final_marker] {
+            assert_eq!(
+                std::fs::read(m).expect("marker"),
+                b"MARKER",
+                "{}",
+                m.display()
+            );
+        }
+        let path = d.join("test-call-2");
+        assert!(!path.is_symlink());
+        assert!(std::fs::read(&path)
+            .expect("script")
+            .starts_with(b"exec timeout"));
+        drop(p);
+        let _ = std::fs::remove_file(d.join(".test-call-2.tmp"));
+        let _ = std::fs::remove_dir_all(&base);
     }
 }

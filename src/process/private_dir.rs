@@ -9,8 +9,12 @@
 //! (after running what `on-cancel/` holds) when the server is gone. Whoever lists a shared
 //! `/tmp` sees the directory once it exists, and can do nothing with it.
 //!
-//! `TMPDIR` is made absolute once, at the first use (relative to the working directory
-//! then): the watchdog runs in `/`, and the server never changes its working directory.
+//! `TMPDIR` is read once, at start ([`tmpdir`]): an empty one counts as unset (`/tmp`), and a
+//! relative one is made absolute (against the working directory then): the watchdog runs in
+//! `/`, and an empty name would otherwise mean the server's working directory. The binary
+//! then keeps the private directory out of the manifest's roots ([`keep_out_of`]): a program
+//! allowed to write in a root could otherwise put a file in `on-cancel/` that the watchdog
+//! runs after the server is killed.
 
 use std::io;
 use std::os::unix::fs::DirBuilderExt;
@@ -19,11 +23,72 @@ use std::sync::{Mutex, OnceLock, PoisonError};
 
 /// How many names are drawn before giving up (each is taken only if someone made it first).
 const ATTEMPTS: usize = 16;
+/// Where private directories go when `TMPDIR` is unset, empty, or inside a root.
+const FALLBACK: &str = "/tmp";
 
-/// `$TMPDIR` (or `/tmp`), absolute.
+/// `$TMPDIR` as the server was started with, read once: unset or empty is `/tmp`, a relative
+/// one is made absolute.
+pub fn tmpdir() -> &'static Path {
+    static GIVEN: OnceLock<PathBuf> = OnceLock::new();
+    GIVEN.get_or_init(|| absolute(given(std::env::var_os("TMPDIR"))))
+}
+
+/// The value of `TMPDIR` as a directory: an empty one is unset.
+fn given(var: Option<std::ffi::OsString>) -> PathBuf {
+    match var {
+        Some(v) if !v.is_empty() => PathBuf::from(v),
+        _ => PathBuf::from(FALLBACK),
+    }
+}
+
+static ROOT: OnceLock<PathBuf> = OnceLock::new();
+
+/// Where the private directory is made: [`tmpdir`], unless [`keep_out_of`] moved it to `/tmp`.
 pub fn temp_root() -> &'static Path {
-    static ROOT: OnceLock<PathBuf> = OnceLock::new();
-    ROOT.get_or_init(|| absolute(std::env::temp_dir()))
+    ROOT.get_or_init(|| tmpdir().to_owned())
+}
+
+/// Keeps the private directory out of `roots` (the manifest's roots, canonical): a `TMPDIR`
+/// inside one of them is not used for it, `/tmp` is (logged). Called by the binary before it
+/// serves; a library user that never calls it gets [`tmpdir`].
+pub fn keep_out_of<'a>(roots: impl IntoIterator<Item = &'a Path>) {
+    let roots: Vec<&Path> = roots.into_iter().collect();
+    let chosen = outside(tmpdir(), &roots);
+    if ROOT.get_or_init(|| chosen.clone()) != &chosen {
+        log::warn!(
+            "the private directory's place was chosen before the roots were known: {}",
+            temp_root().display()
+        );
+    }
+}
+
+/// `tmp`, or `/tmp` when `tmp` lies inside one of `roots` (and `/tmp` does not).
+fn outside(tmp: &Path, roots: &[&Path]) -> PathBuf {
+    let within = |dir: &Path| {
+        let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_owned());
+        roots
+            .iter()
+            .find(|r| dir.starts_with(r))
+            .map(|r| r.display().to_string())
+    };
+    let Some(root) = within(tmp) else {
+        return tmp.to_owned();
+    };
+    if let Some(also) = within(Path::new(FALLBACK)) {
+        log::warn!(
+            "TMPDIR {} is inside the root {root}, and {FALLBACK} inside the root {also}: the \
+             server's private directory is made in TMPDIR all the same, where a program allowed \
+             to write in that root could put onCancel commands that the watchdog runs",
+            tmp.display()
+        );
+        return tmp.to_owned();
+    }
+    log::warn!(
+        "TMPDIR {} is inside the root {root}: the server's private directory (output spool, \
+         onCancel commands) is made in {FALLBACK} instead, out of the programs' reach",
+        tmp.display()
+    );
+    PathBuf::from(FALLBACK)
 }
 
 /// `dir` made absolute against the working directory (as it is, if that cannot be read).
@@ -50,24 +115,44 @@ static MAKING: Mutex<()> = Mutex::new(());
 /// The private directory, made on first use; `None` if it cannot be made (logged; the
 /// next use tries again).
 pub fn get() -> Option<&'static Path> {
+    try_get().ok()
+}
+
+/// The private directory, made on first use, or why it cannot be made now (logged; the next
+/// use tries again: a full disk or a lack of descriptors may be over by then, [`passing`]).
+pub fn try_get() -> io::Result<&'static Path> {
     if let Some(d) = DIR.get() {
-        return Some(d);
+        return Ok(d);
     }
     let _making = MAKING.lock().unwrap_or_else(PoisonError::into_inner);
     if let Some(d) = DIR.get() {
-        return Some(d);
+        return Ok(d);
     }
     match make(temp_root()) {
-        Ok(d) => Some(DIR.get_or_init(|| d)),
+        Ok(d) => Ok(DIR.get_or_init(|| d)),
         Err(e) => {
             log::warn!(
                 "cannot create a private directory in {} ({e}): cut outputs are not kept and \
-                 onCancel commands do not run if the server is killed",
-                temp_root().display()
+                 onCancel commands do not run if the server is killed{}",
+                temp_root().display(),
+                if passing(&e) {
+                    " (a later call tries again)"
+                } else {
+                    ""
+                }
             );
-            None
+            Err(e)
         }
     }
+}
+
+/// An error in making a directory or file that may be gone at the next try: the disk or the
+/// user's quota is full, or the process or the system is out of descriptors.
+pub fn passing(e: &io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(libc::ENOSPC | libc::EDQUOT | libc::EMFILE | libc::ENFILE | libc::ENOMEM)
+    )
 }
 
 /// The private directory if it was made already (never makes it).
@@ -132,6 +217,27 @@ mod tests {
         assert_eq!(mode & 0o777, 0o700);
         let name = a.file_name().expect("name").to_string_lossy().into_owned();
         assert_eq!(name.len(), "stdmcp-".len() + 24, "{name}");
+        let _ = std::fs::remove_dir_all(&root);
+    }
+
+    #[test]
+    fn an_empty_tmpdir_is_unset_not_the_working_directory() {
+        assert_eq!(given(Some("".into())), Path::new("/tmp"));
+        assert_eq!(given(None), Path::new("/tmp"));
+        assert_eq!(given(Some("/var/t".into())), Path::new("/var/t"));
+    }
+
+    #[test]
+    fn a_tmpdir_inside_a_root_is_not_used() {
+        let root = std::env::temp_dir().join(format!("stdmcp-private-root-{}", std::process::id()));
+        let inside = root.join("tmp");
+        std::fs::create_dir_all(&inside).expect("mkdir");
+        let canon = std::fs::canonicalize(&root).expect("canonical");
+        assert_eq!(outside(&inside, &[&canon]), Path::new("/tmp"));
+        assert_eq!(outside(&root, &[&canon]), Path::new("/tmp"));
+        assert_eq!(outside(&inside, &[Path::new("/nowhere")]), inside);
+        // /tmp inside a root too: TMPDIR stays (and the log says why it is not safe).
+        assert_eq!(outside(&inside, &[&canon, Path::new("/")]), inside);
         let _ = std::fs::remove_dir_all(&root);
     }
 

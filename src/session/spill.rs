@@ -45,9 +45,9 @@ impl Spill {
         let mut note = format!("\n[Answer cut: {shown} of {total} bytes shown;");
         let slot = self.slot.lock().unwrap_or_else(PoisonError::into_inner);
         match slot.as_ref() {
-            Some(Some(e)) if e.broken() => note.push_str(
-                " the output spool could not be created (the server's log says why), so the cut part is lost",
-            ),
+            Some(Some(e)) if e.broken() => {
+                note.push_str(&format!(" {}, so the cut part is lost", e.why_not_kept()));
+            }
             Some(Some(e)) => {
                 note.push_str(&format!(
                     " the complete answer is kept as call {id}: read it with the `output` tool, \
@@ -61,7 +61,10 @@ impl Spill {
                     ));
                 }
             }
-            _ => note.push_str(" the output spool is off, so the cut part is lost"),
+            _ => note.push_str(&format!(
+                " {}, so the cut part is lost",
+                crate::spool::TURNED_OFF
+            )),
         }
         note.push_str(".]");
         note

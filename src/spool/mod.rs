@@ -11,7 +11,10 @@
 //! evicted, whole; a call still running is never evicted, and when only running calls are
 //! left the writing stream keeps what it has (a prefix) and is marked cut. A full disk
 //! (`ENOSPC`, `EDQUOT`) evicts the same way, one finished call at a time, and the write is
-//! retried.
+//! retried. When the directory cannot be made because the disk is full or descriptors ran out
+//! ([`crate::process::private_dir::passing`]), nothing of that call is kept, and the next
+//! call tries again (once per call started); any other reason turns the spool off until the
+//! server restarts. Either way the cut note says which ([`Entry::why_not_kept`]).
 
 mod grep;
 mod slice;
@@ -85,15 +88,19 @@ struct State {
     evicted: VecDeque<String>,
     /// The directory exists (created on the first write).
     created: bool,
-    /// It could not be created: nothing is kept.
+    /// It could not be created, for a reason that does not pass: nothing is kept.
     broken: bool,
+    /// It could not be created for a passing reason (a full disk, no descriptor left): not
+    /// tried again until the next call starts.
+    failed: bool,
 }
 
 /// A spool: a directory of kept outputs under a size cap.
 #[derive(Debug)]
 pub struct Spool {
-    /// Set at the first use for the server's spool ([`path`], which makes the server's
-    /// private directory): a server that never keeps an output makes none.
+    /// Set at the first write for the server's spool (`spool/` in the server's private
+    /// directory, made then): a server that never keeps an output makes none, and one that
+    /// cannot make it (a full disk) sets nothing and tries again at the next call.
     dir: OnceLock<PathBuf>,
     cap: u64,
     state: Mutex<State>,
@@ -121,7 +128,7 @@ impl Spool {
         }
     }
 
-    /// The server's spool ([`path`]), capped by
+    /// The server's spool (`spool/` in the private directory), capped by
     /// [`MAX_BYTES_ENV`] or [`DEFAULT_MAX_BYTES`].
     pub fn global() -> &'static Arc<Spool> {
         static SPOOL: OnceLock<Arc<Spool>> = OnceLock::new();
@@ -152,9 +159,8 @@ impl Spool {
             return None;
         }
         let mut st = lock(&self.state);
-        if st.broken {
-            return None;
-        }
+        // A call start may try once more to make a directory a full disk kept from being made.
+        st.failed = false;
         while st.calls.len() >= MAX_CALLS && self.evict_oldest(&mut st) {}
         st.calls.push_back(Record {
             id: id.to_owned(),
@@ -172,8 +178,8 @@ impl Spool {
         })
     }
 
-    fn file(&self, id: &str, s: Stream) -> PathBuf {
-        self.dir().join(format!("{id}.{}", stream_name(s)))
+    fn file(&self, id: &str, s: Stream) -> Option<PathBuf> {
+        Some(self.dir.get()?.join(format!("{id}.{}", stream_name(s))))
     }
 
     /// What is kept of call `id`'s stream `s`, or why nothing is.
@@ -206,7 +212,10 @@ impl Spool {
     pub fn open(&self, id: &str, s: Stream) -> Result<(Option<File>, Kept), String> {
         let kept = self.kept(id, s)?;
         let name = format!("{id}.{}", stream_name(s));
-        let opened = Dir::open_private(self.dir()).and_then(|d| d.file(Path::new(&name)));
+        let opened = match self.dir.get() {
+            Some(dir) => Dir::open_private(dir).and_then(|d| d.file(Path::new(&name))),
+            None => Err(io::ErrorKind::NotFound.into()),
+        };
         match opened {
             Ok((f, _)) => Ok((Some(f), kept)),
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
@@ -227,7 +236,15 @@ impl Spool {
             .iter()
             .find(|r| r.id == id)
             .is_none_or(|r| r.cut[i]);
-        if cut || !self.ensure_dir(&mut st) {
+        if cut {
+            return 0;
+        }
+        if !self.ensure_dir(&mut st) {
+            // What is kept stays a prefix: nothing of this stream, even once a later call
+            // made the directory.
+            if let Some(r) = st.calls.iter_mut().find(|r| r.id == id) {
+                r.cut[i] = true;
+            }
             return 0;
         }
         while st.total + n > self.cap && self.evict_oldest(&mut st) {}
@@ -240,26 +257,73 @@ impl Spool {
         allowed
     }
 
-    /// Creates the directory on first use; false if it cannot be (then nothing is kept).
+    /// Creates the directory on first use; false if it cannot be (then nothing is kept: for
+    /// good, or until the next call starts if the reason may pass).
     fn ensure_dir(&self, st: &mut State) -> bool {
-        if !st.created && !st.broken {
-            match std::fs::DirBuilder::new().mode(0o700).create(self.dir()) {
-                Ok(()) => st.created = true,
-                Err(e) => {
+        if st.created {
+            return true;
+        }
+        if st.broken || st.failed {
+            return false;
+        }
+        let made = self.dir_path().and_then(|dir| {
+            std::fs::DirBuilder::new()
+                .mode(0o700)
+                .create(dir)
+                .map_err(|e| (Some(dir), e))
+        });
+        match made {
+            Ok(()) => st.created = true,
+            Err((dir, e)) => {
+                let passing = crate::process::private_dir::passing(&e);
+                let dir = dir.map_or_else(
+                    || "in the private directory".into(),
+                    |d| d.display().to_string(),
+                );
+                if passing {
                     log::warn!(
-                        "cannot create the output spool {} ({e}): complete outputs are not kept",
-                        self.dir().display()
+                        "cannot create the output spool {dir} ({e}): this call's complete \
+                         output is not kept; the next call tries again"
+                    );
+                    st.failed = true;
+                } else {
+                    log::warn!(
+                        "cannot create the output spool {dir} ({e}): complete outputs are not kept"
                     );
                     st.broken = true;
                 }
             }
         }
-        !st.broken
+        st.created
     }
 
-    /// The directory could not be created: nothing is kept.
+    /// The directory's path, set now if needed (making the server's private directory).
+    fn dir_path(&self) -> Result<&Path, (Option<&Path>, io::Error)> {
+        if let Some(d) = self.dir.get() {
+            return Ok(d);
+        }
+        let private = crate::process::private_dir::try_get().map_err(|e| (None, e))?;
+        let dir = self.dir.get_or_init(|| private.join("spool"));
+        // The watchdog learns the private directory's name now if it did not know it yet.
+        crate::reaper::ensure_started();
+        Ok(dir)
+    }
+
+    /// No directory now: nothing is kept (for good, or until a later call makes it).
     pub fn broken(&self) -> bool {
-        lock(&self.state).broken
+        let st = lock(&self.state);
+        !st.created && (st.broken || st.failed)
+    }
+
+    /// Why nothing is kept, when [`Spool::broken`]: said in a cut note, after "the cut part
+    /// is lost because".
+    fn why_not_kept(&self) -> &'static str {
+        if lock(&self.state).broken {
+            "the output spool could not be created (the server's log says why)"
+        } else {
+            "the output spool could not be created this time (the disk is full, or no file \
+             descriptor was left; the server's log says why, and a later call tries again)"
+        }
     }
 
     /// Evicts the oldest finished call; false when every kept call is still running.
@@ -276,7 +340,9 @@ impl Spool {
     fn evict(&self, st: &mut State, old: Record) {
         st.total -= old.kept[0] + old.kept[1];
         for s in STREAMS {
-            let _ = std::fs::remove_file(self.file(&old.id, s));
+            if let Some(f) = self.file(&old.id, s) {
+                let _ = std::fs::remove_file(f);
+            }
         }
         log::debug!("spool: evicted call {}", old.id);
         st.evicted.push_back(old.id);
@@ -318,9 +384,9 @@ impl Spool {
     /// starts a fresh directory.
     pub fn clear(&self) {
         let mut st = lock(&self.state);
-        if st.created {
-            if let Err(e) = std::fs::remove_dir_all(self.dir()) {
-                log::debug!("removing {}: {e}", self.dir().display());
+        if let (true, Some(dir)) = (st.created, self.dir.get()) {
+            if let Err(e) = std::fs::remove_dir_all(dir) {
+                log::debug!("removing {}: {e}", dir.display());
             }
         }
         let evicted = std::mem::take(&mut st.evicted);
@@ -334,20 +400,14 @@ impl Spool {
         }
     }
 
-    /// The directory (which may not exist yet).
-    pub fn dir(&self) -> &Path {
-        self.dir.get_or_init(path)
+    /// The directory (which may not exist yet); `None` before the server's spool made it.
+    pub fn dir(&self) -> Option<&Path> {
+        self.dir.get().map(PathBuf::as_path)
     }
 }
 
-/// Where the server's spool directory is (whether or not it exists yet): `spool/` in the
-/// server's private directory ([`crate::process::private_dir`], made now if needed). When that
-/// cannot be made, a path that no one can create (below `/dev/null`): the spool then keeps
-/// nothing, and says so.
-pub fn path() -> PathBuf {
-    crate::process::private_dir::sub("spool")
-        .unwrap_or_else(|| PathBuf::from("/dev/null/no-private-directory/spool"))
-}
+/// Said in a cut note when a call has no spool entry: the spool is turned off.
+pub const TURNED_OFF: &str = "the output spool is turned off (STDMCP_SPOOL_MAX_BYTES=0)";
 
 /// A call's handle on the spool; when the last clone is
 /// dropped the call counts as finished (evictable).
@@ -372,7 +432,8 @@ impl EntryInner {
         // Through the directory's descriptor: still this user's private directory, and a new
         // file (never through a symlink or into a FIFO put there).
         let name = format!("{}.{}", self.id, stream_name(s));
-        let mut f = Dir::open_private(self.spool.dir())?.create(Path::new(&name), 0o600)?;
+        let dir = self.spool.dir.get().ok_or(io::ErrorKind::NotFound)?;
+        let mut f = Dir::open_private(dir)?.create(Path::new(&name), 0o600)?;
         let r = f.write_all(data);
         *file = Some(f);
         r
@@ -440,9 +501,15 @@ impl Entry {
         }
     }
 
-    /// The spool could not be created: nothing of this call is kept.
+    /// The spool's directory could not be created: nothing of this call is kept.
     pub fn broken(&self) -> bool {
         self.inner.spool.broken()
+    }
+
+    /// Why nothing is kept when [`Entry::broken`]: could not be created for good, or this
+    /// time (a full disk; a later call tries again). For a cut note.
+    pub fn why_not_kept(&self) -> &'static str {
+        self.inner.spool.why_not_kept()
     }
 
     /// What is kept of stream `s` so far.

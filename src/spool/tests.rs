@@ -23,7 +23,10 @@ fn keeps_everything_written_in_a_private_directory() {
     e.write(Stream::Stdout, b"hello ");
     e.write(Stream::Stdout, b"world");
     e.write(Stream::Stderr, b"oops");
-    let mode = std::fs::metadata(s.dir()).unwrap().permissions().mode();
+    let mode = std::fs::metadata(s.dir().unwrap())
+        .unwrap()
+        .permissions()
+        .mode();
     assert_eq!(mode & 0o777, 0o700);
     assert_eq!(read_all(&s, "1-a-1", Stream::Stdout), b"hello world");
     assert_eq!(read_all(&s, "1-a-1", Stream::Stderr), b"oops");
@@ -42,10 +45,10 @@ fn keeps_everything_written_in_a_private_directory() {
     assert!(s.begin("../x").is_none());
     let late = s.begin("1-a-3").unwrap();
     s.clear();
-    assert!(!s.dir().exists());
+    assert!(!s.dir().unwrap().exists());
     // A write after serving ended (an abandoned reader) keeps nothing and creates nothing.
     late.write(Stream::Stdout, b"late");
-    assert!(!s.dir().exists());
+    assert!(!s.dir().unwrap().exists());
     assert!(s
         .kept("1-a-1", Stream::Stdout)
         .unwrap_err()
@@ -68,7 +71,7 @@ fn oldest_finished_calls_are_evicted_first_and_running_ones_never() {
         .kept("1-a-1", Stream::Stdout)
         .unwrap_err()
         .contains("evicted"));
-    assert!(!s.dir().join("1-a-1.stdout").exists());
+    assert!(!s.dir().unwrap().join("1-a-1.stdout").exists());
     assert_eq!(read_all(&s, "1-a-2", Stream::Stdout), [b'b'; 40]);
     // A running call is never evicted: d, running with c, evicts b and then keeps a prefix.
     let d = s.begin("1-a-4").unwrap();
@@ -93,8 +96,43 @@ fn an_unusable_directory_keeps_nothing_and_says_so() {
     e.write(Stream::Stdout, b"x");
     assert_eq!(e.kept(Stream::Stdout).bytes, 0);
     assert!(e.broken());
-    assert!(s.begin("1-a-2").is_none());
+    assert!(
+        e.why_not_kept().contains("could not be created ("),
+        "{}",
+        e.why_not_kept()
+    );
+    // Not a passing reason: the next call does not try again, and says the same.
+    let f = s.begin("1-a-2").unwrap();
+    f.write(Stream::Stdout, b"x");
+    assert!(f.broken() && f.kept(Stream::Stdout).cut);
     assert!(spool("off", 0).begin("1-a-1").is_none());
+}
+
+#[test]
+fn a_directory_that_could_not_be_made_for_now_is_tried_again_at_the_next_call() {
+    let s = spool("later", 1000);
+    let parent = s.dir().unwrap().to_owned();
+    // A passing failure (a full disk, as tests/full_disk.rs makes for real), simulated.
+    let e = s.begin("1-a-1").unwrap();
+    lock(&s.state).failed = true;
+    e.write(Stream::Stdout, b"lost");
+    assert!(e.broken());
+    assert!(
+        e.why_not_kept().contains("this time"),
+        "{}",
+        e.why_not_kept()
+    );
+    // The next call starts: one more try, which works; the first stream stays a prefix (empty).
+    let f = s.begin("1-a-2").unwrap();
+    f.write(Stream::Stdout, b"kept");
+    assert!(!f.broken() && !e.broken());
+    e.write(Stream::Stdout, b"late");
+    assert_eq!(read_all(&s, "1-a-2", Stream::Stdout), b"kept");
+    let k = e.kept(Stream::Stdout);
+    assert_eq!((k.bytes, k.cut), (0, true));
+    assert!(parent.is_dir());
+    drop((e, f));
+    s.clear();
 }
 
 #[test]
