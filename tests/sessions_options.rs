@@ -147,6 +147,21 @@ fn start_on_a_running_session_answers_with_its_status_input() {
         t.contains("already running") && t.ends_with("status: 7"),
         "{t}"
     );
+    // A busy session is not kept waiting for: its last answer, and that it is busy.
+    p.call(
+        json!(30),
+        "st_send",
+        json!({"input": "echo going; sleep 30"}),
+        None,
+    );
+    wait_transcript(&mut p, "st", "\ngoing\n");
+    let t = ok(&mut p, 31, "st_start", json!({}));
+    assert!(
+        t.contains("busy with an input") && t.ends_with("Its last answer:\n"),
+        "{t}"
+    );
+    ok(&mut p, 32, "st_stop", json!({}));
+    p.response(&json!(30));
     // A kind without a status input shows the last answer.
     ok(&mut p, 4, "sh_start", json!({}));
     ok(&mut p, 5, "sh_send", json!({"input": "echo last"}));
@@ -395,6 +410,11 @@ fn start_parameters_extend_argv_and_environment_and_are_kept() {
     // The defaults, and values checked as a tool's are.
     let t = ok(&mut p, 9, "pa_start", json!({"session": "d"}));
     assert!(t.ends_with("ready none"), "{t}");
+    p.call(json!(90), "sessions", json!({}), None);
+    let r = p.response(&json!(90));
+    let rows = &r["result"]["structuredContent"]["sessions"];
+    assert_eq!(rows[1]["startParameters"], args, "{r}");
+    assert_eq!(rows[0]["startParameters"], json!({}), "{r}");
     for (id, bad, why) in [
         (
             10,

@@ -345,13 +345,25 @@ fn list(reg: &Registry) -> CallToolResult {
         };
         let idle = now.duration_since(e.last_used).as_secs();
         let state = e.state();
+        // The start parameters the program runs with (else those a restart will use).
+        let params = e
+            .proc
+            .as_ref()
+            .map(|p| p.launch.given.clone())
+            .or_else(|| e.launch.as_ref().map(|l| l.given.clone()))
+            .unwrap_or_default();
+        let shown = if params.is_empty() {
+            String::new()
+        } else {
+            format!(", start parameters {}", Value::Object(params.clone()))
+        };
         text.push_str(&format!(
-            "{kind}/{name}: {state}, pid {}, workdir {}, age {} s, idle {idle} s\n",
+            "{kind}/{name}: {state}, pid {}, workdir {}{shown}, age {} s, idle {idle} s\n",
             pid.map_or_else(|| "-".into(), |p| p.to_string()),
             e.workdir.display(),
             age.unwrap_or(0)
         ));
-        rows.push(json!({"kind": kind, "name": name, "state": state, "pid": pid, "workdir": e.workdir, "ageSeconds": age, "idleSeconds": idle, "startedAt": started, "transcript": uri(kind, name)}));
+        rows.push(json!({"kind": kind, "name": name, "state": state, "pid": pid, "workdir": e.workdir, "startParameters": params, "ageSeconds": age, "idleSeconds": idle, "startedAt": started, "transcript": uri(kind, name)}));
     });
     if text.is_empty() {
         text = "No sessions.".into();
