@@ -390,6 +390,8 @@ fn start_parameters_extend_argv_and_environment_and_are_kept() {
     // The same parameters (or none) find it running; others are an error that says so.
     assert!(ok(&mut p, 3, "pa_start", args.clone()).contains("already running"));
     assert!(ok(&mut p, 4, "pa_start", json!({})).contains("already running"));
+    let same = json!({"label": "first", "heap": "./a/../a/h.bin"});
+    assert!(ok(&mut p, 40, "pa_start", same).contains("already running"));
     let (t, err) = call(&mut p, 5, "pa_start", json!({"label": "second"}));
     assert!(
         err && t.contains("other start parameters") && t.contains("pa_stop"),

@@ -259,7 +259,10 @@ fn already_running(
         p.workdir.display(),
         p.started.elapsed().as_secs()
     );
-    if let Some(l) = asked.launch.as_ref().filter(|l| **l != p.launch) {
+    // Compared by what they give (the same values spelled otherwise, or a default given, are
+    // the same start).
+    let differs = |l: &&Launch| (&l.argv, &l.env) != (&p.launch.argv, &p.launch.env);
+    if let Some(l) = asked.launch.as_ref().filter(differs) {
         return Some(Err(format!(
             "{head} with other start parameters ({}); it was not restarted with {}: its \
              state lives in that program. To start over with these, call {k}_stop and then \
