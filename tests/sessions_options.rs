@@ -38,6 +38,9 @@ fn manifest(dir: &Path) -> Value {
              "program": "sh", "args": ["-c", NUL_SH],
              "answer": {"mode": "nul"}, "status": "echo \"status: $n\"",
              "error": "^(FAILED|Exception-)"},
+            {"name": "badstart", "description": "sh whose startup input fails",
+             "program": "sh", "args": ["-c", NUL_SH], "startup": ["echo FAILED: no such setting"],
+             "answer": {"mode": "nul"}, "error": "^FAILED"},
             {"name": "pa", "description": "sh with start parameters", "program": "sh",
              "args": ["-c", "printf 'ready %s\\0' \"$1\"; while IFS= read -r l; do eval \"$l\"; printf '\\0'; done",
                       "sh", {"param": "label"}],
@@ -192,6 +195,16 @@ fn an_answer_matching_the_error_pattern_is_an_error() {
     assert!(!err, "{t}");
     // The kind without an error pattern answers the same text without isError.
     ok(&mut p, 4, "sh_send", json!({"input": "echo FAILED"}));
+    // A greeting that matches (a startup input failed) makes the start an error; it runs.
+    let (t, err) = call(&mut p, 5, "badstart_start", json!({}));
+    assert!(
+        err && t.contains("FAILED: no such setting") && t.contains("error pattern"),
+        "{t}"
+    );
+    assert_eq!(
+        ok(&mut p, 6, "badstart_send", json!({"input": "echo on"})),
+        "on"
+    );
     p.finish();
 }
 
@@ -222,18 +235,18 @@ fn the_schema_and_check_know_the_new_fields() {
     }
     // A start parameter is linted as a tool's: run as code, or choosing code through `env`.
     let mut risky = m.clone();
-    risky["sessions"][2]["params"]["label"]["env"] = json!("PYTHONPATH");
-    risky["sessions"][2]["args"][1] = json!("-c");
-    risky["sessions"][2]["args"][2] = json!({"param": "label"});
+    risky["sessions"][3]["params"]["label"]["env"] = json!("PYTHONPATH");
+    risky["sessions"][3]["args"][1] = json!("-c");
+    risky["sessions"][3]["args"][2] = json!({"param": "label"});
     let (code, out, err) = common::stdmcp_check(&dir, &risky);
     let all = format!("{out}{err}");
     assert_eq!(code, 0, "{all}");
     assert!(
-        all.contains("sessions[2].params.label.env: PYTHONPATH chooses code"),
+        all.contains("sessions[3].params.label.env: PYTHONPATH chooses code"),
         "{all}"
     );
     assert!(
-        all.contains("sessions[2].args[2]: label is run as code"),
+        all.contains("sessions[3].args[2]: label is run as code"),
         "{all}"
     );
     let mut bad = m.clone();

@@ -230,7 +230,20 @@ pub fn start(
         text.push('\n');
         text.push_str(&greeting);
     }
-    Ok(text)
+    greeted(kind, &greeting, text)
+}
+
+/// A start's reply: an error when the greeting (the banner and the startup inputs' answers)
+/// matches the kind's `error` pattern, though the session runs.
+fn greeted(kind: &SessionKind, greeting: &str, text: String) -> Reply {
+    match &kind.error {
+        Some(p) if p.regex.is_match(greeting) => Err(format!(
+            "{text}\n[The greeting matches the kind's error pattern /{}/: a startup input \
+             failed? The session runs.]",
+            p.source
+        )),
+        _ => Ok(text),
+    }
 }
 
 /// What `K_start` says about a session whose program runs (busy or not): the answer to the
@@ -555,5 +568,5 @@ pub fn restart(reg: &Arc<Registry>, kind: &Arc<SessionKind>, name: &str, call: &
         text.push('\n');
         text.push_str(&greeting);
     }
-    Ok(text)
+    greeted(kind, &greeting, text)
 }
