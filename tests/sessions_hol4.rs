@@ -233,3 +233,113 @@ fn holmake_returns_a_failing_proof_with_its_log_and_the_fixed_theory_builds() {
     );
     assert!(demo.join(".hol/objs/demoTheory.sig").is_file());
 }
+
+/// `hol_start` on a running session answers with its goals (the kind's `status`,
+/// `top_goals ();`), and an answer with an error is an `isError` result (the kind's `error`):
+/// an exception, a static error, a syntax error, a failed `Theorem` block; a good one is not.
+#[test]
+fn start_shows_the_goals_and_errors_are_error_results() {
+    let Some(mut p) = hol_serve() else { return };
+    ok(&mut p, 1, "hol_start", json!({}));
+    let none = ok(&mut p, 2, "hol_start", json!({}));
+    assert!(
+        none.contains("already running") && none.contains("NO_PROOFS"),
+        "{none}"
+    );
+    send(&mut p, 3, "hol", "g `!n:num. n + 0 = n`;");
+    let goals = ok(&mut p, 4, "hol_start", json!({}));
+    assert!(
+        goals.contains("Its status (top_goals ();)") && goals.contains("n + 0 = n"),
+        "{goals}"
+    );
+    for (id, input, says) in [
+        (5, "raise Fail \"boom\";", "Exception- Fail \"boom\" raised"),
+        (6, "val z = no_such_value;", "Static Errors"),
+        (7, "val y = (1;", "parse error at"),
+        (8, FAILED_THEOREM, FAILED_THEOREM_SAYS),
+    ] {
+        let r = call(&mut p, id, "hol_send", json!({ "input": input }));
+        assert!(is_error(&r), "{input}: {r}");
+        let t = text(&r);
+        assert!(t.contains(says), "{input}: {r}");
+        if input == FAILED_THEOREM {
+            assert!(t.contains("Exception-"), "{r}");
+        }
+    }
+    let good = send(
+        &mut p,
+        9,
+        "hol",
+        "Theorem stdmcp_good:\n  !n:num. n + 0 = n\nProof\n  simp []\nQED\n",
+    );
+    assert!(good.contains("stdmcp_good"), "{good}");
+}
+
+/// A `Theorem` block whose proof fails, and what HOL4 answers to it.
+/// (`boolLib.store_thm_at` raises `HOL_ERR` with "Failed to prove theorem \"NAME\"", which
+/// the printer may break across lines: the name is what is sure to be whole.)
+const FAILED_THEOREM: &str = "Theorem stdmcp_bad:\n  !n:num. SUC n = n\nProof\n  simp []\nQED\n";
+const FAILED_THEOREM_SAYS: &str = "stdmcp_bad";
+
+/// A heap saved in one session is a start parameter of another (`hol --holstate`), kept when
+/// the session restarts.
+#[test]
+fn a_saved_heap_is_a_start_parameter() {
+    let Some(bin) = hol_bin() else { return };
+    let proofs = temp_dir("proofs");
+    let mut p = serve_proofs(&proofs, &bin);
+    ok(&mut p, 1, "hol_start", json!({}));
+    send(&mut p, 2, "hol", "val stdmcp_saved = 42;");
+    send(
+        &mut p,
+        3,
+        "hol",
+        "PolyML.SaveState.saveChild (\"saved.heap\", length (PolyML.SaveState.showHierarchy ()));",
+    );
+    let t = ok(
+        &mut p,
+        4,
+        "hol_start",
+        json!({"session": "b", "heap": "saved.heap"}),
+    );
+    assert!(t.contains("Started hol session `b`"), "{t}");
+    let args = json!({"session": "b", "input": "stdmcp_saved;"});
+    assert!(ok(&mut p, 5, "hol_send", args.clone()).contains("42"));
+    let t = ok(&mut p, 6, "hol_restart", json!({"session": "b"}));
+    assert!(t.starts_with("Restarted"), "{t}");
+    assert!(ok(&mut p, 7, "hol_send", args).contains("42"));
+    // Outside the root: refused, nothing started.
+    let r = call(
+        &mut p,
+        8,
+        "hol_start",
+        json!({"session": "c", "heap": "/etc/passwd"}),
+    );
+    assert!(is_error(&r) && text(&r).contains("argument `heap`"), "{r}");
+}
+
+/// `holmake`'s `includes` (the Holmakefile variable INCLUDES, through the environment): a
+/// theory in one directory builds on a theory in another.
+#[test]
+fn holmake_includes_another_directory() {
+    let Some(bin) = hol_bin() else { return };
+    let proofs = temp_dir("proofs");
+    for (dir, script) in [
+        ("a", "open HolKernel Parse boolLib bossLib;\nval _ = new_theory \"a\";\nTheorem a_thm:\n  !n:num. n + 0 = n\nProof\n  simp []\nQED\nval _ = export_theory ();\n"),
+        ("b", "open HolKernel Parse boolLib bossLib aTheory;\nval _ = new_theory \"b\";\nTheorem b_thm:\n  !n:num. (n + 0) + 0 = n\nProof\n  simp [a_thm]\nQED\nval _ = export_theory ();\n"),
+    ] {
+        std::fs::create_dir(proofs.join(dir)).unwrap();
+        std::fs::write(proofs.join(dir).join(format!("{dir}Script.sml")), script).unwrap();
+    }
+    let mut p = serve_proofs(&proofs, &bin);
+    let r = call(&mut p, 1, "holmake", json!({"workdir": "b"}));
+    assert!(is_error(&r), "without includes, aTheory is unknown: {r}");
+    let built = ok(
+        &mut p,
+        2,
+        "holmake",
+        json!({"workdir": "b", "includes": "a"}),
+    );
+    assert!(built.contains("bTheory") && built.contains("OK"), "{built}");
+    assert!(proofs.join("a/.hol/objs/aTheory.sig").is_file());
+}

@@ -38,6 +38,9 @@ fn manifest(dir: &Path) -> Value {
              "program": "sh", "args": ["-c", NUL_SH],
              "answer": {"mode": "nul"}, "status": "echo \"status: $n\"",
              "error": "^(FAILED|Exception-)"},
+            {"name": "badstart", "description": "sh whose startup input fails",
+             "program": "sh", "args": ["-c", NUL_SH], "startup": ["echo FAILED: no such setting"],
+             "answer": {"mode": "nul"}, "error": "^FAILED"},
             {"name": "pa", "description": "sh with start parameters", "program": "sh",
              "args": ["-c", "printf 'ready %s\\0' \"$1\"; while IFS= read -r l; do eval \"$l\"; printf '\\0'; done",
                       "sh", {"param": "label"}],
@@ -147,6 +150,21 @@ fn start_on_a_running_session_answers_with_its_status_input() {
         t.contains("already running") && t.ends_with("status: 7"),
         "{t}"
     );
+    // A busy session is not kept waiting for: its last answer, and that it is busy.
+    p.call(
+        json!(30),
+        "st_send",
+        json!({"input": "echo going; sleep 30"}),
+        None,
+    );
+    wait_transcript(&mut p, "st", "\ngoing\n");
+    let t = ok(&mut p, 31, "st_start", json!({}));
+    assert!(
+        t.contains("busy with an input") && t.ends_with("Its last answer:\n"),
+        "{t}"
+    );
+    ok(&mut p, 32, "st_stop", json!({}));
+    p.response(&json!(30));
     // A kind without a status input shows the last answer.
     ok(&mut p, 4, "sh_start", json!({}));
     ok(&mut p, 5, "sh_send", json!({"input": "echo last"}));
@@ -177,6 +195,16 @@ fn an_answer_matching_the_error_pattern_is_an_error() {
     assert!(!err, "{t}");
     // The kind without an error pattern answers the same text without isError.
     ok(&mut p, 4, "sh_send", json!({"input": "echo FAILED"}));
+    // A greeting that matches (a startup input failed) makes the start an error; it runs.
+    let (t, err) = call(&mut p, 5, "badstart_start", json!({}));
+    assert!(
+        err && t.contains("FAILED: no such setting") && t.contains("error pattern"),
+        "{t}"
+    );
+    assert_eq!(
+        ok(&mut p, 6, "badstart_send", json!({"input": "echo on"})),
+        "on"
+    );
     p.finish();
 }
 
@@ -207,18 +235,18 @@ fn the_schema_and_check_know_the_new_fields() {
     }
     // A start parameter is linted as a tool's: run as code, or choosing code through `env`.
     let mut risky = m.clone();
-    risky["sessions"][2]["params"]["label"]["env"] = json!("PYTHONPATH");
-    risky["sessions"][2]["args"][1] = json!("-c");
-    risky["sessions"][2]["args"][2] = json!({"param": "label"});
+    risky["sessions"][3]["params"]["label"]["env"] = json!("PYTHONPATH");
+    risky["sessions"][3]["args"][1] = json!("-c");
+    risky["sessions"][3]["args"][2] = json!({"param": "label"});
     let (code, out, err) = common::stdmcp_check(&dir, &risky);
     let all = format!("{out}{err}");
     assert_eq!(code, 0, "{all}");
     assert!(
-        all.contains("sessions[2].params.label.env: PYTHONPATH chooses code"),
+        all.contains("sessions[3].params.label.env: PYTHONPATH chooses code"),
         "{all}"
     );
     assert!(
-        all.contains("sessions[2].args[2]: label is run as code"),
+        all.contains("sessions[3].args[2]: label is run as code"),
         "{all}"
     );
     let mut bad = m.clone();
@@ -375,6 +403,8 @@ fn start_parameters_extend_argv_and_environment_and_are_kept() {
     // The same parameters (or none) find it running; others are an error that says so.
     assert!(ok(&mut p, 3, "pa_start", args.clone()).contains("already running"));
     assert!(ok(&mut p, 4, "pa_start", json!({})).contains("already running"));
+    let same = json!({"label": "first", "heap": "./a/../a/h.bin"});
+    assert!(ok(&mut p, 40, "pa_start", same).contains("already running"));
     let (t, err) = call(&mut p, 5, "pa_start", json!({"label": "second"}));
     assert!(
         err && t.contains("other start parameters") && t.contains("pa_stop"),
@@ -395,6 +425,11 @@ fn start_parameters_extend_argv_and_environment_and_are_kept() {
     // The defaults, and values checked as a tool's are.
     let t = ok(&mut p, 9, "pa_start", json!({"session": "d"}));
     assert!(t.ends_with("ready none"), "{t}");
+    p.call(json!(90), "sessions", json!({}), None);
+    let r = p.response(&json!(90));
+    let rows = &r["result"]["structuredContent"]["sessions"];
+    assert_eq!(rows[1]["startParameters"], args, "{r}");
+    assert_eq!(rows[0]["startParameters"], json!({}), "{r}");
     for (id, bad, why) in [
         (
             10,

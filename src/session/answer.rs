@@ -70,6 +70,9 @@ pub struct Pending {
     sink: Option<Sink>,
     /// Bytes of `buf` before this offset went to the sink already.
     spilled: usize,
+    /// An answer is awaited: its end is searched for, so only bytes searched already may be
+    /// dropped from the middle (else any may: output between answers is discarded).
+    awaited: bool,
 }
 
 impl Pending {
@@ -82,14 +85,29 @@ impl Pending {
             cap: cap.max(2),
             sink: None,
             spilled: 0,
+            awaited: false,
         }
     }
 
-    /// For the answers to come: keep `cap` bytes of each, and give the whole of a longer one
-    /// to `sink` (`None`: the dropped middle is lost).
-    pub fn set_sink(&mut self, sink: Option<Sink>, cap: usize) {
+    /// An answer is awaited: keep `cap` bytes of it, and give the whole of a longer one to
+    /// `sink` (`None`: the dropped middle is lost).
+    pub fn await_answer(&mut self, sink: Option<Sink>, cap: usize) {
         self.sink = sink;
         self.cap = cap.max(2);
+        self.awaited = true;
+    }
+
+    /// No answer is awaited any more: what comes is kept within `cap` and discarded later.
+    pub fn idle(&mut self, cap: usize) {
+        self.sink = None;
+        self.cap = cap.max(2);
+        self.awaited = false;
+    }
+
+    /// Every pending byte was looked at and none ends the answer (quiet mode, whose answer
+    /// ends by time, not by a byte): the middle may be dropped.
+    pub fn searched(&mut self) {
+        self.scanned = self.buf.len();
     }
 
     /// Gives `buf[spilled..end]` to the sink.
@@ -116,7 +134,16 @@ impl Pending {
         self.buf.extend_from_slice(data);
         if self.buf.len() > self.cap + SLACK + WINDOW {
             let from = self.cap / 2;
-            let to = self.buf.len() - (self.cap - from) - WINDOW;
+            let mut to = self.buf.len() - (self.cap - from) - WINDOW;
+            if self.awaited {
+                // Never drop an end unseen: only what was searched, less the window in which
+                // an end (a marker, a prompt) may have begun. The waiter searches at every
+                // chunk, so this lags by little.
+                to = to.min(self.scanned.saturating_sub(WINDOW));
+            }
+            if to <= from {
+                return;
+            }
             self.spill(to);
             self.spilled = self.spilled.saturating_sub(to - from);
             self.buf.drain(from..to);
@@ -334,7 +361,7 @@ mod tests {
         let got = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
         let g = got.clone();
         let mut p = Pending::new(100);
-        p.set_sink(
+        p.await_answer(
             Some(Box::new(move |b| g.lock().unwrap().extend_from_slice(b))),
             100,
         );
@@ -346,6 +373,8 @@ mod tests {
             let chunk = format!("{i:04} ").repeat(200);
             whole.extend_from_slice(chunk.as_bytes());
             p.push(chunk.as_bytes());
+            // The waiter looks at every chunk; then the middle is dropped as it comes.
+            assert!(p.find_end(&End::Nul).is_none());
         }
         p.push(b"\0after");
         let a = p.find_end(&End::Nul).unwrap();
@@ -354,6 +383,30 @@ mod tests {
         // What followed the end is the next answer's: not spilled with this one.
         assert_eq!(p.take_all().bytes, b"after");
         assert_eq!(got.lock().unwrap().len(), whole.len());
+    }
+
+    #[test]
+    fn an_end_is_never_dropped_unseen() {
+        // Many chunks arrive before the waiter looks: the NUL among them is still found.
+        let mut p = Pending::new(100);
+        p.await_answer(None, 100);
+        for i in 0..200 {
+            p.push(if i == 120 { b"x\0" } else { &[b'x'; 1000][..] });
+        }
+        let a = p.find_end(&End::Nul).expect("the NUL was kept");
+        assert_eq!(a.bytes.len() as u64 + a.omitted, 120_000 + 1);
+        // Searched output is dropped from the middle as it comes (memory stays bounded).
+        for _ in 0..200 {
+            p.push(&[b'y'; 1000]);
+            assert!(p.find_end(&End::Nul).is_none());
+        }
+        assert!(p.buf.len() < 100 + SLACK + WINDOW + 2000, "{}", p.buf.len());
+        // Between answers, anything goes.
+        p.idle(100);
+        for _ in 0..200 {
+            p.push(&[b'z'; 1000]);
+        }
+        assert!(p.buf.len() < 100 + SLACK + WINDOW + 1000, "{}", p.buf.len());
     }
 
     #[test]

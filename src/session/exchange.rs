@@ -76,13 +76,13 @@ pub fn exchange_capped(
     let stale = {
         let mut st = proc.lock();
         let stale = st.pending.take_all();
-        st.pending.set_sink(Some(spill.sink()), cap);
+        st.pending.await_answer(Some(spill.sink()), cap);
         stale
     };
     let out = Out { cap, spill: &spill };
     let end = run(kind, proc, input, watch, &out);
     // Output between answers is nobody's: it is not kept.
-    proc.lock().pending.set_sink(None, kind.max_output_bytes);
+    proc.lock().pending.idle(kind.max_output_bytes);
     if !stale.bytes.is_empty() {
         log::debug!(
             "session {}: {} stale bytes discarded",
@@ -172,6 +172,7 @@ fn detect(
             .find_end(&End::Marker(marker.unwrap_or_default().as_bytes())),
         AnswerMode::Prompt { regex, .. } => st.pending.find_end(&End::Prompt(regex)),
         AnswerMode::Quiet(ms) => {
+            st.pending.searched();
             let since = st.last_output.max(sent);
             (since.elapsed() >= *ms).then(|| st.pending.take_all())
         }

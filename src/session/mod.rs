@@ -8,7 +8,10 @@
 //! as long as it (`child.rs`). One input at a time: a send waits for its turn
 //! (`registry.rs`, which also stops idle sessions), writes the input, and waits until the
 //! answer ends by the kind's rule ([`answer`], `exchange.rs`); cancellation and deadlines
-//! interrupt the program and resynchronise, so the session survives them.
+//! interrupt the program and resynchronise, so the session survives them. An answer longer
+//! than its cap is kept whole in the output spool (`spill.rs`). A kind's start parameters
+//! (`params`) are checked as a tool's arguments and give its program's argv and environment
+//! ([`kind::Launch`]).
 
 pub mod answer;
 mod child;

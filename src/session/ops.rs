@@ -230,7 +230,20 @@ pub fn start(
         text.push('\n');
         text.push_str(&greeting);
     }
-    Ok(text)
+    greeted(kind, &greeting, text)
+}
+
+/// A start's reply: an error when the greeting (the banner and the startup inputs' answers)
+/// matches the kind's `error` pattern, though the session runs.
+fn greeted(kind: &SessionKind, greeting: &str, text: String) -> Reply {
+    match &kind.error {
+        Some(p) if p.regex.is_match(greeting) => Err(format!(
+            "{text}\n[The greeting matches the kind's error pattern /{}/: a startup input \
+             failed? The session runs.]",
+            p.source
+        )),
+        _ => Ok(text),
+    }
 }
 
 /// What `K_start` says about a session whose program runs (busy or not): the answer to the
@@ -259,7 +272,10 @@ fn already_running(
         p.workdir.display(),
         crate::human::elapsed(p.started.elapsed())
     );
-    if let Some(l) = asked.launch.as_ref().filter(|l| **l != p.launch) {
+    // Compared by what they give (the same values spelled otherwise, or a default given, are
+    // the same start).
+    let differs = |l: &&Launch| (&l.argv, &l.env) != (&p.launch.argv, &p.launch.env);
+    if let Some(l) = asked.launch.as_ref().filter(differs) {
         return Some(Err(format!(
             "{head} with other start parameters ({}); it was not restarted with {}: its \
              state lives in that program. To start over with these, call {k}_stop and then \
@@ -552,5 +568,5 @@ pub fn restart(reg: &Arc<Registry>, kind: &Arc<SessionKind>, name: &str, call: &
         text.push('\n');
         text.push_str(&greeting);
     }
-    Ok(text)
+    greeted(kind, &greeting, text)
 }

@@ -26,7 +26,7 @@ impl Spill {
         }
     }
 
-    /// The sink of [`super::answer::Pending::set_sink`]: appends to the call's `stdout` (a
+    /// The sink of [`super::answer::Pending::await_answer`]: appends to the call's `stdout` (a
     /// session merges its program's stdout and stderr into one stream).
     pub fn sink(&self) -> Sink {
         let (id, slot) = (self.id.clone(), Arc::clone(&self.slot));

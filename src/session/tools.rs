@@ -350,13 +350,25 @@ fn list(reg: &Registry) -> CallToolResult {
             || "-".into(),
             |p| crate::human::elapsed(now.duration_since(p.started)),
         );
+        // The start parameters the program runs with (else those a restart will use).
+        let params = e
+            .proc
+            .as_ref()
+            .map(|p| p.launch.given.clone())
+            .or_else(|| e.launch.as_ref().map(|l| l.given.clone()))
+            .unwrap_or_default();
+        let shown = if params.is_empty() {
+            String::new()
+        } else {
+            format!(", start parameters {}", Value::Object(params.clone()))
+        };
         text.push_str(&format!(
-            "{kind}/{name}: {state}, pid {}, workdir {}, age {age_text}, idle {}\n",
+            "{kind}/{name}: {state}, pid {}, workdir {}{shown}, age {age_text}, idle {}\n",
             pid.map_or_else(|| "-".into(), |p| p.to_string()),
             e.workdir.display(),
             crate::human::elapsed(idle_for)
         ));
-        rows.push(json!({"kind": kind, "name": name, "state": state, "pid": pid, "workdir": e.workdir, "ageSeconds": age, "idleSeconds": idle, "startedAt": started, "transcript": uri(kind, name)}));
+        rows.push(json!({"kind": kind, "name": name, "state": state, "pid": pid, "workdir": e.workdir, "startParameters": params, "ageSeconds": age, "idleSeconds": idle, "startedAt": started, "transcript": uri(kind, name)}));
     });
     if text.is_empty() {
         text = "No sessions.".into();
