@@ -121,6 +121,12 @@ fn explain(e: io::Error, rel: &Path) -> io::Error {
     }
 }
 
+impl std::os::fd::AsRawFd for Dir {
+    fn as_raw_fd(&self) -> RawFd {
+        self.fd.as_raw_fd()
+    }
+}
+
 impl Dir {
     /// Opens the directory `path` itself, a place the server was configured with or created
     /// (symlinks in `path` are followed: it is not a caller's name).
@@ -239,9 +245,11 @@ impl Dir {
     }
 
     /// A path naming this very directory while it is open (`/proc/self/fd/N`), to start a
-    /// child in: the child's `chdir` (after fork, before exec, where the descriptor is
-    /// inherited and `/proc/self` is the child) follows it to the directory opened, whatever
-    /// was renamed since. `None` without `/proc`.
+    /// child in where no code can run between fork and exec (`posix_spawn`): the child's
+    /// `chdir` (where the descriptor is inherited and `/proc/self` is the child) follows it to
+    /// the directory opened, whatever was renamed since. `None` without `/proc` (an empty
+    /// root, a chroot): then the runner enters the directory with `fchdir` between fork and
+    /// exec instead (see [`crate::process::RunSpec::cwd_dir`]).
     pub fn proc_path(&self) -> Option<std::path::PathBuf> {
         let p = std::path::PathBuf::from(format!("/proc/self/fd/{}", self.fd.as_raw_fd()));
         p.is_dir().then_some(p)

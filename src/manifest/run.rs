@@ -111,7 +111,8 @@ pub(super) fn execute(
     let run = RunSpec {
         program: spec.program.clone(),
         args: plan.argv,
-        cwd: cwd_dir.as_ref().and_then(Dir::proc_path).or(plan.cwd),
+        cwd: plan.cwd,
+        cwd_dir: cwd_dir.map(Arc::new),
         env: plan.env,
         stdin: plan.stdin,
         timeout,
@@ -140,7 +141,7 @@ pub(super) fn execute(
     }
     let mut pid = None;
     let result = process::run(&run, &cancel, &mut |p| pid = Some(p), on_line);
-    drop(cwd_dir);
+    drop(run.cwd_dir);
     let abandoned = match &result {
         Ok(o) => o.cancelled || o.timed_out,
         Err(RunError::Spawn { .. }) => false,
