@@ -3,7 +3,7 @@
 //! working directory to the tool's root, the file to the working directory and the globs.
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::{json, Value};
@@ -110,6 +110,35 @@ fn uri(spec: &ToolSpec, workdir: Option<&str>, name: &str) -> String {
             encode(name, true)
         ),
         _ => format!("log://{}/{}", spec.name, encode(name, true)),
+    }
+}
+
+/// Which `log://` URIs a call of `spec` with `args` may have changed: those of its logs in
+/// its working directory (the same directory however its `workdir` is written).
+pub(super) fn updated_by<'a>(spec: &'a ToolSpec, args: &Value) -> impl Fn(&str) -> bool + 'a {
+    let workdir = match spec.cwd {
+        Some(Cwd::Param(_)) => Some(
+            str_arg(args, "workdir")
+                .ok()
+                .flatten()
+                .unwrap_or(".")
+                .to_owned(),
+        ),
+        _ => None,
+    };
+    let template = template(spec);
+    move |uri: &str| {
+        let Some(logs) = &spec.logs else { return false };
+        let Some(vars) = crate::mcp::template::match_template(&template, uri) else {
+            return false;
+        };
+        let var = |k: &str| vars.get(k).and_then(|v| decode(v));
+        let same_dir = match (&workdir, var("workdir")) {
+            (Some(a), Some(b)) => Path::new(a).components().eq(Path::new(&b).components()),
+            (None, _) => true,
+            (Some(_), None) => false,
+        };
+        same_dir && var("name").is_some_and(|n| logs.matches(&n))
     }
 }
 
