@@ -23,7 +23,8 @@
 //!   written next to it (`openat(O_CREAT | O_EXCL | O_NOFOLLOW)` through the directory's
 //!   descriptor), `fsync`ed, renamed over the old one with `renameat`, and the directory is
 //!   `fsync`ed. A reader sees the old contents or the new, never a mix, and a symlink put in
-//!   the name's place is replaced, never followed.
+//!   the name's place is replaced, never followed. The new file keeps the old one's
+//!   permission bits.
 //!
 //! Paths given to these functions are relative, made of plain components only (`.` is
 //! skipped; `..`, an absolute path or an empty component is refused): they name the place a
@@ -59,7 +60,7 @@ use std::fs::{File, Metadata};
 use std::io::{self, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::MetadataExt;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Component, Path};
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -289,7 +290,10 @@ impl Dir {
     /// atomically: a temporary file in the same directory, written, `fsync`ed, renamed over
     /// `rel` (`renameat`), then the directory `fsync`ed. An existing `rel` that is not a
     /// regular file (a directory, a FIFO) is refused; a symlink there is replaced, not
-    /// followed. The new file has `mode` (less the umask).
+    /// followed. The new file keeps the permission bits of the file it replaces; a new file
+    /// (or one in a symlink's place) has `mode` (less the umask). Once the rename is done the
+    /// replace has succeeded: a failed `fsync` of the directory after it is logged, not
+    /// returned.
     pub fn replace(&self, rel: &Path, data: &[u8], mode: u32) -> io::Result<()> {
         let name = rel
             .file_name()
@@ -298,8 +302,13 @@ impl Dir {
         let dir = self.dir(parent)?;
         let c_name = CString::new(name.as_bytes())
             .map_err(|_| refused(io::ErrorKind::InvalidInput, rel, "contains NUL"))?;
+        // An existing regular file keeps its permission bits (set on the descriptor, so the
+        // umask does not narrow them); a new file or a replaced symlink gets `mode`.
+        let mut kept = None;
         if let Some(m) = dir.stat_nofollow(&c_name)? {
-            if !m.is_file() && !m.is_symlink() {
+            if m.is_file() {
+                kept = Some(m.mode() & 0o7777);
+            } else if !m.is_symlink() {
                 return Err(refused(
                     io::ErrorKind::InvalidInput,
                     rel,
@@ -308,15 +317,36 @@ impl Dir {
             }
         }
         let (tmp, mut file) = dir.create_temp(name, mode)?;
-        let written = file
-            .write_all(data)
+        let written = kept
+            .map_or(Ok(()), |m| {
+                file.set_permissions(std::fs::Permissions::from_mode(m))
+            })
+            .and_then(|()| file.write_all(data))
             .and_then(|()| file.sync_all())
-            .and_then(|()| dir.rename(&tmp, &c_name))
-            .and_then(|()| dir.dup_file()?.sync_all());
-        if written.is_err() {
+            .and_then(|()| dir.rename(&tmp, &c_name));
+        if let Err(e) = written {
             dir.unlink(&tmp);
+            return Err(refused(e.kind(), rel, &e.to_string()));
         }
-        written.map_err(|e| refused(e.kind(), rel, &e.to_string()))
+        // Replaced: the new contents are what the name gives from now on. A failed `fsync` of
+        // the directory only means the rename may not survive a crash of the machine, which
+        // the caller cannot undo; it is logged, not reported as a failed replace.
+        if let Err(e) = dir.sync() {
+            log::warn!(
+                "{}: replaced, but syncing its directory failed (the change may not survive a crash): {e}",
+                rel.display()
+            );
+        }
+        Ok(())
+    }
+
+    /// `fsync` of the directory itself.
+    fn sync(&self) -> io::Result<()> {
+        #[cfg(test)]
+        if FAIL_DIR_SYNC.with(std::cell::Cell::get) {
+            return Err(io::Error::from_raw_os_error(libc::EIO));
+        }
+        self.dup_file()?.sync_all()
     }
 
     /// Creates `.NAME.XXXXXXXX.tmp` (random, exclusive, never through a symlink).
@@ -345,6 +375,12 @@ impl Dir {
 thread_local! {
     /// Tests set it to take the walk where the kernel has `openat2`.
     static WALK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Tests set it to make the directory's `fsync` fail after a replace's rename.
+    static FAIL_DIR_SYNC: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 #[cfg(test)]

@@ -154,6 +154,32 @@ fn replace_is_atomic_and_never_follows_a_symlink() {
 }
 
 #[test]
+fn replace_keeps_the_old_files_mode_and_succeeds_once_renamed() {
+    let (root, dir) = setup("replace-mode");
+    let r = Dir::open(&root).unwrap();
+    let log = root.join("sub/log");
+    // Bits the umask would clear, and an executable bit: all kept.
+    std::fs::set_permissions(&log, std::fs::Permissions::from_mode(0o767)).unwrap();
+    r.replace(Path::new("sub/log"), b"new", 0o600).unwrap();
+    let mode = std::fs::metadata(&log).unwrap().permissions().mode() & 0o7777;
+    assert_eq!(mode, 0o767);
+    // A new file gets the mode asked for (less the umask, which never adds bits).
+    r.replace(Path::new("sub/fresh"), b"x", 0o600).unwrap();
+    let mode = std::fs::metadata(root.join("sub/fresh"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o7777 & !0o600, 0);
+    // The directory's fsync fails after the rename: the file was replaced, so it succeeded.
+    FAIL_DIR_SYNC.with(|f| f.set(true));
+    let replaced = r.replace(Path::new("sub/log"), b"newer", 0o600);
+    FAIL_DIR_SYNC.with(|f| f.set(false));
+    replaced.unwrap();
+    assert_eq!(std::fs::read_to_string(&log).unwrap(), "newer");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
 fn a_private_directory_must_stay_private() {
     let (root, dir) = setup("private");
     std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o700)).unwrap();
