@@ -67,6 +67,15 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// Most names [`Dir::names`] returns.
 pub const MAX_NAMES: usize = 65_536;
 
+/// The names of a directory, as [`Dir::names`] reads them.
+#[derive(Debug, Default)]
+pub struct Names {
+    /// At most [`MAX_NAMES`] names (not `.` and `..`), unsorted.
+    pub names: Vec<OsString>,
+    /// How many more names the directory held: counted, not kept.
+    pub left_out: usize,
+}
+
 /// `openat2` is missing (ENOSYS, or refused by a seccomp filter): walk instead.
 static NO_OPENAT2: AtomicBool = AtomicBool::new(false);
 
@@ -256,15 +265,20 @@ impl Dir {
         p.is_dir().then_some(p)
     }
 
-    /// The names in this directory (not `.` and `..`), unsorted, at most [`MAX_NAMES`]; read
+    /// The names in this directory (not `.` and `..`), unsorted, at most [`MAX_NAMES`], and
+    /// how many more it held ([`Names::left_out`]: the rest is counted, never kept); read
     /// through a descriptor of its own.
-    pub fn names(&self) -> io::Result<Vec<OsString>> {
+    pub fn names(&self) -> io::Result<Names> {
+        self.names_at_most(MAX_NAMES)
+    }
+
+    fn names_at_most(&self, max: usize) -> io::Result<Names> {
         let fd = openat(
             self.fd.as_raw_fd(),
             c".",
             libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
         )?;
-        read_names(fd)
+        read_names(fd, max)
     }
 
     /// Creates the new file `rel` beneath this directory, for appending, with `mode` (less
@@ -481,9 +495,10 @@ fn effective_uid() -> u32 {
     unsafe { libc::geteuid() }
 }
 
-/// Reads the names of the directory open on `fd` (which it takes).
+/// Reads the names of the directory open on `fd` (which it takes): `max` kept, the rest
+/// counted.
 #[allow(unsafe_code)]
-fn read_names(fd: OwnedFd) -> io::Result<Vec<OsString>> {
+fn read_names(fd: OwnedFd, max: usize) -> io::Result<Names> {
     use std::os::fd::IntoRawFd;
     let raw = fd.into_raw_fd();
     // SAFETY: fdopendir takes ownership of `raw` (a directory descriptor we own) on success.
@@ -494,11 +509,8 @@ fn read_names(fd: OwnedFd) -> io::Result<Vec<OsString>> {
         drop(unsafe { OwnedFd::from_raw_fd(raw) });
         return Err(e);
     }
-    let mut names = Vec::new();
+    let mut names = Names::default();
     let result = loop {
-        if names.len() >= MAX_NAMES {
-            break Ok(());
-        }
         // errno is reset so that the end (NULL, errno untouched) and an error can be told apart.
         // SAFETY: __errno_location is the calling thread's errno.
         unsafe { *libc::__errno_location() = 0 };
@@ -516,8 +528,13 @@ fn read_names(fd: OwnedFd) -> io::Result<Vec<OsString>> {
         // until the next readdir on this stream, and we copy it out before that.
         let name = unsafe { std::ffi::CStr::from_ptr((*ent).d_name.as_ptr()) };
         let b = name.to_bytes();
-        if b != b"." && b != b".." {
-            names.push(OsStr::from_bytes(b).to_owned());
+        if b == b"." || b == b".." {
+            continue;
+        }
+        if names.names.len() < max {
+            names.names.push(OsStr::from_bytes(b).to_owned());
+        } else {
+            names.left_out += 1;
         }
     };
     // SAFETY: `dir` is open and closed exactly once, here (closing its descriptor too).

@@ -520,3 +520,46 @@ fn a_cancelled_grep_of_a_huge_log_frees_its_slot_at_once() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_cut_logs_listing_says_so_and_how_many_were_left_out() {
+    let dir = temp_dir("own-logs-cut");
+    let logs = dir.join("work/proj/.hol/logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    for i in 0..300 {
+        std::fs::write(logs.join(format!("t{i:03}")), "x").unwrap();
+    }
+    let mut p = serve(&dir, json!({}), &[]);
+    let r = common::sessions::call(
+        &mut p,
+        1,
+        "logs",
+        json!({"tool": "build", "workdir": "proj"}),
+    );
+    assert!(!is_error(&r), "{r}");
+    let s = &r["result"]["structuredContent"];
+    assert_eq!(s["logs"].as_array().unwrap().len(), 256);
+    assert_eq!(
+        s["cut"],
+        json!({"listed": 256, "leftOut": 44, "notSearched": 0})
+    );
+    let t = text(&r);
+    assert!(
+        t.contains("The list was cut: 256 files listed, 44 more names matching the globs left out"),
+        "{t}"
+    );
+    // Not cut: no word of it.
+    for i in 0..300 {
+        std::fs::remove_file(logs.join(format!("t{i:03}"))).unwrap();
+    }
+    std::fs::write(logs.join("one"), "x").unwrap();
+    let r = common::sessions::call(
+        &mut p,
+        2,
+        "logs",
+        json!({"tool": "build", "workdir": "proj"}),
+    );
+    let s = &r["result"]["structuredContent"];
+    assert!(s.get("cut").is_none() && !text(&r).contains("cut"), "{r}");
+    p.assert_clean();
+}

@@ -102,10 +102,13 @@ fn only_the_checked_regular_file_is_opened() {
             assert!(r.file(Path::new(p)).is_err(), "{p}");
         }
         assert!(r.dir(Path::new("outdir")).is_err());
-        let mut names = r.dir(Path::new("sub")).unwrap().names().unwrap();
+        let mut names = r.dir(Path::new("sub")).unwrap().names().unwrap().names;
         names.sort();
         assert_eq!(names, ["log"]);
-        assert_eq!(r.dir(Path::new("")).unwrap().names().unwrap().len(), 6);
+        assert_eq!(
+            r.dir(Path::new("")).unwrap().names().unwrap().names.len(),
+            6
+        );
     });
     std::fs::remove_dir_all(dir).unwrap();
 }
@@ -146,7 +149,7 @@ fn replace_is_atomic_and_never_follows_a_symlink() {
         std::fs::remove_file(root.join("sub/created")).unwrap();
         std::fs::remove_file(root.join("sub/dangling")).unwrap();
         // No temporary file is left behind.
-        let mut names = r.dir(Path::new("sub")).unwrap().names().unwrap();
+        let mut names = r.dir(Path::new("sub")).unwrap().names().unwrap().names;
         names.sort();
         assert_eq!(names, ["link", "log", "new"]);
     });
@@ -176,6 +179,21 @@ fn replace_keeps_the_old_files_mode_and_succeeds_once_renamed() {
     FAIL_DIR_SYNC.with(|f| f.set(false));
     replaced.unwrap();
     assert_eq!(std::fs::read_to_string(&log).unwrap(), "newer");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn names_beyond_the_cap_are_counted_not_dropped_silently() {
+    let (root, dir) = setup("names-cut");
+    for i in 0..5 {
+        std::fs::write(root.join(format!("sub/n{i}")), "").unwrap();
+    }
+    let sub = Dir::open(&root).unwrap().dir(Path::new("sub")).unwrap();
+    // `log` and five more: three kept, three counted.
+    let cut = sub.names_at_most(3).unwrap();
+    assert_eq!((cut.names.len(), cut.left_out), (3, 3));
+    let all = sub.names().unwrap();
+    assert_eq!((all.names.len(), all.left_out), (6, 0));
     std::fs::remove_dir_all(dir).unwrap();
 }
 
