@@ -11,9 +11,20 @@
 //!   with `openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)` where the
 //!   kernel has it (Linux 5.6), else by a walk that opens one component at a time with
 //!   `openat(O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC)` from the root's descriptor. The last
-//!   component is opened `O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC` (a FIFO put there
-//!   does not block the open), `fstat`ed, and refused unless it is a regular file; the caller
-//!   reads only through the [`File`] it gets, and the [`std::fs::Metadata`] is that file's.
+//!   component is opened `O_PATH | O_NOFOLLOW` first, which runs no driver's `open` and
+//!   blocks on nothing, and `fstat`ed: anything but a regular file (a FIFO, a device, a
+//!   socket, a symlink, a directory) is refused without ever being opened. The regular file is
+//!   then opened for reading through `/proc/self/fd/N` (the inode checked, not its name),
+//!   `O_NONBLOCK | O_NOCTTY`, and `fstat`ed again. The caller reads only through the [`File`]
+//!   it gets, and the [`std::fs::Metadata`] is that file's.
+//!
+//!   Without `/proc` the file is opened by its name a second time (`O_NOFOLLOW | O_NONBLOCK
+//!   | O_NOCTTY`) and refused unless it is the inode checked. Between the two opens a
+//!   FIFO swapped in cannot block (`O_NONBLOCK`) nor a terminal become the server's controlling
+//!   tty (`O_NOCTTY`); a device node swapped in would have its driver's `open` run once (some
+//!   have side effects: a tape rewinds, a watchdog arms) before it is refused. Putting one
+//!   there takes `mknod` (privileged) or a hard link to a device node, which
+//!   `fs.protected_hardlinks` refuses to anyone who does not own it.
 //! * [`Dir::dir`] opens a directory the same way; [`Dir::names`] lists one through its own
 //!   descriptor (`fdopendir`), never by path; [`Dir::proc_path`] names it for a child's
 //!   working directory (the child's `chdir` lands in the directory opened).
@@ -232,15 +243,42 @@ impl Dir {
     /// Opens the regular file `rel` beneath this directory for reading, with its metadata.
     /// Anything else there (a symlink on the way or at the end, a FIFO, a device, a socket,
     /// a directory) is refused without blocking.
+    ///
+    /// The entry is first opened `O_PATH` (which opens nothing: no device driver, no FIFO
+    /// sees it) and `fstat`ed; only a regular file is then opened for reading, through
+    /// `/proc/self/fd/N` (the very inode checked, no name looked up again). Without `/proc`
+    /// it is opened by its name again (`O_NONBLOCK | O_NOCTTY`) and refused unless it is the
+    /// same inode, still a regular file: see the module docs for what that leaves.
     pub fn file(&self, rel: &Path) -> io::Result<(File, Metadata)> {
-        let flags = libc::O_RDONLY | libc::O_NONBLOCK | libc::O_NOCTTY;
-        let file = File::from(self.open_beneath(rel, flags)?);
+        let not_regular = |m: &Metadata| {
+            let why = match m.is_symlink() {
+                true => "a symbolic link is in the way (refused: only the checked place is opened)",
+                false => "not a regular file",
+            };
+            refused(io::ErrorKind::InvalidInput, rel, why)
+        };
+        let path = File::from(self.open_beneath(rel, libc::O_PATH)?);
+        let checked = path.metadata()?;
+        if !checked.is_file() {
+            return Err(not_regular(&checked));
+        }
+        let flags = libc::O_RDONLY | libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC;
+        let proc = CString::new(format!("/proc/self/fd/{}", path.as_raw_fd()))
+            .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+        let file = match openat(libc::AT_FDCWD, &proc, flags) {
+            Ok(fd) => File::from(fd),
+            // No `/proc` (an empty root, a chroot): by name again, checked below.
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                File::from(self.open_beneath(rel, flags)?)
+            }
+            Err(e) => return Err(explain(e, rel)),
+        };
         let m = file.metadata()?;
-        if !m.is_file() {
+        if !m.is_file() || (m.dev(), m.ino()) != (checked.dev(), checked.ino()) {
             return Err(refused(
                 io::ErrorKind::InvalidInput,
                 rel,
-                "not a regular file",
+                "replaced while it was opened (refused: only the checked file is read)",
             ));
         }
         Ok((file, m))

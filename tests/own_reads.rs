@@ -298,6 +298,15 @@ fn without_proc_a_program_and_a_session_still_start_in_the_checked_directory() {
     };
     let mut p = race_cwd(&dir, p);
     race_session(&dir, &mut p);
+    // The log tails of a failed call are read through the descriptor checked, by name again
+    // (no `/proc/self/fd` to reopen it by), and still read.
+    std::fs::create_dir_all(dir.join("work/quiet/.hol/logs")).unwrap();
+    let r = common::sessions::call(&mut p, 1, "build", json!({"workdir": "quiet"}));
+    assert!(
+        is_error(&r) && text(&r).contains("--- log .hol/logs/own"),
+        "{r}"
+    );
+    assert!(text(&r).contains("built"), "{r}");
     p.assert_clean();
 }
 

@@ -197,6 +197,37 @@ fn names_beyond_the_cap_are_counted_not_dropped_silently() {
     std::fs::remove_dir_all(dir).unwrap();
 }
 
+/// Makes the character device `major:minor` at `p`; false where this process may not.
+#[allow(unsafe_code)]
+fn mknod_char(p: &Path, major: u32, minor: u32) -> bool {
+    let c = CString::new(p.as_os_str().as_bytes()).unwrap();
+    // SAFETY: mknod reads a NUL-terminated path alive for the call.
+    unsafe {
+        libc::mknod(
+            c.as_ptr(),
+            libc::S_IFCHR | 0o600,
+            libc::makedev(major, minor),
+        ) == 0
+    }
+}
+
+#[test]
+fn a_device_node_is_refused_without_being_opened() {
+    let (root, dir) = setup("device");
+    // A device no driver serves: opening it fails (ENXIO), so a refusal that comes from the
+    // fstat shows it was never opened.
+    if !mknod_char(&root.join("sub/dev"), 240, 77) {
+        eprintln!("skipped: cannot mknod here (not root, or a nodev mount)");
+        return std::fs::remove_dir_all(dir).unwrap();
+    }
+    let r = Dir::open(&root).unwrap();
+    both(|walk| {
+        let e = r.file(Path::new("sub/dev")).unwrap_err().to_string();
+        assert!(e.ends_with("not a regular file"), "walk {walk}: {e}");
+    });
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
 #[test]
 fn a_private_directory_must_stay_private() {
     let (root, dir) = setup("private");
