@@ -26,8 +26,10 @@
 //!   there takes `mknod` (privileged) or a hard link to a device node, which
 //!   `fs.protected_hardlinks` refuses to anyone who does not own it.
 //! * [`Dir::dir`] opens a directory the same way; [`Dir::names`] lists one through its own
-//!   descriptor (`fdopendir`), never by path; [`Dir::proc_path`] names it for a child's
-//!   working directory (the child's `chdir` lands in the directory opened).
+//!   descriptor (`fdopendir`), never by path, at most [`MAX_NAMES`] names (the rest counted:
+//!   [`Names::left_out`]). A child started in a [`Dir`] ([`crate::process::RunSpec::cwd_dir`])
+//!   enters it by its descriptor (`fchdir` between fork and exec), or by [`Dir::proc_path`]
+//!   where it is started with `posix_spawn`.
 //! * [`Dir::create`] creates a new file beneath it (`O_CREAT | O_EXCL | O_NOFOLLOW`: never
 //!   through a symlink, never an existing file).
 //! * [`Dir::replace`] replaces a regular file beneath the root atomically: a new file is
