@@ -11,19 +11,33 @@
 //!   with `openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)` where the
 //!   kernel has it (Linux 5.6), else by a walk that opens one component at a time with
 //!   `openat(O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC)` from the root's descriptor. The last
-//!   component is opened `O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC` (a FIFO put there
-//!   does not block the open), `fstat`ed, and refused unless it is a regular file; the caller
-//!   reads only through the [`File`] it gets, and the [`std::fs::Metadata`] is that file's.
+//!   component is opened `O_PATH | O_NOFOLLOW` first, which runs no driver's `open` and
+//!   blocks on nothing, and `fstat`ed: anything but a regular file (a FIFO, a device, a
+//!   socket, a symlink, a directory) is refused without ever being opened. The regular file is
+//!   then opened for reading through `/proc/self/fd/N` (the inode checked, not its name),
+//!   `O_NONBLOCK | O_NOCTTY`, and `fstat`ed again. The caller reads only through the [`File`]
+//!   it gets, and the [`std::fs::Metadata`] is that file's.
+//!
+//!   Without `/proc` the file is opened by its name a second time (`O_NOFOLLOW | O_NONBLOCK
+//!   | O_NOCTTY`) and refused unless it is the inode checked. Between the two opens a
+//!   FIFO swapped in cannot block (`O_NONBLOCK`) nor a terminal become the server's controlling
+//!   tty (`O_NOCTTY`); a device node swapped in would have its driver's `open` run once (some
+//!   have side effects: a tape rewinds, a watchdog arms) before it is refused. Putting one
+//!   there takes `mknod` (privileged) or a hard link to a device node, which
+//!   `fs.protected_hardlinks` refuses to anyone who does not own it.
 //! * [`Dir::dir`] opens a directory the same way; [`Dir::names`] lists one through its own
-//!   descriptor (`fdopendir`), never by path; [`Dir::proc_path`] names it for a child's
-//!   working directory (the child's `chdir` lands in the directory opened).
+//!   descriptor (`fdopendir`), never by path, at most [`MAX_NAMES`] names (the rest counted:
+//!   [`Names::left_out`]). A child started in a [`Dir`] ([`crate::process::RunSpec::cwd_dir`])
+//!   enters it by its descriptor (`fchdir` between fork and exec), or by [`Dir::proc_path`]
+//!   where it is started with `posix_spawn`.
 //! * [`Dir::create`] creates a new file beneath it (`O_CREAT | O_EXCL | O_NOFOLLOW`: never
 //!   through a symlink, never an existing file).
 //! * [`Dir::replace`] replaces a regular file beneath the root atomically: a new file is
 //!   written next to it (`openat(O_CREAT | O_EXCL | O_NOFOLLOW)` through the directory's
 //!   descriptor), `fsync`ed, renamed over the old one with `renameat`, and the directory is
 //!   `fsync`ed. A reader sees the old contents or the new, never a mix, and a symlink put in
-//!   the name's place is replaced, never followed.
+//!   the name's place is replaced, never followed. The new file keeps the old one's
+//!   permission bits.
 //!
 //! Paths given to these functions are relative, made of plain components only (`.` is
 //! skipped; `..`, an absolute path or an empty component is refused): they name the place a
@@ -59,12 +73,21 @@ use std::fs::{File, Metadata};
 use std::io::{self, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::MetadataExt;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Component, Path};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Most names [`Dir::names`] returns.
 pub const MAX_NAMES: usize = 65_536;
+
+/// The names of a directory, as [`Dir::names`] reads them.
+#[derive(Debug, Default)]
+pub struct Names {
+    /// At most [`MAX_NAMES`] names (not `.` and `..`), unsorted.
+    pub names: Vec<OsString>,
+    /// How many more names the directory held: counted, not kept.
+    pub left_out: usize,
+}
 
 /// `openat2` is missing (ENOSYS, or refused by a seccomp filter): walk instead.
 static NO_OPENAT2: AtomicBool = AtomicBool::new(false);
@@ -118,6 +141,12 @@ fn explain(e: io::Error, rel: &Path) -> io::Error {
         Some(libc::ENOTDIR) => refused(io::ErrorKind::NotADirectory, rel, "not a directory"),
         Some(libc::ENOENT) => refused(io::ErrorKind::NotFound, rel, "does not exist"),
         _ => refused(e.kind(), rel, &e.to_string()),
+    }
+}
+
+impl std::os::fd::AsRawFd for Dir {
+    fn as_raw_fd(&self) -> RawFd {
+        self.fd.as_raw_fd()
     }
 }
 
@@ -216,15 +245,42 @@ impl Dir {
     /// Opens the regular file `rel` beneath this directory for reading, with its metadata.
     /// Anything else there (a symlink on the way or at the end, a FIFO, a device, a socket,
     /// a directory) is refused without blocking.
+    ///
+    /// The entry is first opened `O_PATH` (which opens nothing: no device driver, no FIFO
+    /// sees it) and `fstat`ed; only a regular file is then opened for reading, through
+    /// `/proc/self/fd/N` (the very inode checked, no name looked up again). Without `/proc`
+    /// it is opened by its name again (`O_NONBLOCK | O_NOCTTY`) and refused unless it is the
+    /// same inode, still a regular file: see the module docs for what that leaves.
     pub fn file(&self, rel: &Path) -> io::Result<(File, Metadata)> {
-        let flags = libc::O_RDONLY | libc::O_NONBLOCK | libc::O_NOCTTY;
-        let file = File::from(self.open_beneath(rel, flags)?);
+        let not_regular = |m: &Metadata| {
+            let why = match m.is_symlink() {
+                true => "a symbolic link is in the way (refused: only the checked place is opened)",
+                false => "not a regular file",
+            };
+            refused(io::ErrorKind::InvalidInput, rel, why)
+        };
+        let path = File::from(self.open_beneath(rel, libc::O_PATH)?);
+        let checked = path.metadata()?;
+        if !checked.is_file() {
+            return Err(not_regular(&checked));
+        }
+        let flags = libc::O_RDONLY | libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC;
+        let proc = CString::new(format!("/proc/self/fd/{}", path.as_raw_fd()))
+            .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+        let file = match openat(libc::AT_FDCWD, &proc, flags) {
+            Ok(fd) => File::from(fd),
+            // No `/proc` (an empty root, a chroot): by name again, checked below.
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                File::from(self.open_beneath(rel, flags)?)
+            }
+            Err(e) => return Err(explain(e, rel)),
+        };
         let m = file.metadata()?;
-        if !m.is_file() {
+        if !m.is_file() || (m.dev(), m.ino()) != (checked.dev(), checked.ino()) {
             return Err(refused(
                 io::ErrorKind::InvalidInput,
                 rel,
-                "not a regular file",
+                "replaced while it was opened (refused: only the checked file is read)",
             ));
         }
         Ok((file, m))
@@ -239,23 +295,30 @@ impl Dir {
     }
 
     /// A path naming this very directory while it is open (`/proc/self/fd/N`), to start a
-    /// child in: the child's `chdir` (after fork, before exec, where the descriptor is
-    /// inherited and `/proc/self` is the child) follows it to the directory opened, whatever
-    /// was renamed since. `None` without `/proc`.
+    /// child in where no code can run between fork and exec (`posix_spawn`): the child's
+    /// `chdir` (where the descriptor is inherited and `/proc/self` is the child) follows it to
+    /// the directory opened, whatever was renamed since. `None` without `/proc` (an empty
+    /// root, a chroot): then the runner enters the directory with `fchdir` between fork and
+    /// exec instead (see [`crate::process::RunSpec::cwd_dir`]).
     pub fn proc_path(&self) -> Option<std::path::PathBuf> {
         let p = std::path::PathBuf::from(format!("/proc/self/fd/{}", self.fd.as_raw_fd()));
         p.is_dir().then_some(p)
     }
 
-    /// The names in this directory (not `.` and `..`), unsorted, at most [`MAX_NAMES`]; read
+    /// The names in this directory (not `.` and `..`), unsorted, at most [`MAX_NAMES`], and
+    /// how many more it held ([`Names::left_out`]: the rest is counted, never kept); read
     /// through a descriptor of its own.
-    pub fn names(&self) -> io::Result<Vec<OsString>> {
+    pub fn names(&self) -> io::Result<Names> {
+        self.names_at_most(MAX_NAMES)
+    }
+
+    fn names_at_most(&self, max: usize) -> io::Result<Names> {
         let fd = openat(
             self.fd.as_raw_fd(),
             c".",
             libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
         )?;
-        read_names(fd)
+        read_names(fd, max)
     }
 
     /// Creates the new file `rel` beneath this directory, for appending, with `mode` (less
@@ -281,7 +344,10 @@ impl Dir {
     /// atomically: a temporary file in the same directory, written, `fsync`ed, renamed over
     /// `rel` (`renameat`), then the directory `fsync`ed. An existing `rel` that is not a
     /// regular file (a directory, a FIFO) is refused; a symlink there is replaced, not
-    /// followed. The new file has `mode` (less the umask).
+    /// followed. The new file keeps the permission bits of the file it replaces; a new file
+    /// (or one in a symlink's place) has `mode` (less the umask). Once the rename is done the
+    /// replace has succeeded: a failed `fsync` of the directory after it is logged, not
+    /// returned.
     pub fn replace(&self, rel: &Path, data: &[u8], mode: u32) -> io::Result<()> {
         let name = rel
             .file_name()
@@ -290,8 +356,13 @@ impl Dir {
         let dir = self.dir(parent)?;
         let c_name = CString::new(name.as_bytes())
             .map_err(|_| refused(io::ErrorKind::InvalidInput, rel, "contains NUL"))?;
+        // An existing regular file keeps its permission bits (set on the descriptor, so the
+        // umask does not narrow them); a new file or a replaced symlink gets `mode`.
+        let mut kept = None;
         if let Some(m) = dir.stat_nofollow(&c_name)? {
-            if !m.is_file() && !m.is_symlink() {
+            if m.is_file() {
+                kept = Some(m.mode() & 0o7777);
+            } else if !m.is_symlink() {
                 return Err(refused(
                     io::ErrorKind::InvalidInput,
                     rel,
@@ -300,15 +371,36 @@ impl Dir {
             }
         }
         let (tmp, mut file) = dir.create_temp(name, mode)?;
-        let written = file
-            .write_all(data)
+        let written = kept
+            .map_or(Ok(()), |m| {
+                file.set_permissions(std::fs::Permissions::from_mode(m))
+            })
+            .and_then(|()| file.write_all(data))
             .and_then(|()| file.sync_all())
-            .and_then(|()| dir.rename(&tmp, &c_name))
-            .and_then(|()| dir.dup_file()?.sync_all());
-        if written.is_err() {
+            .and_then(|()| dir.rename(&tmp, &c_name));
+        if let Err(e) = written {
             dir.unlink(&tmp);
+            return Err(refused(e.kind(), rel, &e.to_string()));
         }
-        written.map_err(|e| refused(e.kind(), rel, &e.to_string()))
+        // Replaced: the new contents are what the name gives from now on. A failed `fsync` of
+        // the directory only means the rename may not survive a crash of the machine, which
+        // the caller cannot undo; it is logged, not reported as a failed replace.
+        if let Err(e) = dir.sync() {
+            log::warn!(
+                "{}: replaced, but syncing its directory failed (the change may not survive a crash): {e}",
+                rel.display()
+            );
+        }
+        Ok(())
+    }
+
+    /// `fsync` of the directory itself.
+    fn sync(&self) -> io::Result<()> {
+        #[cfg(test)]
+        if FAIL_DIR_SYNC.with(std::cell::Cell::get) {
+            return Err(io::Error::from_raw_os_error(libc::EIO));
+        }
+        self.dup_file()?.sync_all()
     }
 
     /// Creates `.NAME.XXXXXXXX.tmp` (random, exclusive, never through a symlink).
@@ -337,6 +429,12 @@ impl Dir {
 thread_local! {
     /// Tests set it to take the walk where the kernel has `openat2`.
     static WALK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Tests set it to make the directory's `fsync` fail after a replace's rename.
+    static FAIL_DIR_SYNC: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 #[cfg(test)]
@@ -437,9 +535,10 @@ fn effective_uid() -> u32 {
     unsafe { libc::geteuid() }
 }
 
-/// Reads the names of the directory open on `fd` (which it takes).
+/// Reads the names of the directory open on `fd` (which it takes): `max` kept, the rest
+/// counted.
 #[allow(unsafe_code)]
-fn read_names(fd: OwnedFd) -> io::Result<Vec<OsString>> {
+fn read_names(fd: OwnedFd, max: usize) -> io::Result<Names> {
     use std::os::fd::IntoRawFd;
     let raw = fd.into_raw_fd();
     // SAFETY: fdopendir takes ownership of `raw` (a directory descriptor we own) on success.
@@ -450,11 +549,8 @@ fn read_names(fd: OwnedFd) -> io::Result<Vec<OsString>> {
         drop(unsafe { OwnedFd::from_raw_fd(raw) });
         return Err(e);
     }
-    let mut names = Vec::new();
+    let mut names = Names::default();
     let result = loop {
-        if names.len() >= MAX_NAMES {
-            break Ok(());
-        }
         // errno is reset so that the end (NULL, errno untouched) and an error can be told apart.
         // SAFETY: __errno_location is the calling thread's errno.
         unsafe { *libc::__errno_location() = 0 };
@@ -472,8 +568,13 @@ fn read_names(fd: OwnedFd) -> io::Result<Vec<OsString>> {
         // until the next readdir on this stream, and we copy it out before that.
         let name = unsafe { std::ffi::CStr::from_ptr((*ent).d_name.as_ptr()) };
         let b = name.to_bytes();
-        if b != b"." && b != b".." {
-            names.push(OsStr::from_bytes(b).to_owned());
+        if b == b"." || b == b".." {
+            continue;
+        }
+        if names.names.len() < max {
+            names.names.push(OsStr::from_bytes(b).to_owned());
+        } else {
+            names.left_out += 1;
         }
     };
     // SAFETY: `dir` is open and closed exactly once, here (closing its descriptor too).

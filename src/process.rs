@@ -31,6 +31,7 @@ pub use spec::{RunSpec, INHERITED_ENV};
 pub use crate::reaper::watchdog_pid;
 use std::fmt;
 use std::io;
+use std::os::fd::AsRawFd;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -40,6 +41,7 @@ use std::time::{Duration, Instant};
 
 use wait_timeout::ChildExt;
 
+use crate::beneath::Dir;
 use crate::cancel::CancelToken;
 use crate::reaper;
 
@@ -279,12 +281,20 @@ fn command(spec: &RunSpec, marker: &str) -> Result<Command, RunError> {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
-    if spawn_without_hook(spec.limits) {
-        if let Some(cwd) = &spec.cwd {
+    let held = spec.cwd_dir.as_deref();
+    // posix_spawn cannot `fchdir`: a held working directory is named by `/proc/self/fd/N`
+    // there (the child's `chdir` follows it to the directory opened); without `/proc` the
+    // call takes the fork path, whose hook enters the directory by its descriptor.
+    let fast_cwd = match held {
+        Some(dir) => dir.proc_path(),
+        None => spec.cwd.clone(),
+    };
+    if spawn_without_hook(spec.limits) && (held.is_none() || fast_cwd.is_some()) {
+        if let Some(cwd) = &fast_cwd {
             cmd.current_dir(cwd);
         }
     } else {
-        prepare(&mut cmd, spec.cwd.as_deref(), spec.limits);
+        prepare(&mut cmd, spec.cwd.as_deref(), held, spec.limits);
     }
     Ok(cmd)
 }
@@ -368,13 +378,32 @@ fn find_stdbuf(spec: &RunSpec) -> Result<PathBuf, RunError> {
 }
 
 /// What every child the runner starts with a spec gets: its working directory, [`harden`],
-/// and its resource limits applied between fork and exec.
+/// and its resource limits applied between fork and exec. A held working directory (`held`)
+/// is entered by its descriptor (`fchdir` between fork and exec: no path, no `/proc`), so the
+/// child starts in the directory that was checked whatever its name leads to by then; else
+/// the child `chdir`s to `cwd`.
 #[allow(unsafe_code)]
-pub(crate) fn prepare(cmd: &mut Command, cwd: Option<&Path>, limits: Limits) {
-    if let Some(cwd) = cwd {
-        cmd.current_dir(cwd);
-    }
+pub(crate) fn prepare(cmd: &mut Command, cwd: Option<&Path>, held: Option<&Dir>, limits: Limits) {
     harden(cmd);
+    match (held, cwd) {
+        (Some(dir), _) => {
+            let fd = dir.as_raw_fd();
+            // SAFETY: the closure runs between fork and exec and only calls fchdir (an
+            // async-signal-safe syscall) and reads errno; it allocates nothing. `fd` is the
+            // held directory's descriptor, open in the child until exec (`Dir` lives in the
+            // spec, borrowed for the spawn).
+            unsafe {
+                cmd.pre_exec(move || match libc::fchdir(fd) {
+                    0 => Ok(()),
+                    _ => Err(io::Error::last_os_error()),
+                });
+            }
+        }
+        (None, Some(cwd)) => {
+            cmd.current_dir(cwd);
+        }
+        (None, None) => {}
+    }
     if !limits.is_empty() {
         // SAFETY: `Limits::apply` only makes async-signal-safe calls (getrlimit,
         // setrlimit, setpriority) and allocates nothing.

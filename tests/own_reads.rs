@@ -25,6 +25,37 @@ use serde_json::{json, Value};
 const SECRET: &str = "SECRET-MARKER-outside-the-root";
 
 fn serve(dir: &Path, defaults: Value, env: &[(&str, &str)]) -> Proc {
+    let path = manifest(dir, defaults);
+    let mut cmd = Command::new(stdmcp_bin());
+    cmd.arg("serve").arg("--config").arg(&path);
+    cmd.env("TMPDIR", dir.join("tmp")).envs(env.iter().copied());
+    let mut p = Proc::start(cmd);
+    p.initialize("2025-06-18");
+    p
+}
+
+/// The server in a mount namespace of its own where `/proc` is an empty tmpfs (as in a
+/// chroot or an empty root): `None` where this process may not make one (not root).
+fn serve_without_proc(dir: &Path) -> Option<Proc> {
+    let path = manifest(dir, json!({}));
+    let hide = "mount -t tmpfs none /proc && exec \"$0\" \"$@\"";
+    let probe = Command::new("unshare")
+        .args(["-m", "sh", "-c", hide, "true"])
+        .output();
+    if !probe.is_ok_and(|o| o.status.success()) {
+        eprintln!("skipped: cannot hide /proc in a mount namespace (unshare -m)");
+        return None;
+    }
+    let mut cmd = Command::new("unshare");
+    cmd.args(["-m", "sh", "-c", hide]).arg(stdmcp_bin());
+    cmd.arg("serve").arg("--config").arg(&path);
+    cmd.env("TMPDIR", dir.join("tmp"));
+    let mut p = Proc::start(cmd);
+    p.initialize("2025-06-18");
+    Some(p)
+}
+
+fn manifest(dir: &Path, defaults: Value) -> PathBuf {
     let m = json!({
         "name": "own-reads", "roots": {"work": "work"}, "defaults": defaults,
         "sessions": [
@@ -52,12 +83,7 @@ fn serve(dir: &Path, defaults: Value, env: &[(&str, &str)]) -> Proc {
     std::fs::create_dir_all(dir.join("tmp")).unwrap();
     let path = dir.join("m.json");
     std::fs::write(&path, m.to_string()).unwrap();
-    let mut cmd = Command::new(stdmcp_bin());
-    cmd.arg("serve").arg("--config").arg(&path);
-    cmd.env("TMPDIR", dir.join("tmp")).envs(env.iter().copied());
-    let mut p = Proc::start(cmd);
-    p.initialize("2025-06-18");
-    p
+    path
 }
 
 fn c(p: &Path) -> CString {
@@ -259,13 +285,45 @@ fn swapped_spool_files_are_never_read_and_never_block() {
 #[test]
 fn a_program_starts_in_the_checked_working_directory_whatever_is_swapped() {
     let dir = temp_dir("own-cwd");
+    let p = serve(&setup_cwd_race(&dir), json!({}), &[]);
+    race_cwd(&dir, p).assert_clean();
+}
+
+#[test]
+fn without_proc_a_program_and_a_session_still_start_in_the_checked_directory() {
+    // No `/proc/self/fd` to name the held directory by: the child enters it by descriptor.
+    let dir = temp_dir("own-cwd-noproc");
+    let Some(p) = serve_without_proc(&setup_cwd_race(&dir)) else {
+        return;
+    };
+    let mut p = race_cwd(&dir, p);
+    race_session(&dir, &mut p);
+    // The log tails of a failed call are read through the descriptor checked, by name again
+    // (no `/proc/self/fd` to reopen it by), and still read.
+    std::fs::create_dir_all(dir.join("work/quiet/.hol/logs")).unwrap();
+    let r = common::sessions::call(&mut p, 1, "build", json!({"workdir": "quiet"}));
+    assert!(
+        is_error(&r) && text(&r).contains("--- log .hol/logs/own"),
+        "{r}"
+    );
+    assert!(text(&r).contains("built"), "{r}");
+    p.assert_clean();
+}
+
+/// `work/proj` (with a marker) and `work/alt`, a symlink to `outside` (with the secret).
+fn setup_cwd_race(dir: &Path) -> PathBuf {
     let proj = dir.join("work/proj");
     std::fs::create_dir_all(&proj).unwrap();
     std::fs::write(proj.join("inside-marker"), "").unwrap();
     std::fs::create_dir_all(dir.join("outside")).unwrap();
     std::fs::write(dir.join("outside").join(SECRET), "").unwrap();
     symlink(dir.join("outside"), dir.join("work/alt")).unwrap();
-    let mut p = serve(&dir, json!({}), &[]);
+    dir.to_owned()
+}
+
+/// 1000 calls of `list` in `proj` while `proj` and `alt` are exchanged: never outside.
+fn race_cwd(dir: &Path, mut p: Proc) -> Proc {
+    let proj = dir.join("work/proj");
     let swapper = Swapper::start(vec![(proj.clone(), dir.join("work/alt"))]);
     let (mut id, mut inside, mut attempts) = (1, 0, 0);
     for _ in 0..100 {
@@ -283,21 +341,22 @@ fn a_program_starts_in_the_checked_working_directory_whatever_is_swapped() {
     }
     drop(swapper);
     assert!(attempts >= 1000 && inside > 50, "{attempts} {inside}");
-    p.assert_clean();
+    p
 }
 
 #[test]
 fn a_session_starts_in_the_checked_working_directory_whatever_is_swapped() {
     let dir = temp_dir("own-session");
+    let mut p = serve(&setup_cwd_race(&dir), json!({}), &[]);
+    race_session(&dir, &mut p);
+    p.assert_clean();
+}
+
+/// 600 sessions started in `proj` while `proj` and `alt` are exchanged: never outside.
+fn race_session(dir: &Path, p: &mut Proc) {
     let proj = dir.join("work/proj");
-    std::fs::create_dir_all(&proj).unwrap();
-    std::fs::write(proj.join("inside-marker"), "").unwrap();
-    std::fs::create_dir_all(dir.join("outside")).unwrap();
-    std::fs::write(dir.join("outside").join(SECRET), "").unwrap();
-    symlink(dir.join("outside"), dir.join("work/alt")).unwrap();
-    let mut p = serve(&dir, json!({}), &[]);
     let swapper = Swapper::start(vec![(proj.clone(), dir.join("work/alt"))]);
-    let (mut id, mut inside) = (1, 0);
+    let (mut id, mut inside) = (100_000, 0);
     for _ in 0..150 {
         let batch: Vec<_> = (0..4)
             .map(|i| {
@@ -307,7 +366,7 @@ fn a_session_starts_in_the_checked_working_directory_whatever_is_swapped() {
                 )
             })
             .collect();
-        round(&mut p, &mut id, &batch);
+        round(p, &mut id, &batch);
         let batch: Vec<_> = (0..4)
             .map(|i| {
                 tool(
@@ -316,7 +375,7 @@ fn a_session_starts_in_the_checked_working_directory_whatever_is_swapped() {
                 )
             })
             .collect();
-        for r in round(&mut p, &mut id, &batch) {
+        for r in round(p, &mut id, &batch) {
             let s = r.to_string();
             assert!(!s.contains(SECRET), "a session ran outside the root: {r}");
             if s.contains("inside-marker") {
@@ -326,11 +385,10 @@ fn a_session_starts_in_the_checked_working_directory_whatever_is_swapped() {
         let batch: Vec<_> = (0..4)
             .map(|i| tool("sh_stop", json!({"session": format!("s{i}")})))
             .collect();
-        round(&mut p, &mut id, &batch);
+        round(p, &mut id, &batch);
     }
     drop(swapper);
     assert!(inside > 50, "{inside}");
-    p.assert_clean();
 }
 
 #[test]
@@ -470,4 +528,47 @@ fn a_cancelled_grep_of_a_huge_log_frees_its_slot_at_once() {
         "the cancelled grep was answered: {rest:?}"
     );
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_cut_logs_listing_says_so_and_how_many_were_left_out() {
+    let dir = temp_dir("own-logs-cut");
+    let logs = dir.join("work/proj/.hol/logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    for i in 0..300 {
+        std::fs::write(logs.join(format!("t{i:03}")), "x").unwrap();
+    }
+    let mut p = serve(&dir, json!({}), &[]);
+    let r = common::sessions::call(
+        &mut p,
+        1,
+        "logs",
+        json!({"tool": "build", "workdir": "proj"}),
+    );
+    assert!(!is_error(&r), "{r}");
+    let s = &r["result"]["structuredContent"];
+    assert_eq!(s["logs"].as_array().unwrap().len(), 256);
+    assert_eq!(
+        s["cut"],
+        json!({"listed": 256, "leftOut": 44, "notSearched": 0})
+    );
+    let t = text(&r);
+    assert!(
+        t.contains("The list was cut: 256 files listed, 44 more names matching the globs left out"),
+        "{t}"
+    );
+    // Not cut: no word of it.
+    for i in 0..300 {
+        std::fs::remove_file(logs.join(format!("t{i:03}"))).unwrap();
+    }
+    std::fs::write(logs.join("one"), "x").unwrap();
+    let r = common::sessions::call(
+        &mut p,
+        2,
+        "logs",
+        json!({"tool": "build", "workdir": "proj"}),
+    );
+    let s = &r["result"]["structuredContent"];
+    assert!(s.get("cut").is_none() && !text(&r).contains("cut"), "{r}");
+    p.assert_clean();
 }

@@ -102,10 +102,13 @@ fn only_the_checked_regular_file_is_opened() {
             assert!(r.file(Path::new(p)).is_err(), "{p}");
         }
         assert!(r.dir(Path::new("outdir")).is_err());
-        let mut names = r.dir(Path::new("sub")).unwrap().names().unwrap();
+        let mut names = r.dir(Path::new("sub")).unwrap().names().unwrap().names;
         names.sort();
         assert_eq!(names, ["log"]);
-        assert_eq!(r.dir(Path::new("")).unwrap().names().unwrap().len(), 6);
+        assert_eq!(
+            r.dir(Path::new("")).unwrap().names().unwrap().names.len(),
+            6
+        );
     });
     std::fs::remove_dir_all(dir).unwrap();
 }
@@ -146,9 +149,81 @@ fn replace_is_atomic_and_never_follows_a_symlink() {
         std::fs::remove_file(root.join("sub/created")).unwrap();
         std::fs::remove_file(root.join("sub/dangling")).unwrap();
         // No temporary file is left behind.
-        let mut names = r.dir(Path::new("sub")).unwrap().names().unwrap();
+        let mut names = r.dir(Path::new("sub")).unwrap().names().unwrap().names;
         names.sort();
         assert_eq!(names, ["link", "log", "new"]);
+    });
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn replace_keeps_the_old_files_mode_and_succeeds_once_renamed() {
+    let (root, dir) = setup("replace-mode");
+    let r = Dir::open(&root).unwrap();
+    let log = root.join("sub/log");
+    // Bits the umask would clear, and an executable bit: all kept.
+    std::fs::set_permissions(&log, std::fs::Permissions::from_mode(0o767)).unwrap();
+    r.replace(Path::new("sub/log"), b"new", 0o600).unwrap();
+    let mode = std::fs::metadata(&log).unwrap().permissions().mode() & 0o7777;
+    assert_eq!(mode, 0o767);
+    // A new file gets the mode asked for (less the umask, which never adds bits).
+    r.replace(Path::new("sub/fresh"), b"x", 0o600).unwrap();
+    let mode = std::fs::metadata(root.join("sub/fresh"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o7777 & !0o600, 0);
+    // The directory's fsync fails after the rename: the file was replaced, so it succeeded.
+    FAIL_DIR_SYNC.with(|f| f.set(true));
+    let replaced = r.replace(Path::new("sub/log"), b"newer", 0o600);
+    FAIL_DIR_SYNC.with(|f| f.set(false));
+    replaced.unwrap();
+    assert_eq!(std::fs::read_to_string(&log).unwrap(), "newer");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn names_beyond_the_cap_are_counted_not_dropped_silently() {
+    let (root, dir) = setup("names-cut");
+    for i in 0..5 {
+        std::fs::write(root.join(format!("sub/n{i}")), "").unwrap();
+    }
+    let sub = Dir::open(&root).unwrap().dir(Path::new("sub")).unwrap();
+    // `log` and five more: three kept, three counted.
+    let cut = sub.names_at_most(3).unwrap();
+    assert_eq!((cut.names.len(), cut.left_out), (3, 3));
+    let all = sub.names().unwrap();
+    assert_eq!((all.names.len(), all.left_out), (6, 0));
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// Makes the character device `major:minor` at `p`; false where this process may not.
+#[allow(unsafe_code)]
+fn mknod_char(p: &Path, major: u32, minor: u32) -> bool {
+    let c = CString::new(p.as_os_str().as_bytes()).unwrap();
+    // SAFETY: mknod reads a NUL-terminated path alive for the call.
+    unsafe {
+        libc::mknod(
+            c.as_ptr(),
+            libc::S_IFCHR | 0o600,
+            libc::makedev(major, minor),
+        ) == 0
+    }
+}
+
+#[test]
+fn a_device_node_is_refused_without_being_opened() {
+    let (root, dir) = setup("device");
+    // A device no driver serves: opening it fails (ENXIO), so a refusal that comes from the
+    // fstat shows it was never opened.
+    if !mknod_char(&root.join("sub/dev"), 240, 77) {
+        eprintln!("skipped: cannot mknod here (not root, or a nodev mount)");
+        return std::fs::remove_dir_all(dir).unwrap();
+    }
+    let r = Dir::open(&root).unwrap();
+    both(|walk| {
+        let e = r.file(Path::new("sub/dev")).unwrap_err().to_string();
+        assert!(e.ends_with("not a regular file"), "walk {walk}: {e}");
     });
     std::fs::remove_dir_all(dir).unwrap();
 }

@@ -3,7 +3,7 @@
 //! working directory to the tool's root, the file to the working directory and the globs.
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::{json, Value};
@@ -113,16 +113,46 @@ fn uri(spec: &ToolSpec, workdir: Option<&str>, name: &str) -> String {
     }
 }
 
+/// Which `log://` URIs a call of `spec` with `args` may have changed: those of its logs in
+/// its working directory (the same directory however its `workdir` is written).
+pub(super) fn updated_by<'a>(spec: &'a ToolSpec, args: &Value) -> impl Fn(&str) -> bool + 'a {
+    let workdir = match spec.cwd {
+        Some(Cwd::Param(_)) => Some(
+            str_arg(args, "workdir")
+                .ok()
+                .flatten()
+                .unwrap_or(".")
+                .to_owned(),
+        ),
+        _ => None,
+    };
+    let template = template(spec);
+    move |uri: &str| {
+        let Some(logs) = &spec.logs else { return false };
+        let Some(vars) = crate::mcp::template::match_template(&template, uri) else {
+            return false;
+        };
+        let var = |k: &str| vars.get(k).and_then(|v| decode(v));
+        let same_dir = match (&workdir, var("workdir")) {
+            (Some(a), Some(b)) => Path::new(a).components().eq(Path::new(&b).components()),
+            (None, _) => true,
+            (Some(_), None) => false,
+        };
+        same_dir && var("name").is_some_and(|n| logs.matches(&n))
+    }
+}
+
 fn list(tools: &Tools, roots: &Roots, args: &Value) -> ToolResult {
     let (spec, logs, dir) = target(tools, roots, args)?;
-    let files: Vec<LogFile> = logs.list(&dir);
+    let listing = logs.list(&dir);
+    let files: &[LogFile] = &listing.files;
     let wd = match spec.cwd {
         Some(Cwd::Param(_)) => Some(str_arg(args, "workdir")?.unwrap_or(".")),
         _ => None,
     };
     let mut text = String::new();
     let mut rows = Vec::new();
-    for f in &files {
+    for f in files {
         text.push_str(&format!(
             "{}  {} bytes  {}\n",
             f.name,
@@ -133,17 +163,46 @@ fn list(tools: &Tools, roots: &Roots, args: &Value) -> ToolResult {
     }
     if files.is_empty() {
         text = format!(
-            "No log files ({}) in {}.",
+            "No log files ({}) in {}.\n",
             logs.describe(),
             dir.path.display()
         );
-    } else if files.len() >= super::logs::MAX_FILES {
-        text.push_str(&format!("(the first {} only)\n", super::logs::MAX_FILES));
+    }
+    let mut structured = json!({"tool": spec.name, "workdir": dir.path, "logs": rows});
+    if listing.cut() {
+        text.push_str(&cut_note(&listing));
+        structured["cut"] = json!({
+            "listed": files.len(),
+            "leftOut": listing.left_out,
+            "notSearched": listing.unsearched,
+        });
     }
     Ok(CallToolResult {
-        structured_content: Some(json!({"tool": spec.name, "workdir": dir.path, "logs": rows})),
+        structured_content: Some(structured),
         ..CallToolResult::text(text.trim_end())
     })
+}
+
+/// What a listing that was cut says about it.
+fn cut_note(l: &super::logs::Listing) -> String {
+    let mut note = format!("The list was cut: {} files listed", l.files.len());
+    if l.left_out > 0 {
+        note.push_str(&format!(
+            ", {} more names matching the globs left out (at most {} are listed)",
+            l.left_out,
+            super::logs::MAX_FILES
+        ));
+    }
+    if l.unsearched > 0 {
+        note.push_str(&format!(
+            ", {} names not looked at (a directory of more than {} names, or more than {} paths at one level of a glob): there may be more logs",
+            l.unsearched,
+            crate::beneath::MAX_NAMES,
+            super::logs::MAX_FILES
+        ));
+    }
+    note.push_str(". `log` reads any of them by name.\n");
+    note
 }
 
 fn read(tools: &Tools, roots: &Roots, args: &Value, stop: &Stop) -> ToolResult {

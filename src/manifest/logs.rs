@@ -139,32 +139,48 @@ impl Logs {
         })
     }
 
-    /// The log files in `wd`, sorted by name, at most [`MAX_FILES`].
-    pub fn list(&self, wd: &Workdir) -> Vec<LogFile> {
+    /// The log files in `wd`, sorted by name, at most [`MAX_FILES`], and what was cut.
+    pub fn list(&self, wd: &Workdir) -> Listing {
         let mut found = BTreeMap::new();
+        let mut left_out = std::collections::BTreeSet::new();
+        let mut unsearched = 0;
         for g in &self.globs {
             let mut frontier = vec![String::new()];
             for (depth, part) in g.iter().enumerate() {
                 let last = depth + 1 == g.len();
                 let mut next = Vec::new();
                 for rel in &frontier {
-                    expand(wd, rel, part, &mut next);
+                    unsearched += expand(wd, rel, part, &mut next);
                 }
                 if !last {
                     next.retain(|rel| wd.dir(rel).is_ok());
+                    // Directories beyond the cap are not searched: their entries are unknown.
+                    unsearched += next.len().saturating_sub(MAX_FILES);
+                    next.truncate(MAX_FILES);
+                } else {
+                    // Matching names beyond this many are not even counted one by one.
+                    unsearched += next.len().saturating_sub(crate::beneath::MAX_NAMES);
+                    next.truncate(crate::beneath::MAX_NAMES);
                 }
-                next.truncate(MAX_FILES);
                 frontier = next;
             }
             for rel in frontier {
-                if found.len() < MAX_FILES && !found.contains_key(&rel) {
-                    if let Ok((_, f)) = LogFile::open(wd, &rel) {
-                        found.insert(rel, f);
-                    }
+                if found.contains_key(&rel) {
+                    continue;
+                }
+                if found.len() >= MAX_FILES {
+                    // Counted, not opened: the listing opens at most MAX_FILES of them.
+                    left_out.insert(rel);
+                } else if let Ok((_, f)) = LogFile::open(wd, &rel) {
+                    found.insert(rel, f);
                 }
             }
         }
-        found.into_values().collect()
+        Listing {
+            files: found.into_values().collect(),
+            left_out: left_out.len(),
+            unsearched,
+        }
     }
 
     /// Opens log `name` of `wd`: it must match a glob and be a regular file inside.
@@ -185,6 +201,27 @@ impl Logs {
             .map(|g| g.join("/"))
             .collect::<Vec<_>>()
             .join(", ")
+    }
+}
+
+/// What [`Logs::list`] found, and what it cut.
+#[derive(Debug, Default, PartialEq)]
+pub struct Listing {
+    /// The log files, sorted by name, at most [`MAX_FILES`].
+    pub files: Vec<LogFile>,
+    /// Names matching a glob beyond the first [`MAX_FILES`] log files, neither listed nor
+    /// opened (so some may turn out not to be regular files).
+    pub left_out: usize,
+    /// Names not looked at: beyond [`crate::beneath::MAX_NAMES`] in one directory or matching
+    /// the last component of a glob, or directories beyond [`MAX_FILES`] at one level of a
+    /// glob (each counts one: its entries are unknown).
+    pub unsearched: usize,
+}
+
+impl Listing {
+    /// Whether anything was cut.
+    pub fn cut(&self) -> bool {
+        self.left_out > 0 || self.unsearched > 0
     }
 }
 
@@ -271,8 +308,9 @@ impl Workdir {
     }
 }
 
-/// Adds to `next` the paths `rel/part` that exist (or, for a literal part, may exist).
-fn expand(wd: &Workdir, rel: &str, part: &str, next: &mut Vec<String>) {
+/// Adds to `next` the paths `rel/part` that exist (or, for a literal part, may exist);
+/// returns how many names of `rel` were not looked at (beyond [`crate::beneath::MAX_NAMES`]).
+fn expand(wd: &Workdir, rel: &str, part: &str, next: &mut Vec<String>) -> usize {
     let join = |name: &str| {
         if rel.is_empty() {
             name.to_owned()
@@ -282,21 +320,23 @@ fn expand(wd: &Workdir, rel: &str, part: &str, next: &mut Vec<String>) {
     };
     if !wild(part) {
         next.push(join(part));
-        return;
+        return 0;
     }
-    let Ok(names) = wd
+    let Ok(read) = wd
         .dir(rel)
         .and_then(|d| d.names().map_err(|e| e.to_string()))
     else {
-        return;
+        return 0;
     };
-    let mut names: Vec<String> = names
+    let mut names: Vec<String> = read
+        .names
         .into_iter()
         .filter_map(|n| n.into_string().ok())
         .filter(|n| component_matches(part.as_bytes(), n.as_bytes()))
         .collect();
     names.sort();
     next.extend(names.iter().map(|n| join(n)));
+    read.left_out
 }
 
 /// One log file.
@@ -367,6 +407,7 @@ impl Snapshot {
         let workdir = Workdir::of(spec, roots, workdir_arg.as_deref()).ok()?;
         let before = logs
             .list(&workdir)
+            .files
             .into_iter()
             .map(|f| (f.name, (f.size, f.modified)))
             .collect();
@@ -382,9 +423,10 @@ impl Snapshot {
     /// Adds to a failed call's result the tails of the logs that changed while it ran,
     /// most recently changed first (reading them stops when `stop` says so).
     pub fn add_changed(&self, r: &mut CallToolResult, stop: &Stop) {
-        let mut changed: Vec<LogFile> = self
-            .logs
-            .list(&self.workdir)
+        let listing = self.logs.list(&self.workdir);
+        let cut = listing.cut();
+        let mut changed: Vec<LogFile> = listing
+            .files
             .into_iter()
             .filter(|f| self.before.get(&f.name) != Some(&(f.size, f.modified)))
             .collect();
@@ -429,6 +471,11 @@ impl Snapshot {
                 "--- {} more changed logs: {} (`logs` lists them) ---\n",
                 rest.len(),
                 rest.join(", ")
+            ));
+        }
+        if cut {
+            text.push_str(&format!(
+                "--- changed logs were looked for among the first {MAX_FILES} log files only (`logs` says how many more there are) ---\n"
             ));
         }
         r.content.push(Content::text(text));
@@ -507,7 +554,7 @@ mod tests {
         let logs = Logs {
             globs: vec![glob(".hol/logs/*").unwrap()],
         };
-        let names: Vec<String> = logs.list(&w).into_iter().map(|f| f.name).collect();
+        let names: Vec<String> = logs.list(&w).files.into_iter().map(|f| f.name).collect();
         assert_eq!(names, [".hol/logs/aTheory"]);
         assert!(logs
             .open(&w, ".hol/logs/escape")
@@ -531,7 +578,7 @@ mod tests {
         std::fs::write(dir.join(".hol/logs/outside"), "s").unwrap();
         std::fs::rename(dir.join("w"), dir.join("w2")).unwrap();
         std::os::unix::fs::symlink(&dir, dir.join("w")).unwrap();
-        assert_eq!(logs.list(&w), []);
+        assert_eq!(logs.list(&w), Listing::default());
         assert!(logs.open(&w, ".hol/logs/outside").is_err());
         std::fs::remove_dir_all(dir).unwrap();
     }

@@ -158,7 +158,7 @@ pub fn call(
     };
     let (rx, running) = start_members(&board, members, &tokens, roots, &args);
     board.show();
-    let winner = first_decisive(ctx, &board, members, &tokens, (rx, running), start);
+    let winner = first_decisive(ctx, &board, (members, &args), &tokens, (rx, running), start);
     board.answered.store(true, Ordering::Relaxed);
     let timed_out = ctx.cancel_reason() == Some(CancelReason::Deadline);
     let members = board.lock();
@@ -210,7 +210,7 @@ fn start_members(
 fn first_decisive(
     ctx: &Ctx,
     board: &Board,
-    members: &[Arc<ToolSpec>],
+    (members, args): (&[Arc<ToolSpec>], &Value),
     tokens: &[CancelToken],
     (ends, mut running): (mpsc::Receiver<(usize, Ran)>, usize),
     start: Instant,
@@ -219,6 +219,8 @@ fn first_decisive(
         let Ok((i, ran)) = ends.recv() else { break };
         running -= 1;
         let decisive = ended(board, i, &ran, &members[i], start);
+        let call = board.lock()[i].call.clone();
+        super::run::ended(ctx, &members[i], args, &call);
         if decisive && !ctx.is_cancelled() {
             for (j, t) in tokens.iter().enumerate() {
                 if j != i {

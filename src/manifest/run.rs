@@ -30,15 +30,27 @@ pub fn call(
     roots: &BTreeMap<String, PathBuf>,
     args: &serde_json::Value,
 ) -> CallToolResult {
+    let call_id = remote::new_call_id();
     let how = How {
         cancel: ctx.cancel_token().clone(),
-        call_id: remote::new_call_id(),
+        call_id: call_id.clone(),
         // The call's deadline is the tool's (`ToolDef::timeout`, set in `into_server`): the
         // peer fires it and the runner reports the cancel as a timeout.
         timeout: None,
         on_line: line_handler(ctx.reporter(), spec.progress.clone()),
     };
-    execute(spec, roots, args, how).result
+    let result = execute(spec, roots, args, how).result;
+    ended(ctx, spec, args, &call_id);
+    result
+}
+
+/// The run `call_id` of `spec` with `args` ended: its kept output (`output://CALL/…`) is
+/// final and its logs (`log://…`) are as it left them; a client subscribed to any of them
+/// is told (`notifications/resources/updated`, handshake era).
+pub(super) fn ended(ctx: &Ctx, spec: &ToolSpec, args: &serde_json::Value, call_id: &str) {
+    let output = format!("output://{call_id}/");
+    let logs = super::log_tools::updated_by(spec, args);
+    ctx.resources_updated(|uri| uri.starts_with(&output) || logs(uri));
 }
 
 /// How one run is made: its cancel token, call id, own deadline (if the peer does not fire
@@ -111,7 +123,8 @@ pub(super) fn execute(
     let run = RunSpec {
         program: spec.program.clone(),
         args: plan.argv,
-        cwd: cwd_dir.as_ref().and_then(Dir::proc_path).or(plan.cwd),
+        cwd: plan.cwd,
+        cwd_dir: cwd_dir.map(Arc::new),
         env: plan.env,
         stdin: plan.stdin,
         timeout,
@@ -140,7 +153,7 @@ pub(super) fn execute(
     }
     let mut pid = None;
     let result = process::run(&run, &cancel, &mut |p| pid = Some(p), on_line);
-    drop(cwd_dir);
+    drop(run.cwd_dir);
     let abandoned = match &result {
         Ok(o) => o.started && (o.cancelled || o.timed_out),
         Err(RunError::Spawn { .. }) => false,

@@ -38,6 +38,7 @@ pub mod method {
     pub const CANCELLED: &str = "notifications/cancelled";
     pub const PROGRESS: &str = "notifications/progress";
     pub const MESSAGE: &str = "notifications/message";
+    pub const RESOURCES_UPDATED: &str = "notifications/resources/updated";
     pub const SUBSCRIPTIONS_ACKNOWLEDGED: &str = "notifications/subscriptions/acknowledged";
     pub const ROOTS_LIST_CHANGED: &str = "notifications/roots/list_changed";
     pub const SAMPLING_CREATE_MESSAGE: &str = "sampling/createMessage";

@@ -25,6 +25,7 @@ mod jobs;
 mod modern;
 mod mrtr;
 mod server_role;
+mod subscriptions;
 mod task_input;
 mod tasks;
 mod timeout;
@@ -48,6 +49,7 @@ pub use client_role::ClientEra;
 pub use job_tools::{JobTools, JOB_TOOL_NAMES, WAIT_DEFAULT, WAIT_MAX};
 pub use jobs::JOB_META;
 pub use mrtr::{auto_key, capability_of, kernel_random, Asked, InputRequest};
+pub use subscriptions::MAX_SUBSCRIPTIONS;
 pub use tasks::{declared as declares_tasks, TASKS_EXTENSION};
 pub use timeout::Timeout;
 

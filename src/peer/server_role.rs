@@ -42,6 +42,8 @@ pub(super) struct Handshake {
     pub initialized: bool,
     pub log_level: Option<LogLevel>,
     pub client_capabilities: ClientCapabilities,
+    /// What the client subscribed to (`resources/subscribe`).
+    pub subscriptions: super::subscriptions::Subscriptions,
 }
 
 /// How one request is to be answered: which revision, which era's result shape.
@@ -206,6 +208,7 @@ impl Peer {
             initialized: false,
             log_level: None,
             client_capabilities: ClientCapabilities::new(caps),
+            subscriptions: Default::default(),
         });
         let result = InitializeResult {
             protocol_version: version.as_str().to_owned(),
@@ -274,21 +277,12 @@ impl Peer {
                 }
             }
             method::RESOURCES_SUBSCRIBE | method::RESOURCES_UNSUBSCRIBE if self.has_resources() => {
-                match req.params.get("uri").and_then(Value::as_str) {
-                    // MCP 2025-11-25, Resources: Error Handling (-32002, resource not found).
-                    Some(uri)
-                        if req.method == method::RESOURCES_SUBSCRIBE && !self.has_resource(uri) =>
-                    {
-                        let code = jsonrpc::ErrorCode::RESOURCE_NOT_FOUND;
-                        let e = super::calls::resource_not_found(code, uri);
-                        self.send_error(Some(&req.id), &e)
-                    }
-                    Some(_) => self.send_result(&req.id, &json!({})),
-                    None => self.send_error(
-                        Some(&req.id),
-                        &ErrorObject::invalid_params("params.uri (a string) is required"),
-                    ),
-                }
+                let known = req
+                    .params
+                    .get("uri")
+                    .and_then(Value::as_str)
+                    .is_some_and(|u| self.has_resource(u));
+                self.subscription_request(&req, known);
             }
             _ => self.common_request(now, req, terms),
         }

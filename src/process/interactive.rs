@@ -10,9 +10,11 @@ use std::io::{self, PipeReader};
 use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
 use std::process::{ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::Arc;
 
 use super::leader::Leader;
 use super::{prepare, signal_group, Limits, RunError, RunSpec};
+use crate::beneath::Dir;
 
 /// What to run.
 #[derive(Clone, Debug)]
@@ -23,6 +25,8 @@ pub struct InteractiveSpec {
     pub args: Vec<OsString>,
     /// Working directory; `None` keeps the server's.
     pub cwd: Option<PathBuf>,
+    /// The working directory held open, as [`RunSpec::cwd_dir`]: the child starts in it.
+    pub cwd_dir: Option<Arc<Dir>>,
     /// The child's ENTIRE environment (nothing is inherited).
     pub env: Vec<(OsString, OsString)>,
     /// Resource limits applied in the child before exec.
@@ -49,7 +53,12 @@ impl Interactive {
             .stdin(Stdio::piped())
             .stdout(Stdio::from(writer))
             .stderr(Stdio::from(writer2));
-        prepare(&mut cmd, spec.cwd.as_deref(), spec.limits);
+        prepare(
+            &mut cmd,
+            spec.cwd.as_deref(),
+            spec.cwd_dir.as_deref(),
+            spec.limits,
+        );
         let mut leader = Leader::spawn(&mut cmd).map_err(|e| {
             let mut run = RunSpec::new(&spec.program);
             run.cwd.clone_from(&spec.cwd);

@@ -4,9 +4,11 @@
 use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::{run, Limits, Outcome, RunError};
+use crate::beneath::Dir;
 use crate::cancel::CancelToken;
 
 /// Variables of the server's environment every child gets (when set): enough to find programs
@@ -69,6 +71,12 @@ pub struct RunSpec {
     pub args: Vec<OsString>,
     /// Working directory; `None` keeps the server's.
     pub cwd: Option<PathBuf>,
+    /// The working directory held open (`cwd` checked and opened beneath its root): when
+    /// set, the child starts in this very directory, whatever `cwd` names by then: it enters
+    /// it with `fchdir` between fork and exec, or, started with `posix_spawn` (no code runs
+    /// there), by [`Dir::proc_path`]; without `/proc` such a call is forked instead. `cwd`
+    /// then only words the errors.
+    pub cwd_dir: Option<Arc<Dir>>,
     /// The child's ENTIRE environment (nothing else is inherited).
     pub env: Vec<(OsString, OsString)>,
     /// `None`: stdin is /dev/null. `Some(bytes)`: a private pipe, written
@@ -100,6 +108,7 @@ impl RunSpec {
             program: program.into(),
             args: Vec::new(),
             cwd: None,
+            cwd_dir: None,
             env: minimal_environment(&[], [], &BTreeMap::new()),
             stdin: None,
             timeout: None,
@@ -186,7 +195,7 @@ impl RunSpec {
     /// Runs it to the end (or until `cancel` fires), with no callbacks; see [`run`] for
     /// everything the runner guarantees.
     pub fn run(&self, cancel: &CancelToken) -> Result<Outcome, RunError> {
-        run(self, cancel, &mut |_| {}, std::sync::Arc::new(|_, _| {}))
+        run(self, cancel, &mut |_| {}, Arc::new(|_, _| {}))
     }
 }
 

@@ -141,6 +141,13 @@ impl Ctx {
         self.deadline
     }
 
+    /// Says that resources changed: the client gets `notifications/resources/updated` for
+    /// each URI it subscribed to that `changed` accepts (handshake era only); how many.
+    pub fn resources_updated(&self, changed: impl Fn(&str) -> bool) -> usize {
+        self.shared
+            .with_peer(|peer| peer.resources_updated(changed))
+    }
+
     /// Sends a log message (`notifications/message`) as the era allows; returns whether sent.
     pub fn log(&self, level: LogLevel, data: impl Into<Value>) -> bool {
         let data = data.into();

@@ -124,11 +124,8 @@ impl Proc {
         let spec = InteractiveSpec {
             program: kind.program.clone(),
             args: launch.argv.clone(),
-            cwd: Some(
-                held.as_ref()
-                    .and_then(Dir::proc_path)
-                    .unwrap_or_else(|| workdir.clone()),
-            ),
+            cwd: Some(workdir.clone()),
+            cwd_dir: held.map(Arc::new),
             env,
             limits: kind.limits,
         };
@@ -138,13 +135,12 @@ impl Proc {
         let cap = kind.max_output_bytes;
         thread::Builder::new()
             .name(format!("stdmcp-session-{label}"))
-            .spawn(move || own(&spec, &tx, input_rx))
+            .spawn(move || own(spec, &tx, input_rx))
             .map_err(|e| format!("cannot start the session's thread: {e}"))?;
         let started = rx
             .recv()
             .map_err(|_| "the session thread ended early".to_owned())?;
         let (pid, reader_start) = started?;
-        drop(held);
         let proc = Arc::new(Proc {
             pid,
             started: Instant::now(),
@@ -277,8 +273,11 @@ type Started = Result<(u32, Sender<Arc<Proc>>), String>;
 /// wait for the program; reap it and record its status. A helper thread that cannot be
 /// started is an error of the start: the program is killed and reaped (dropping `child`),
 /// and the helpers started already end (their channel and feed close).
-fn own(spec: &InteractiveSpec, started: &Sender<Started>, input: Arc<Feed>) {
-    let mut child = match Interactive::spawn(spec) {
+fn own(spec: InteractiveSpec, started: &Sender<Started>, input: Arc<Feed>) {
+    let spawned = Interactive::spawn(&spec);
+    // The held working directory's descriptor is not kept for the session's life.
+    drop(spec);
+    let mut child = match spawned {
         Ok(c) => c,
         Err(e) => {
             let _ = started.send(Err(e.to_string()));

@@ -266,8 +266,8 @@ fn a_queued_call_ends_at_its_deadline_even_when_it_became_a_job() {
     assert!(text.starts_with("sleep never started"), "{text}");
 }
 
-#[test]
-fn a_subscription_to_a_resource_the_server_does_not_have_is_refused() {
+/// A server peer whose catalog also has the template `test://t/{id}`.
+fn with_template() -> H {
     let mut c = catalog();
     c.resource_templates = vec![crate::mcp::ResourceTemplate {
         uri_template: "test://t/{id}".into(),
@@ -276,10 +276,15 @@ fn a_subscription_to_a_resource_the_server_does_not_have_is_refused() {
         description: None,
         mime_type: None,
     }];
-    let mut h = H {
+    H {
         peer: Peer::server(Arc::new(c), Config::default()),
         now: Instant::now(),
-    };
+    }
+}
+
+#[test]
+fn a_subscription_to_a_resource_the_server_does_not_have_is_refused() {
+    let mut h = with_template();
     h.req(json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}));
     let sub = |uri: &str| json!({"jsonrpc":"2.0","id":1,"method":"resources/subscribe","params":{"uri":uri}});
     for uri in ["test://r", "test://t/7"] {
@@ -295,4 +300,42 @@ fn a_subscription_to_a_resource_the_server_does_not_have_is_refused() {
     // Unsubscribing from anything is harmless.
     let r = h.one(json!({"jsonrpc":"2.0","id":2,"method":"resources/unsubscribe","params":{"uri":"test://nope"}}));
     assert_eq!(r["result"], json!({}));
+}
+
+#[test]
+fn subscribers_are_told_of_updates_to_what_they_subscribed_to_and_no_more() {
+    let mut h = with_template();
+    // Nothing before a handshake (and 2026-07-28 has no subscriptions).
+    assert_eq!(h.peer.resources_updated(|_| true), 0);
+    h.req(json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}));
+    let sub = |id: usize, m: &str, uri: &str| json!({"jsonrpc":"2.0","id":id,"method":m,"params":{"uri":uri}});
+    for i in 0..crate::peer::MAX_SUBSCRIPTIONS {
+        let r = h.one(sub(i, "resources/subscribe", &format!("test://t/{i}")));
+        assert_eq!(r["result"], json!({}), "{r}");
+    }
+    // One more is refused, saying why; the same again is no new one.
+    let r = h.one(sub(5000, "resources/subscribe", "test://t/x"));
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    assert!(r["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("at most 1024"));
+    let r = h.one(sub(5001, "resources/subscribe", "test://t/1"));
+    assert_eq!(r["result"], json!({}), "{r}");
+    // Updates go to subscribed URIs the server names, once each.
+    assert_eq!(
+        h.peer.resources_updated(|u| u.starts_with("test://t/1")),
+        1 + 10 + 100 + 24
+    );
+    let out = h.drain();
+    assert_eq!(out.sent.len(), 135);
+    assert!(out
+        .sent
+        .iter()
+        .all(|m| m["method"] == "notifications/resources/updated"));
+    assert!(out.sent.iter().any(|m| m["params"]["uri"] == "test://t/1"));
+    let r = h.one(sub(5002, "resources/unsubscribe", "test://t/1"));
+    assert_eq!(r["result"], json!({}));
+    assert_eq!(h.peer.resources_updated(|u| u == "test://t/1"), 0);
+    assert!(h.drain().sent.is_empty());
 }
