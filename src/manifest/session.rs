@@ -38,6 +38,7 @@ const KEYS: &[&str] = &[
     "maxOutputBytes",
     "startupTimeoutSeconds",
     "interruptGraceMs",
+    "cursor",
 ];
 
 fn is_kind_name(s: &str) -> bool {
@@ -76,7 +77,7 @@ pub(super) fn sessions(
                 format!("another session kind is already called {}", k.name),
             );
         }
-        for t in crate::session::tool_names(&k.name) {
+        for t in crate::session::tool_names(&k.name, k.cursor.is_some()) {
             if tools.contains(&t) {
                 errs.add(
                     &format!("{path}.name"),
@@ -114,6 +115,15 @@ fn kind(
     let input_nul = input_nul(&o, errs);
     let (interrupt_signal, interrupt_input) = interrupt(&o, errs);
     let (timeout, max_timeout) = timeouts(&o, d, errs);
+    let cursor = o.map.get("cursor").and_then(|c| {
+        if !matches!(workdir, Workdir::Param { .. }) {
+            errs.add(
+                &o.at("cursor"),
+                "needs a `workdir` {\"root\": …}: the cursor's files are under that root",
+            );
+        }
+        super::cursor::cursor(c, &o.at("cursor"), max_timeout, errs)
+    });
     Some(SessionKind {
         name,
         description,
@@ -143,6 +153,7 @@ fn kind(
             .millis("interruptGraceMs", errs)
             .unwrap_or(Duration::from_secs(5)),
         limits: limits(&o, d.limits, errs),
+        cursor,
     })
 }
 

@@ -106,6 +106,8 @@ pub struct SessionKind {
     pub interrupt_grace: Duration,
     /// Resource limits of the program's processes (`maxMemoryMB`, `cpuSeconds`, …).
     pub limits: Limits,
+    /// The proof cursor (README "Proof files"), if the kind has one.
+    pub cursor: Option<std::sync::Arc<super::cursor::CursorSpec>>,
 }
 
 impl SessionKind {

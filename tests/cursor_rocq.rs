@@ -1,0 +1,369 @@
+//! The proof cursor of `examples/rocq.json` end to end through `stdmcp serve`, with a real
+//! coqtop (Debian `coq`, 8.16): a file with three `Admitted.` proved through the cursor tools
+//! only and then built by `coqc`; `start_at` and `goto`; a failed block reported while later
+//! blocks still load; `rocq_state_at`; `rocq_check`; a cancelled load resumed; a killed
+//! coqtop reloaded; an edit behind the cursor detected.
+#![allow(clippy::unwrap_used)]
+#![allow(clippy::disallowed_methods)] // the test runs coqc itself, as a user would
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use common::cursor::{
+    call_through, call_until_progress, fails, ok, proofs, serve_cursor, session_pid,
+};
+use common::sessions::{is_error, started_pid, text};
+use common::{send_signal, wait_gone, Proc};
+use serde_json::json;
+
+/// The example served over `proofs`; calls longer than 5 s become jobs (`call_through`
+/// waits for them), so that a slow machine never outwaits the test's patience.
+fn rocq(proofs: &Path) -> Proc {
+    serve_cursor("rocq.json", proofs, None, |k| {
+        k["cursor"]["background"] = json!({"afterSeconds": 5});
+    })
+}
+
+fn step(p: &mut Proc, id: i64, tactic: &str) -> String {
+    ok(p, id, "rocq_cursor_step", json!({"tactic": tactic}))
+}
+
+#[test]
+fn three_placeholders_are_proved_through_the_cursor_and_the_file_builds() {
+    let dir = proofs(&["Three.v"]);
+    let mut p = rocq(&dir);
+    let init = ok(&mut p, 1, "rocq_cursor_init", json!({"file": "Three.v"}));
+    for name in [
+        "add_zero lines 6-8 placeholder",
+        "double lines 10-12 placeholder",
+        "uses_both lines 16-18 placeholder",
+    ] {
+        assert!(init.contains(name), "{init}");
+    }
+    assert!(
+        !init.contains("fake") && !init.contains("in_string"),
+        "{init}"
+    );
+    assert!(
+        init.contains("Goal of add_zero") && init.contains("forall n : nat, n + 0 = n"),
+        "{init}"
+    );
+
+    step(&mut p, 2, "intros n.");
+    let bad = fails(
+        &mut p,
+        3,
+        "rocq_cursor_step",
+        json!({"tactic": "apply no_such_lemma."}),
+    );
+    assert!(bad.contains("not recorded"), "{bad}");
+    step(&mut p, 4, "induction n.");
+    let undone = ok(&mut p, 5, "rocq_cursor_undo", json!({}));
+    assert!(
+        undone.contains("n + 0 = n") && undone.contains("Took back step 2"),
+        "{undone}"
+    );
+    step(&mut p, 6, "induction n.");
+    step(&mut p, 7, "- reflexivity.");
+    let last = step(&mut p, 8, "- simpl. rewrite IHn. reflexivity.");
+    assert!(last.contains("The goal is proved"), "{last}");
+    let status = ok(&mut p, 9, "rocq_cursor_status", json!({}));
+    assert!(
+        status.contains("Current theorem: add_zero") && status.contains("Recorded steps (4)"),
+        "{status}"
+    );
+
+    let done = ok(&mut p, 10, "rocq_cursor_complete", json!({}));
+    assert!(done.contains("Written to Three.v"), "{done}");
+    assert!(
+        done.contains("- 8: Admitted.\n+ 8:   intros n.\n+ 9:   induction n."),
+        "{done}"
+    );
+    assert!(
+        done.contains("Goal of double") && done.contains("2 * n = n + n"),
+        "{done}"
+    );
+
+    step(&mut p, 11, "intros n.");
+    step(&mut p, 12, "simpl.");
+    let proved = step(&mut p, 13, "rewrite Nat.add_0_r. reflexivity.");
+    assert!(proved.contains("The goal is proved"), "{proved}");
+    let done = ok(&mut p, 14, "rocq_cursor_complete", json!({}));
+    assert!(done.contains("Goal of uses_both"), "{done}");
+
+    step(&mut p, 15, "intros n.");
+    step(&mut p, 16, "rewrite add_zero.");
+    step(&mut p, 17, "apply double.");
+    let done = ok(&mut p, 18, "rocq_cursor_complete", json!({}));
+    assert!(done.contains("No placeholders left"), "{done}");
+
+    let v = std::fs::read_to_string(dir.join("Three.v")).unwrap();
+    assert!(!v.contains("Proof.\nAdmitted."), "{v}");
+    for proof in [
+        "Proof.\n  intros n.\n  induction n.\n  - reflexivity.\n  - simpl. rewrite IHn. reflexivity.\nQed.",
+        "Proof.\n  intros n.\n  simpl.\n  rewrite Nat.add_0_r. reflexivity.\nQed.",
+        "Proof.\n  intros n.\n  rewrite add_zero.\n  apply double.\nQed.",
+    ] {
+        assert!(v.contains(proof), "{proof:?} not in\n{v}");
+    }
+    // The comment and the string keep their fake placeholders.
+    assert!(
+        v.contains("Lemma fake : False. Proof. Admitted.")
+            && v.contains("in_string : False. Proof. Admitted."),
+        "{v}"
+    );
+    let built = Command::new("coqc")
+        .arg("Three.v")
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert!(
+        built.status.success(),
+        "coqc: {}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+}
+
+#[test]
+fn start_at_and_goto_reach_a_named_theorem_forward_and_back() {
+    let dir = proofs(&["Three.v"]);
+    let mut p = rocq(&dir);
+    let init = ok(
+        &mut p,
+        1,
+        "rocq_cursor_init",
+        json!({"file": "Three.v", "start_at": "double"}),
+    );
+    assert!(
+        init.contains("Goal of double") && init.contains("2 * n = n + n"),
+        "{init}"
+    );
+    let fwd = ok(
+        &mut p,
+        2,
+        "rocq_cursor_goto",
+        json!({"theorem": "uses_both"}),
+    );
+    assert!(
+        fwd.contains("Goal of uses_both") && !fwd.contains("Rolled back"),
+        "{fwd}"
+    );
+    step(&mut p, 3, "intros n.");
+    let back = ok(
+        &mut p,
+        4,
+        "rocq_cursor_goto",
+        json!({"theorem": "add_zero"}),
+    );
+    assert!(
+        back.contains("Rolled back") && back.contains("Goal of add_zero"),
+        "{back}"
+    );
+    let status = ok(&mut p, 5, "rocq_cursor_status", json!({}));
+    assert!(
+        status.contains("Current theorem: add_zero") && status.contains("Recorded steps (0)"),
+        "{status}"
+    );
+    let none = fails(&mut p, 6, "rocq_cursor_goto", json!({"theorem": "nope"}));
+    assert!(
+        none.contains("no theorem \"nope\"") && none.contains("add_zero, double, uses_both"),
+        "{none}"
+    );
+}
+
+#[test]
+fn a_failed_block_is_reported_and_later_blocks_still_load() {
+    let dir = proofs(&["Mixed.v"]);
+    let mut p = rocq(&dir);
+    let init = ok(&mut p, 1, "rocq_cursor_init", json!({"file": "Mixed.v"}));
+    assert!(
+        init.contains(
+            "FAILED broken (lines 5-8): Error: The reference no_such_lemma was not found"
+        ),
+        "{init}"
+    );
+    assert!(
+        init.contains("loaded again with its proof left to later"),
+        "{init}"
+    );
+    // uses_broken needs the name broken: it loaded, so only broken failed.
+    assert_eq!(init.matches("FAILED").count(), 1, "{init}");
+    assert!(init.contains("Goal of left_open"), "{init}");
+    let proved = step(&mut p, 2, "reflexivity.");
+    assert!(proved.contains("The goal is proved"), "{proved}");
+}
+
+#[test]
+fn check_reports_ok_failed_and_placeholder_per_theorem() {
+    let dir = proofs(&["Mixed.v"]);
+    let mut p = rocq(&dir);
+    let r = call_through(&mut p, 1, "rocq_check", json!({"file": "Mixed.v"}));
+    assert!(is_error(&r), "{r}");
+    let t = text(&r);
+    assert!(
+        t.contains("broken (lines 5-8): FAILED: Error: The reference no_such_lemma"),
+        "{t}"
+    );
+    assert!(t.contains("uses_broken (lines 10-13): OK"), "{t}");
+    assert!(t.contains("left_open (lines 15-17): placeholder"), "{t}");
+    assert!(t.contains("swap (lines 19-25): OK"), "{t}");
+    let one = ok(
+        &mut p,
+        2,
+        "rocq_check",
+        json!({"file": "Mixed.v", "theorem": "swap"}),
+    );
+    assert!(one.ends_with("\nswap (lines 19-25): OK"), "{one}");
+}
+
+#[test]
+fn state_at_a_line_inside_a_proof_applies_the_steps_before_it() {
+    let dir = proofs(&["Mixed.v"]);
+    let mut p = rocq(&dir);
+    let at = ok(
+        &mut p,
+        1,
+        "rocq_state_at",
+        json!({"file": "Mixed.v", "line": 22}),
+    );
+    assert!(
+        at.contains("Goal of swap") && at.contains("after 2 step(s)"),
+        "{at}"
+    );
+    assert!(at.contains("intros a b.") && at.contains("split."), "{at}");
+    assert!(
+        at.contains("a + b = b + a") && at.contains("goal 2 is:"),
+        "{at}"
+    );
+    let first = step(&mut p, 2, "- apply Nat.add_comm.");
+    assert!(first.contains("(step 3 recorded)"), "{first}");
+    let start = ok(
+        &mut p,
+        3,
+        "rocq_state_at",
+        json!({"file": "Mixed.v", "line": 20}),
+    );
+    assert!(
+        start.contains("after 0 step(s)") && start.contains("forall a b : nat"),
+        "{start}"
+    );
+    let outside = fails(
+        &mut p,
+        4,
+        "rocq_state_at",
+        json!({"file": "Mixed.v", "line": 3}),
+    );
+    assert!(outside.contains("in no block"), "{outside}");
+}
+
+/// Twelve lemmas that take a while each, then a placeholder.
+fn slow_file(dir: &Path) {
+    let mut v = String::from("Require Import Arith.\n\n");
+    for i in 1..=12 {
+        v.push_str(&format!(
+            "Lemma slow{i} : True.\nProof.\n  do 300000 idtac. exact I.\nQed.\n\n"
+        ));
+    }
+    v.push_str("Lemma last : 1 + 1 = 2.\nProof.\nAdmitted.\n");
+    std::fs::write(dir.join("Slow.v"), v).unwrap();
+}
+
+#[test]
+fn a_cancelled_load_stops_at_a_whole_block_and_the_next_call_resumes() {
+    let dir = proofs(&[]);
+    slow_file(&dir);
+    let mut p = rocq(&dir);
+    call_until_progress(
+        &mut p,
+        1,
+        "rocq_cursor_init",
+        json!({"file": "Slow.v"}),
+        "block 3/13: slow3",
+    );
+    p.notify(
+        "notifications/cancelled",
+        json!({"requestId": 1, "reason": "test"}),
+    );
+    let again = ok(&mut p, 2, "rocq_cursor_init", json!({"file": "Slow.v"}));
+    assert!(
+        again.contains("Resuming: the previous cursor call stopped before block"),
+        "{again}"
+    );
+    assert!(
+        again.contains("(cancelled)") && again.contains("Goal of last"),
+        "{again}"
+    );
+    let (rest, _) = p.finish();
+    assert!(
+        rest.iter().all(|m| m.get("id") != Some(&json!(1))),
+        "the cancelled call was answered: {rest:?}"
+    );
+}
+
+#[test]
+fn a_killed_coqtop_is_noticed_and_the_file_is_loaded_again() {
+    let dir = proofs(&["Three.v"]);
+    let mut p = rocq(&dir);
+    ok(
+        &mut p,
+        1,
+        "rocq_cursor_init",
+        json!({"file": "Three.v", "start_at": "double"}),
+    );
+    step(&mut p, 2, "intros n.");
+    let pid = session_pid(&mut p, 3, "default");
+    send_signal(pid, 9);
+    wait_gone(&[pid]);
+    let after = step(&mut p, 4, "simpl.");
+    assert!(
+        after.contains(&format!("(pid {pid}) is gone or was restarted")),
+        "{after}"
+    );
+    assert!(
+        after.contains("n + (n + 0) = n + n") && after.contains("(step 2 recorded)"),
+        "{after}"
+    );
+    assert_ne!(session_pid(&mut p, 5, "default"), pid);
+}
+
+#[test]
+fn an_edit_behind_the_cursor_is_detected_and_reloaded() {
+    let dir = proofs(&["Three.v"]);
+    let mut p = rocq(&dir);
+    ok(
+        &mut p,
+        1,
+        "rocq_cursor_init",
+        json!({"file": "Three.v", "start_at": "uses_both"}),
+    );
+    let path = dir.join("Three.v");
+    let v = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(
+        &path,
+        v.replace("Lemma double :", "Lemma double (* edited *) :"),
+    )
+    .unwrap();
+    let status = ok(&mut p, 2, "rocq_cursor_status", json!({}));
+    assert!(status.contains("CHANGED in the loaded part"), "{status}");
+    let after = step(&mut p, 3, "intros n.");
+    assert!(
+        after.contains("Three.v changed at line 10, in the part already loaded"),
+        "{after}"
+    );
+    assert!(after.contains("(step 1 recorded)"), "{after}");
+    let status = ok(&mut p, 4, "rocq_cursor_status", json!({}));
+    assert!(status.contains("unchanged since it was loaded"), "{status}");
+}
+
+#[test]
+fn a_started_session_is_shared_with_rocq_send() {
+    let dir = proofs(&["Three.v"]);
+    let mut p = rocq(&dir);
+    ok(&mut p, 1, "rocq_cursor_init", json!({"file": "Three.v"}));
+    let sent = ok(&mut p, 2, "rocq_send", json!({"input": "Show."}));
+    assert!(sent.contains("forall n : nat, n + 0 = n"), "{sent}");
+    let started = ok(&mut p, 3, "rocq_start", json!({}));
+    assert!(started_pid(&started) > 0, "{started}");
+}
