@@ -18,6 +18,22 @@ use common::sessions::{is_error, started_pid, text};
 use common::{send_signal, wait_gone, Proc};
 use serde_json::json;
 
+/// True when coqtop is installed (.ci/run installs it: required under CI).
+fn installed() -> bool {
+    let found = Command::new("coqtop")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        found || std::env::var_os("CI").is_none(),
+        "CI must install coq (see .ci/run)"
+    );
+    if !found {
+        eprintln!("SKIPPED: coqtop is not installed");
+    }
+    found
+}
+
 /// The example served over `proofs`; calls longer than 5 s become jobs (`call_through`
 /// waits for them), so that a slow machine never outwaits the test's patience.
 fn rocq(proofs: &Path) -> Proc {
@@ -32,6 +48,9 @@ fn step(p: &mut Proc, id: i64, tactic: &str) -> String {
 
 #[test]
 fn three_placeholders_are_proved_through_the_cursor_and_the_file_builds() {
+    if !installed() {
+        return;
+    }
     let dir = proofs(&["Three.v"]);
     let mut p = rocq(&dir);
     let init = ok(&mut p, 1, "rocq_cursor_init", json!({"file": "Three.v"}));
@@ -128,6 +147,9 @@ fn three_placeholders_are_proved_through_the_cursor_and_the_file_builds() {
 
 #[test]
 fn start_at_and_goto_reach_a_named_theorem_forward_and_back() {
+    if !installed() {
+        return;
+    }
     let dir = proofs(&["Three.v"]);
     let mut p = rocq(&dir);
     let init = ok(
@@ -175,6 +197,9 @@ fn start_at_and_goto_reach_a_named_theorem_forward_and_back() {
 
 #[test]
 fn a_failed_block_is_reported_and_later_blocks_still_load() {
+    if !installed() {
+        return;
+    }
     let dir = proofs(&["Mixed.v"]);
     let mut p = rocq(&dir);
     let init = ok(&mut p, 1, "rocq_cursor_init", json!({"file": "Mixed.v"}));
@@ -197,6 +222,9 @@ fn a_failed_block_is_reported_and_later_blocks_still_load() {
 
 #[test]
 fn check_reports_ok_failed_and_placeholder_per_theorem() {
+    if !installed() {
+        return;
+    }
     let dir = proofs(&["Mixed.v"]);
     let mut p = rocq(&dir);
     let r = call_through(&mut p, 1, "rocq_check", json!({"file": "Mixed.v"}));
@@ -220,6 +248,9 @@ fn check_reports_ok_failed_and_placeholder_per_theorem() {
 
 #[test]
 fn state_at_a_line_inside_a_proof_applies_the_steps_before_it() {
+    if !installed() {
+        return;
+    }
     let dir = proofs(&["Mixed.v"]);
     let mut p = rocq(&dir);
     let at = ok(
@@ -272,6 +303,9 @@ fn slow_file(dir: &Path) {
 
 #[test]
 fn a_cancelled_load_stops_at_a_whole_block_and_the_next_call_resumes() {
+    if !installed() {
+        return;
+    }
     let dir = proofs(&[]);
     slow_file(&dir);
     let mut p = rocq(&dir);
@@ -304,6 +338,9 @@ fn a_cancelled_load_stops_at_a_whole_block_and_the_next_call_resumes() {
 
 #[test]
 fn a_killed_coqtop_is_noticed_and_the_file_is_loaded_again() {
+    if !installed() {
+        return;
+    }
     let dir = proofs(&["Three.v"]);
     let mut p = rocq(&dir);
     ok(
@@ -330,6 +367,9 @@ fn a_killed_coqtop_is_noticed_and_the_file_is_loaded_again() {
 
 #[test]
 fn an_edit_behind_the_cursor_is_detected_and_reloaded() {
+    if !installed() {
+        return;
+    }
     let dir = proofs(&["Three.v"]);
     let mut p = rocq(&dir);
     ok(
@@ -359,6 +399,9 @@ fn an_edit_behind_the_cursor_is_detected_and_reloaded() {
 
 #[test]
 fn a_started_session_is_shared_with_rocq_send() {
+    if !installed() {
+        return;
+    }
     let dir = proofs(&["Three.v"]);
     let mut p = rocq(&dir);
     ok(&mut p, 1, "rocq_cursor_init", json!({"file": "Three.v"}));
@@ -366,4 +409,29 @@ fn a_started_session_is_shared_with_rocq_send() {
     assert!(sent.contains("forall n : nat, n + 0 = n"), "{sent}");
     let started = ok(&mut p, 3, "rocq_start", json!({}));
     assert!(started_pid(&started) > 0, "{started}");
+}
+
+#[test]
+fn stdmcp_check_prints_the_cursor() {
+    if !installed() {
+        return;
+    }
+    let out = Command::new(common::stdmcp_bin())
+        .arg("check")
+        .arg(common::sessions::example("rocq.json"))
+        .output()
+        .unwrap();
+    let t = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{t}");
+    assert!(t.contains("cursor: tools rocq_cursor_init, rocq_cursor_step, rocq_cursor_undo, rocq_cursor_complete, rocq_cursor_goto, rocq_cursor_reenter, rocq_cursor_status, rocq_state_at, rocq_check"), "{t}");
+    assert!(
+        t.contains(
+            "files under root proofs, proofs written into them; placeholder /\\bAdmitted\\./"
+        ),
+        "{t}"
+    );
+    assert!(
+        t.contains("enter \"{header}\", step \"{tactic}\", undo \"Undo.\""),
+        "{t}"
+    );
 }

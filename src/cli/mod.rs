@@ -364,6 +364,9 @@ fn session_kind(out: &mut String, k: &stdmcp::session::SessionKind) {
         k.max_output_bytes,
         stdmcp::session::kind::signal_name(k.interrupt_signal)
     );
+    if let Some(c) = &k.cursor {
+        out.push_str(&stdmcp::session::cursor::describe(k, c));
+    }
 }
 
 /// Writes CLI output; a closed pipe (`stdmcp check … | head`) is a normal end.

@@ -291,3 +291,68 @@ fn state_at(o: &Obj<'_>, errs: &mut Errors) -> Option<StateAt> {
         }
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use serde_json::json;
+
+    use crate::manifest::Manifest;
+
+    fn errors(cursor: serde_json::Value, workdir: bool) -> Vec<String> {
+        let mut kind = json!({"name": "k", "description": "d", "program": "cat",
+                              "answer": {"mode": "nul"}, "cursor": cursor});
+        if workdir {
+            kind["workdir"] = json!({"root": "r"});
+        }
+        let m = json!({"name": "m", "roots": {"r": "/tmp"}, "sessions": [kind]});
+        match Manifest::parse(&m.to_string(), std::path::Path::new("/")) {
+            Ok(_) => Vec::new(),
+            Err(e) => e.iter().map(ToString::to_string).collect(),
+        }
+    }
+
+    fn good() -> serde_json::Value {
+        json!({"blocks": [{"start": "^Lemma (?P<name>\\w+)", "proof": "^Proof\\.", "end": "^Qed\\."}],
+               "placeholder": "Admitted", "template": "Proof.\n{proof}\nQed.", "admit": "Proof.\nAdmitted.",
+               "enter": "{header}", "step": "{tactic}", "undo": "Undo.", "goals": "Show.",
+               "drop": "Abort All.", "error": "^Error", "proved": "No more goals",
+               "stateAt": {"mode": "sentences", "end": "\\."}})
+    }
+
+    #[test]
+    fn a_cursor_is_read_and_its_problems_name_their_path() {
+        assert!(
+            errors(good(), true).is_empty(),
+            "{:?}",
+            errors(good(), true)
+        );
+        let e = errors(good(), false);
+        assert!(
+            e.iter()
+                .any(|x| x.starts_with("sessions[0].cursor: needs a `workdir`")),
+            "{e:?}"
+        );
+        let mut bad = good();
+        bad["blocks"][0]["start"] = json!("^Lemma");
+        bad["step"] = json!("e;");
+        bad["error"] = json!("(");
+        bad["stateAt"] = json!({"mode": "lines"});
+        bad["blocks"][0].as_object_mut().unwrap().remove("proof");
+        bad["extra"] = json!(1);
+        let e = errors(bad, true);
+        for want in [
+            "sessions[0].cursor.blocks[0].start: must name the block",
+            "sessions[0].cursor.blocks[0].proof: is required for a block whose goal",
+            "sessions[0].cursor.step: must contain {tactic}",
+            "sessions[0].cursor.error: not a valid regular expression",
+            "sessions[0].cursor.stateAt.mode: unknown mode \"lines\"",
+            "sessions[0].cursor.extra: unknown field",
+        ] {
+            assert!(
+                e.iter().any(|x| x.starts_with(want)),
+                "no {want:?} in {e:#?}"
+            );
+        }
+    }
+}

@@ -19,11 +19,12 @@ pub fn fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
-/// A fresh `proofs` root holding a copy of each fixture in `files`.
+/// A fresh `proofs` root holding a copy of each fixture in `files` (by file name).
 pub fn proofs(files: &[&str]) -> PathBuf {
     let dir = temp_dir("proofs");
     for f in files {
-        std::fs::copy(fixture(f), dir.join(f)).unwrap();
+        let name = Path::new(f).file_name().unwrap();
+        std::fs::copy(fixture(f), dir.join(name)).unwrap();
     }
     dir
 }

@@ -120,3 +120,70 @@ pub const TOOLS: &[&str] = &[
     "state_at",
     "check",
 ];
+
+/// What `stdmcp check` prints about a kind's cursor.
+pub fn describe(kind: &crate::session::SessionKind, c: &CursorSpec) -> String {
+    use std::fmt::Write;
+    let k = &kind.name;
+    let root = match &kind.workdir {
+        crate::session::kind::Workdir::Param { root_name, .. } => root_name.as_str(),
+        _ => "?",
+    };
+    let mut out = String::new();
+    let tools: Vec<String> = TOOLS.iter().map(|t| format!("{k}_{t}")).collect();
+    let _ = writeln!(out, "    cursor: tools {}", tools.join(", "));
+    let _ = writeln!(
+        out,
+        "      files under root {root}, {}; placeholder /{}/",
+        if c.write {
+            "proofs written into them"
+        } else {
+            "read only (proofs returned, not written)"
+        },
+        pattern(&c.placeholder)
+    );
+    for r in &c.rules {
+        let proof = r
+            .proof
+            .as_ref()
+            .map_or_else(|| "none".to_owned(), |p| format!("/{}/", pattern(p)));
+        let _ = writeln!(
+            out,
+            "      block /{}/ proof {proof} end /{}/{}",
+            pattern(&r.start),
+            pattern(&r.end),
+            if r.goal { "" } else { " (not a goal)" }
+        );
+    }
+    let _ = writeln!(
+        out,
+        "      enter {:?}, step {:?}, undo {:?}, goals {:?}, drop {:?}",
+        c.enter, c.step, c.undo, c.goals, c.drop
+    );
+    let _ = writeln!(
+        out,
+        "      error /{}/, proved /{}/; steps join as {:?} separated by {:?}",
+        pattern(&c.error),
+        pattern(&c.proved),
+        c.join_step,
+        c.join_separator
+    );
+    let state_at = match &c.state_at {
+        StateAt::Prefix { .. } => "the proof's prefix as one step",
+        StateAt::Sentences { .. } => "the proof's sentences as steps",
+    };
+    let _ = writeln!(
+        out,
+        "      state_at: {state_at}; loads time out after {:.0} s{}",
+        c.timeout.as_secs_f64(),
+        c.background
+            .map(|d| format!(", become jobs after {:.0} s", d.as_secs_f64()))
+            .unwrap_or_default()
+    );
+    out
+}
+
+/// A pattern as the manifest wrote it (without the multi-line flag the loader adds).
+fn pattern(r: &Regex) -> &str {
+    r.as_str().trim_start_matches("(?m)")
+}
