@@ -435,3 +435,44 @@ fn stdmcp_check_prints_the_cursor() {
         "{t}"
     );
 }
+
+/// The walk-through of README "Proof files" on `examples/proofs/rocq/Demo.v` (a copy).
+#[test]
+fn the_readme_walk_through_works() {
+    if !installed() {
+        return;
+    }
+    let dir = proofs(&[]);
+    std::fs::create_dir(dir.join("rocq")).unwrap();
+    let demo = common::sessions::example("proofs/rocq/Demo.v");
+    std::fs::copy(demo, dir.join("rocq/Demo.v")).unwrap();
+    let mut p = rocq(&dir);
+    let init = ok(
+        &mut p,
+        1,
+        "rocq_cursor_init",
+        json!({"file": "rocq/Demo.v"}),
+    );
+    eprintln!("{init}");
+    assert!(init.starts_with("rocq/Demo.v: 2 blocks, loaded to line 4.\n  add_zero_right lines 5-7 placeholder  <- cursor\n  add_comm_demo lines 9-12\n"), "{init}");
+    for t in ["intros n.", "induction n.", "- reflexivity."] {
+        step(&mut p, 2, t);
+    }
+    let proved = step(&mut p, 3, "- simpl. rewrite IHn. reflexivity.");
+    assert!(proved.contains("The goal is proved"), "{proved}");
+    let done = ok(&mut p, 4, "rocq_cursor_complete", json!({}));
+    assert!(
+        done.contains("Written to rocq/Demo.v") && done.contains("No placeholders left"),
+        "{done}"
+    );
+    let built = Command::new("coqc")
+        .arg("Demo.v")
+        .current_dir(dir.join("rocq"))
+        .output()
+        .unwrap();
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+}

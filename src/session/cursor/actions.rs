@@ -9,9 +9,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use super::engine::{answer, fill, Cursor, Halt};
-use super::file::{read_beneath, replace_beneath};
+use super::file::read_beneath;
 use super::link::{Link, Said};
-use super::outline::with_proof;
 use super::CursorSpec;
 use crate::session::exchange::Stop;
 use crate::session::kind::SessionKind;
@@ -52,7 +51,7 @@ impl Store {
     }
 
     /// A copy of the cursor of `key`, or the file a running call works on.
-    fn peek(&self, key: &Key) -> Option<Result<Cursor, String>> {
+    pub(super) fn peek(&self, key: &Key) -> Option<Result<Cursor, String>> {
         let map = self.map.lock().unwrap_or_else(PoisonError::into_inner);
         map.get(key).map(|s| match s {
             Slot::Idle(c) => Ok((**c).clone()),
@@ -394,7 +393,7 @@ pub fn step(env: &Env<'_>, tactic: &str, limit: Duration) -> Reply {
     run.end(reply)
 }
 
-fn need_goal(run: &mut Run<'_>) -> Result<usize, String> {
+pub(super) fn need_goal(run: &mut Run<'_>) -> Result<usize, String> {
     let i = run.cur.current.ok_or_else(|| {
         format!(
             "no goal is entered: call {} or {} first",
@@ -517,187 +516,4 @@ pub fn goto(env: &Env<'_>, name: &str) -> Reply {
         Ok(format!("{}{}\n{g}", failures(&run.cur), entered(&run.cur)))
     })();
     run.end(reply)
-}
-
-/// `K_cursor_complete {}`.
-pub fn complete(env: &Env<'_>) -> Reply {
-    let mut run = begin(env, None)?;
-    let reply = complete_in(&mut run);
-    run.end(reply)
-}
-
-fn complete_in(run: &mut Run<'_>) -> Reply {
-    let spec = run.env.spec;
-    let i = need_goal(run)?;
-    if run.cur.steps.is_empty() {
-        return Err(format!(
-            "no steps are recorded: prove the goal with {} first",
-            run.env.tool("cursor_step")
-        ));
-    }
-    let (seg, b) = run
-        .cur
-        .block(i)
-        .map(|(s, b)| (s.clone(), b.clone()))
-        .ok_or("the block is gone")?;
-    let proof = spec.join(&run.cur.steps);
-    let part = fill(&spec.rules[b.rule].template, &[("proof", &proof)]);
-    let old = run.cur.current_text.clone();
-    let new = with_proof(&run.cur.text, &seg, &b, &part).ok_or("the block has no proof part")?;
-    let halt = |run: &mut Run<'_>, h| run.halted(h, "cursor_complete");
-    answer(run.link.say(&spec.drop, spec.timeout)).map_err(|h| halt(run, h))?;
-    let checked = answer(run.link.say(&new, spec.timeout)).map_err(|h| halt(run, h))?;
-    if let Some(e) = spec.error_line(&checked) {
-        answer(run.link.say(&spec.drop, spec.timeout)).map_err(|h| halt(run, h))?;
-        let back = run.goto(i).map_err(|h| halt(run, h));
-        let kept = if back.is_ok() {
-            "the goal was entered again with the recorded steps"
-        } else {
-            "entering the goal again failed"
-        };
-        return Err(format!("The joined proof failed when the whole block was checked ({e}); {kept}.\nProof:\n{proof}\n\n{checked}"));
-    }
-    let (written, why) = splice(run, &seg, &old, &new);
-    let changed = diff_lines(&old, &new, run.cur.outline.line(seg.start));
-    if written {
-        let end = seg.start + new.len();
-        let disk = std::mem::take(&mut run.cur.text);
-        run.cur.text = format!("{}{new}{}", &disk[..seg.start], &disk[seg.end..]);
-        run.cur.outline = super::outline::Outline::new(
-            &run.cur.text,
-            &spec.lexicon,
-            &spec.rules,
-            &spec.placeholder,
-        );
-        run.cur.loaded = run.cur.outline.count_before(end);
-    } else {
-        run.cur.loaded = i + 1;
-    }
-    run.cur.steps.clear();
-    run.cur.current = None;
-    let mut text = format!("Proof of {}:\n{proof}\n\n{why}\n{changed}", b.name);
-    let Some(next) = run.cur.next_placeholder(spec, run.cur.loaded) else {
-        text.push_str(&format!("\nNo placeholders left in {}.", run.cur.file));
-        return Ok(text);
-    };
-    match run.goto(next) {
-        Ok(g) => Ok(format!(
-            "{text}\n{}{}\n{g}",
-            failures(&run.cur),
-            entered(&run.cur)
-        )),
-        Err(h) => Ok(format!(
-            "{text}\nMoving to the next placeholder: {}",
-            run.halted(h, "cursor_init")
-        )),
-    }
-}
-
-/// Writes the checked block over the old one when allowed and unchanged on disk.
-fn splice(run: &Run<'_>, seg: &super::outline::Segment, old: &str, new: &str) -> (bool, String) {
-    let file = &run.cur.file;
-    if !run.env.spec.write {
-        return (false, format!("{file} was not written: this kind's cursor may not write files (manifest `write`)."));
-    }
-    let disk = match read_beneath(run.env.root, file) {
-        Ok(d) => d,
-        Err(e) => return (false, format!("{file} was not written: {e}")),
-    };
-    if disk.get(seg.start..seg.end) != Some(old)
-        || disk.get(..seg.start) != run.cur.text.get(..seg.start)
-    {
-        return (false, format!("{file} was not written: the block changed on disk since it was loaded. Paste the proof yourself."));
-    }
-    let bytes = format!("{}{new}{}", &disk[..seg.start], &disk[seg.end..]);
-    match replace_beneath(run.env.root, file, bytes.as_bytes()) {
-        Ok(()) => (true, format!("Written to {file}:")),
-        Err(e) => (false, format!("{file} was not written: {e}")),
-    }
-}
-
-/// The lines that differ between two versions of a block starting at line `first`.
-fn diff_lines(old: &str, new: &str, first: usize) -> String {
-    let (o, n): (Vec<&str>, Vec<&str>) = (old.lines().collect(), new.lines().collect());
-    let head = o.iter().zip(&n).take_while(|(a, b)| a == b).count();
-    let tail = o[head..]
-        .iter()
-        .rev()
-        .zip(n[head..].iter().rev())
-        .take_while(|(a, b)| a == b)
-        .count();
-    let mut out = String::new();
-    for (k, l) in o[head..o.len() - tail].iter().enumerate() {
-        out.push_str(&format!("- {}: {l}\n", first + head + k));
-    }
-    for (k, l) in n[head..n.len() - tail].iter().enumerate() {
-        out.push_str(&format!("+ {}: {l}\n", first + head + k));
-    }
-    out
-}
-
-/// `K_cursor_status {}`: from the stored state and the disk, without taking the turn.
-pub fn status(env: &Env<'_>) -> Reply {
-    let c = match env.store.peek(&env.key()) {
-        None => {
-            return Ok(format!(
-                "No cursor on the {} session `{}`: call {} {{file}}.",
-                env.kind.name,
-                env.session,
-                env.tool("cursor_init")
-            ))
-        }
-        Some(Err(f)) => {
-            return Ok(format!(
-                "A cursor call on {f} is running; ask again when it ends."
-            ))
-        }
-        Some(Ok(c)) => c,
-    };
-    let spec = env.spec;
-    let disk = read_beneath(env.root, &c.file);
-    let changed = match &disk {
-        Ok(d) if *d == c.text => "unchanged since it was loaded".to_owned(),
-        Ok(d) if d.get(..c.loaded_end()) == c.text.get(..c.loaded_end()) => {
-            "changed after the loaded part (the next call reads it)".to_owned()
-        }
-        Ok(_) => "CHANGED in the loaded part: the next cursor call reloads it".to_owned(),
-        Err(e) => format!("unreadable: {e}"),
-    };
-    let current = match c.current.and_then(|i| c.block(i)) {
-        Some((_, b)) => format!(
-            "{}{}",
-            b.name,
-            if c.proved {
-                " (proved: call complete)"
-            } else {
-                ""
-            }
-        ),
-        None => "none".into(),
-    };
-    let mut out = format!(
-        "File {}: {changed}.\nLoaded to line {}. Current theorem: {current}.\n",
-        c.file,
-        c.outline.line(c.loaded_end().saturating_sub(1))
-    );
-    out.push_str(&format!("Recorded steps ({}):\n", c.steps.len()));
-    for (k, s) in c.steps.iter().enumerate() {
-        out.push_str(&format!("  {}. {s}\n", k + 1));
-    }
-    let left: Vec<&str> = c
-        .outline
-        .blocks()
-        .filter(|(_, _, b)| b.placeholder && spec.rules[b.rule].goal)
-        .map(|(_, _, b)| b.name.as_str())
-        .collect();
-    out.push_str(&format!(
-        "Placeholders left ({}): {}\n",
-        left.len(),
-        left.join(", ")
-    ));
-    out.push_str(&failures(&c));
-    if let Some(r) = &c.resume {
-        out.push_str(&format!("{r}\n"));
-    }
-    Ok(out.trim_end().to_owned())
 }

@@ -1,8 +1,9 @@
-//! `K_state_at` (the goal at a line inside a proof) and `K_check` (every block, or one,
-//! loaded from disk and reported OK, FAILED or placeholder).
+//! `K_state_at` (the goal at a line inside a proof), `K_check` (every block, or one, loaded
+//! from disk and reported OK, FAILED or placeholder), and `K_cursor_status`.
 
-use super::actions::{begin, blocks_end, entered, theorem, Env, Run};
+use super::actions::{begin, blocks_end, entered, failures, theorem, Env, Run};
 use super::engine::answer;
+use super::file::read_beneath;
 use super::outline::find_code;
 use super::scan::{balanced, code_mask};
 use super::{CursorSpec, StateAt};
@@ -176,4 +177,71 @@ fn check_in(run: &mut Run<'_>, name: Option<&str>) -> Reply {
 
 fn indent(s: &str) -> String {
     s.lines().map(|l| format!("    {l}\n")).collect()
+}
+
+/// `K_cursor_status {}`: from the stored state and the disk, without taking the turn.
+pub fn status(env: &Env<'_>) -> Reply {
+    let c = match env.store.peek(&env.key()) {
+        None => {
+            return Ok(format!(
+                "No cursor on the {} session `{}`: call {} {{file}}.",
+                env.kind.name,
+                env.session,
+                env.tool("cursor_init")
+            ))
+        }
+        Some(Err(f)) => {
+            return Ok(format!(
+                "A cursor call on {f} is running; ask again when it ends."
+            ))
+        }
+        Some(Ok(c)) => c,
+    };
+    let spec = env.spec;
+    let disk = read_beneath(env.root, &c.file);
+    let changed = match &disk {
+        Ok(d) if *d == c.text => "unchanged since it was loaded".to_owned(),
+        Ok(d) if d.get(..c.loaded_end()) == c.text.get(..c.loaded_end()) => {
+            "changed after the loaded part (the next call reads it)".to_owned()
+        }
+        Ok(_) => "CHANGED in the loaded part: the next cursor call reloads it".to_owned(),
+        Err(e) => format!("unreadable: {e}"),
+    };
+    let current = match c.current.and_then(|i| c.block(i)) {
+        Some((_, b)) => format!(
+            "{}{}",
+            b.name,
+            if c.proved {
+                " (proved: call complete)"
+            } else {
+                ""
+            }
+        ),
+        None => "none".into(),
+    };
+    let mut out = format!(
+        "File {}: {changed}.\nLoaded to line {}. Current theorem: {current}.\n",
+        c.file,
+        c.outline.line(c.loaded_end().saturating_sub(1))
+    );
+    out.push_str(&format!("Recorded steps ({}):\n", c.steps.len()));
+    for (k, s) in c.steps.iter().enumerate() {
+        out.push_str(&format!("  {}. {s}\n", k + 1));
+    }
+    let left: Vec<&str> = c
+        .outline
+        .blocks()
+        .filter(|(_, _, b)| b.placeholder && spec.rules[b.rule].goal)
+        .map(|(_, _, b)| b.name.as_str())
+        .collect();
+    out.push_str(&format!(
+        "Placeholders left ({}): {}\n",
+        left.len(),
+        left.join(", ")
+    ));
+    out.push_str(&failures(&c));
+    if let Some(r) = &c.resume {
+        out.push_str(&format!("{r}\n"));
+    }
+    Ok(out.trim_end().to_owned())
 }

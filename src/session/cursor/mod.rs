@@ -15,6 +15,7 @@ pub mod file;
 mod link;
 pub mod outline;
 pub mod scan;
+mod splice;
 mod tools;
 
 use std::time::Duration;

@@ -132,14 +132,14 @@ pub fn tools(reg: &Arc<Registry>, kind: &Arc<SessionKind>, store: &Arc<Store>) -
             Box::new(|env, _| Ok(actions::undo(env)))),
         c.tool("cursor_complete", format!(
             "Join the recorded steps into the proof, check the whole block in the {k} session, and {write}; then move to the next placeholder (loading the blocks in between) and enter its goal. Returns the proof, the changed lines and the next goal."),
-            json!({}), &[], true, Box::new(|env, _| Ok(actions::complete(env)))),
+            json!({}), &[], true, Box::new(|env, _| Ok(super::splice::complete(env)))),
         c.tool("cursor_goto", format!("Drop the current proof of the {k} cursor and enter another theorem of the file (forward: loads the blocks in between; backward: a fresh program loads up to it)."),
             json!({"theorem": {"type": "string", "description": "The theorem's name."}}), &["theorem"], true,
             Box::new(|env, a| Ok(actions::goto(env, required(a, "theorem")?)))),
         c.tool("cursor_reenter", format!("Drop all proof state of the {k} cursor and enter the current theorem again (no steps)."),
             json!({}), &[], true, Box::new(|env, _| Ok(actions::reenter(env)))),
         c.tool("cursor_status", format!("The {k} cursor: its file and whether it changed since loading, the line loaded to, the current theorem, the recorded steps, the placeholders left."),
-            json!({}), &[], false, Box::new(|env, _| Ok(actions::status(env)))),
+            json!({}), &[], false, Box::new(|env, _| Ok(check::status(env)))),
         c.tool("state_at", format!("The goal state at a line inside a proof of a file, in the {k} session: the block's statement entered and the proof's steps up to that line applied (recorded, so {k}_cursor_step continues from there)."),
             json!({"file": file, "line": {"type": "integer", "minimum": 1, "description": "1-based line inside a proof."}}), &["file", "line"], true,
             Box::new(|env, a| {
