@@ -476,3 +476,95 @@ fn the_readme_walk_through_works() {
         String::from_utf8_lossy(&built.stderr)
     );
 }
+
+/// A load longer than the cursor's background delay (1 s here) becomes a job whose latest
+/// lines say which block it loads; `job_wait` returns the goal.
+#[test]
+fn a_long_load_becomes_a_job_with_block_heartbeats() {
+    if !installed() {
+        return;
+    }
+    let dir = proofs(&[]);
+    slow_file(&dir);
+    let v = std::fs::read_to_string(dir.join("Slow.v")).unwrap();
+    std::fs::write(dir.join("Slow.v"), v.replace("do 300000 idtac", "do 1500000 idtac")).unwrap();
+    let mut p = serve_cursor("rocq.json", &dir, None, |k| {
+        k["cursor"]["background"] = json!({"afterSeconds": 1});
+    });
+    p.call(json!(1), "rocq_cursor_init", json!({"file": "Slow.v"}), None);
+    let r = p.response(&json!(1));
+    let job = &r["result"]["_meta"]["stdmcp/job"];
+    assert_eq!(job["state"], json!("working"), "{r}");
+    let id = job["id"].as_str().unwrap().to_owned();
+    let mut n = 2;
+    loop {
+        p.call(json!(n), "job_wait", json!({"id": id, "seconds": 1}), None);
+        let w = p.response(&json!(n));
+        let meta = &w["result"]["_meta"]["stdmcp/job"];
+        if meta["state"] == json!("working") {
+            let lines = meta["lines"].to_string();
+            assert!(lines.contains("block ") && lines.contains("/13: "), "{w}");
+            n += 1;
+            continue;
+        }
+        let t = text(&w);
+        assert!(t.contains("Goal of last") && t.contains("1 + 1 = 2"), "{w}");
+        break;
+    }
+    assert!(n > 2, "the load ended within the first wait: nothing seen of its heartbeats");
+}
+
+/// `complete` writes nothing when the block changed on disk since it was loaded, or when
+/// the manifest does not allow writing; it still returns the proof.
+#[test]
+fn complete_writes_only_an_unchanged_block_and_only_when_allowed() {
+    if !installed() {
+        return;
+    }
+    let dir = proofs(&["Three.v"]);
+    let mut p = rocq(&dir);
+    ok(&mut p, 1, "rocq_cursor_init", json!({"file": "Three.v"}));
+    step(&mut p, 2, "intros n. induction n; simpl; auto.");
+    let path = dir.join("Three.v");
+    let edited = std::fs::read_to_string(&path).unwrap().replace(
+        "Lemma add_zero : forall n : nat, n + 0 = n.\nProof.\nAdmitted.",
+        "Lemma add_zero : forall n : nat, n + 0 = n.\nProof.\n  (* mine *)\nAdmitted.",
+    );
+    std::fs::write(&path, &edited).unwrap();
+    let done = ok(&mut p, 3, "rocq_cursor_complete", json!({}));
+    assert!(done.contains("Three.v was not written: the block changed on disk"), "{done}");
+    assert!(done.contains("Proof of add_zero:\nintros n. induction n; simpl; auto."), "{done}");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), edited);
+
+    let dir = proofs(&["Three.v"]);
+    let mut p = serve_cursor("rocq.json", &dir, None, |k| {
+        k["cursor"]["write"] = json!(false);
+    });
+    ok(&mut p, 1, "rocq_cursor_init", json!({"file": "Three.v"}));
+    step(&mut p, 2, "intros n. induction n; simpl; auto.");
+    let done = ok(&mut p, 3, "rocq_cursor_complete", json!({}));
+    assert!(done.contains("this kind's cursor may not write files"), "{done}");
+    assert!(done.contains("Goal of double"), "{done}");
+    let v = std::fs::read_to_string(dir.join("Three.v")).unwrap();
+    assert_eq!(v, std::fs::read_to_string(common::cursor::fixture("Three.v")).unwrap());
+}
+
+/// A file outside the root, through `..` or a symlink, is refused before anything runs.
+#[test]
+fn files_outside_the_root_are_refused() {
+    if !installed() {
+        return;
+    }
+    let dir = proofs(&["Three.v"]);
+    let outside = common::temp_dir("outside");
+    std::fs::copy(common::cursor::fixture("Three.v"), outside.join("Out.v")).unwrap();
+    std::os::unix::fs::symlink(outside.join("Out.v"), dir.join("Link.v")).unwrap();
+    std::os::unix::fs::symlink(&outside, dir.join("up")).unwrap();
+    let mut p = rocq(&dir);
+    for (id, file) in [(1, "../outside/Out.v"), (2, "Link.v"), (3, "up/Out.v"), (4, "/etc/passwd")] {
+        let t = fails(&mut p, id, "rocq_cursor_init", json!({"file": file}));
+        assert!(t.contains("refused") || t.contains("without `..`"), "{file}: {t}");
+    }
+    let r = call_through(&mut p, 5, "sessions", json!({}));
+    assert_eq!(r["result"]["structuredContent"]["sessions"], json!([]), "{r}");
+}
