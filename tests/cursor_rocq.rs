@@ -608,3 +608,30 @@ fn files_outside_the_root_are_refused() {
         "{r}"
     );
 }
+
+/// A step past its timeout is interrupted, not recorded, and the goal is kept: the next step
+/// works on it.
+#[test]
+fn a_step_past_its_timeout_keeps_the_goal() {
+    if !installed() {
+        return;
+    }
+    let dir = proofs(&["Three.v"]);
+    let mut p = rocq(&dir);
+    ok(&mut p, 1, "rocq_cursor_init", json!({"file": "Three.v"}));
+    step(&mut p, 2, "intros n.");
+    let t = fails(
+        &mut p,
+        3,
+        "rocq_cursor_step",
+        json!({"tactic": "do 1000000000 idtac.", "timeout": 1}),
+    );
+    assert!(
+        t.contains("interrupted after its timeout of 1 s") && t.contains("the goal is as before"),
+        "{t}"
+    );
+    let next = step(&mut p, 4, "induction n; simpl; auto.");
+    assert!(next.contains("The goal is proved (2 steps)"), "{next}");
+    let unsent = fails(&mut p, 5, "rocq_cursor_step", json!({"tactic": "auto"}));
+    assert!(unsent.contains("nothing was sent"), "{unsent}");
+}

@@ -426,6 +426,12 @@ fn step_in(run: &mut Run<'_>, tactic: &str, limit: Duration) -> Reply {
             }
             run.cur.steps.push(tactic.trim().to_owned());
             run.cur.proved = spec.proved.is_match(&a);
+            // A step that printed nothing: show the goals it left.
+            let a = if a.is_empty() {
+                answer(run.link.say(&spec.goals, spec.timeout)).unwrap_or_default()
+            } else {
+                a
+            };
             let n = run.cur.steps.len();
             let tail = if run.cur.proved {
                 format!(
