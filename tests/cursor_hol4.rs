@@ -97,19 +97,27 @@ fn three_cheats_are_proved_through_the_cursor_and_the_theory_builds() {
         "{done}"
     );
 
-    step(&mut p, 8, "rw [double_def]");
+    step(&mut p, 8, "REWRITE_TAC [double_def]");
     let undone = ok(&mut p, 9, "hol_cursor_undo", json!({}));
     assert!(
         undone.contains("double n = 2 * n") && undone.contains("Took back step 1"),
         "{undone}"
     );
-    step(&mut p, 10, "simp [double_def]");
-    let proved = step(&mut p, 11, "DECIDE_TAC");
+    step(&mut p, 10, "GEN_TAC");
+    let proved = step(
+        &mut p,
+        11,
+        "REWRITE_TAC [double_def, arithmeticTheory.TIMES2]",
+    );
     assert!(proved.contains("The goal is proved"), "{proved}");
     let done = ok(&mut p, 12, "hol_cursor_complete", json!({}));
     assert!(done.contains("Goal of uses_both"), "{done}");
 
-    let proved = step(&mut p, 13, "simp []");
+    let proved = step(
+        &mut p,
+        13,
+        "REWRITE_TAC [arithmeticTheory.ADD_0, double_twice]",
+    );
     assert!(proved.contains("The goal is proved"), "{proved}");
     let done = ok(&mut p, 14, "hol_cursor_complete", json!({}));
     assert!(done.contains("No placeholders left"), "{done}");
@@ -216,41 +224,42 @@ fn state_at_a_line_inside_a_proof_applies_the_proof_up_to_it() {
     let Some(bin) = hol_bin() else { return };
     let dir = proofs(&["hol/mixedScript.sml"]);
     let mut p = hol(&dir, &bin);
-    let at = ok(
-        &mut p,
-        1,
-        "hol_state_at",
-        json!({"file": "mixedScript.sml", "line": 28}),
-    );
+    let at = |p: &mut Proc, id, line| {
+        ok(
+            p,
+            id,
+            "hol_state_at",
+            json!({"file": "mixedScript.sml", "line": line}),
+        )
+    };
+    let split = at(&mut p, 1, 29);
     assert!(
-        at.contains("Goal of swap") && at.contains("after 1 step(s)"),
-        "{at}"
+        split.contains("Goal of swap") && split.contains("after 1 step(s)"),
+        "{split}"
     );
-    assert!(at.contains("rpt GEN_TAC >>\n  CONJ_TAC"), "{at}");
+    assert!(split.contains("  rpt GEN_TAC >>\n  CONJ_TAC\n"), "{split}");
     assert!(
-        at.contains("a + b = b + a") && at.contains("2 subgoals"),
-        "{at}"
+        split.contains("2 subgoals") && split.contains("a + b = b + a"),
+        "{split}"
     );
-    let first = ok(
-        &mut p,
-        2,
-        "hol_state_at",
-        json!({"file": "mixedScript.sml", "line": 27}),
-    );
+    // The dangling >> is left out.
+    let first = at(&mut p, 2, 28);
     assert!(
-        first.contains("after 1 step(s)") && first.contains("  rpt GEN_TAC\n"),
+        first.contains("  rpt GEN_TAC\n") && first.contains("1 subgoal"),
         "{first}"
     );
-    let inside = fails(
-        &mut p,
-        3,
-        "hol_state_at",
-        json!({"file": "mixedScript.sml", "line": 29}),
-    );
+    let third = at(&mut p, 3, 30);
     assert!(
-        inside.contains("Goal of swap") || inside.contains("step"),
-        "{inside}"
+        third.contains("Remaining subgoals") || third.contains("1 subgoal"),
+        "{third}"
     );
+    let statement = at(&mut p, 4, 26);
+    assert!(
+        statement.contains("after 0 step(s)") && statement.contains("Initial goal"),
+        "{statement}"
+    );
+    let next = step(&mut p, 5, "rpt GEN_TAC");
+    assert!(next.contains("(step 1 recorded)"), "{next}");
 }
 
 /// Ten theorems that take a while each, then a cheat.

@@ -85,7 +85,7 @@ impl<'a> Link<'a> {
                             .exit()
                             .map_or_else(|| "stopped".to_owned(), |s| describe_exit(&s));
                         notes.push(format!(
-                            "The {} session `{name}`'s program (pid {}) {how}; a fresh one was started.",
+                            "The {} session `{name}`'s program (pid {}) is gone ({how}); a fresh one was started.",
                             kind.name, p.pid
                         ));
                     }

@@ -98,14 +98,22 @@ impl CursorSpec {
             .join(&self.join_separator)
     }
 
-    /// The first line of `answer` that matches the error pattern, if any.
+    /// The error in `answer`, if the error pattern matches: from the start of the line it
+    /// matches in up to the next blank line, on one line, at most 300 characters (HOL4's
+    /// `Exception-` is followed by the exception over several lines).
     pub fn error_line(&self, answer: &str) -> Option<String> {
         let m = self.error.find(answer)?;
         let start = answer[..m.start()].rfind('\n').map_or(0, |i| i + 1);
         let end = answer[m.start()..]
-            .find('\n')
+            .find("\n\n")
             .map_or(answer.len(), |i| m.start() + i);
-        Some(answer[start..end].trim().to_owned())
+        let words: Vec<&str> = answer[start..end].split_whitespace().collect();
+        let mut line = words.join(" ");
+        if let Some((cut, _)) = line.char_indices().nth(300) {
+            line.truncate(cut);
+            line.push('…');
+        }
+        Some(line)
     }
 }
 
