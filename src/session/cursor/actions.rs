@@ -435,7 +435,8 @@ fn step_in(run: &mut Run<'_>, tactic: &str, limit: Duration) -> Reply {
             let n = run.cur.steps.len();
             let tail = if run.cur.proved {
                 format!(
-                    "The goal is proved ({n} steps): call {} to write the proof.",
+                    "The goal is proved ({n} step{}): call {} to write the proof.",
+                    if n == 1 { "" } else { "s" },
                     run.env.tool("cursor_complete")
                 )
             } else {
