@@ -222,6 +222,21 @@ fn a_failed_block_is_reported_and_later_blocks_still_load() {
     assert!(init.contains("Goal of left_open"), "{init}");
     let proved = step(&mut p, 2, "reflexivity.");
     assert!(proved.contains("The goal is proved"), "{proved}");
+    // A check after the cursor reports the blocks it loaded with their verdicts too.
+    let r = call_through(&mut p, 3, "rocq_check", json!({"file": "Mixed.v"}));
+    assert!(is_error(&r), "{r}");
+    let t = text(&r);
+    assert!(
+        t.contains("broken (lines 5-8): FAILED: Error: The reference no_such_lemma")
+            && t.contains("(loaded before this check)"),
+        "{t}"
+    );
+    assert!(
+        t.contains("uses_broken (lines 10-13): OK (loaded before this check)"),
+        "{t}"
+    );
+    assert!(t.contains("left_open (lines 15-17): placeholder\n"), "{t}");
+    assert!(t.contains("swap (lines 19-25): OK"), "{t}");
 }
 
 #[test]

@@ -139,11 +139,24 @@ fn check_in(run: &mut Run<'_>, name: Option<&str>) -> Reply {
         .filter(|(j, _, _)| *j < from.min(run.cur.loaded))
     {
         let (a, z) = run.cur.outline.lines_of(s);
+        let earlier = run.cur.failed.iter().find(|f| f.name == b.name);
+        let verdict = match earlier {
+            Some(f) => format!("FAILED: {}", f.error),
+            None if b.placeholder => "placeholder".to_owned(),
+            None => "OK".to_owned(),
+        };
         if name.is_none() {
-            out.push_str(&format!("{} (lines {a}-{z}): loaded before\n", b.name));
+            out.push_str(&format!(
+                "{} (lines {a}-{z}): {verdict} (loaded before this check)\n",
+                b.name
+            ));
         }
     }
-    let mut failed = false;
+    let mut failed = run
+        .cur
+        .failed
+        .iter()
+        .any(|f| name.is_none() && run.cur.outline.find(&f.name).is_some_and(|i| i < from));
     let mut j = run.cur.loaded;
     while j < to {
         let before = run.cur.failed.len();
