@@ -195,6 +195,16 @@ mod tests {
             assert!(replace_beneath(&root, bad, b"x").is_err(), "{bad}");
         }
         assert_eq!(std::fs::read_to_string(base.join("secret")).unwrap(), "s");
+        // A FIFO is refused without blocking on its open (nobody writes to it).
+        #[allow(clippy::disallowed_methods)]
+        let made = std::process::Command::new("mkfifo")
+            .arg(root.join("fifo.v"))
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let e = read_beneath(&root, "fifo.v").unwrap_err();
+        assert!(e.contains("not a regular file"), "{e}");
+        std::fs::remove_file(root.join("fifo.v")).unwrap();
         let left: Vec<_> = std::fs::read_dir(root.join("d")).unwrap().collect();
         assert_eq!(left.len(), 1, "no temporary file left");
         std::fs::remove_dir_all(&base).unwrap();
