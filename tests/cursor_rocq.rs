@@ -564,6 +564,10 @@ fn complete_writes_only_an_unchanged_block_and_only_when_allowed() {
     std::fs::write(&path, &edited).unwrap();
     let done = ok(&mut p, 3, "rocq_cursor_complete", json!({}));
     assert!(
+        done.contains("add_zero changed on disk since its goal was entered: rocq_cursor_reenter"),
+        "{done}"
+    );
+    assert!(
         done.contains("Three.v was not written: the block changed on disk"),
         "{done}"
     );

@@ -185,6 +185,17 @@ impl Run<'_> {
         if let Some(r) = cur.resume.take() {
             self.notes.push(r);
         }
+        if let Some((s, b)) = cur.current.and_then(|i| cur.block(i)) {
+            if cur.text.get(s.start..s.end) != Some(cur.current_text.as_str()) {
+                self.notes.push(format!(
+                    "{} changed on disk since its goal was entered: {} enters it as it is now \
+                     ({} does not write over a changed block).",
+                    b.name,
+                    self.env.tool("cursor_reenter"),
+                    self.env.tool("cursor_complete")
+                ));
+            }
+        }
         cur.identity = Some(self.link.identity());
         self.cur = cur;
         Ok(())
