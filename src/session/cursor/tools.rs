@@ -106,14 +106,22 @@ pub fn tools(reg: &Arc<Registry>, kind: &Arc<SessionKind>, store: &Arc<Store>) -
         store: store.clone(),
         root: root.clone(),
     });
-    let k = &kind.name;
     let file = json!({"type": "string", "description": format!("The proof file, relative to the root {root_name}.")});
-    let write = if spec.write {
-        "splices the proof over the placeholder in the file (when the block is unchanged since it was loaded)"
-    } else {
-        "returns the proof (this cursor does not write files)"
-    };
-    let mut v = vec![
+    let mut v = c.moving(&file);
+    v.extend(c.reading(&file));
+    v
+}
+
+impl Ctxt {
+    /// The tools that move the cursor: init, step, undo, complete, goto, reenter.
+    fn moving(self: &Arc<Self>, file: &Value) -> Vec<ToolDef> {
+        let (c, k, kind, spec) = (self, &self.kind.name, &self.kind, &self.spec);
+        let write = if spec.write {
+            "splices the proof over the placeholder in the file (when the block is unchanged since it was loaded)"
+        } else {
+            "returns the proof (this cursor does not write files)"
+        };
+        vec![
         c.tool("cursor_init", format!(
             "Open a proof file in the {k} session (started in the file's directory): loads its blocks one by one up to the first placeholder (or `start_at`, a theorem name) and enters that goal. Returns the outline (each block, its lines, placeholder or not), the blocks that failed (each loaded again with its proof left to later, so later blocks still see its name), and the goal. Then {k}_cursor_step, {k}_cursor_complete."),
             json!({"file": file, "start_at": {"type": "string", "description": "Theorem to enter instead of the first placeholder."}}),
@@ -138,6 +146,13 @@ pub fn tools(reg: &Arc<Registry>, kind: &Arc<SessionKind>, store: &Arc<Store>) -
             Box::new(|env, a| Ok(actions::goto(env, required(a, "theorem")?)))),
         c.tool("cursor_reenter", format!("Drop all proof state of the {k} cursor and enter the current theorem again (no steps)."),
             json!({}), &[], true, Box::new(|env, _| Ok(actions::reenter(env)))),
+        ]
+    }
+
+    /// The tools that report: status, state at a line, check.
+    fn reading(self: &Arc<Self>, file: &Value) -> Vec<ToolDef> {
+        let (c, k) = (self, &self.kind.name);
+        vec![
         c.tool("cursor_status", format!("The {k} cursor: its file and whether it changed since loading, the line loaded to, the current theorem, the recorded steps, the placeholders left."),
             json!({}), &[], false, Box::new(|env, _| Ok(check::status(env)))),
         c.tool("state_at", format!("The goal state at a line inside a proof of a file, in the {k} session: the block's statement entered and the proof's steps up to that line applied (recorded, so {k}_cursor_step continues from there)."),
@@ -149,9 +164,9 @@ pub fn tools(reg: &Arc<Registry>, kind: &Arc<SessionKind>, store: &Arc<Store>) -
         c.tool("check", format!("Check a proof file in the {k} session: every block after the loaded point (or only `theorem`) loaded from disk and reported OK, FAILED (first error line and the answer) or placeholder; isError when one failed."),
             json!({"file": file, "theorem": {"type": "string", "description": "Check only this block."}}), &["file"], true,
             Box::new(|env, a| Ok(check::check(env, required(a, "file")?, string(a, "theorem")?)))),
-    ];
-    v.shrink_to_fit();
-    v
+
+        ]
+    }
 }
 
 fn step_timeout(kind: &SessionKind) -> Timeout {
