@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::cursor::{
-    call_through, call_until_progress, fails, ok, proofs, serve_cursor, session_pid,
+    call_through, call_until_progress, fails, ok, proofs, serve_cursor, session_pid, step,
 };
 use common::sessions::{is_error, text};
 use common::{send_signal, wait_gone, Proc};
@@ -43,10 +43,6 @@ fn hol(proofs: &Path, bin: &Path) -> Proc {
     })
 }
 
-fn step(p: &mut Proc, id: i64, tactic: &str) -> String {
-    ok(p, id, "hol_cursor_step", json!({"tactic": tactic}))
-}
-
 #[test]
 fn three_cheats_are_proved_through_the_cursor_and_the_theory_builds() {
     let Some(bin) = hol_bin() else { return };
@@ -72,7 +68,7 @@ fn three_cheats_are_proved_through_the_cursor_and_the_theory_builds() {
         "{init}"
     );
 
-    step(&mut p, 2, "GEN_TAC");
+    step(&mut p, 2, "hol", "GEN_TAC");
     let bad = fails(
         &mut p,
         3,
@@ -80,10 +76,15 @@ fn three_cheats_are_proved_through_the_cursor_and_the_theory_builds() {
         json!({"tactic": "REWRITE_TAC [no_such_theorem]"}),
     );
     assert!(bad.contains("not recorded"), "{bad}");
-    let split = step(&mut p, 4, "CONJ_TAC");
+    let split = step(&mut p, 4, "hol", "CONJ_TAC");
     assert!(split.contains("(step 2 recorded)"), "{split}");
-    step(&mut p, 5, "REWRITE_TAC [arithmeticTheory.ADD_0]");
-    let last = step(&mut p, 6, "REWRITE_TAC [arithmeticTheory.ADD_CLAUSES]");
+    step(&mut p, 5, "hol", "REWRITE_TAC [arithmeticTheory.ADD_0]");
+    let last = step(
+        &mut p,
+        6,
+        "hol",
+        "REWRITE_TAC [arithmeticTheory.ADD_CLAUSES]",
+    );
     assert!(last.contains("The goal is proved"), "{last}");
     let done = ok(&mut p, 7, "hol_cursor_complete", json!({}));
     let joined = "(GEN_TAC) >>> HEADGOAL (CONJ_TAC) >>> HEADGOAL (REWRITE_TAC [arithmeticTheory.ADD_0]) >>> HEADGOAL (REWRITE_TAC [arithmeticTheory.ADD_CLAUSES])";
@@ -97,16 +98,17 @@ fn three_cheats_are_proved_through_the_cursor_and_the_theory_builds() {
         "{done}"
     );
 
-    step(&mut p, 8, "REWRITE_TAC [double_def]");
+    step(&mut p, 8, "hol", "REWRITE_TAC [double_def]");
     let undone = ok(&mut p, 9, "hol_cursor_undo", json!({}));
     assert!(
         undone.contains("double n = 2 * n") && undone.contains("Took back step 1"),
         "{undone}"
     );
-    step(&mut p, 10, "GEN_TAC");
+    step(&mut p, 10, "hol", "GEN_TAC");
     let proved = step(
         &mut p,
         11,
+        "hol",
         "REWRITE_TAC [double_def, arithmeticTheory.TIMES2]",
     );
     assert!(proved.contains("The goal is proved"), "{proved}");
@@ -116,6 +118,7 @@ fn three_cheats_are_proved_through_the_cursor_and_the_theory_builds() {
     let proved = step(
         &mut p,
         13,
+        "hol",
         "REWRITE_TAC [arithmeticTheory.ADD_0, double_twice]",
     );
     assert!(proved.contains("The goal is proved"), "{proved}");
@@ -258,7 +261,7 @@ fn state_at_a_line_inside_a_proof_applies_the_proof_up_to_it() {
         statement.contains("after 0 step(s)") && statement.contains("Initial goal"),
         "{statement}"
     );
-    let next = step(&mut p, 5, "rpt GEN_TAC");
+    let next = step(&mut p, 5, "hol", "rpt GEN_TAC");
     assert!(next.contains("(step 1 recorded)"), "{next}");
 }
 
@@ -325,11 +328,11 @@ fn a_killed_hol_is_noticed_and_the_script_is_loaded_again() {
         "hol_cursor_init",
         json!({"file": "threeScript.sml"}),
     );
-    step(&mut p, 2, "GEN_TAC");
+    step(&mut p, 2, "hol", "GEN_TAC");
     let pid = session_pid(&mut p, 3, "default");
     send_signal(pid, 9);
     wait_gone(&[pid]);
-    let after = step(&mut p, 4, "CONJ_TAC");
+    let after = step(&mut p, 4, "hol", "CONJ_TAC");
     assert!(
         after.contains(&format!("(pid {pid}) is gone or was restarted")),
         "{after}"
@@ -363,7 +366,7 @@ fn an_edit_behind_the_cursor_is_detected_and_reloaded() {
     .unwrap();
     let status = ok(&mut p, 2, "hol_cursor_status", json!({}));
     assert!(status.contains("CHANGED in the loaded part"), "{status}");
-    let after = step(&mut p, 3, "simp []");
+    let after = step(&mut p, 3, "hol", "simp []");
     assert!(
         after.contains("threeScript.sml changed at line 20, in the part already loaded"),
         "{after}"

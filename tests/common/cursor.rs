@@ -125,3 +125,38 @@ pub fn fails(p: &mut Proc, id: i64, tool: &str, args: Value) -> String {
     assert!(is_error(&r), "{tool} {args} did not fail: {r}");
     text(&r)
 }
+
+/// True when coqtop is installed (.ci/run installs it: required under CI).
+pub fn rocq_installed() -> bool {
+    #[allow(clippy::disallowed_methods)] // a probe of the machine, not a tool call
+    let found = std::process::Command::new("coqtop")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        found || std::env::var_os("CI").is_none(),
+        "CI must install coq (see .ci/run)"
+    );
+    if !found {
+        eprintln!("SKIPPED: coqtop is not installed");
+    }
+    found
+}
+
+/// `examples/rocq.json` served over `proofs`; calls longer than 5 s become jobs
+/// (`call_through` waits for them), so that a slow machine never outwaits the test's patience.
+pub fn serve_rocq(proofs: &Path) -> Proc {
+    serve_cursor("rocq.json", proofs, None, |k| {
+        k["cursor"]["background"] = json!({"afterSeconds": 5});
+    })
+}
+
+/// `K_cursor_step {tactic}`, which must succeed: its text.
+pub fn step(p: &mut Proc, id: i64, kind: &str, tactic: &str) -> String {
+    ok(
+        p,
+        id,
+        &format!("{kind}_cursor_step"),
+        json!({"tactic": tactic}),
+    )
+}
