@@ -404,7 +404,9 @@ pub fn step(env: &Env<'_>, tactic: &str, limit: Duration) -> Reply {
     run.end(reply)
 }
 
-pub(super) fn need_goal(run: &mut Run<'_>) -> Result<usize, String> {
+/// The current theorem, entered again (with its steps) when the program was fresh; `again`
+/// is the tool to call again when that reload stops early.
+pub(super) fn need_goal(run: &mut Run<'_>, again: &str) -> Result<usize, String> {
     let i = run.cur.current.ok_or_else(|| {
         format!(
             "no goal is entered: call {} or {} first",
@@ -412,7 +414,7 @@ pub(super) fn need_goal(run: &mut Run<'_>) -> Result<usize, String> {
             run.env.tool("cursor_goto")
         )
     })?;
-    run.restore().map_err(|h| run.halted(h, "cursor_reenter"))?;
+    run.restore().map_err(|h| run.halted(h, again))?;
     Ok(i)
 }
 
@@ -424,7 +426,7 @@ fn step_in(run: &mut Run<'_>, tactic: &str, limit: Duration) -> Reply {
             p.as_str().trim_start_matches("(?m)")
         ));
     }
-    need_goal(run)?;
+    need_goal(run, "cursor_step")?;
     match run
         .link
         .say(&fill(&spec.step, &[("tactic", tactic)]), limit)
@@ -486,19 +488,19 @@ fn step_in(run: &mut Run<'_>, tactic: &str, limit: Duration) -> Reply {
 pub fn undo(env: &Env<'_>) -> Reply {
     let mut run = begin(env, None)?;
     let reply = (|| {
-        need_goal(&mut run)?;
+        need_goal(&mut run, "cursor_undo")?;
         if run.cur.steps.is_empty() {
             return Err("no recorded step to undo".to_owned());
         }
         let a = answer(run.link.say(&run.env.spec.undo, run.env.spec.timeout))
-            .map_err(|h| run.halted(h, "cursor_reenter"))?;
+            .map_err(|h| run.halted(h, "cursor_undo"))?;
         if let Some(e) = run.env.spec.error_line(&a) {
             return Err(format!("{a}\n\nThe undo failed ({e})."));
         }
         let s = run.cur.steps.pop().unwrap_or_default();
         run.cur.proved = false;
         let goals = answer(run.link.say(&run.env.spec.goals, run.env.spec.timeout))
-            .map_err(|h| run.halted(h, "cursor_reenter"))?;
+            .map_err(|h| run.halted(h, "cursor_undo"))?;
         Ok(format!(
             "{goals}\n\nTook back step {} ({s}).",
             run.cur.steps.len() + 1

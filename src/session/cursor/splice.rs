@@ -17,7 +17,7 @@ pub fn complete(env: &super::actions::Env<'_>) -> Reply {
 
 fn complete_in(run: &mut Run<'_>) -> Reply {
     let spec = run.env.spec;
-    let i = need_goal(run)?;
+    let i = need_goal(run, "cursor_complete")?;
     if run.cur.steps.is_empty() {
         return Err(format!(
             "no steps are recorded: prove the goal with {} first",
