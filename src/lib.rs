@@ -26,7 +26,8 @@
 //!   reads of `output` and `log`.
 //! * [`session`]: interactive sessions (REPLs, proof assistants) kept alive across calls, their
 //!   tools, answer detection and lifecycle; each program through
-//!   [`process::interactive`].
+//!   [`process::interactive`]; [`session::cursor`]: a kind's proof cursor over its proof
+//!   files (no thread of its own: a cursor call runs on its worker, in the session's turn).
 //!
 //! # Threads
 //!

@@ -367,6 +367,7 @@ fn shipped_manifests_follow_the_shipped_schema() {
         "examples/provers.json",
         "examples/dev.json",
         "examples/hol4.json",
+        "examples/rocq.json",
         "scripts/interop/test-manifest.json",
     ] {
         let m: Value =
@@ -398,5 +399,5 @@ fn shipped_manifests_follow_the_shipped_schema() {
         with(json!({"type": "array", "items": {"type": "path", "root": "r", "kind": "file"}}))
             .is_ok()
     );
-    assert_eq!(checked, 5);
+    assert_eq!(checked, 6);
 }

@@ -436,6 +436,9 @@ fn session_kind(out: &mut String, k: &stdmcp::session::SessionKind) {
     if let Some(e) = &k.error {
         let _ = writeln!(out, "    an answer matching /{}/ is an error", e.source);
     }
+    if let Some(c) = &k.cursor {
+        out.push_str(&stdmcp::session::cursor::describe(k, c));
+    }
 }
 
 /// Writes CLI output; a closed pipe (`stdmcp check … | head`) is a normal end.

@@ -7,6 +7,7 @@
 
 mod background;
 mod confine;
+mod cursor;
 mod hooks;
 mod json;
 mod limits;

@@ -41,6 +41,7 @@ const KEYS: &[&str] = &[
     "interruptGraceMs",
     "status",
     "error",
+    "cursor",
 ];
 
 fn is_kind_name(s: &str) -> bool {
@@ -95,7 +96,7 @@ pub(super) fn sessions(
                 format!("another session kind is already called {}", k.name),
             );
         }
-        for t in crate::session::tool_names(&k.name) {
+        for t in crate::session::tool_names(&k.name, k.cursor.is_some()) {
             if tools.contains(&t) {
                 errs.add(
                     &format!("{path}.name"),
@@ -144,6 +145,15 @@ fn kind(
     let input_nul = input_nul(&o, errs);
     let (interrupt_signal, interrupt_input) = interrupt(&o, errs);
     let (timeout, max_timeout) = timeouts(&o, d, errs);
+    let cursor = o.map.get("cursor").and_then(|c| {
+        if !matches!(workdir, Workdir::Param { .. }) {
+            errs.add(
+                &o.at("cursor"),
+                "needs a `workdir` {\"root\": …}: the cursor's files are under that root",
+            );
+        }
+        super::cursor::cursor(c, &o.at("cursor"), max_timeout, errs)
+    });
     Some(SessionKind {
         name,
         description,
@@ -177,6 +187,7 @@ fn kind(
         limits: limits(&o, d.limits, errs),
         status: status(&o, errs),
         error: error_pattern(&o, errs),
+        cursor,
     })
 }
 

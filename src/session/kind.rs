@@ -116,6 +116,8 @@ pub struct SessionKind {
     pub status: Option<String>,
     /// An answer in which this matches is an error (`error`).
     pub error: Option<Pattern>,
+    /// The proof cursor (README "Proof files"), if the kind has one.
+    pub cursor: Option<std::sync::Arc<super::cursor::CursorSpec>>,
 }
 
 /// A regular expression as written in the manifest, and compiled.

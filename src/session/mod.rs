@@ -15,6 +15,7 @@
 
 pub mod answer;
 mod child;
+pub mod cursor;
 mod exchange;
 mod feed;
 pub mod kind;
@@ -28,10 +29,12 @@ use std::path::{Path, PathBuf};
 pub use kind::SessionKind;
 pub use tools::register;
 
-/// The tool names of kind `name`.
-pub fn tool_names(name: &str) -> Vec<String> {
+/// The tool names of kind `name` (with its cursor's when it has one).
+pub fn tool_names(name: &str, cursor: bool) -> Vec<String> {
+    let extra = if cursor { cursor::TOOLS } else { &[] };
     ["start", "send", "interrupt", "stop", "restart"]
         .iter()
+        .chain(extra)
         .map(|s| format!("{name}_{s}"))
         .chain(std::iter::once("sessions".to_owned()))
         .collect()

@@ -29,7 +29,7 @@ fn label(key: &Key) -> String {
     format!("{} session `{}`", key.0, key.1)
 }
 
-fn refused(key: &Key, r: Refused, kind: &SessionKind) -> String {
+pub(super) fn refused(key: &Key, r: Refused, kind: &SessionKind) -> String {
     match r {
         Refused::Cancelled => "cancelled while waiting for the session".into(),
         Refused::Deadline => format!(
@@ -133,7 +133,7 @@ fn output(partial: &str) -> String {
 }
 
 /// Starts the program of the session the turn is for; stores it; returns the greeting.
-fn start_in_turn(
+pub(super) fn start_in_turn(
     reg: &Registry,
     kind: &SessionKind,
     turn: &Turn,

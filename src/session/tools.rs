@@ -27,11 +27,11 @@ fn max_send_output(kind: &SessionKind) -> usize {
     kind.max_output_bytes.max(MAX_SEND_OUTPUT)
 }
 
-fn session_param() -> Value {
+pub(super) fn session_param() -> Value {
     json!({"type": "string", "description": "The session's name (default \"default\"): sessions of one kind with different names are separate programs.", "pattern": "^[A-Za-z0-9_.-]{1,64}$"})
 }
 
-fn name_of(args: &Value) -> Result<String, ToolError> {
+pub(super) fn name_of(args: &Value) -> Result<String, ToolError> {
     match args.get("session") {
         None | Some(Value::Null) => Ok("default".into()),
         Some(Value::String(s))
@@ -47,14 +47,14 @@ fn name_of(args: &Value) -> Result<String, ToolError> {
     }
 }
 
-fn reply(r: Reply) -> ToolResult {
+pub(super) fn reply(r: Reply) -> ToolResult {
     Ok(match r {
         Ok(t) => CallToolResult::text(t),
         Err(t) => CallToolResult::error(t),
     })
 }
 
-fn with_call<T>(ctx: &Ctx, f: impl FnOnce(&Call<'_>) -> T) -> T {
+pub(super) fn with_call<T>(ctx: &Ctx, f: impl FnOnce(&Call<'_>) -> T) -> T {
     let token = ctx.cancel_token().clone();
     let reporter = ctx.reporter();
     // The deadline fires the token too; the operations see it by `deadline` instead, so
@@ -74,7 +74,7 @@ fn with_call<T>(ctx: &Ctx, f: impl FnOnce(&Call<'_>) -> T) -> T {
     })
 }
 
-fn annotations(read_only: bool, destructive: bool, idempotent: bool) -> ToolAnnotations {
+pub(super) fn annotations(read_only: bool, destructive: bool, idempotent: bool) -> ToolAnnotations {
     ToolAnnotations {
         title: None,
         read_only_hint: Some(read_only),
@@ -84,7 +84,7 @@ fn annotations(read_only: bool, destructive: bool, idempotent: bool) -> ToolAnno
     }
 }
 
-fn object(properties: Value, required: &[&str]) -> Value {
+pub(super) fn object(properties: Value, required: &[&str]) -> Value {
     json!({"type": "object", "properties": properties, "required": required, "additionalProperties": false})
 }
 
@@ -413,9 +413,13 @@ pub fn register(mut server: Server, kinds: &[SessionKind]) -> Server {
         return server;
     }
     let reg = Arc::new(Registry::default());
+    let cursors = Arc::new(super::cursor::Store::default());
     for kind in kinds {
         let kind = Arc::new(kind.clone());
         for t in kind_tools(&reg, &kind) {
+            server = server.tool(t);
+        }
+        for t in super::cursor::tools(&reg, &kind, &cursors) {
             server = server.tool(t);
         }
         let r = reg.clone();

@@ -3,6 +3,7 @@
 #![allow(dead_code, clippy::unwrap_used)]
 #![allow(clippy::disallowed_methods)] // tests and benchmarks start bare programs as clients and controls
 
+pub mod cursor;
 pub mod sessions;
 
 use std::io::{BufRead, BufReader, Read, Write};

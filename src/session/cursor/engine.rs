@@ -1,0 +1,316 @@
+//! A cursor's state in one session and the sequences it runs there: load the file's
+//! segments one by one (a failed block is reported and loaded again with its proof
+//! replaced by the placeholder), enter a block's goal, replay recorded steps.
+
+use super::link::{Identity, Link, Said};
+use super::outline::{with_proof, Block, Outline, Segment};
+use super::CursorSpec;
+use crate::session::exchange::Stop;
+
+/// A block that failed to load.
+#[derive(Clone, Debug)]
+pub struct Failure {
+    pub name: String,
+    pub lines: (usize, usize),
+    /// The first line of the error.
+    pub error: String,
+    /// The answer around the error (the failing goal, when the program shows it).
+    pub detail: String,
+    /// It failed again with its proof replaced by the placeholder (so its name is unbound).
+    pub admit_failed: bool,
+}
+
+/// Why a sequence stopped before its end.
+pub enum Halt {
+    /// Cancelled or past the deadline, after the last whole segment.
+    Stopped(Stop),
+    /// The program ended.
+    Died(String),
+    /// The input was refused or failed (nothing to resume).
+    Failed(String),
+}
+
+/// The cursor of one session.
+#[derive(Clone, Debug, Default)]
+pub struct Cursor {
+    /// The file, relative to the root.
+    pub file: String,
+    /// The file's text as last read (what the loaded prefix was loaded from).
+    pub text: String,
+    pub outline: Outline,
+    /// Segments loaded into the program, from the first.
+    pub loaded: usize,
+    pub failed: Vec<Failure>,
+    /// The program the state lives in.
+    pub identity: Option<Identity>,
+    /// The block whose goal is entered (a segment index).
+    pub current: Option<usize>,
+    /// The text of the current block when it was entered.
+    pub current_text: String,
+    /// Steps applied and accepted since the goal was entered.
+    pub steps: Vec<String>,
+    /// The last step proved the goal.
+    pub proved: bool,
+    /// A load that stopped early: what to say when the next call resumes it.
+    pub resume: Option<String>,
+}
+
+/// Replaces each `{key}` of `template` by its value, in one pass (a value's own braces stay).
+pub fn fill(template: &str, vars: &[(&str, &str)]) -> String {
+    let mut out = String::with_capacity(template.len());
+    let mut rest = template;
+    'outer: while let Some(i) = rest.find('{') {
+        out.push_str(&rest[..i]);
+        rest = &rest[i..];
+        for (k, v) in vars {
+            let key = format!("{{{k}}}");
+            if rest.starts_with(&key) {
+                out.push_str(v);
+                rest = &rest[key.len()..];
+                continue 'outer;
+            }
+        }
+        out.push('{');
+        rest = &rest[1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+impl Cursor {
+    /// A cursor for `file` with text `text`, nothing loaded.
+    pub fn new(file: &str, text: String, spec: &CursorSpec) -> Cursor {
+        let outline = Outline::new(&text, &spec.lexicon, &spec.rules, &spec.placeholder);
+        Cursor {
+            file: file.to_owned(),
+            text,
+            outline,
+            ..Cursor::default()
+        }
+    }
+
+    /// Forgets what was loaded (the program is fresh); the current theorem and its steps
+    /// stay, to be entered again.
+    pub fn reset(&mut self) {
+        self.loaded = 0;
+        self.failed.clear();
+        self.proved = false;
+        self.resume = None;
+    }
+
+    /// Where the loaded prefix ends.
+    pub fn loaded_end(&self) -> usize {
+        self.loaded
+            .checked_sub(1)
+            .map_or(0, |i| self.outline.segments[i].end)
+    }
+
+    /// Takes the file's text from disk. `Err(line)`: the loaded prefix changed there (the
+    /// state must be reloaded); the text is taken anyway.
+    pub fn sync(&mut self, disk: String, spec: &CursorSpec) -> Result<(), usize> {
+        let name = self
+            .current
+            .and_then(|i| self.block(i))
+            .map(|(_, b)| b.name.clone());
+        let end = self.loaded_end();
+        let same = disk.len() >= end && disk.as_bytes()[..end] == self.text.as_bytes()[..end];
+        let first_diff = self
+            .text
+            .bytes()
+            .zip(disk.bytes())
+            .position(|(a, b)| a != b)
+            .unwrap_or(self.text.len().min(disk.len()));
+        if disk != self.text {
+            self.outline = Outline::new(&disk, &spec.lexicon, &spec.rules, &spec.placeholder);
+        }
+        let line = self.outline.line(first_diff);
+        self.text = disk;
+        // The current theorem may have moved: follow it by name.
+        if let Some(n) = name {
+            self.current = self.outline.find(&n);
+            if self.current.is_none() {
+                self.steps.clear();
+            }
+        }
+        if same {
+            self.loaded = self.outline.count_before(end);
+            Ok(())
+        } else {
+            Err(line)
+        }
+    }
+
+    /// The block of segment `i`.
+    pub fn block(&self, i: usize) -> Option<(&Segment, &Block)> {
+        let s = self.outline.segments.get(i)?;
+        Some((s, s.block.as_ref()?))
+    }
+
+    /// "block k/n: name" for segment `i`.
+    pub fn progress(&self, i: usize) -> String {
+        let total = self.outline.blocks().count();
+        let k = self.outline.blocks().take_while(|(j, _, _)| *j < i).count() + 1;
+        match self.block(i) {
+            Some((_, b)) => format!("block {k}/{total}: {}", b.name),
+            None => {
+                let (a, b) = self.outline.lines_of(&self.outline.segments[i]);
+                format!("block {}/{total}: text at lines {a}-{b}", k - 1)
+            }
+        }
+    }
+
+    /// Loads segments up to (not including) `target`.
+    pub fn load_to(
+        &mut self,
+        link: &Link<'_>,
+        spec: &CursorSpec,
+        target: usize,
+    ) -> Result<(), Halt> {
+        while self.loaded < target.min(self.outline.segments.len()) {
+            if let Some(why) = link.stopped() {
+                return Err(Halt::Stopped(why));
+            }
+            link.status(&self.progress(self.loaded));
+            self.load_one(link, spec, self.loaded)?;
+            self.loaded += 1;
+        }
+        Ok(())
+    }
+
+    fn load_one(&mut self, link: &Link<'_>, spec: &CursorSpec, i: usize) -> Result<(), Halt> {
+        let seg = self.outline.segments[i].clone();
+        let text = &self.text[seg.start..seg.end];
+        if text.trim().is_empty() {
+            return Ok(());
+        }
+        let said = answer(link.say(text, spec.timeout))?;
+        let Some(error) = spec.error_line(&said) else {
+            return Ok(());
+        };
+        let lines = self.outline.lines_of(&seg);
+        let Some(b) = &seg.block else {
+            self.failed.push(Failure {
+                name: format!("(text at lines {}-{})", lines.0, lines.1),
+                lines,
+                error,
+                detail: excerpt(&said),
+                admit_failed: false,
+            });
+            return Ok(());
+        };
+        let mut f = Failure {
+            name: b.name.clone(),
+            lines,
+            error,
+            detail: excerpt(&said),
+            admit_failed: true,
+        };
+        answer(link.say(&spec.drop, spec.timeout))?;
+        if let Some(admitted) = with_proof(&self.text, &seg, b, &spec.rules[b.rule].admit) {
+            let again = answer(link.say(&admitted, spec.timeout))?;
+            f.admit_failed = spec.error_line(&again).is_some();
+            if f.admit_failed {
+                answer(link.say(&spec.drop, spec.timeout))?;
+            }
+        }
+        self.failed.push(f);
+        Ok(())
+    }
+
+    /// Drops any proof and enters the goal of block `i`, then replays the recorded steps.
+    /// Returns the goal (the answer to the last input).
+    pub fn enter(&mut self, link: &Link<'_>, spec: &CursorSpec, i: usize) -> Result<String, Halt> {
+        let (seg, b) = self
+            .block(i)
+            .ok_or_else(|| Halt::Failed("not a block".into()))?;
+        let statement = self.text[b.statement.0..b.statement.1].trim();
+        if let Some(bad) = spec
+            .statement_forbids
+            .iter()
+            .find(|f| statement.contains(f.as_str()))
+        {
+            return Err(Halt::Failed(format!(
+                "the statement of {} contains {bad:?}, which the cursor cannot quote; prove it with {}_send",
+                b.name, link.kind_name()
+            )));
+        }
+        let header = &self.text[seg.start..b.proof.map_or(b.statement.1, |(_, e)| e)];
+        let input = fill(
+            &spec.enter,
+            &[
+                ("name", &b.name),
+                ("statement", statement),
+                ("header", header),
+            ],
+        );
+        let name = b.name.clone();
+        self.current_text = self.text[seg.start..seg.end].to_owned();
+        self.current = Some(i);
+        self.proved = false;
+        answer(link.say(&spec.drop, spec.timeout))?;
+        let mut goal = answer(link.say(&input, spec.timeout))?;
+        if let Some(e) = spec.error_line(&goal) {
+            self.current = None;
+            return Err(Halt::Failed(format!(
+                "entering the goal of {name} failed: {e}\n{goal}"
+            )));
+        }
+        let steps = std::mem::take(&mut self.steps);
+        for (n, s) in steps.iter().enumerate() {
+            let a = answer(link.say(&fill(&spec.step, &[("tactic", s)]), spec.timeout))?;
+            if let Some(e) = spec.error_line(&a) {
+                return Err(Halt::Failed(format!(
+                    "replaying step {} ({s}) failed: {e}; the {} steps before it are applied",
+                    n + 1,
+                    n
+                )));
+            }
+            self.proved = spec.proved.is_match(&a);
+            self.steps.push(s.clone());
+            goal = a;
+        }
+        Ok(goal)
+    }
+
+    /// The first block at or after segment `from` that can be entered and holds a
+    /// placeholder.
+    pub fn next_placeholder(&self, spec: &CursorSpec, from: usize) -> Option<usize> {
+        self.outline
+            .blocks()
+            .find(|(i, _, b)| *i >= from && b.placeholder && spec.rules[b.rule].goal)
+            .map(|(i, _, _)| i)
+    }
+}
+
+/// At most 40 lines of an answer.
+fn excerpt(answer: &str) -> String {
+    let lines: Vec<&str> = answer.lines().collect();
+    let mut out = lines[..lines.len().min(40)].join("\n");
+    if lines.len() > 40 {
+        out.push_str(&format!("\n[… {} more lines]", lines.len() - 40));
+    }
+    out
+}
+
+/// The answer, or why there is none.
+pub fn answer(said: Said) -> Result<String, Halt> {
+    match said {
+        Said::Answer(a) => Ok(a),
+        Said::Stopped { why, .. } => Err(Halt::Stopped(why)),
+        Said::Died(m) => Err(Halt::Died(m)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fill;
+
+    #[test]
+    fn templates_fill_in_one_pass() {
+        assert_eq!(
+            fill("g ‘{statement}’;", &[("statement", "{name} x")]),
+            "g ‘{name} x’;"
+        );
+        assert_eq!(fill("{a}{b}{c", &[("a", "1"), ("b", "2")]), "12{c");
+    }
+}

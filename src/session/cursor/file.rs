@@ -1,0 +1,101 @@
+//! Every file access of the proof cursor goes through [`crate::beneath`]: a path relative to
+//! the kind's root is opened beneath the root's descriptor (no symlink, no `..` leads out of
+//! it), only a regular file is read (never a FIFO or device, never blocking), and a splice
+//! replaces the file atomically (a temporary file in the same directory, written and
+//! `fsync`ed, renamed over the old one, its permission bits kept).
+
+use std::io::Read;
+use std::path::{Component, Path, PathBuf};
+
+use crate::beneath::Dir;
+
+/// Largest proof file read, in bytes.
+pub const MAX_FILE: u64 = 8 * 1024 * 1024;
+
+/// `rel` as a relative path of plain names (no `..`, no root), naming at least one.
+fn relative(rel: &str) -> Result<PathBuf, String> {
+    if rel.contains('\0') {
+        return Err("a path must not contain NUL".into());
+    }
+    let mut out = PathBuf::new();
+    for c in Path::new(rel).components() {
+        match c {
+            Component::Normal(n) => out.push(n),
+            Component::CurDir => {}
+            _ => {
+                return Err(format!(
+                    "{rel:?} must be a path relative to the root, without `..`"
+                ))
+            }
+        }
+    }
+    if out.as_os_str().is_empty() {
+        return Err("the path names no file".into());
+    }
+    Ok(out)
+}
+
+/// The text of `rel` beneath `root` (UTF-8, at most [`MAX_FILE`] bytes).
+pub fn read_beneath(root: &Path, rel: &str) -> Result<String, String> {
+    let path = relative(rel)?;
+    let (file, meta) = Dir::open(root)
+        .and_then(|d| d.file(&path))
+        .map_err(|e| format!("cannot read {rel:?}: {e}"))?;
+    if meta.len() > MAX_FILE {
+        return Err(format!("{rel:?} is larger than {MAX_FILE} bytes"));
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_FILE + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read {rel:?}: {e}"))?;
+    String::from_utf8(bytes).map_err(|_| format!("{rel:?} is not UTF-8 text"))
+}
+
+/// Replaces the regular file `rel` beneath `root` with `bytes`, atomically (its mode kept). The
+/// file must exist already as a regular file: the cursor only writes proofs into its files.
+pub fn replace_beneath(root: &Path, rel: &str, bytes: &[u8]) -> Result<(), String> {
+    let path = relative(rel)?;
+    let dir = Dir::open(root).map_err(|e| format!("cannot open the root: {e}"))?;
+    dir.file(&path)
+        .map_err(|e| format!("cannot write {rel:?}: {e}"))?;
+    dir.replace(&path, bytes, 0o644)
+        .map_err(|e| format!("cannot write {rel:?}: {e}"))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_and_replaces_beneath_the_root_only() {
+        let base = std::env::temp_dir().join(format!("stdmcp-cursor-file-{}", std::process::id()));
+        let root = base.join("root");
+        std::fs::create_dir_all(root.join("d")).unwrap();
+        std::fs::write(root.join("d/a.v"), "old").unwrap();
+        std::fs::write(base.join("secret"), "s").unwrap();
+        std::os::unix::fs::symlink(base.join("secret"), root.join("link")).unwrap();
+        std::os::unix::fs::symlink(&base, root.join("up")).unwrap();
+        assert_eq!(read_beneath(&root, "d/a.v").unwrap(), "old");
+        replace_beneath(&root, "./d/a.v", b"new").unwrap();
+        assert_eq!(std::fs::read_to_string(root.join("d/a.v")).unwrap(), "new");
+        for bad in ["link", "up/secret", "../secret", "/etc/passwd", "d", ""] {
+            assert!(read_beneath(&root, bad).is_err(), "{bad}");
+            assert!(replace_beneath(&root, bad, b"x").is_err(), "{bad}");
+        }
+        assert_eq!(std::fs::read_to_string(base.join("secret")).unwrap(), "s");
+        // A FIFO is refused without blocking on its open (nobody writes to it).
+        #[allow(clippy::disallowed_methods)]
+        let made = std::process::Command::new("mkfifo")
+            .arg(root.join("fifo.v"))
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let e = read_beneath(&root, "fifo.v").unwrap_err();
+        assert!(e.contains("not a regular file"), "{e}");
+        std::fs::remove_file(root.join("fifo.v")).unwrap();
+        let left: Vec<_> = std::fs::read_dir(root.join("d")).unwrap().collect();
+        assert_eq!(left.len(), 1, "no temporary file left");
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+}

@@ -1,0 +1,178 @@
+//! The cursor tools of a kind: `K_cursor_init`, `K_cursor_step`, `K_cursor_undo`,
+//! `K_cursor_complete`, `K_cursor_goto`, `K_cursor_reenter`, `K_cursor_status`,
+//! `K_state_at`, `K_check`.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+
+use super::actions::{self, Env, Store};
+use super::check;
+use super::CursorSpec;
+use crate::peer::Timeout;
+use crate::server::{Ctx, ToolDef, ToolError};
+use crate::session::kind::{SessionKind, Workdir};
+use crate::session::ops::Reply;
+use crate::session::registry::Registry;
+use crate::session::tools::{annotations, name_of, object, reply, session_param, with_call};
+
+type Action = dyn Fn(&Env<'_>, &Value) -> Result<Reply, ToolError> + Send + Sync;
+
+struct Ctxt {
+    reg: Arc<Registry>,
+    kind: Arc<SessionKind>,
+    spec: Arc<CursorSpec>,
+    store: Arc<Store>,
+    root: PathBuf,
+}
+
+fn string<'a>(args: &'a Value, key: &str) -> Result<Option<&'a str>, ToolError> {
+    match args.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) if !s.is_empty() && !s.contains('\0') => Ok(Some(s)),
+        Some(_) => Err(ToolError::msg(format!("{key} must be a non-empty string"))),
+    }
+}
+
+fn required<'a>(args: &'a Value, key: &str) -> Result<&'a str, ToolError> {
+    string(args, key)?.ok_or_else(|| ToolError::msg(format!("{key} (a string) is required")))
+}
+
+impl Ctxt {
+    fn tool(
+        self: &Arc<Self>,
+        suffix: &str,
+        description: String,
+        props: Value,
+        req: &[&str],
+        long: bool,
+        action: Box<Action>,
+    ) -> ToolDef {
+        let mut all = json!({"session": session_param()});
+        if let (Some(a), Some(p)) = (all.as_object_mut(), props.as_object()) {
+            a.extend(p.clone());
+        }
+        let me = Arc::clone(self);
+        let def = ToolDef::new(
+            format!("{}_{suffix}", self.kind.name),
+            description,
+            object(all, req),
+            move |ctx: &Ctx, args: Value| {
+                let session = name_of(&args)?;
+                let r = with_call(ctx, |call| {
+                    let env = Env {
+                        reg: &me.reg,
+                        kind: &me.kind,
+                        spec: &me.spec,
+                        store: &me.store,
+                        root: &me.root,
+                        session,
+                        call,
+                    };
+                    action(&env, &args)
+                })?;
+                reply(r)
+            },
+        )
+        .annotations(annotations(suffix == "cursor_status", false, false));
+        if long {
+            let def = def.timeout(self.spec.timeout);
+            match self.spec.background {
+                Some(d) => def.background(d),
+                None => def,
+            }
+        } else {
+            def.timeout(self.spec.timeout.min(self.kind.max_timeout))
+        }
+    }
+}
+
+/// The cursor tools of `kind` (which has a cursor and a `workdir` root).
+pub fn tools(reg: &Arc<Registry>, kind: &Arc<SessionKind>, store: &Arc<Store>) -> Vec<ToolDef> {
+    let (
+        Some(spec),
+        Workdir::Param {
+            root, root_name, ..
+        },
+    ) = (&kind.cursor, &kind.workdir)
+    else {
+        return Vec::new();
+    };
+    let c = Arc::new(Ctxt {
+        reg: reg.clone(),
+        kind: kind.clone(),
+        spec: spec.clone(),
+        store: store.clone(),
+        root: root.clone(),
+    });
+    let file = json!({"type": "string", "description": format!("The proof file, relative to the root {root_name}.")});
+    let mut v = c.moving(&file);
+    v.extend(c.reading(&file));
+    v
+}
+
+impl Ctxt {
+    /// The tools that move the cursor: init, step, undo, complete, goto, reenter.
+    fn moving(self: &Arc<Self>, file: &Value) -> Vec<ToolDef> {
+        let (c, k, kind, spec) = (self, &self.kind.name, &self.kind, &self.spec);
+        let write = if spec.write {
+            "splices the proof over the placeholder in the file (when the block is unchanged since it was loaded)"
+        } else {
+            "returns the proof (this cursor does not write files)"
+        };
+        vec![
+        c.tool("cursor_init", format!(
+            "Open a proof file in the {k} session (started in the file's directory): loads its blocks one by one up to the first placeholder (or `start_at`, a theorem name) and enters that goal. Returns the outline (each block, its lines, placeholder or not), the blocks that failed (each loaded again with its proof left to later, so later blocks still see its name), and the goal. Then {k}_cursor_step, {k}_cursor_complete."),
+            json!({"file": file, "start_at": {"type": "string", "description": "Theorem to enter instead of the first placeholder."}}),
+            &["file"], true,
+            Box::new(|env, a| Ok(actions::init(env, required(a, "file")?, string(a, "start_at")?)))),
+        c.tool("cursor_step", format!(
+            "Apply one step (tactic) to the goal under the {k} cursor. Recorded only when it succeeds; an error or a timeout is isError and leaves the goal as it was. Says when the goal is proved."),
+            json!({"tactic": {"type": "string", "description": "The step, as you would write it in the proof.", "maxLength": 65536},
+                   "timeout": {"type": "number", "exclusiveMinimum": 0, "maximum": kind.max_timeout.as_secs_f64(), "description": "Seconds the step may take."}}),
+            &["tactic"], false,
+            Box::new(|env, a| {
+                let limit = step_timeout(env.kind).for_call(a);
+                Ok(actions::step(env, required(a, "tactic")?, limit))
+            })).timeout_rule(step_timeout(kind)),
+        c.tool("cursor_undo", format!("Take back the last recorded step of the {k} cursor."), json!({}), &[], false,
+            Box::new(|env, _| Ok(actions::undo(env)))),
+        c.tool("cursor_complete", format!(
+            "Join the recorded steps into the proof, check the whole block in the {k} session, and {write}; then move to the next placeholder (loading the blocks in between) and enter its goal. Returns the proof, the changed lines and the next goal."),
+            json!({}), &[], true, Box::new(|env, _| Ok(super::splice::complete(env)))),
+        c.tool("cursor_goto", format!("Drop the current proof of the {k} cursor and enter another theorem of the file (forward: loads the blocks in between; backward: a fresh program loads up to it)."),
+            json!({"theorem": {"type": "string", "description": "The theorem's name."}}), &["theorem"], true,
+            Box::new(|env, a| Ok(actions::goto(env, required(a, "theorem")?)))),
+        c.tool("cursor_reenter", format!("Drop all proof state of the {k} cursor and enter the current theorem again (no steps)."),
+            json!({}), &[], true, Box::new(|env, _| Ok(actions::reenter(env)))),
+        ]
+    }
+
+    /// The tools that report: status, state at a line, check.
+    fn reading(self: &Arc<Self>, file: &Value) -> Vec<ToolDef> {
+        let (c, k) = (self, &self.kind.name);
+        vec![
+        c.tool("cursor_status", format!("The {k} cursor: its file and whether it changed since loading, the line loaded to, the current theorem, the recorded steps, the placeholders left."),
+            json!({}), &[], false, Box::new(|env, _| Ok(check::status(env)))),
+        c.tool("state_at", format!("The goal state at a line inside a proof of a file, in the {k} session: the block's statement entered and the proof's steps up to that line applied (recorded, so {k}_cursor_step continues from there)."),
+            json!({"file": file, "line": {"type": "integer", "minimum": 1, "description": "1-based line inside a proof."}}), &["file", "line"], true,
+            Box::new(|env, a| {
+                let line = a.get("line").and_then(Value::as_u64).filter(|l| *l >= 1).ok_or_else(|| ToolError::msg("line must be a positive integer"))?;
+                Ok(check::state_at(env, required(a, "file")?, usize::try_from(line).unwrap_or(usize::MAX)))
+            })),
+        c.tool("check", format!("Check a proof file in the {k} session: every block after the loaded point (or only `theorem`) loaded from disk and reported OK, FAILED (first error line and the answer) or placeholder; isError when one failed."),
+            json!({"file": file, "theorem": {"type": "string", "description": "Check only this block."}}), &["file"], true,
+            Box::new(|env, a| Ok(check::check(env, required(a, "file")?, string(a, "theorem")?)))),
+
+        ]
+    }
+}
+
+fn step_timeout(kind: &SessionKind) -> Timeout {
+    Timeout::Argument {
+        name: "timeout".into(),
+        default: kind.timeout,
+        max: kind.max_timeout,
+    }
+}

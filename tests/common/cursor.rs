@@ -1,0 +1,162 @@
+//! Helpers for the proof cursor tests (tests/cursor_rocq.rs, tests/cursor_hol4.rs): an
+//! example manifest served over a temporary `proofs` root, and tool calls that wait for a
+//! job when a long load becomes one.
+#![allow(dead_code, clippy::unwrap_used)]
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+
+use std::process::Command;
+
+use super::sessions::{example, is_error, text};
+use super::{stdmcp_bin, temp_dir, Proc};
+
+/// The fixture `tests/fixtures/cursor/NAME`.
+pub fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/cursor")
+        .join(name)
+}
+
+/// A fresh `proofs` root holding a copy of each fixture in `files` (by file name).
+pub fn proofs(files: &[&str]) -> PathBuf {
+    let dir = temp_dir("proofs");
+    for f in files {
+        let name = Path::new(f).file_name().unwrap();
+        std::fs::copy(fixture(f), dir.join(name)).unwrap();
+    }
+    dir
+}
+
+/// `examples/{file}` with its root `proofs` at `proofs` and `edit` applied to its first
+/// session kind, served with `path` (a bin directory) first on PATH and heartbeats every
+/// 100 ms.
+pub fn serve_cursor(
+    file: &str,
+    proofs: &Path,
+    path: Option<&Path>,
+    edit: impl Fn(&mut Value),
+) -> Proc {
+    let mut m: Value =
+        serde_json::from_str(&std::fs::read_to_string(example(file)).unwrap()).unwrap();
+    m["roots"]["proofs"] = json!(proofs);
+    edit(&mut m["sessions"][0]);
+    let manifest = temp_dir("manifest").join(file);
+    std::fs::write(&manifest, m.to_string()).unwrap();
+    let mut cmd = Command::new(stdmcp_bin());
+    cmd.arg("serve")
+        .arg("--config")
+        .arg(&manifest)
+        .env("STDMCP_HEARTBEAT_MS", "100");
+    if let Some(dir) = path {
+        let old = std::env::var_os("PATH").unwrap_or_default();
+        let mut dirs = vec![dir.to_path_buf()];
+        dirs.extend(std::env::split_paths(&old));
+        cmd.env("PATH", std::env::join_paths(dirs).unwrap());
+    }
+    let mut p = Proc::start(cmd);
+    p.initialize("2025-06-18");
+    p
+}
+
+/// The pid of the program of session `name` (the `sessions` tool's answer).
+pub fn session_pid(p: &mut Proc, id: i64, name: &str) -> i32 {
+    let r = call_through(p, id, "sessions", json!({}));
+    let rows = r["result"]["structuredContent"]["sessions"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let row = rows
+        .iter()
+        .find(|s| s["name"] == json!(name))
+        .unwrap_or_else(|| panic!("{r}"));
+    i32::try_from(row["pid"].as_i64().unwrap()).unwrap()
+}
+
+/// Starts `tool` with a progress token and waits until a heartbeat's message contains
+/// `seen`; the request is `id`.
+pub fn call_until_progress(p: &mut Proc, id: i64, tool: &str, args: Value, seen: &str) -> Value {
+    let token = format!("t{id}");
+    p.call(json!(id), tool, args, Some(json!(token)));
+    let seen = seen.to_owned();
+    p.recv_where(&format!("a heartbeat with {seen:?}"), move |v| {
+        v["method"] == json!("notifications/progress")
+            && v["params"]["progressToken"] == json!(token)
+            && v["params"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains(&seen))
+    })
+}
+
+/// Calls `tool`; when the answer is a job, waits for it with `job_wait`. The response.
+pub fn call_through(p: &mut Proc, id: i64, tool: &str, args: Value) -> Value {
+    p.call(json!(id), tool, args, None);
+    let mut r = p.response(&json!(id));
+    let mut n = 0;
+    while let Some(job) = r["result"]["_meta"]["stdmcp/job"]["id"]
+        .as_str()
+        .filter(|_| r["result"]["_meta"]["stdmcp/job"]["state"] == json!("working"))
+    {
+        let job = job.to_owned();
+        n += 1;
+        let wid = id * 1000 + n;
+        p.call(
+            json!(wid),
+            "job_wait",
+            json!({"id": job, "seconds": 10}),
+            None,
+        );
+        r = p.response(&json!(wid));
+    }
+    r
+}
+
+/// Calls `tool` (waiting for its job), asserts it succeeded, returns its text.
+pub fn ok(p: &mut Proc, id: i64, tool: &str, args: Value) -> String {
+    let r = call_through(p, id, tool, args.clone());
+    assert!(!is_error(&r), "{tool} {args} failed: {r}");
+    text(&r)
+}
+
+/// Calls `tool` (waiting for its job), asserts it failed, returns its text.
+pub fn fails(p: &mut Proc, id: i64, tool: &str, args: Value) -> String {
+    let r = call_through(p, id, tool, args.clone());
+    assert!(is_error(&r), "{tool} {args} did not fail: {r}");
+    text(&r)
+}
+
+/// True when coqtop is installed (.ci/run installs it: required under CI).
+pub fn rocq_installed() -> bool {
+    #[allow(clippy::disallowed_methods)] // a probe of the machine, not a tool call
+    let found = std::process::Command::new("coqtop")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        found || std::env::var_os("CI").is_none(),
+        "CI must install coq (see .ci/run)"
+    );
+    if !found {
+        eprintln!("SKIPPED: coqtop is not installed");
+    }
+    found
+}
+
+/// `examples/rocq.json` served over `proofs`; calls longer than 5 s become jobs
+/// (`call_through` waits for them), so that a slow machine never outwaits the test's patience.
+pub fn serve_rocq(proofs: &Path) -> Proc {
+    serve_cursor("rocq.json", proofs, None, |k| {
+        k["cursor"]["background"] = json!({"afterSeconds": 5});
+    })
+}
+
+/// `K_cursor_step {tactic}`, which must succeed: its text.
+pub fn step(p: &mut Proc, id: i64, kind: &str, tactic: &str) -> String {
+    ok(
+        p,
+        id,
+        &format!("{kind}_cursor_step"),
+        json!({"tactic": tactic}),
+    )
+}
