@@ -152,6 +152,12 @@ impl Pending {
         }
     }
 
+    /// Whether byte `b` is pending.
+    #[cfg(test)]
+    pub fn has_byte(&self, b: u8) -> bool {
+        self.buf.contains(&b)
+    }
+
     /// True when nothing is pending.
     pub fn is_empty(&self) -> bool {
         self.buf.is_empty()

@@ -52,8 +52,9 @@ pub struct Watch<'a> {
 }
 
 /// Sends `input` (or nothing: `None` waits for the next answer end, e.g. the banner's) and
-/// waits for its answer, cut to the kind's `maxOutputBytes`. Output left over from before is
-/// discarded first.
+/// waits for its answer, cut to the kind's `maxOutputBytes`. Output left over from before an
+/// input is discarded first; with no input, output already there is the start of the answer
+/// awaited (a greeting the program printed before its start-up exchange began).
 pub fn exchange(
     kind: &SessionKind,
     proc: &Proc,
@@ -75,7 +76,14 @@ pub fn exchange_capped(
     let spill = Spill::new();
     let stale = {
         let mut st = proc.lock();
-        let stale = st.pending.take_all();
+        // The reader thread runs from the program's start: its banner (and the NUL, marker
+        // or prompt that ends it) may be pending before the start-up waits for it. Dropped,
+        // the start would wait for an end that already came, until startupTimeoutSeconds.
+        let stale = if input.is_some() {
+            st.pending.take_all()
+        } else {
+            super::answer::Answer::default()
+        };
         st.pending.await_answer(Some(spill.sink()), cap);
         stale
     };
@@ -283,5 +291,61 @@ fn interrupt(
             partial: text(kind, out, &proc.lock().pending.take_all()),
             recovered: false,
         },
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+    use std::time::{Duration, Instant};
+
+    use super::{exchange, ExchangeEnd, Watch};
+    use crate::session::child::{Proc, Transcript};
+
+    /// The program's greeting arrives before the start-up waits for it (the reader thread
+    /// runs from the program's start; on a loaded machine the starting call comes late): it
+    /// is still the greeting's answer, not output left over.
+    #[test]
+    fn a_greeting_that_came_before_the_wait_is_its_answer() {
+        let m = crate::manifest::Manifest::parse(
+            &serde_json::json!({"name": "m", "tools": [], "sessions": [
+                {"name": "g", "description": "d", "program": "sh",
+                 "args": ["-c", "printf 'ready\\0'; exec cat >/dev/null"],
+                 "answer": {"mode": "nul"}}
+            ]})
+            .to_string(),
+            std::path::Path::new("/"),
+        )
+        .unwrap();
+        let kind = &m.sessions[0];
+        let launch = kind.launch(serde_json::Map::new()).unwrap();
+        let transcript = Arc::new(Mutex::new(Transcript::default()));
+        let dir = std::env::current_dir().unwrap();
+        let proc = Proc::spawn(kind, dir, launch, "greeting-test", transcript).unwrap();
+        // The whole greeting is pending before the exchange begins.
+        let until = Instant::now() + Duration::from_secs(10);
+        let mut st = proc.lock();
+        while !st.pending.has_byte(0) && Instant::now() < until {
+            st = proc
+                .cond
+                .wait_timeout(st, Duration::from_millis(50))
+                .unwrap()
+                .0;
+        }
+        drop(st);
+        let watch = Watch {
+            cancelled: &|| false,
+            shutdown: &|| false,
+            deadline: Instant::now() + Duration::from_secs(5),
+            status: &|_| {},
+            interrupt: false,
+        };
+        let end = exchange(kind, &proc, None, &watch);
+        proc.kill("the test ended", Duration::from_secs(5));
+        assert!(
+            matches!(&end, ExchangeEnd::Answer(t) if t == "ready"),
+            "{end:?}"
+        );
     }
 }
