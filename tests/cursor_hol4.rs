@@ -10,30 +10,15 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use common::cursor::{
     call_through, call_until_progress, fails, ok, proofs, serve_cursor, session_pid, step,
 };
-use common::sessions::{is_error, text};
+use common::sessions::{hol_bin, is_error, text};
 use common::{send_signal, wait_gone, Proc};
 use serde_json::json;
-
-fn hol_bin() -> Option<PathBuf> {
-    let bin = std::env::var_os("STDMCP_HOL4_BIN").map(PathBuf::from);
-    match bin {
-        Some(b) if b.join("hol").is_file() => Some(b),
-        _ => {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "CI must build HOL4 and set STDMCP_HOL4_BIN (see .ci/run)"
-            );
-            eprintln!("SKIPPED: STDMCP_HOL4_BIN does not name a HOL4 bin directory");
-            None
-        }
-    }
-}
 
 /// The example served over `proofs` with HOL4 on PATH; calls longer than 5 s become jobs
 /// (`call_through` waits for them), so that a slow machine never outwaits the test.

@@ -7,29 +7,12 @@
 
 mod common;
 
-use std::path::PathBuf;
-
 use common::sessions::{
-    call, cancel, deadline, example, interrupt, is_error, ok, persists_and_errors, send, serve,
-    text, Kind,
+    call, cancel, deadline, example, hol_bin, interrupt, is_error, ok, persists_and_errors, send,
+    serve, text, Kind,
 };
 use common::{temp_dir, Proc};
 use serde_json::json;
-
-fn hol_bin() -> Option<PathBuf> {
-    let bin = std::env::var_os("STDMCP_HOL4_BIN").map(PathBuf::from);
-    match bin {
-        Some(b) if b.join("hol").is_file() => Some(b),
-        _ => {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "CI must build HOL4 and set STDMCP_HOL4_BIN (see .ci/run)"
-            );
-            eprintln!("SKIPPED: STDMCP_HOL4_BIN does not name a HOL4 bin directory");
-            None
-        }
-    }
-}
 
 fn hol_serve() -> Option<Proc> {
     let bin = hol_bin()?;

@@ -85,6 +85,23 @@ pub fn serve(manifest: &Path, path: Option<&Path>) -> Proc {
     p
 }
 
+/// HOL4's bin directory from `STDMCP_HOL4_BIN` (built by .ci/run), or `None` (the test skips,
+/// saying so) outside CI; under CI a missing HOL4 fails the test.
+pub fn hol_bin() -> Option<PathBuf> {
+    let bin = std::env::var_os("STDMCP_HOL4_BIN").map(PathBuf::from);
+    match bin {
+        Some(b) if b.join("hol").is_file() => Some(b),
+        _ => {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "CI must build HOL4 and set STDMCP_HOL4_BIN (see .ci/run)"
+            );
+            eprintln!("SKIPPED: STDMCP_HOL4_BIN does not name a HOL4 bin directory");
+            None
+        }
+    }
+}
+
 /// Every text block of a tool result, joined.
 pub fn text(r: &Value) -> String {
     r["result"]["content"]
