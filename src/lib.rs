@@ -131,6 +131,7 @@ pub mod peer;
 pub mod process;
 mod random;
 mod reaper;
+pub mod sync;
 pub mod schema;
 pub mod server;
 pub mod session;
