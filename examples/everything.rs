@@ -607,5 +607,7 @@ fn main() -> std::process::ExitCode {
     let server = tasks::tools(mrtr::tools(resources(prompts(conformance_tools(tools(
         server,
     ))))));
-    server.serve_stdio()
+    // The STDMCP_* settings the tests give it, read as the `stdmcp` command reads them.
+    let options = stdmcp_cli::options::from_env(stdmcp::Options::default());
+    server.options(options).serve_stdio()
 }

@@ -1,7 +1,5 @@
 //! The `stdmcp` command: serve a manifest, check one, or talk to any stdio MCP server.
 
-mod cli;
-
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -13,5 +11,5 @@ fn main() -> ExitCode {
     stdmcp::process::private_dir::tmpdir();
     stdmcp::init_logging();
     let args: Vec<String> = std::env::args().skip(1).collect();
-    cli::run(args)
+    stdmcp_cli::cli::run(args)
 }

@@ -66,10 +66,10 @@ mod regressions {
     use std::time::Instant;
 
     use serde_json::{json, Value};
-    use stdmcp::framing::{Frame, FrameDecoder, FrameError, Framing};
     use stdmcp::jsonrpc::{self, Incoming, Message, RequestId};
     use stdmcp::peer::{Config, Effect, Peer};
     use stdmcp::CallToolResult;
+    use stdmcp_proto::framing::{Frame, FrameDecoder, FrameError, Framing};
 
     use super::fuzz_harness::peer::catalog;
 
@@ -244,9 +244,9 @@ mod more_regressions {
     use std::sync::Arc;
     use std::time::{Duration, Instant};
 
-    use stdmcp::framing::Frame;
-    use stdmcp::manifest::Manifest;
     use stdmcp::peer::{Config, Peer};
+    use stdmcp_cli::manifest::Manifest;
+    use stdmcp_proto::framing::Frame;
 
     use super::fuzz_harness::{decoder, peer::catalog};
 
@@ -300,7 +300,7 @@ mod more_regressions {
         ] {
             let frame = Frame {
                 body: body.as_bytes().to_vec(),
-                framing: stdmcp::framing::Framing::Newline,
+                framing: stdmcp_proto::framing::Framing::Newline,
             };
             peer.handle_frame(now, frame);
         }

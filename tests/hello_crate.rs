@@ -33,10 +33,12 @@ fn the_readme_shows_hello_rs_as_it_is() {
 #[test]
 fn hello_rs_builds_in_a_crate_that_depends_only_on_stdmcp() {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("hello-crate");
+    // The runtime library, as a tool author depends on it (not the workspace's command).
+    let runtime = Path::new(ROOT).join("crates/stdmcp");
     std::fs::create_dir_all(dir.join("src")).unwrap();
     let manifest = format!(
         "[package]\nname = \"hello\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
-         [dependencies]\nstdmcp = {{ path = {ROOT:?} }}\n\n[workspace]\n"
+         [dependencies]\nstdmcp = {{ path = {runtime:?} }}\n\n[workspace]\n"
     );
     std::fs::write(dir.join("Cargo.toml"), manifest).unwrap();
     std::fs::copy(

@@ -372,17 +372,17 @@ fn shipped_manifests_follow_the_shipped_schema() {
     ] {
         let m: Value =
             serde_json::from_str(&std::fs::read_to_string(root.join(path)).unwrap()).unwrap();
-        stdmcp::schema::validate(&schema, &m).unwrap_or_else(|e| panic!("{path}: {e}"));
+        stdmcp_proto::schema::validate(&schema, &m).unwrap_or_else(|e| panic!("{path}: {e}"));
         checked += 1;
     }
     // The schema rejects what the loader rejects.
     let bad = json!({"name": "x", "tools": [{"name": "t", "description": "d", "program": "p", "param": {}}]});
-    assert!(stdmcp::schema::validate(&schema, &bad).is_err());
+    assert!(stdmcp_proto::schema::validate(&schema, &bad).is_err());
     // Keywords of another type, and arrays of arrays, as the loader refuses them.
     let with = |p: Value| {
         let m = json!({"name": "x", "tools": [{"name": "t", "description": "d", "program": "p",
                        "args": [{"param": "p"}], "params": {"p": p}}]});
-        stdmcp::schema::validate(&schema, &m)
+        stdmcp_proto::schema::validate(&schema, &m)
     };
     for p in [
         json!({"type": "string", "minimum": 1}),

@@ -438,7 +438,7 @@ fn environment_is_exactly_the_spec() {
     let o = run_plain(&s);
     let mut got: BTreeSet<String> = o.stdout.text().lines().map(str::to_string).collect();
     // Plus the call's marker, which finds its processes (see `process::orphans`).
-    let marker = format!("STDMCP_CALL={}.", stdmcp::process::orphans::instance());
+    let marker = format!("STDMCP_CALL={}.", stdmcp::process::marker_instance());
     let marked: Vec<String> = got
         .iter()
         .filter(|l| l.starts_with(&marker))
@@ -531,10 +531,7 @@ fn limited(script: &str, limits: Limits) -> Outcome {
 fn cpu_limit_stops_a_busy_loop_with_sigxcpu() {
     let o = limited(
         "exec sh -c 'while :; do :; done'",
-        Limits {
-            cpu_seconds: Some(1),
-            ..Limits::default()
-        },
+        Limits::default().with_cpu_seconds(1),
     );
     assert_eq!(o.signal, Some(libc::SIGXCPU), "{o:?}");
 }
@@ -546,10 +543,7 @@ fn file_size_limit_stops_a_big_write() {
     let file = dir.join("big");
     let o = limited(
         &format!("head -c 3000000 /dev/zero > '{}'; echo $?", file.display()),
-        Limits {
-            max_file_size_mb: Some(1),
-            ..Limits::default()
-        },
+        Limits::default().with_max_file_size_mb(1),
     );
     let size = std::fs::metadata(&file).map(|m| m.len());
     let _ = std::fs::remove_dir_all(&dir);
@@ -561,13 +555,7 @@ fn file_size_limit_stops_a_big_write() {
 #[test]
 fn memory_limit_makes_a_big_allocation_fail() {
     let big = "python3 -c 'bytearray(512 * 1024 * 1024)' 2>&1; echo exit $?";
-    let o = limited(
-        big,
-        Limits {
-            max_memory_mb: Some(200),
-            ..Limits::default()
-        },
-    );
+    let o = limited(big, Limits::default().with_max_memory_mb(200));
     let text = o.stdout.text();
     assert!(
         text.contains("MemoryError") && text.contains("exit 1"),
@@ -584,10 +572,7 @@ fn memory_limit_makes_a_big_allocation_fail() {
 fn nice_is_applied_before_exec() {
     let o = limited(
         "cut -d' ' -f19 /proc/self/stat",
-        Limits {
-            nice: Some(11),
-            ..Limits::default()
-        },
+        Limits::default().with_nice(11),
     );
     assert_eq!(o.stdout.text().trim(), "11");
 }

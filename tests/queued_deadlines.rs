@@ -114,9 +114,10 @@ fn a_call_cancelled_while_queued_never_runs() {
                 Ok(CallToolResult::text("counted"))
             },
         ))
-        .options(Options {
-            max_concurrent_calls: 1,
-            ..Options::default()
+        .options({
+            let mut o = Options::default();
+            o.max_concurrent_calls = 1;
+            o
         });
     let (in_r, mut in_w) = std::io::pipe().unwrap();
     let (out_r, out_w) = std::io::pipe().unwrap();

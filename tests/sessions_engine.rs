@@ -536,15 +536,15 @@ fn the_schema_accepts_session_kinds_and_rejects_bad_ones() {
     .unwrap();
     let dir = temp_dir("schema");
     let mut m = manifest(&dir);
-    stdmcp::schema::validate(&schema, &m).unwrap();
+    stdmcp_proto::schema::validate(&schema, &m).unwrap();
     m.as_object_mut().unwrap().remove("tools");
-    stdmcp::schema::validate(&schema, &m).unwrap();
+    stdmcp_proto::schema::validate(&schema, &m).unwrap();
     m["sessions"][0]["answer"] = json!({"mode": "quiet"});
-    assert!(stdmcp::schema::validate(&schema, &m).is_err());
+    assert!(stdmcp_proto::schema::validate(&schema, &m).is_err());
     m["sessions"][0]["answer"] = json!({"mode": "nul", "greeting": false});
-    stdmcp::schema::validate(&schema, &m).unwrap();
+    stdmcp_proto::schema::validate(&schema, &m).unwrap();
     m["sessions"][0]["idle"] = json!(1);
-    assert!(stdmcp::schema::validate(&schema, &m).is_err());
+    assert!(stdmcp_proto::schema::validate(&schema, &m).is_err());
 }
 
 #[test]

@@ -217,7 +217,7 @@ fn the_schema_and_check_know_the_new_fields() {
         &std::fs::read_to_string(root.join("docs/manifest.schema.json")).unwrap(),
     )
     .unwrap();
-    stdmcp::schema::validate(&schema, &m).unwrap();
+    stdmcp_proto::schema::validate(&schema, &m).unwrap();
     let (code, out, err) = common::stdmcp_check(&dir, &m);
     assert_eq!(code, 0, "{out}{err}");
     for line in [

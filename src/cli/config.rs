@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
+use crate::manifest::{self, Manifest};
 use serde_json::{json, Map, Value};
-use stdmcp::manifest::{self, Manifest};
 
 use super::{emit, report, usage};
 

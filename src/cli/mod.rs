@@ -8,8 +8,8 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use stdmcp::human;
-use stdmcp::manifest::{self, ArgPart, Kind, Manifest, ManifestError};
+use crate::human;
+use crate::manifest::{self, ArgPart, Kind, Manifest, ManifestError};
 
 pub const HELP: &str = "\
 stdmcp: serve local programs to AI agents over MCP (stdio), and talk to MCP servers.
@@ -257,7 +257,7 @@ fn check(args: &[String]) -> ExitCode {
 }
 
 /// Describes one tool for `stdmcp check`: what it runs, its parameters and its limits.
-fn tool_summary(out: &mut String, t: &stdmcp::manifest::ToolSpec) {
+fn tool_summary(out: &mut String, t: &crate::manifest::ToolSpec) {
     let title = t
         .title
         .as_deref()
@@ -296,7 +296,7 @@ fn tool_summary(out: &mut String, t: &stdmcp::manifest::ToolSpec) {
         ""
     };
     let _ = writeln!(out, "    limits: {}{buffering}", t.limits);
-    if let Some(line) = stdmcp::manifest::remote::describe(&t.remote) {
+    if let Some(line) = crate::manifest::remote::describe(&t.remote) {
         let _ = writeln!(out, "    {line}");
     }
     if let Some(v) = &t.verdict {
@@ -327,7 +327,7 @@ fn tool_summary(out: &mut String, t: &stdmcp::manifest::ToolSpec) {
 /// One line per parameter: name, type, required or default, env, description.
 fn params_summary(
     out: &mut String,
-    params: &std::collections::BTreeMap<String, stdmcp::manifest::Param>,
+    params: &std::collections::BTreeMap<String, crate::manifest::Param>,
 ) {
     for (name, p) in params {
         let ty = type_name(&p.kind);
@@ -354,7 +354,7 @@ fn params_summary(
 /// An argument template as a reader would write it: `{name}`, `-f {name}`, `[-f]`.
 fn command_line(
     args: &[ArgPart],
-    params: &std::collections::BTreeMap<String, stdmcp::manifest::Param>,
+    params: &std::collections::BTreeMap<String, crate::manifest::Param>,
 ) -> String {
     args.iter()
         .map(|a| match a {
@@ -382,8 +382,8 @@ fn command_line(
         .join(" ")
 }
 
-fn session_kind(out: &mut String, k: &stdmcp::session::SessionKind) {
-    use stdmcp::session::kind::{AnswerMode, Workdir};
+fn session_kind(out: &mut String, k: &crate::session::SessionKind) {
+    use crate::session::kind::{AnswerMode, Workdir};
     let _ = writeln!(
         out,
         "  session {} (tools {}_start, _send, _interrupt, _stop, _restart)",
@@ -428,7 +428,7 @@ fn session_kind(out: &mut String, k: &stdmcp::session::SessionKind) {
         human::setting(k.timeout),
         human::setting(k.max_timeout),
         k.max_output_bytes,
-        stdmcp::session::kind::signal_name(k.interrupt_signal)
+        crate::session::kind::signal_name(k.interrupt_signal)
     );
     if let Some(s) = &k.status {
         let _ = writeln!(out, "    status input (K_start on a running session): {s}");
@@ -437,7 +437,7 @@ fn session_kind(out: &mut String, k: &stdmcp::session::SessionKind) {
         let _ = writeln!(out, "    an answer matching /{}/ is an error", e.source);
     }
     if let Some(c) = &k.cursor {
-        out.push_str(&stdmcp::session::cursor::describe(k, c));
+        out.push_str(&crate::session::cursor::describe(k, c));
     }
 }
 

@@ -138,15 +138,12 @@ impl Hooks {
 
 /// Runs an `onCancel` command through the runner; a sentence on how it went.
 fn run(cmd: &Command) -> String {
-    let spec = RunSpec {
-        args: cmd.args.clone(),
-        env: cmd.env.clone(),
-        timeout: Some(cmd.timeout),
-        kill_grace: std::time::Duration::from_millis(500),
-        stdout_cap: 4096,
-        stderr_cap: 4096,
-        ..RunSpec::new(cmd.program.clone())
-    };
+    let mut spec = RunSpec::new(cmd.program.clone())
+        .timeout(cmd.timeout)
+        .kill_grace(std::time::Duration::from_millis(500))
+        .output_cap(4096);
+    spec.args = cmd.args.clone();
+    spec.env = cmd.env.clone();
     let name = cmd
         .program
         .file_name()

@@ -20,13 +20,12 @@ pub(super) fn limits(o: &Obj<'_>, base: Limits, errs: &mut Errors) -> Limits {
             None
         }
     });
-    Limits {
-        max_memory_mb: mb("maxMemoryMB", errs),
-        cpu_seconds: mb("cpuSeconds", errs),
-        max_file_size_mb: mb("maxFileSizeMB", errs),
-        nice,
-    }
-    .or(base)
+    let mut own = Limits::default();
+    own.max_memory_mb = mb("maxMemoryMB", errs);
+    own.cpu_seconds = mb("cpuSeconds", errs);
+    own.max_file_size_mb = mb("maxFileSizeMB", errs);
+    own.nice = nice;
+    own.or(base)
 }
 
 /// `lineBuffered`: runs the program under `stdbuf`, which must exist.
@@ -64,11 +63,9 @@ mod tests {
 
     #[test]
     fn limits_override_the_base_and_are_checked() {
-        let base = Limits {
-            max_memory_mb: Some(100),
-            nice: Some(5),
-            ..Limits::default()
-        };
+        let mut base = Limits::default();
+        base.max_memory_mb = Some(100);
+        base.nice = Some(5);
         let (l, errs) = read(json!({"cpuSeconds": 3, "nice": 10}), base);
         assert!(errs.is_empty(), "{errs:?}");
         assert_eq!(l.to_string(), "memory 100 MiB, CPU 3 s, nice 10");

@@ -391,12 +391,10 @@ impl Manifest {
             server = crate::spool::tool::register(server, crate::spool::Spool::global());
         }
         server = crate::session::register(server, &self.sessions);
-        let options = Options {
-            heartbeat: self.defaults.heartbeat,
-            max_concurrent_calls: self.defaults.max_concurrent_calls,
-            ..Options::default()
-        };
-        server.options(options.with_env())
+        let mut options = Options::default();
+        options.heartbeat = self.defaults.heartbeat;
+        options.max_concurrent_calls = self.defaults.max_concurrent_calls;
+        server.options(crate::options::from_env(options))
     }
 }
 

@@ -196,7 +196,7 @@ pub fn new_call_id() -> String {
     static NEXT: AtomicU64 = AtomicU64::new(1);
     format!(
         "{}-{}",
-        crate::process::orphans::instance(),
+        crate::process::marker_instance(),
         NEXT.fetch_add(1, Ordering::Relaxed)
     )
 }

@@ -120,21 +120,20 @@ pub(super) fn execute(
     let hooks = Hooks::new(spec, &call_id, values, &plan.env);
     let spool = crate::spool::Spool::global().begin(&call_id);
     let logs = super::logs::Snapshot::take(spec, roots, args);
-    let run = RunSpec {
-        program: spec.program.clone(),
-        args: plan.argv,
-        cwd: plan.cwd,
-        cwd_dir: cwd_dir.map(Arc::new),
-        env: plan.env,
-        stdin: plan.stdin,
-        timeout,
-        kill_grace: spec.kill_grace,
-        stdout_cap: spec.max_output_bytes,
-        stderr_cap: spec.max_output_bytes,
-        limits: spec.limits,
-        line_buffered: spec.line_buffered,
-        spool: spool.clone(),
-    };
+    let mut run = RunSpec::new(spec.program.clone())
+        .kill_grace(spec.kill_grace)
+        .output_cap(spec.max_output_bytes)
+        .limits(spec.limits);
+    run.args = plan.argv;
+    run.cwd = plan.cwd;
+    run.cwd_dir = cwd_dir.map(Arc::new);
+    run.env = plan.env;
+    run.stdin = plan.stdin;
+    run.timeout = timeout;
+    run.line_buffered = spec.line_buffered;
+    run.sink = spool
+        .clone()
+        .map(|e| Arc::new(e) as Arc<dyn process::OutputSink>);
     let mut on_line = on_line;
     if let Some(h) = &hooks {
         let (h, inner) = (Arc::clone(h), on_line);
@@ -197,7 +196,7 @@ pub(super) fn execute(
     if let Some(note) = note {
         ran.result.content.push(Content::text(note));
     }
-    if pid.is_some() && crate::reaper::missing() {
+    if pid.is_some() && crate::process::watchdog_missing() {
         ran.result.content.push(Content::text(
             "This call ran without the server's process watchdog, which could not be started \
              (the server's log says why; the next call tries again): had the server been \

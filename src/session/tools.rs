@@ -10,11 +10,11 @@ use serde_json::{json, Value};
 use super::kind::{signal_name, SessionKind, Workdir};
 use super::ops::{self, Call, Reply};
 use super::registry::Registry;
+use crate::cancel::CancelReason;
 use crate::jsonrpc::ErrorObject;
 use crate::mcp::{CallToolResult, Resource, ResourceContents, ResourceTemplate, ToolAnnotations};
 use crate::peer::Timeout;
 use crate::server::{Ctx, Server, ToolDef, ToolError, ToolResult};
-use crate::CancelReason;
 
 /// Longest session name.
 const MAX_NAME: usize = 64;

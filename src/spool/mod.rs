@@ -305,7 +305,7 @@ impl Spool {
         let private = crate::process::private_dir::try_get().map_err(|e| (None, e))?;
         let dir = self.dir.get_or_init(|| private.join("spool"));
         // The watchdog learns the private directory's name now if it did not know it yet.
-        crate::reaper::ensure_started();
+        crate::process::start_watchdog();
         Ok(dir)
     }
 
@@ -455,6 +455,13 @@ fn is_full(e: &io::Error) -> bool {
 impl Drop for EntryInner {
     fn drop(&mut self) {
         self.spool.finish(&self.id);
+    }
+}
+
+/// The runner's sink for the call's output ([`crate::process::RunSpec::sink`]).
+impl crate::process::OutputSink for Entry {
+    fn write(&self, s: Stream, data: &[u8]) {
+        Entry::write(self, s, data);
     }
 }
 

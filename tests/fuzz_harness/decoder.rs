@@ -2,7 +2,7 @@
 //! on how the stream was cut into reads; no frame exceeds the limit; an NDJSON frame holds no
 //! newline; memory stays bounded by about the limit plus one read.
 
-use stdmcp::framing::{Frame, FrameDecoder, FrameError, Framing, MAX_HEADER_BLOCK_LEN};
+use stdmcp_proto::framing::{Frame, FrameDecoder, FrameError, Framing, MAX_HEADER_BLOCK_LEN};
 
 pub type Decoded = Vec<Result<Frame, FrameError>>;
 
@@ -95,7 +95,7 @@ pub fn check_round_trip(body: &[u8]) {
             continue;
         }
         let mut wire = Vec::new();
-        stdmcp::framing::encode(body, framing, &mut wire);
+        stdmcp_proto::framing::encode(body, framing, &mut wire);
         let got = decode_in_pieces(&wire, &[], body.len().max(1) + 4);
         let Some(Ok(frame)) = got.first() else {
             panic!("encoded {framing:?} frame not decoded: {got:?}");

@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use serde_json::Value;
-use stdmcp::manifest::{plan, Manifest};
+use stdmcp_cli::manifest::{plan, Manifest};
 
 /// `data`: manifest text, optionally followed by a NUL byte and the arguments (JSON).
 pub fn check(data: &[u8], base: &Path) {
@@ -35,7 +35,7 @@ pub fn check(data: &[u8], base: &Path) {
             def.name
         );
         serde_json::to_vec(&def).unwrap();
-        let _ = stdmcp::schema::validate(&def.input_schema, &args);
+        let _ = stdmcp_proto::schema::validate(&def.input_schema, &args);
         if let Err(why) = plan::plan(spec, &manifest.roots, &args) {
             assert!(!why.is_empty(), "plan refused without a reason");
         }

@@ -15,11 +15,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
-use stdmcp::framing::{Frame, FrameDecoder, FrameError, Framing};
 use stdmcp::jsonrpc::{self, ErrorObject, Incoming, Invalid, Message, RequestId};
 use stdmcp::mcp::{LogLevel, Prompt, Resource, Tool};
 use stdmcp::peer::{Catalog, Config, Effect, Peer, Reply, Role};
 use stdmcp::CallToolResult;
+use stdmcp_proto::framing::{Frame, FrameDecoder, FrameError, Framing};
 
 /// The catalog the server role serves: tools with schemas, one needing sampling.
 pub fn catalog() -> Catalog {

@@ -6,7 +6,7 @@
 
 mod content;
 pub mod gate;
-pub(crate) mod template;
+pub mod template;
 pub mod timestamp;
 mod version;
 

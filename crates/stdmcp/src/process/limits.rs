@@ -5,7 +5,9 @@ use std::io;
 
 /// Resource limits of one child (and everything it starts: they are inherited).
 /// `None` leaves the server's own limit in place.
+/// Build one from [`Limits::default`] (no limit) and set the fields wanted.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Limits {
     /// Address space in MiB (`RLIMIT_AS`): allocations beyond it fail.
     pub max_memory_mb: Option<u64>,
@@ -19,6 +21,30 @@ pub struct Limits {
 }
 
 impl Limits {
+    /// With an address-space limit of `mb` MiB.
+    pub fn with_max_memory_mb(mut self, mb: u64) -> Limits {
+        self.max_memory_mb = Some(mb);
+        self
+    }
+
+    /// With a CPU-time limit of `s` seconds.
+    pub fn with_cpu_seconds(mut self, s: u64) -> Limits {
+        self.cpu_seconds = Some(s);
+        self
+    }
+
+    /// With a largest file of `mb` MiB.
+    pub fn with_max_file_size_mb(mut self, mb: u64) -> Limits {
+        self.max_file_size_mb = Some(mb);
+        self
+    }
+
+    /// With niceness `n` (0-19).
+    pub fn with_nice(mut self, n: i32) -> Limits {
+        self.nice = Some(n);
+        self
+    }
+
     /// Each limit of `self`, or `base`'s where `self` sets none.
     pub fn or(self, base: Limits) -> Limits {
         Limits {

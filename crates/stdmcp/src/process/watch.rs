@@ -15,10 +15,11 @@ use std::fs::File;
 use std::io::{self, Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::process::{Child, ChildStdin};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::capture::{Captured, LineSplitter};
-use super::{LineFn, RunSpec, Stream};
+use super::{LineFn, OutputSink, RunSpec, Stream};
 
 /// One read takes what a full pipe holds (64 KiB by default; 16 KiB reads took four reads and
 /// four polls for it, docs/bench.md, output drain).
@@ -43,8 +44,8 @@ pub(super) struct Watch<'a> {
     feed: Option<Feed<'a>>,
     pumps: [Pump; 2],
     pidfd: Option<OwnedFd>,
-    /// The call's entry in the output spool: every byte read goes there too.
-    spool: Option<crate::spool::Entry>,
+    /// Where every byte read goes too ([`RunSpec::sink`]).
+    sink: Option<Arc<dyn OutputSink>>,
     on_line: LineFn,
     buf: Vec<u8>,
 }
@@ -81,7 +82,7 @@ impl<'a> Watch<'a> {
                 ),
             ],
             pidfd: open_pidfd(child.id()),
-            spool: spec.spool.clone(),
+            sink: spec.sink.clone(),
             on_line,
             buf: Vec::new(),
         })
@@ -192,12 +193,12 @@ impl<'a> Watch<'a> {
         }
     }
 
-    /// One read from output pipe `i`: kept, spooled, split into lines; closed at EOF.
+    /// One read from output pipe `i`: kept, passed to the sink, split into lines; closed at EOF.
     fn read_output(&mut self, i: usize) {
         let Watch {
             pumps,
             buf,
-            spool,
+            sink,
             on_line,
             ..
         } = self;
@@ -212,7 +213,7 @@ impl<'a> Watch<'a> {
             Ok(n) => {
                 let data = &buf[..n];
                 pump.capture.push(data);
-                if let Some(s) = spool {
+                if let Some(s) = sink {
                     s.write(pump.stream, data);
                 }
                 let stream = pump.stream;

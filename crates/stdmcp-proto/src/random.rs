@@ -1,3 +1,5 @@
+// TEMPORARY(#22 merge): a copy of the runtime's `random` for the peer's requestState key (`peer/mrtr.rs`);
+// the peer's rewrite replaces the key with a nonce the runtime draws, and this module goes.
 //! Random bytes from the kernel (`getrandom(2)`), for keys and markers that must not be guessed.
 //!
 //! The system call needs no file: `/dev/urandom` is absent in an empty root or a minimal

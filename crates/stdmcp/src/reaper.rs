@@ -18,7 +18,7 @@
 //! when the server died. Last it runs the `onCancel` commands of the
 //! calls still in flight, which [`crate::process::on_cancel`] keeps as files in the server's
 //! private directory ([`crate::process::private_dir`]), and removes that directory (with the
-//! output spool, [`crate::spool`], in it). The directory's name reaches the watchdog as a line
+//! `stdmcp` command's output spool in it). The directory's name reaches the watchdog as a line
 //! `d/PATH` on the same pipe, never on its command line (which anyone can read), so no one
 //! learns it before it exists.
 //!
@@ -154,13 +154,13 @@ pub fn watchdog_pid() -> Option<u32> {
 /// Whether calls now run without the watchdog because it could not be started for a passing
 /// reason (the next call tries again); false when it runs, and when it was given up for good
 /// (no `/bin/sh`: logged once).
-pub(crate) fn missing() -> bool {
+pub fn missing() -> bool {
     let st = lock();
     st.watchdog.is_none() && !st.given_up
 }
 
 /// Start the watchdog now if it is not running yet (and may still be started); returns its pid.
-pub(crate) fn ensure_started() -> Option<u32> {
+pub fn ensure_started() -> Option<u32> {
     let mut st = lock();
     start_if_needed(&mut st);
     tell_dir(&mut st);
@@ -171,12 +171,12 @@ pub(crate) fn ensure_started() -> Option<u32> {
 /// unregisters the group (do that only after the group was swept).
 #[derive(Debug)]
 #[must_use = "dropping the registration unregisters the group"]
-pub struct GroupGuard {
+pub(crate) struct GroupGuard {
     pgid: i32,
 }
 
 /// Register process group `pgid` with the watchdog (starting it if needed).
-pub fn track(pgid: i32) -> GroupGuard {
+pub(crate) fn track(pgid: i32) -> GroupGuard {
     let mut st = lock();
     if pgid > 1 && st.groups.insert(pgid) {
         if st.watchdog.is_some() {
@@ -350,7 +350,7 @@ fn spawn_watchdog() -> std::io::Result<Watchdog> {
     cmd.arg("-c")
         .arg(SCRIPT)
         .arg("stdmcp-watchdog")
-        .arg(crate::process::orphans::instance())
+        .arg(crate::process::marker_instance())
         .env_clear()
         .env("PATH", "/usr/bin:/bin")
         .current_dir("/")

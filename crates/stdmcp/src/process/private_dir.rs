@@ -1,11 +1,12 @@
-//! The server's private directory: where the output spool ([`crate::spool`]) and the pending
-//! `onCancel` commands ([`super::on_cancel`]) live, as `spool/` and `on-cancel/` inside it.
+//! The server's private directory: where the pending `onCancel` commands ([`super::on_cancel`])
+//! live, as `on-cancel/` inside it, and what else the server keeps for itself (the `stdmcp`
+//! command's output spool, as `spool/`).
 //!
 //! Its name cannot be guessed, and no other user can have made it first: it is
 //! `$TMPDIR/stdmcp-<24 hex digits from getrandom>`, created with mode 0700 by `mkdir` (which
 //! fails if the name exists: then another name is drawn, as `mkdtemp` does). The name is
 //! published nowhere (not on a command line, not in an environment): the watchdog
-//! (`src/reaper.rs`) learns it through its private stdin pipe, and removes the directory
+//! (`reaper.rs`) learns it through its private stdin pipe, and removes the directory
 //! (after running what `on-cancel/` holds) when the server is gone. Whoever lists a shared
 //! `/tmp` sees the directory once it exists, and can do nothing with it.
 //!

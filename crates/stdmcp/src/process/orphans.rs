@@ -20,7 +20,7 @@ use std::sync::{Once, OnceLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// The environment variable that marks a call's processes.
-pub const MARKER: &str = "STDMCP_CALL";
+pub(crate) const MARKER: &str = "STDMCP_CALL";
 
 /// Kill-and-rescan rounds before giving up on a process that keeps forking.
 const ROUNDS: usize = 50;

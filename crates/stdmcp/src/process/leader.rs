@@ -24,7 +24,7 @@ impl Leader {
     /// Spawns `cmd` (its stdio set by the caller) as the leader of a new process group,
     /// with a fresh marker in its environment. Call it on a thread that lives as long as the
     /// child: `PR_SET_PDEATHSIG` follows the spawning thread.
-    pub fn spawn(cmd: &mut Command) -> io::Result<Leader> {
+    pub(super) fn spawn(cmd: &mut Command) -> io::Result<Leader> {
         use std::os::unix::process::CommandExt;
         orphans::become_subreaper();
         crate::reaper::ensure_started();
@@ -42,7 +42,7 @@ impl Leader {
     }
 
     /// The leader's pid, also its process group id.
-    pub fn pid(&self) -> u32 {
+    pub(super) fn pid(&self) -> u32 {
         self.child.id()
     }
 
@@ -51,7 +51,7 @@ impl Leader {
     }
 
     /// Blocks until the leader exits, then kills and reaps what is left.
-    pub fn wait(&mut self) -> io::Result<ExitStatus> {
+    pub(super) fn wait(&mut self) -> io::Result<ExitStatus> {
         let status = self.child.wait()?;
         self.sweep();
         Ok(status)
@@ -59,7 +59,7 @@ impl Leader {
 
     /// After the leader was reaped: whatever is left of its group, and whatever left the
     /// group but carries the marker (daemons, `setsid` children), is killed and reaped.
-    pub fn sweep(&mut self) {
+    pub(super) fn sweep(&mut self) {
         if !self.reaped {
             // Long-lived (a session, a server): every process is read.
             orphans::sweep(self.pgid(), &self.marker, None);

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 /// Matches `uri` against an RFC 6570 level-1 template; the variables on success.
-pub(crate) fn match_template(template: &str, uri: &str) -> Option<HashMap<String, String>> {
+pub fn match_template(template: &str, uri: &str) -> Option<HashMap<String, String>> {
     let mut vars = HashMap::new();
     let mut rest = uri;
     let mut t = template;

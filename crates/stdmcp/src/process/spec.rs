@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::{run, Limits, Outcome, RunError};
+use super::{run, Limits, Outcome, RunError, Stream};
 use crate::beneath::Dir;
 use crate::cancel::CancelToken;
 
@@ -19,7 +19,7 @@ pub const INHERITED_ENV: [&str; 9] = [
 
 /// The minimal environment a child gets: [`INHERITED_ENV`] and `pass_env` where this process
 /// has them, then `fixed`, then `env` (later entries win).
-pub(crate) fn minimal_environment<'a>(
+pub fn minimal_environment<'a>(
     pass_env: &[String],
     fixed: impl IntoIterator<Item = (&'a str, &'a str)>,
     env: &BTreeMap<String, String>,
@@ -49,7 +49,18 @@ pub(crate) fn minimal_environment<'a>(
     out.into_iter().collect()
 }
 
-/// What to run and how.
+/// Where a run's complete output goes as it arrives, besides the capped capture in its
+/// [`Outcome`]: a file, a log, the `stdmcp` command's output spool.
+///
+/// The runner calls [`OutputSink::write`] on the thread that runs the program, with each chunk
+/// as it is read, so a slow sink slows the reading of the program's output: keep it short.
+pub trait OutputSink: Send + Sync + std::fmt::Debug {
+    /// Takes `data`, just read from the program's stream `stream`.
+    fn write(&self, stream: Stream, data: &[u8]);
+}
+
+/// What to run and how: start with [`RunSpec::new`] and its builder methods, or set the
+/// fields of the spec it returns.
 ///
 /// ```no_run
 /// use std::time::Duration;
@@ -64,6 +75,7 @@ pub(crate) fn minimal_environment<'a>(
 /// println!("{}", outcome.stdout.text());
 /// ```
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct RunSpec {
     /// The program: a path, or a name looked up in `env`'s `PATH`.
     pub program: PathBuf,
@@ -96,8 +108,8 @@ pub struct RunSpec {
     /// Run the program under `stdbuf -oL -eL` so that glibc stdio flushes each line even
     /// though stdout is a pipe (see [`run`]).
     pub line_buffered: bool,
-    /// Where the complete output is kept as it arrives (the output spool), if anywhere.
-    pub spool: Option<crate::spool::Entry>,
+    /// Where the complete output goes as it arrives, if anywhere.
+    pub sink: Option<Arc<dyn OutputSink>>,
 }
 
 impl RunSpec {
@@ -117,7 +129,7 @@ impl RunSpec {
             stderr_cap: 64 * 1024,
             limits: Limits::default(),
             line_buffered: false,
-            spool: None,
+            sink: None,
         }
     }
 
@@ -189,6 +201,12 @@ impl RunSpec {
     /// Resource limits applied before exec.
     pub fn limits(mut self, limits: Limits) -> Self {
         self.limits = limits;
+        self
+    }
+
+    /// Passes the complete output, as it arrives, to `sink` too.
+    pub fn sink(mut self, sink: Arc<dyn OutputSink>) -> Self {
+        self.sink = Some(sink);
         self
     }
 

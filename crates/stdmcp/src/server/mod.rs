@@ -169,8 +169,10 @@ impl ToolDef {
     }
 }
 
-/// Settings of the runtime. [`Options::from_env`] reads overrides from the environment.
+/// Settings of the runtime: [`Options::default`], then the fields to change. The library reads
+/// no environment variable; the `stdmcp` command builds its options from `STDMCP_*` ones.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct Options {
     /// Heartbeat progress interval for calls with a progress token (default 5 s).
     pub heartbeat: Duration,
@@ -233,56 +235,6 @@ impl Default for Options {
     }
 }
 
-impl Options {
-    /// Defaults, overridden by `STDMCP_HEARTBEAT_MS`, `STDMCP_DRAIN_MS`,
-    /// `STDMCP_MAX_CONCURRENT_CALLS`, `STDMCP_MAX_OUTGOING_BYTES`, `STDMCP_FLUSH_STALL_MS`,
-    /// `STDMCP_MAX_JOBS` and `STDMCP_JOB_RETENTION_MS` when set.
-    pub fn from_env() -> Options {
-        Options::default().with_env()
-    }
-
-    /// These options, overridden by the environment variables of [`Options::from_env`].
-    pub fn with_env(self) -> Options {
-        let mut o = self;
-        let num = |k: &str| {
-            std::env::var(k)
-                .ok()
-                .and_then(|v| v.trim().parse::<u64>().ok())
-        };
-        if let Some(ms) = num("STDMCP_HEARTBEAT_MS") {
-            o.heartbeat = Duration::from_millis(ms.max(1));
-        }
-        if let Some(ms) = num("STDMCP_DRAIN_MS") {
-            o.drain = Duration::from_millis(ms);
-        }
-        match std::env::var("STDMCP_ERA").as_deref() {
-            Ok("legacy") => o.legacy_only = true,
-            Ok("auto") => o.legacy_only = false,
-            Ok(other) => log::warn!("STDMCP_ERA={other} ignored (legacy or auto)"),
-            Err(_) => {}
-        }
-        if let Some(ms) = num("STDMCP_INPUT_WAIT_MS") {
-            o.input_wait = Duration::from_millis(ms);
-        }
-        if let Some(n) = num("STDMCP_MAX_CONCURRENT_CALLS") {
-            o.max_concurrent_calls = usize::try_from(n).unwrap_or(usize::MAX).max(1);
-        }
-        if let Some(n) = num("STDMCP_MAX_OUTGOING_BYTES") {
-            o.max_outgoing_bytes = usize::try_from(n).unwrap_or(usize::MAX).max(1);
-        }
-        if let Some(n) = num("STDMCP_MAX_JOBS") {
-            o.max_jobs = usize::try_from(n).unwrap_or(usize::MAX).max(1);
-        }
-        if let Some(ms) = num("STDMCP_JOB_RETENTION_MS") {
-            o.job_retention = Duration::from_millis(ms);
-        }
-        if let Some(ms) = num("STDMCP_FLUSH_STALL_MS") {
-            o.flush_stall = Duration::from_millis(ms);
-        }
-        o
-    }
-}
-
 pub(crate) struct ResourceEntry {
     read: Arc<ReadFn>,
 }
@@ -324,7 +276,7 @@ impl Server {
                 templates: Vec::new(),
                 complete: None,
             },
-            options: Options::from_env(),
+            options: Options::default(),
             shutdown: Vec::new(),
         }
     }

@@ -17,7 +17,8 @@ pub mod interactive;
 mod leader;
 mod limits;
 pub mod on_cancel;
-pub mod orphans;
+mod orphans;
+pub use orphans::instance as marker_instance;
 pub(crate) mod owned;
 pub mod private_dir;
 mod server_process;
@@ -25,10 +26,11 @@ mod spec;
 mod watch;
 pub use limits::Limits;
 pub use server_process::ServerProcess;
-pub(crate) use spec::minimal_environment;
-pub use spec::{RunSpec, INHERITED_ENV};
+pub use spec::{minimal_environment, OutputSink, RunSpec, INHERITED_ENV};
 
-pub use crate::reaper::watchdog_pid;
+pub use crate::reaper::{
+    ensure_started as start_watchdog, missing as watchdog_missing, watchdog_pid,
+};
 use std::fmt;
 use std::io;
 use std::os::fd::AsRawFd;

@@ -1,7 +1,8 @@
 //! Files beneath a root, opened through directory descriptors: what the server itself reads
 //! (log files, kept outputs) is what was checked, whatever is renamed meanwhile.
 //!
-//! A path check ([`crate::manifest::confine`]) resolves a name to a real place inside its root,
+//! A path check (the `stdmcp` command's `manifest::confine`, or [`std::fs::canonicalize`] and a
+//! prefix test) resolves a name to a real place inside its root,
 //! but a second `open` of the same name may land elsewhere: whoever can rename entries inside
 //! the root (a sandboxed program allowed to write only there) can put a symlink or a FIFO in
 //! the name's place between the check and the open. So the server opens nothing by name:
@@ -51,10 +52,9 @@
 //! ```no_run
 //! use std::path::Path;
 //! use stdmcp::beneath::{beneath, Dir};
-//! use stdmcp::manifest::confine;
 //!
 //! let root = Path::new("/srv/proofs"); // canonical, as the manifest's roots are
-//! let place = confine(root, Path::new("thy/fooScript.sml"), true).map_err(|e| e.to_string())?;
+//! let place = root.join("thy/fooScript.sml").canonicalize()?; // the path check
 //! let rel = beneath(root, &place).ok_or("outside")?;
 //! let dir = Dir::open(root)?;
 //! let (file, meta) = dir.file(rel)?; // a regular file, read only through `file`
@@ -65,8 +65,8 @@
 //! Linux only (`O_PATH`, `openat2`, `/proc/self/fd`), like the runner.
 //!
 //! Reading through the descriptor is the caller's business; the server's reads are bounded
-//! and stop between buffers when the call is cancelled or its deadline passes
-//! ([`crate::spool::Stop`]).
+//! and stop between buffers when the call is cancelled or its deadline passes (the `stdmcp`
+//! command's `spool::Stop`).
 
 use std::ffi::{CString, OsStr, OsString};
 use std::fs::{File, Metadata};
@@ -99,7 +99,7 @@ pub struct Dir {
 }
 
 /// The path `path` relative to `root`, when `path` lies inside it (both resolved already, as
-/// [`crate::manifest::confine`] gives them): what [`Dir`]'s methods take.
+/// a path check gives them): what [`Dir`]'s methods take.
 pub fn beneath<'a>(root: &Path, path: &'a Path) -> Option<&'a Path> {
     path.strip_prefix(root).ok()
 }

@@ -160,7 +160,6 @@ impl Default for Config {
 
 /// The work a server-role request needs done outside the peer.
 #[derive(Clone, Debug, PartialEq)]
-#[non_exhaustive]
 pub enum Work {
     /// Run tool number `tool` of the catalog with these (validated) arguments.
     CallTool {
@@ -209,7 +208,6 @@ pub struct Call {
 
 /// What the caller must do next.
 #[derive(Debug, PartialEq)]
-#[non_exhaustive]
 pub enum Effect {
     /// Write these bytes (one or more whole frames) to the other side.
     Send(Vec<u8>),
