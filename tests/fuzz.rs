@@ -8,7 +8,7 @@
 mod fuzz_harness;
 
 use fuzz_harness::{decoder, jsonrpc, program, Rng};
-use stdmcp::peer::Role;
+use stdmcp_proto::peer::Role;
 
 /// Mutated frames the seeded test feeds at least.
 const MUTATED_FRAMES: u64 = 100_000;
@@ -66,10 +66,10 @@ mod regressions {
     use std::time::Instant;
 
     use serde_json::{json, Value};
-    use stdmcp::jsonrpc::{self, Incoming, Message, RequestId};
-    use stdmcp::peer::{Config, Effect, Peer};
-    use stdmcp::CallToolResult;
     use stdmcp_proto::framing::{Frame, FrameDecoder, FrameError, Framing};
+    use stdmcp_proto::jsonrpc::{self, Incoming, Message, RequestId};
+    use stdmcp_proto::mcp::CallToolResult;
+    use stdmcp_proto::peer::{Config, Effect, Peer};
 
     use super::fuzz_harness::peer::catalog;
 
@@ -244,9 +244,9 @@ mod more_regressions {
     use std::sync::Arc;
     use std::time::{Duration, Instant};
 
-    use stdmcp::peer::{Config, Peer};
     use stdmcp_cli::manifest::Manifest;
     use stdmcp_proto::framing::Frame;
+    use stdmcp_proto::peer::{Config, Peer};
 
     use super::fuzz_harness::{decoder, peer::catalog};
 
@@ -288,10 +288,8 @@ mod more_regressions {
     /// API takes any `Duration`) panicked in `Instant + Duration`; now it means no heartbeat.
     #[test]
     fn an_endless_heartbeat_interval_means_no_heartbeat() {
-        let config = Config {
-            heartbeat: Duration::MAX,
-            ..Config::default()
-        };
+        let mut config = Config::default();
+        config.heartbeat = Duration::MAX;
         let mut peer = Peer::server(Arc::new(catalog()), config);
         let now = Instant::now();
         for body in [

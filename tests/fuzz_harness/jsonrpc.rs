@@ -4,7 +4,7 @@
 //! written back out parses to the same message; ids survive their own encoding.
 
 use serde_json::Value;
-use stdmcp::jsonrpc::{self, Incoming, Message};
+use stdmcp_proto::jsonrpc::{self, Incoming, Message};
 
 pub fn check(body: &[u8]) {
     let parsed = jsonrpc::parse(body);

@@ -15,11 +15,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
-use stdmcp::jsonrpc::{self, ErrorObject, Incoming, Invalid, Message, RequestId};
-use stdmcp::mcp::{LogLevel, Prompt, Resource, Tool};
-use stdmcp::peer::{Catalog, Config, Effect, Peer, Reply, Role};
-use stdmcp::CallToolResult;
 use stdmcp_proto::framing::{Frame, FrameDecoder, FrameError, Framing};
+use stdmcp_proto::jsonrpc::{self, ErrorObject, Incoming, Invalid, Message, RequestId};
+use stdmcp_proto::mcp::CallToolResult;
+use stdmcp_proto::mcp::{LogLevel, Prompt, Resource, Tool};
+use stdmcp_proto::peer::{Catalog, Config, Effect, Peer, Reply, Role};
 
 /// The catalog the server role serves: tools with schemas, one needing sampling.
 pub fn catalog() -> Catalog {
@@ -31,28 +31,27 @@ pub fn catalog() -> Catalog {
         serde_json::from_value(json!({"name":"p","arguments":[{"name":"x","required":true}]}))
             .unwrap();
     let resource: Resource = serde_json::from_value(json!({"uri":"test://r","name":"r"})).unwrap();
-    Catalog {
-        tools: vec![
-            tool(
-                "echo",
-                json!({"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}),
-            ),
-            tool(
-                "add",
-                json!({"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"integer","minimum":0}},"required":["a","b"]}),
-            ),
-            tool(
-                "sleep",
-                json!({"type":"object","properties":{"ms":{"type":"integer","minimum":0}}}),
-            ),
-            tool("ask", json!({"type":"object"})),
-        ],
-        tool_requirements: vec![vec![], vec![], vec![], vec!["sampling".into()]],
-        prompts: vec![prompt],
-        resources: vec![resource],
-        instructions: Some("fuzz".into()),
-        ..Catalog::default()
-    }
+    let mut c = Catalog::default();
+    c.tools = vec![
+        tool(
+            "echo",
+            json!({"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}),
+        ),
+        tool(
+            "add",
+            json!({"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"integer","minimum":0}},"required":["a","b"]}),
+        ),
+        tool(
+            "sleep",
+            json!({"type":"object","properties":{"ms":{"type":"integer","minimum":0}}}),
+        ),
+        tool("ask", json!({"type":"object"})),
+    ];
+    c.tool_requirements = vec![vec![], vec![], vec![], vec!["sampling".into()]];
+    c.prompts = vec![prompt];
+    c.resources = vec![resource];
+    c.instructions = Some("fuzz".into());
+    c
 }
 
 /// The parts of a message sent that the checks read.
@@ -114,11 +113,9 @@ pub struct PeerCheck {
 
 impl PeerCheck {
     pub fn new(role: Role, max_frame: usize) -> PeerCheck {
-        let config = Config {
-            heartbeat: Duration::from_millis(500),
-            page_size: 2,
-            ..Config::default()
-        };
+        let mut config = Config::default();
+        config.heartbeat = Duration::from_millis(500);
+        config.page_size = 2;
         let peer = match role {
             Role::Server => Peer::server(Arc::new(catalog()), config),
             Role::Client => Peer::client(config),

@@ -1,8 +1,8 @@
 //! Sessions for the peer checker: from fuzzer bytes (an op per byte, templates or raw bytes
 //! for frames) or from a seeded PRNG (mutated templates, cut into random reads).
 
-use stdmcp::peer::Role;
 use stdmcp_proto::framing::{self, Framing};
+use stdmcp_proto::peer::Role;
 
 use super::frames::{self, to_client, to_server};
 use super::peer::PeerCheck;

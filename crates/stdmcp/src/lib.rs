@@ -23,7 +23,7 @@
 //!   a server reads or starts a program in.
 //! * [`client`]: a blocking stdio client (`stdmcp call`, tests, the benchmark) that starts
 //!   the server as a [`process::ServerProcess`].
-//! * [`mcp`], [`jsonrpc`], [`peer`], [`framing`], [`schema`]: the protocol crate's modules,
+//! * [`mcp`], [`jsonrpc`], [`peer`]: the protocol crate's modules (`stdmcp-proto`),
 //!   re-exported for the types this API uses.
 //!
 //! # Threads

@@ -5,9 +5,14 @@
 //! head + tail), enforces a timeout and cancellation (SIGTERM to the group,
 //! SIGKILL after a grace period), applies resource [`Limits`], and after the
 //! leader exits sweeps the group and everything else the call started (found
-//! through the subreaper and an environment marker, see [`orphans`]) with
+//! through the subreaper and an environment marker, see [`marker_instance`]) with
 //! SIGKILL, so no process of the call outlives the call. A watchdog
-//! (`reaper`) does the same if the server itself dies.
+//! (`reaper`) does the same if the server itself dies: a `/bin/sh` child the runner starts
+//! with the first program it runs ([`start_watchdog`] starts it earlier), which kills every
+//! process group still running, and everything carrying this server's marker
+//! ([`marker_instance`]), when the server's end of its pipe closes, then runs the pending
+//! `onCancel` commands ([`on_cancel`]) and removes the server's [`private_dir`]. It is part
+//! of the runner, not a hook: whoever runs programs through it gets the watchdog too.
 //!
 //! The program that embeds this should ignore SIGPIPE (Rust binaries do by
 //! default) so a child that closes its stdin early yields EPIPE, not a signal.
@@ -155,7 +160,7 @@ pub type LineFn = Arc<dyn Fn(Stream, &str) + Send + Sync>;
 ///
 /// The first call makes this process a child subreaper (`PR_SET_CHILD_SUBREAPER`):
 /// descendants of a call whose parent exits are reparented to this process, which
-/// reaps them at the end of the call (see [`orphans`]). The child's environment is
+/// reaps them at the end of the call (see [`marker_instance`]). The child's environment is
 /// `spec.env` plus `STDMCP_CALL=<marker>`.
 ///
 /// With `spec.line_buffered` the program is started by `stdbuf -oL -eL` (found on

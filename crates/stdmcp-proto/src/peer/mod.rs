@@ -67,6 +67,7 @@ pub const DEFAULT_PARK_TTL: Duration = Duration::from_secs(300);
 
 /// What a server offers, as the protocol shows it. Handlers live elsewhere, by index.
 #[derive(Clone, Debug, Default)]
+#[non_exhaustive]
 pub struct Catalog {
     /// `serverInfo`.
     pub server_info: Implementation,
@@ -105,6 +106,7 @@ impl Catalog {
 
 /// Settings of a peer.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct Config {
     /// Interval after which a call that has a progress token and has not reported gets a
     /// heartbeat notification.

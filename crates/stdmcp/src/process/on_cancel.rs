@@ -22,7 +22,7 @@ use crate::beneath::Dir;
 /// The private directory of pending commands, `on-cancel/` in the server's private
 /// directory ([`super::private_dir`]); made on first use. `None` if it cannot be made
 /// (logged; the next use tries again).
-pub fn dir() -> Option<&'static Path> {
+pub(crate) fn dir() -> Option<&'static Path> {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     static MAKING: Mutex<()> = Mutex::new(());
     if let Some(d) = DIR.get() {

@@ -45,7 +45,7 @@ fn given(var: Option<std::ffi::OsString>) -> PathBuf {
 static ROOT: OnceLock<PathBuf> = OnceLock::new();
 
 /// Where the private directory is made: [`tmpdir`], unless [`keep_out_of`] moved it to `/tmp`.
-pub fn temp_root() -> &'static Path {
+pub(crate) fn temp_root() -> &'static Path {
     ROOT.get_or_init(|| tmpdir().to_owned())
 }
 
@@ -115,7 +115,7 @@ static MAKING: Mutex<()> = Mutex::new(());
 
 /// The private directory, made on first use; `None` if it cannot be made (logged; the
 /// next use tries again).
-pub fn get() -> Option<&'static Path> {
+pub(crate) fn get() -> Option<&'static Path> {
     try_get().ok()
 }
 
@@ -157,12 +157,12 @@ pub fn passing(e: &io::Error) -> bool {
 }
 
 /// The private directory if it was made already (never makes it).
-pub fn current() -> Option<&'static Path> {
+pub(crate) fn current() -> Option<&'static Path> {
     DIR.get().map(PathBuf::as_path)
 }
 
 /// `name` inside the private directory (made if needed).
-pub fn sub(name: &str) -> Option<PathBuf> {
+pub(crate) fn sub(name: &str) -> Option<PathBuf> {
     get().map(|d| d.join(name))
 }
 

@@ -264,11 +264,10 @@ pub struct Server {
 impl Server {
     /// A server that introduces itself as `name` `version`.
     pub fn new(name: impl Into<String>, version: impl Into<String>) -> Server {
+        let mut catalog = Catalog::default();
+        catalog.server_info = Implementation::new(name, version);
         Server {
-            catalog: Catalog {
-                server_info: Implementation::new(name, version),
-                ..Catalog::default()
-            },
+            catalog,
             handlers: Handlers {
                 tools: Vec::new(),
                 prompts: Vec::new(),

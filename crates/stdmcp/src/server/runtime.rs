@@ -36,16 +36,14 @@ pub(super) fn serve(
 ) -> ExitCode {
     let options = server.options.clone();
     let on_shutdown = server.shutdown;
-    let config = peer::Config {
-        heartbeat: options.heartbeat,
-        max_running: options.max_concurrent_calls.max(1),
-        legacy_only: options.legacy_only,
-        park_ttl: options.input_wait,
-        max_parked: options.max_waiting_calls,
-        max_jobs: options.max_jobs.max(1),
-        job_retention: options.job_retention,
-        ..peer::Config::default()
-    };
+    let mut config = peer::Config::default();
+    config.heartbeat = options.heartbeat;
+    config.max_running = options.max_concurrent_calls.max(1);
+    config.legacy_only = options.legacy_only;
+    config.park_ttl = options.input_wait;
+    config.max_parked = options.max_waiting_calls;
+    config.max_jobs = options.max_jobs.max(1);
+    config.job_retention = options.job_retention;
     let mut catalog = server.catalog;
     if let Err(e) = catalog.add_job_tools() {
         log::error!("no job tools: {e}");
