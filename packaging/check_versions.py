@@ -3,7 +3,7 @@
 
 usage: packaging/check_versions.py [DIST]
 
-Compares Cargo.toml (name, version), server.json (name, version, and each package's
+Compares Cargo.toml (the command's name, the version), server.json (name, version, and each package's
 identifier and version), the npm packages' package.json files (packaging/npm: names, versions,
 the launcher's optionalDependencies and mcpName), README.md's `mcp-name:` line, and, when DIST
 (default dist/) holds them, the wheels' METADATA (Name, Version, the `mcp-name:` line of the
@@ -31,7 +31,9 @@ def expect(what, got, want):
 
 
 cargo = (repo / "Cargo.toml").read_text()
-crate = re.search(r'^name = "(.*)"$', cargo, re.M).group(1)
+# The name distributed is the command's, the root package's `[[bin]]` (the package itself is
+# stdmcp-cli; stdmcp is the runtime library's); the version is the workspace's.
+crate = re.search(r'^\[\[bin\]\]\nname = "(.*)"$', cargo, re.M).group(1)
 version = re.search(r'^version = "(.*)"$', cargo, re.M).group(1)
 server = json.loads((repo / "server.json").read_text())
 mcp_name = server["name"]
