@@ -11,7 +11,7 @@
 use serde_json::{json, Map, Value};
 use stdmcp::jsonrpc::ErrorObject;
 use stdmcp::mcp::{GetPromptResult, Prompt, PromptMessage};
-use stdmcp::peer::InputRequest;
+use stdmcp::InputRequest;
 use stdmcp::{CallToolResult, Content, Ctx, Server, ToolDef, ToolError};
 
 fn elicit(key: &str, message: &str, field: &str, kind: &str) -> InputRequest {

@@ -7,8 +7,9 @@
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use stdmcp::peer::{InputRequest, TASKS_EXTENSION};
+use stdmcp::InputRequest;
 use stdmcp::{CallToolResult, Ctx, Server, ToolDef, ToolError, ToolResult};
+use stdmcp_proto::peer::TASKS_EXTENSION;
 
 /// The fixtures' background delay: `slow_compute {seconds: 0}` answers at once, any longer
 /// run becomes a task.

@@ -23,8 +23,9 @@
 //!   a server reads or starts a program in.
 //! * [`client`]: a blocking stdio client (`stdmcp call`, tests, the benchmark) that starts
 //!   the server as a [`process::ServerProcess`].
-//! * [`mcp`], [`jsonrpc`], [`peer`]: the protocol crate's modules (`stdmcp-proto`),
-//!   re-exported for the types this API uses.
+//! * [`mcp`], [`jsonrpc`]: the protocol crate's wire types (`stdmcp-proto`), re-exported for
+//!   the types this API takes and returns; of its peer, only [`Catalog`], [`InputRequest`]
+//!   and [`Timeout`].
 //!
 //! # Threads
 //!
@@ -131,8 +132,11 @@ pub mod sync;
 
 // The protocol crate's modules, under the names the runtime's own code uses
 // (`crate::peer::...`); public where the API takes or returns their types.
-use stdmcp_proto::framing;
-pub use stdmcp_proto::{jsonrpc, mcp, peer};
+/// What [`Server::catalog`] returns and what [`Ctx::ask`] takes, from the protocol crate's
+/// peer (which itself is not part of this API: the runtime drives it).
+pub use stdmcp_proto::peer::{Catalog, InputRequest};
+use stdmcp_proto::{framing, peer};
+pub use stdmcp_proto::{jsonrpc, mcp};
 
 pub use cancel::{CancelReason, CancelToken};
 pub use mcp::{CallToolResult, Content};
