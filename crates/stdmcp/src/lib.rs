@@ -61,13 +61,15 @@
 //! cannot be started (the next call tries again). The reader, writer and signal threads are
 //! started before anything is read; without them the server does not start.
 //!
-//! A portfolio tool (README "Portfolios") runs each member on a `stdmcp-member` thread of its
-//! own, which runs the member's program as a command tool's worker does and outlives the
-//! portfolio's answer until its program is reaped; the worker waits for the members' ends on
-//! a channel. A call of a portfolio of N members counts as N calls against the limit, and
+//! The `stdmcp` command (package `stdmcp-cli`) adds threads of its own on this runtime, drawn
+//! here so that the whole process is in one place. A portfolio tool (README "Portfolios") runs
+//! each member on a `stdmcp-member` thread of its own, which runs the member's program as a
+//! command tool's worker does and outlives the portfolio's answer until its program is
+//! reaped; the worker waits for the members' ends on a channel. A call of a portfolio of N members counts as N calls against the limit, and
 //! the pool starts it only when all N are free (`Pool::submit_slots`).
 //!
-//! Interactive sessions add threads of their own, per running session program:
+//! The command's interactive sessions add threads of their own, per running session program
+//! (each through [`process::interactive`]):
 //!
 //! ```text
 //!  worker (K_send)                        stdmcp-session-K-NAME: spawns the program, waits for
