@@ -73,12 +73,12 @@ impl Hooks {
             .iter()
             .map(|a| remote::expand(a, values, &wanted).map(OsString::from))
             .collect::<Option<Vec<_>>>()?;
-        Some(Command {
-            program: program.clone(),
+        Some(Command::new(
+            program.clone(),
             args,
-            env: self.env.clone(),
-            timeout: self.spec.remote.on_cancel_timeout,
-        })
+            self.env.clone(),
+            self.spec.remote.on_cancel_timeout,
+        ))
     }
 
     fn register(&self, st: &mut State) {

@@ -121,14 +121,12 @@ impl Proc {
         };
         let mut env = environment(kind);
         crate::manifest::plan::set_env(&mut env, launch.env.clone());
-        let spec = InteractiveSpec {
-            program: kind.program.clone(),
-            args: launch.argv.clone(),
-            cwd: Some(workdir.clone()),
-            cwd_dir: held.map(Arc::new),
-            env,
-            limits: kind.limits,
-        };
+        let mut spec = InteractiveSpec::new(kind.program.clone());
+        spec.args = launch.argv.clone();
+        spec.cwd = Some(workdir.clone());
+        spec.cwd_dir = held.map(Arc::new);
+        spec.env = env;
+        spec.limits = kind.limits;
         let (tx, rx) = crossbeam_channel::bounded(1);
         let input = Arc::new(Feed::default());
         let input_rx = Arc::clone(&input);

@@ -16,8 +16,9 @@ use super::leader::Leader;
 use super::{prepare, signal_group, Limits, RunError, RunSpec};
 use crate::beneath::Dir;
 
-/// What to run.
+/// What to run: [`InteractiveSpec::new`], then the fields to change.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct InteractiveSpec {
     /// The program: a path, or a name looked up in `env`'s `PATH`.
     pub program: PathBuf,
@@ -31,6 +32,21 @@ pub struct InteractiveSpec {
     pub env: Vec<(OsString, OsString)>,
     /// Resource limits applied in the child before exec.
     pub limits: Limits,
+}
+
+impl InteractiveSpec {
+    /// `program` with no arguments, in the server's working directory, with an empty
+    /// environment and no limits.
+    pub fn new(program: impl Into<PathBuf>) -> InteractiveSpec {
+        InteractiveSpec {
+            program: program.into(),
+            args: Vec::new(),
+            cwd: None,
+            cwd_dir: None,
+            env: Vec::new(),
+            limits: Limits::default(),
+        }
+    }
 }
 
 /// A running interactive child. Dropping it kills its group and reaps it.

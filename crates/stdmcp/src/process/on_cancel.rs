@@ -45,8 +45,9 @@ pub(crate) fn dir() -> Option<&'static Path> {
     }
 }
 
-/// A command, with its environment and deadline.
+/// A command, with its environment and deadline: [`Command::new`].
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct Command {
     /// Absolute program.
     pub program: PathBuf,
@@ -56,6 +57,23 @@ pub struct Command {
     pub env: Vec<(OsString, OsString)>,
     /// Deadline (SIGKILL after it).
     pub timeout: Duration,
+}
+
+impl Command {
+    /// `program` (absolute) with `args`, the whole environment `env`, killed after `timeout`.
+    pub fn new(
+        program: PathBuf,
+        args: Vec<OsString>,
+        env: Vec<(OsString, OsString)>,
+        timeout: Duration,
+    ) -> Command {
+        Command {
+            program,
+            args,
+            env,
+            timeout,
+        }
+    }
 }
 
 /// A registered pending command; dropping it removes the registration.
