@@ -12,9 +12,10 @@
 //! progress or log through the call's `Ctx` or `Reporter`; it should be quick, since the
 //! reader handles no further frames until the hooks it fires have returned.
 
+use crate::sync;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::{self, ThreadId};
 use std::time::Instant;
 
@@ -54,7 +55,7 @@ struct Inner {
 
 impl Inner {
     fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+        sync::lock(&self.state)
     }
 }
 
@@ -154,12 +155,7 @@ impl CancelToken {
             if now >= deadline {
                 return false;
             }
-            st = self
-                .0
-                .cond
-                .wait_timeout(st, deadline - now)
-                .unwrap_or_else(PoisonError::into_inner)
-                .0;
+            st = sync::wait_timeout(&self.0.cond, st, deadline - now).0;
         }
     }
 }
@@ -193,7 +189,7 @@ impl Drop for HookGuard {
         // Not registered any more: either it already ran, or `cancel` is
         // running it right now. Wait for the latter, unless we *are* that hook.
         while matches!(st.running, Some((id, t)) if id == self.id && t != me) {
-            st = inner.cond.wait(st).unwrap_or_else(PoisonError::into_inner);
+            st = sync::wait(&inner.cond, st);
         }
     }
 }

@@ -38,7 +38,7 @@
 use std::collections::BTreeSet;
 use std::io::Write;
 use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Mutex, MutexGuard};
 
 /// The watchdog's POSIX sh (dash compatible) program. Groups are kept in a
 /// space-delimited string `" 12 345 "`; malformed lines are ignored. `$1` is the
@@ -142,7 +142,7 @@ static STATE: Mutex<State> = Mutex::new(State {
 });
 
 fn lock() -> MutexGuard<'static, State> {
-    STATE.lock().unwrap_or_else(PoisonError::into_inner)
+    crate::sync::lock(&STATE)
 }
 
 /// The watchdog's pid, if it is running (it is started by the first

@@ -14,7 +14,7 @@ use std::ffi::OsString;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, OnceLock, PoisonError};
+use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 use crate::beneath::Dir;
@@ -28,7 +28,7 @@ pub fn dir() -> Option<&'static Path> {
     if let Some(d) = DIR.get() {
         return Some(d);
     }
-    let _making = MAKING.lock().unwrap_or_else(PoisonError::into_inner);
+    let _making = crate::sync::lock(&MAKING);
     if let Some(d) = DIR.get() {
         return Some(d);
     }

@@ -294,15 +294,16 @@ fn reap_one(pid: i32, start: u64, dying: &BTreeSet<i32>) -> bool {
 /// at least every second) while any is left, and sleeps while none is.
 mod later {
     use super::{reap_one, BTreeMap, BTreeSet, Duration};
+    use crate::sync;
     use std::sync::atomic::{AtomicBool, Ordering};
-    use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
+    use std::sync::{Condvar, Mutex, MutexGuard};
 
     static LEFT: Mutex<BTreeMap<i32, u64>> = Mutex::new(BTreeMap::new());
     static MORE: Condvar = Condvar::new();
     static STARTED: AtomicBool = AtomicBool::new(false);
 
     fn left() -> MutexGuard<'static, BTreeMap<i32, u64>> {
-        LEFT.lock().unwrap_or_else(PoisonError::into_inner)
+        sync::lock(&LEFT)
     }
 
     /// Hands over killed processes (pid -> start time) still to reap.
@@ -347,13 +348,10 @@ mod later {
         loop {
             if left.is_empty() {
                 pause = FIRST;
-                left = MORE.wait(left).unwrap_or_else(PoisonError::into_inner);
+                left = sync::wait(&MORE, left);
                 continue;
             }
-            left = MORE
-                .wait_timeout(left, pause)
-                .unwrap_or_else(PoisonError::into_inner)
-                .0;
+            left = sync::wait_timeout(&MORE, left, pause).0;
             let dying: BTreeSet<i32> = left.keys().copied().collect();
             left.retain(|&pid, &mut start| !reap_one(pid, start, &dying));
             pause = (pause * 2).min(Duration::from_secs(1));

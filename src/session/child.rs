@@ -2,12 +2,13 @@
 //! it (it lives as long as the child, as `PR_SET_PDEATHSIG` requires), the reader thread that
 //! moves its merged output into the shared state, and the writer thread that feeds its stdin.
 
+use crate::sync::{self, lock};
 use std::collections::VecDeque;
 use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::process::ExitStatus;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -90,10 +91,6 @@ impl Drop for Proc {
         // The writer thread ends, and the program's stdin is closed.
         self.input.close();
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl Proc {
@@ -210,11 +207,7 @@ impl Proc {
                 log::warn!("session process {} was not reaped in time", self.pid);
                 return None;
             }
-            st = self
-                .cond
-                .wait_timeout(st, left)
-                .unwrap_or_else(PoisonError::into_inner)
-                .0;
+            st = sync::wait_timeout(&self.cond, st, left).0;
         }
         st.exit
     }

@@ -217,10 +217,7 @@ fn wait(proc: &Proc, end: &dyn Fn(&mut State) -> Option<Answer>, watch: &Watch<'
                 return Waited::Stopped(Stop::Deadline);
             }
             let tick = TICK.min(watch.deadline - now);
-            let (st, _) = proc
-                .cond
-                .wait_timeout(st, tick)
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let (st, _) = crate::sync::wait_timeout(&proc.cond, st, tick);
             let fresh = st.chunks != seen && !st.last_line.is_empty();
             seen = st.chunks;
             fresh.then(|| st.last_line.clone())

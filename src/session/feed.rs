@@ -6,8 +6,9 @@
 //! wakes the writer, so a session round trip took 4 ms under contention against 0.1 ms for the
 //! same program over a bare pipe (docs/bench.md, sessions under contention).
 
+use crate::sync;
 use std::collections::VecDeque;
-use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::{Condvar, Mutex, MutexGuard};
 
 /// See the module doc.
 #[derive(Default)]
@@ -24,7 +25,7 @@ struct State {
 
 impl Feed {
     fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+        sync::lock(&self.state)
     }
 
     /// Queues `bytes`, unless the feed was closed.
@@ -54,7 +55,7 @@ impl Feed {
             if st.closed {
                 return None;
             }
-            st = self.ready.wait(st).unwrap_or_else(PoisonError::into_inner);
+            st = sync::wait(&self.ready, st);
         }
     }
 }

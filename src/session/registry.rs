@@ -1,9 +1,10 @@
 //! The sessions of a server: names, turns (one input at a time per session), limits,
 //! start/stop/restart, the idle timer, and shutdown.
 
+use crate::sync;
 use std::collections::{BTreeMap, VecDeque};
 use std::path::PathBuf;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -125,7 +126,7 @@ pub enum Refused {
 
 impl Registry {
     fn lock(&self) -> MutexGuard<'_, Inner> {
-        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+        sync::lock(&self.inner)
     }
 
     /// Waits for the turn on session `key`, creating it (not started) with `workdir` if it
@@ -192,11 +193,7 @@ impl Registry {
                 return Err(r);
             }
             let tick = TICK.min(deadline.saturating_duration_since(Instant::now()));
-            inner = self
-                .cond
-                .wait_timeout(inner, tick)
-                .unwrap_or_else(PoisonError::into_inner)
-                .0;
+            inner = sync::wait_timeout(&self.cond, inner, tick).0;
         }
     }
 
@@ -304,11 +301,7 @@ impl Registry {
             }
             let wait = next.map_or(Duration::from_secs(3600), |n| n - now);
             inner.timer_until = Some(now + wait);
-            inner = self
-                .timer_cond
-                .wait_timeout(inner, wait)
-                .unwrap_or_else(PoisonError::into_inner)
-                .0;
+            inner = sync::wait_timeout(&self.timer_cond, inner, wait).0;
             inner.timer_until = None;
         }
     }

@@ -395,9 +395,7 @@ fn read_transcript(
     };
     let key = (kind.clone(), name.clone());
     let text = reg
-        .with(&key, |e| {
-            e.transcript.lock().map(|t| t.text()).unwrap_or_default()
-        })
+        .with(&key, |e| crate::sync::lock(&e.transcript).text())
         .ok_or_else(|| {
             ErrorObject::new(
                 crate::jsonrpc::ErrorCode::RESOURCE_NOT_FOUND,

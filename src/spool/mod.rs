@@ -23,12 +23,13 @@ pub mod tool;
 pub use grep::{grep, scan_time, Ended, Grep, MAX_SCAN, MAX_SCAN_TIME, SCAN_SECONDS_ENV};
 pub use slice::{read_slice, tail_slice, Slice, Stop, DEFAULT_LIMIT, MAX_LIMIT};
 
+use crate::sync::lock;
 use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{self, Write};
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::beneath::Dir;
 use crate::process::Stream;
@@ -57,10 +58,6 @@ pub fn stream_name(s: Stream) -> &'static str {
         Stream::Stdout => "stdout",
         Stream::Stderr => "stderr",
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// A call id is plain (`<pid>-<hex>-<n>`): anything else never names a spool file.

@@ -3,9 +3,10 @@
 //! (pid and start time) and the file on disk (an edit to the loaded part forces a reload),
 //! runs, and puts the state back.
 
+use crate::sync::lock;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::engine::{answer, fill, Cursor, Halt};
@@ -31,7 +32,7 @@ enum Slot {
 
 impl Store {
     fn take(&self, key: &Key) -> Option<Cursor> {
-        let mut map = self.map.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut map = lock(&self.map);
         match map.remove(key) {
             Some(Slot::Idle(c)) => {
                 map.insert(key.clone(), Slot::Busy(c.file.clone()));
@@ -46,13 +47,13 @@ impl Store {
     }
 
     fn put(&self, key: &Key, c: Cursor) {
-        let mut map = self.map.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut map = lock(&self.map);
         map.insert(key.clone(), Slot::Idle(Box::new(c)));
     }
 
     /// A copy of the cursor of `key`, or the file a running call works on.
     pub(super) fn peek(&self, key: &Key) -> Option<Result<Cursor, String>> {
-        let map = self.map.lock().unwrap_or_else(PoisonError::into_inner);
+        let map = lock(&self.map);
         map.get(key).map(|s| match s {
             Slot::Idle(c) => Ok((**c).clone()),
             Slot::Busy(f) => Err(f.clone()),
