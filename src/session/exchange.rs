@@ -17,7 +17,7 @@ const EOF_GRACE: Duration = Duration::from_millis(250);
 
 /// Why an exchange must stop waiting.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Stop {
+pub enum StopReason {
     /// The client cancelled the call (or the server is shutting down).
     Cancelled,
     /// The send's deadline passed.
@@ -32,7 +32,7 @@ pub enum ExchangeEnd {
     /// Interrupted; `partial` is the output so far. `recovered`: the program came back
     /// within the grace period (else it must be killed and restarted).
     Interrupted {
-        why: Stop,
+        why: StopReason,
         partial: String,
         recovered: bool,
     },
@@ -40,13 +40,22 @@ pub enum ExchangeEnd {
     Died { partial: String, how: String },
 }
 
-/// What the waiting side watches: the call's cancellation and a status line sink.
-pub struct Watch<'a> {
+/// What a call gives the operations: cancellation, deadline, heartbeat status.
+#[derive(Clone, Copy)]
+pub struct Caller<'a> {
+    /// The client cancelled the call (the deadline is not a cancel here: see `deadline`).
     pub cancelled: &'a dyn Fn() -> bool,
-    /// The server is shutting down: give up at once, the program is about to be killed.
-    pub shutdown: &'a dyn Fn() -> bool,
+    /// The call's deadline (the tool's, see `tools.rs`): waits end there.
     pub deadline: Instant,
+    /// The server is shutting down (its sessions are about to be killed): give up at once.
+    pub shutdown: &'a dyn Fn() -> bool,
     pub status: &'a dyn Fn(&str),
+}
+
+/// How an exchange waits: for its caller (whose deadline may be narrowed to the send's), and
+/// what it does on a stop.
+pub struct Wait<'a> {
+    pub caller: Caller<'a>,
     /// On stop, interrupt the program and wait for it to come back (else: give up at once).
     pub interrupt: bool,
 }
@@ -59,7 +68,7 @@ pub fn exchange(
     kind: &SessionKind,
     proc: &Proc,
     input: Option<&str>,
-    watch: &Watch<'_>,
+    watch: &Wait<'_>,
 ) -> ExchangeEnd {
     exchange_capped(kind, proc, input, watch, kind.max_output_bytes)
 }
@@ -70,7 +79,7 @@ pub fn exchange_capped(
     kind: &SessionKind,
     proc: &Proc,
     input: Option<&str>,
-    watch: &Watch<'_>,
+    watch: &Wait<'_>,
     cap: usize,
 ) -> ExchangeEnd {
     let spill = Spill::new();
@@ -111,7 +120,7 @@ fn run(
     kind: &SessionKind,
     proc: &Proc,
     input: Option<&str>,
-    watch: &Watch<'_>,
+    watch: &Wait<'_>,
     out: &Out<'_>,
 ) -> ExchangeEnd {
     let marker = matches!(kind.answer, AnswerMode::Sentinel { .. }).then(fresh_marker);
@@ -135,9 +144,14 @@ fn run(
             partial: text(kind, out, &a),
             how: proc.describe(&status),
         },
-        Waited::Stopped(why) if watch.interrupt && !(watch.shutdown)() => {
-            interrupt(kind, proc, marker.as_deref(), why, watch.shutdown, out)
-        }
+        Waited::Stopped(why) if watch.interrupt && !(watch.caller.shutdown)() => interrupt(
+            kind,
+            proc,
+            marker.as_deref(),
+            why,
+            watch.caller.shutdown,
+            out,
+        ),
         Waited::Stopped(why) => ExchangeEnd::Interrupted {
             why,
             partial: text(kind, out, &proc.lock().pending.take_all()),
@@ -190,11 +204,11 @@ fn detect(
 enum Waited {
     Done(Answer),
     Died(Answer, ExitStatus),
-    Stopped(Stop),
+    Stopped(StopReason),
 }
 
 /// Waits until `end` finds the answer, the program ends, or `watch` says stop.
-fn wait(proc: &Proc, end: &dyn Fn(&mut State) -> Option<Answer>, watch: &Watch<'_>) -> Waited {
+fn wait(proc: &Proc, end: &dyn Fn(&mut State) -> Option<Answer>, watch: &Wait<'_>) -> Waited {
     let mut seen = 0;
     let mut ended: Option<Instant> = None;
     loop {
@@ -209,14 +223,14 @@ fn wait(proc: &Proc, end: &dyn Fn(&mut State) -> Option<Answer>, watch: &Watch<'
                     return Waited::Died(st.pending.take_all(), status);
                 }
             }
-            if (watch.cancelled)() {
-                return Waited::Stopped(Stop::Cancelled);
+            if (watch.caller.cancelled)() {
+                return Waited::Stopped(StopReason::Cancelled);
             }
             let now = Instant::now();
-            if now >= watch.deadline {
-                return Waited::Stopped(Stop::Deadline);
+            if now >= watch.caller.deadline {
+                return Waited::Stopped(StopReason::Deadline);
             }
-            let tick = TICK.min(watch.deadline - now);
+            let tick = TICK.min(watch.caller.deadline - now);
             let (st, _) = crate::sync::wait_timeout(&proc.cond, st, tick);
             let fresh = st.chunks != seen && !st.last_line.is_empty();
             seen = st.chunks;
@@ -224,7 +238,7 @@ fn wait(proc: &Proc, end: &dyn Fn(&mut State) -> Option<Answer>, watch: &Watch<'
         };
         // Outside the lock: reporting takes the dispatcher's lock.
         if let Some(line) = line {
-            (watch.status)(&line);
+            (watch.caller.status)(&line);
         }
     }
 }
@@ -235,13 +249,13 @@ fn interrupt(
     kind: &SessionKind,
     proc: &Proc,
     marker: Option<&str>,
-    why: Stop,
+    why: StopReason,
     shutdown: &dyn Fn() -> bool,
     out: &Out<'_>,
 ) -> ExchangeEnd {
     proc.note(format!(
         "\n[interrupted: {}]\n",
-        if why == Stop::Deadline {
+        if why == StopReason::Deadline {
             "deadline"
         } else {
             "cancelled"
@@ -266,11 +280,13 @@ fn interrupt(
         p.push(&a.bytes);
         Some(p.find_end(&End::Marker(first.as_bytes())).unwrap_or(a))
     };
-    let watch = Watch {
-        cancelled: shutdown,
-        shutdown,
-        deadline: sent + kind.interrupt_grace,
-        status: &|_| {},
+    let watch = Wait {
+        caller: Caller {
+            cancelled: shutdown,
+            shutdown,
+            deadline: sent + kind.interrupt_grace,
+            status: &|_| {},
+        },
         interrupt: false,
     };
     match wait(proc, &end, &watch) {
@@ -297,7 +313,7 @@ mod tests {
     use std::sync::{Arc, Mutex};
     use std::time::{Duration, Instant};
 
-    use super::{exchange, ExchangeEnd, Watch};
+    use super::{exchange, Caller, ExchangeEnd, Wait};
     use crate::session::child::{Proc, Transcript};
 
     /// The program's greeting arrives before the start-up waits for it (the reader thread
@@ -331,11 +347,13 @@ mod tests {
                 .0;
         }
         drop(st);
-        let watch = Watch {
-            cancelled: &|| false,
-            shutdown: &|| false,
-            deadline: Instant::now() + Duration::from_secs(5),
-            status: &|_| {},
+        let watch = Wait {
+            caller: Caller {
+                cancelled: &|| false,
+                shutdown: &|| false,
+                deadline: Instant::now() + Duration::from_secs(5),
+                status: &|_| {},
+            },
             interrupt: false,
         };
         let end = exchange(kind, &proc, None, &watch);

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant, SystemTime};
 use serde_json::{json, Value};
 
 use super::kind::{signal_name, SessionKind, Workdir};
-use super::ops::{self, Call, Reply};
+use super::ops::{self, Caller, OpResult};
 use super::registry::Registry;
 use crate::jsonrpc::ErrorObject;
 use crate::mcp::{CallToolResult, Resource, ResourceContents, ResourceTemplate, ToolAnnotations};
@@ -47,14 +47,14 @@ pub(super) fn name_of(args: &Value) -> Result<String, ToolError> {
     }
 }
 
-pub(super) fn reply(r: Reply) -> ToolResult {
+pub(super) fn reply(r: OpResult) -> ToolResult {
     Ok(match r {
         Ok(t) => CallToolResult::text(t),
         Err(t) => CallToolResult::error(t),
     })
 }
 
-pub(super) fn with_call<T>(ctx: &Ctx, f: impl FnOnce(&Call<'_>) -> T) -> T {
+pub(super) fn with_call<T>(ctx: &Ctx, f: impl FnOnce(&Caller<'_>) -> T) -> T {
     let token = ctx.cancel_token().clone();
     let reporter = ctx.reporter();
     // The deadline fires the token too; the operations see it by `deadline` instead, so
@@ -66,7 +66,7 @@ pub(super) fn with_call<T>(ctx: &Ctx, f: impl FnOnce(&Call<'_>) -> T) -> T {
     let deadline = ctx
         .deadline()
         .unwrap_or_else(|| Instant::now() + Duration::from_secs(86_400));
-    f(&Call {
+    f(&Caller {
         cancelled: &cancelled,
         deadline,
         shutdown: &shutdown,

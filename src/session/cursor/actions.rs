@@ -13,9 +13,9 @@ use super::engine::{answer, fill, Cursor, Halt};
 use super::file::read_beneath;
 use super::link::{Link, Said};
 use super::CursorSpec;
-use crate::session::exchange::Stop;
+use crate::session::exchange::StopReason;
 use crate::session::kind::SessionKind;
-use crate::session::ops::{Call, Reply};
+use crate::session::ops::{Caller, OpResult};
 use crate::session::registry::{Key, Registry};
 
 /// The cursors of a server, one per session.
@@ -69,7 +69,7 @@ pub struct Env<'a> {
     pub store: &'a Store,
     pub root: &'a Path,
     pub session: String,
-    pub call: &'a Call<'a>,
+    pub call: &'a Caller<'a>,
 }
 
 impl Env<'_> {
@@ -205,7 +205,7 @@ impl Run<'_> {
 
 impl Run<'_> {
     /// Puts the cursor back and adds the notes to the reply.
-    pub(super) fn end(mut self, reply: Reply) -> Reply {
+    pub(super) fn end(mut self, reply: OpResult) -> OpResult {
         self.cur.identity = Some(self.link.identity());
         self.env.store.put(&self.env.key(), self.cur);
         let head = self.notes.join("\n");
@@ -228,7 +228,7 @@ impl Run<'_> {
                 } else {
                     "the end".into()
                 };
-                let how = if why == Stop::Cancelled {
+                let how = if why == StopReason::Cancelled {
                     "cancelled"
                 } else {
                     "the call's deadline passed"
@@ -279,13 +279,13 @@ impl Run<'_> {
 }
 
 /// `K_cursor_init {file, start_at?}`.
-pub fn init(env: &Env<'_>, file: &str, start_at: Option<&str>) -> Reply {
+pub fn init(env: &Env<'_>, file: &str, start_at: Option<&str>) -> OpResult {
     let mut run = begin(env, Some(file))?;
     let reply = init_in(&mut run, start_at);
     run.end(reply)
 }
 
-fn init_in(run: &mut Run<'_>, start_at: Option<&str>) -> Reply {
+fn init_in(run: &mut Run<'_>, start_at: Option<&str>) -> OpResult {
     let spec = run.env.spec;
     run.cur.steps.clear();
     run.cur.current = None;
@@ -399,7 +399,7 @@ pub(super) fn failures(c: &Cursor) -> String {
 }
 
 /// `K_cursor_step {tactic}`.
-pub fn step(env: &Env<'_>, tactic: &str, limit: Duration) -> Reply {
+pub fn step(env: &Env<'_>, tactic: &str, limit: Duration) -> OpResult {
     let mut run = begin(env, None)?;
     let reply = step_in(&mut run, tactic, limit);
     run.end(reply)
@@ -419,7 +419,7 @@ pub(super) fn need_goal(run: &mut Run<'_>, again: &str) -> Result<usize, String>
     Ok(i)
 }
 
-fn step_in(run: &mut Run<'_>, tactic: &str, limit: Duration) -> Reply {
+fn step_in(run: &mut Run<'_>, tactic: &str, limit: Duration) -> OpResult {
     let spec = run.env.spec;
     if let Some(p) = spec.step_pattern.as_ref().filter(|p| !p.is_match(tactic)) {
         return Err(format!(
@@ -463,7 +463,7 @@ fn step_in(run: &mut Run<'_>, tactic: &str, limit: Duration) -> Reply {
             alive,
             why,
         } => {
-            let how = if why == Stop::Deadline {
+            let how = if why == StopReason::Deadline {
                 format!("after its timeout of {:.0} s", limit.as_secs_f64())
             } else {
                 "by a cancel".into()
@@ -486,7 +486,7 @@ fn step_in(run: &mut Run<'_>, tactic: &str, limit: Duration) -> Reply {
 }
 
 /// `K_cursor_undo {}`.
-pub fn undo(env: &Env<'_>) -> Reply {
+pub fn undo(env: &Env<'_>) -> OpResult {
     let mut run = begin(env, None)?;
     let reply = (|| {
         need_goal(&mut run, "cursor_undo")?;
@@ -511,7 +511,7 @@ pub fn undo(env: &Env<'_>) -> Reply {
 }
 
 /// `K_cursor_reenter {}`.
-pub fn reenter(env: &Env<'_>) -> Reply {
+pub fn reenter(env: &Env<'_>) -> OpResult {
     let mut run = begin(env, None)?;
     let reply = (|| {
         let i = run
@@ -526,7 +526,7 @@ pub fn reenter(env: &Env<'_>) -> Reply {
 }
 
 /// `K_cursor_goto {theorem}`.
-pub fn goto(env: &Env<'_>, name: &str) -> Reply {
+pub fn goto(env: &Env<'_>, name: &str) -> OpResult {
     let mut run = begin(env, None)?;
     let reply = (|| {
         let i = theorem(&run.cur, run.env.spec, name)?;

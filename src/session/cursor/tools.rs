@@ -13,11 +13,11 @@ use super::CursorSpec;
 use crate::peer::Timeout;
 use crate::server::{Ctx, ToolDef, ToolError};
 use crate::session::kind::{SessionKind, Workdir};
-use crate::session::ops::Reply;
+use crate::session::ops::OpResult;
 use crate::session::registry::Registry;
 use crate::session::tools::{annotations, name_of, object, reply, session_param, with_call};
 
-type Action = dyn Fn(&Env<'_>, &Value) -> Result<Reply, ToolError> + Send + Sync;
+type Action = dyn Fn(&Env<'_>, &Value) -> Result<OpResult, ToolError> + Send + Sync;
 
 struct Ctxt {
     reg: Arc<Registry>,
