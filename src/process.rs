@@ -229,7 +229,7 @@ pub fn run(
     // A token cancelled because the call's deadline passed is a timeout, not a cancel: the
     // server's tools get their deadline this way (`ToolDef::timeout`) rather than from
     // `spec.timeout`, so that a call has one deadline.
-    let by_deadline = (fired || stop == Stop::Cancelled)
+    let by_deadline = (fired || stop == WaitEnd::Cancelled)
         && cancel.reason() == Some(crate::cancel::CancelReason::Deadline);
     Ok(Outcome {
         code: status.code(),
@@ -237,8 +237,9 @@ pub fn run(
         stdout,
         stderr,
         duration,
-        timed_out: stop == Stop::TimedOut || by_deadline,
-        cancelled: !by_deadline && (stop == Stop::Cancelled || (fired && stop != Stop::TimedOut)),
+        timed_out: stop == WaitEnd::TimedOut || by_deadline,
+        cancelled: !by_deadline
+            && (stop == WaitEnd::Cancelled || (fired && stop != WaitEnd::TimedOut)),
         pid,
         started: true,
     })
@@ -534,7 +535,7 @@ pub(crate) fn signal_group(pgid: libc::pid_t, sig: libc::c_int) -> bool {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Stop {
+enum WaitEnd {
     Exited,
     Cancelled,
     TimedOut,
@@ -550,20 +551,20 @@ fn wait_child(
     cancel: &CancelToken,
     start: Instant,
     watch: &mut watch::Watch<'_>,
-) -> io::Result<(ExitStatus, Stop)> {
+) -> io::Result<(ExitStatus, WaitEnd)> {
     // An overflowing deadline or grace is none.
     let deadline = spec.timeout.and_then(|t| start.checked_add(t));
-    let mut stop = Stop::Exited;
+    let mut stop = WaitEnd::Exited;
     let mut kill_at = None;
     loop {
         let now = Instant::now();
-        if stop == Stop::Exited {
+        if stop == WaitEnd::Exited {
             if cancel.is_cancelled() {
-                stop = Stop::Cancelled;
+                stop = WaitEnd::Cancelled;
             } else if deadline.is_some_and(|d| now >= d) {
-                stop = Stop::TimedOut;
+                stop = WaitEnd::TimedOut;
             }
-            if stop != Stop::Exited {
+            if stop != WaitEnd::Exited {
                 signal_group(pgid, libc::SIGTERM);
                 kill_at = now.checked_add(spec.kill_grace);
             }
@@ -572,7 +573,7 @@ fn wait_child(
             signal_group(pgid, libc::SIGKILL);
             kill_at = None;
         }
-        let next = [deadline.filter(|_| stop == Stop::Exited), kill_at]
+        let next = [deadline.filter(|_| stop == WaitEnd::Exited), kill_at]
             .into_iter()
             .flatten()
             .fold(now + TICK, Instant::min);

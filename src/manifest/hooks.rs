@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use super::remote::{self, CAPTURE_LINES};
 use super::ToolSpec;
 use crate::cancel::CancelToken;
-use crate::process::on_cancel::{Command, Pending};
+use crate::process::on_cancel::{Command, Registration};
 use crate::process::{self, RunSpec, Stream};
 
 /// A call's hooks.
@@ -25,7 +25,7 @@ pub(super) struct Hooks {
 
 struct State {
     values: BTreeMap<String, String>,
-    pending: Option<Pending>,
+    pending: Option<Registration>,
 }
 
 impl Hooks {
@@ -83,7 +83,7 @@ impl Hooks {
 
     fn register(&self, st: &mut State) {
         if let Some(cmd) = self.command(&st.values) {
-            st.pending = Pending::register(&self.call_id, &cmd);
+            st.pending = Registration::register(&self.call_id, &cmd);
         }
     }
 

@@ -384,10 +384,7 @@ pub fn send(
         }
     };
     let watch = Wait {
-        caller: Caller {
-            deadline,
-            ..*call
-        },
+        caller: Caller { deadline, ..*call },
         interrupt: true,
     };
     if (call.cancelled)() {
