@@ -321,9 +321,8 @@ impl Dir {
         read_names(fd, max)
     }
 
-    /// Creates the new file `rel` beneath this directory, for appending, with `mode` (less
-    /// the umask): refused if anything (a symlink, a FIFO) already has the name.
-    pub fn create(&self, rel: &Path, mode: u32) -> io::Result<File> {
+    /// The directory `rel` is in (beneath this one, opened) and its last name (as a C string too).
+    fn parent_of<'r>(&self, rel: &'r Path) -> io::Result<(Dir, &'r OsStr, CString)> {
         let name = rel
             .file_name()
             .ok_or_else(|| refused(io::ErrorKind::InvalidInput, rel, "names no file"))?;
@@ -331,6 +330,13 @@ impl Dir {
         let dir = self.dir(parent)?;
         let c_name = CString::new(name.as_bytes())
             .map_err(|_| refused(io::ErrorKind::InvalidInput, rel, "contains NUL"))?;
+        Ok((dir, name, c_name))
+    }
+
+    /// Creates the new file `rel` beneath this directory, for appending, with `mode` (less
+    /// the umask): refused if anything (a symlink, a FIFO) already has the name.
+    pub fn create(&self, rel: &Path, mode: u32) -> io::Result<File> {
+        let (dir, _, c_name) = self.parent_of(rel)?;
         let flags = libc::O_WRONLY
             | libc::O_APPEND
             | libc::O_CREAT
@@ -349,13 +355,7 @@ impl Dir {
     /// replace has succeeded: a failed `fsync` of the directory after it is logged, not
     /// returned.
     pub fn replace(&self, rel: &Path, data: &[u8], mode: u32) -> io::Result<()> {
-        let name = rel
-            .file_name()
-            .ok_or_else(|| refused(io::ErrorKind::InvalidInput, rel, "names no file"))?;
-        let parent = rel.parent().unwrap_or(Path::new(""));
-        let dir = self.dir(parent)?;
-        let c_name = CString::new(name.as_bytes())
-            .map_err(|_| refused(io::ErrorKind::InvalidInput, rel, "contains NUL"))?;
+        let (dir, name, c_name) = self.parent_of(rel)?;
         // An existing regular file keeps its permission bits (set on the descriptor, so the
         // umask does not narrow them); a new file or a replaced symlink gets `mode`.
         let mut kept = None;
