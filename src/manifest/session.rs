@@ -218,7 +218,7 @@ fn status(o: &Obj<'_>, errs: &mut Errors) -> Option<String> {
 fn error_pattern(o: &Obj<'_>, errs: &mut Errors) -> Option<Pattern> {
     let s = o.string("error", errs)?;
     Pattern::new(&s)
-        .map_err(|e| errs.add(&o.at("error"), e))
+        .map_err(|e| errs.add(&o.at("error"), e.to_string()))
         .ok()
 }
 
@@ -307,7 +307,7 @@ fn workdir(
     };
     let default = w.string("default", errs).unwrap_or_else(|| ".".into());
     if let Err(e) = crate::session::confine(root, &default) {
-        errs.add(&w.at("default"), e);
+        errs.add(&w.at("default"), e.to_string());
     }
     Workdir::Param {
         root_name,

@@ -53,7 +53,9 @@ pub fn workdir(kind: &SessionKind, asked: Option<&str>) -> Result<PathBuf, Strin
                 kind.name
             )),
         },
-        Workdir::Param { root, default, .. } => super::confine(root, asked.unwrap_or(default)),
+        Workdir::Param { root, default, .. } => {
+            super::confine(root, asked.unwrap_or(default)).map_err(|e| e.to_string())
+        }
     }
 }
 

@@ -98,7 +98,7 @@ fn dir_of(root: &Path, file: &str) -> Result<PathBuf, String> {
         .parent()
         .and_then(Path::to_str)
         .filter(|p| !p.is_empty());
-    crate::session::confine(root, parent.unwrap_or("."))
+    crate::session::confine(root, parent.unwrap_or(".")).map_err(|e| e.to_string())
 }
 
 fn clean(file: &str) -> String {
