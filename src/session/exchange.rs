@@ -54,7 +54,7 @@ pub struct Caller<'a> {
 
 /// How an exchange waits: for its caller (whose deadline may be narrowed to the send's), and
 /// what it does on a stop.
-pub struct Wait<'a> {
+pub struct ExchangeWait<'a> {
     pub caller: Caller<'a>,
     /// On stop, interrupt the program and wait for it to come back (else: give up at once).
     pub interrupt: bool,
@@ -68,7 +68,7 @@ pub fn exchange(
     kind: &SessionKind,
     proc: &Proc,
     input: Option<&str>,
-    watch: &Wait<'_>,
+    watch: &ExchangeWait<'_>,
 ) -> ExchangeEnd {
     exchange_capped(kind, proc, input, watch, kind.max_output_bytes)
 }
@@ -79,7 +79,7 @@ pub fn exchange_capped(
     kind: &SessionKind,
     proc: &Proc,
     input: Option<&str>,
-    watch: &Wait<'_>,
+    watch: &ExchangeWait<'_>,
     cap: usize,
 ) -> ExchangeEnd {
     let spill = Spill::new();
@@ -96,7 +96,7 @@ pub fn exchange_capped(
         st.pending.await_answer(Some(spill.sink()), cap);
         stale
     };
-    let out = Out { cap, spill: &spill };
+    let out = OutputCap { cap, spill: &spill };
     let end = run(kind, proc, input, watch, &out);
     // Output between answers is nobody's: it is not kept.
     proc.lock().pending.idle(kind.max_output_bytes);
@@ -111,7 +111,7 @@ pub fn exchange_capped(
 }
 
 /// How an answer becomes text: its cap, and where it is kept whole when longer.
-struct Out<'a> {
+struct OutputCap<'a> {
     cap: usize,
     spill: &'a Spill,
 }
@@ -120,8 +120,8 @@ fn run(
     kind: &SessionKind,
     proc: &Proc,
     input: Option<&str>,
-    watch: &Wait<'_>,
-    out: &Out<'_>,
+    watch: &ExchangeWait<'_>,
+    out: &OutputCap<'_>,
 ) -> ExchangeEnd {
     let marker = matches!(kind.answer, AnswerMode::Sentinel { .. }).then(fresh_marker);
     let mut bytes = Vec::new();
@@ -171,7 +171,7 @@ fn sentinel(kind: &SessionKind, marker: &str) -> Vec<u8> {
 
 /// The answer's text, its middle dropped beyond the cap, and then a note that says where
 /// the whole of it is.
-fn text(kind: &SessionKind, out: &Out<'_>, a: &Answer) -> String {
+fn text(kind: &SessionKind, out: &OutputCap<'_>, a: &Answer) -> String {
     let mut text = a.text(out.cap, kind.strip_ansi);
     let total = a.bytes.len() as u64 + a.omitted;
     if total > out.cap as u64 {
@@ -208,7 +208,11 @@ enum Waited {
 }
 
 /// Waits until `end` finds the answer, the program ends, or `watch` says stop.
-fn wait(proc: &Proc, end: &dyn Fn(&mut State) -> Option<Answer>, watch: &Wait<'_>) -> Waited {
+fn wait(
+    proc: &Proc,
+    end: &dyn Fn(&mut State) -> Option<Answer>,
+    watch: &ExchangeWait<'_>,
+) -> Waited {
     let mut seen = 0;
     let mut ended: Option<Instant> = None;
     loop {
@@ -251,7 +255,7 @@ fn interrupt(
     marker: Option<&str>,
     why: StopReason,
     shutdown: &dyn Fn() -> bool,
-    out: &Out<'_>,
+    out: &OutputCap<'_>,
 ) -> ExchangeEnd {
     proc.note(format!(
         "\n[interrupted: {}]\n",
@@ -280,7 +284,7 @@ fn interrupt(
         p.push(&a.bytes);
         Some(p.find_end(&End::Marker(first.as_bytes())).unwrap_or(a))
     };
-    let watch = Wait {
+    let watch = ExchangeWait {
         caller: Caller {
             cancelled: shutdown,
             shutdown,
@@ -313,7 +317,7 @@ mod tests {
     use std::sync::{Arc, Mutex};
     use std::time::{Duration, Instant};
 
-    use super::{exchange, Caller, ExchangeEnd, Wait};
+    use super::{exchange, Caller, ExchangeEnd, ExchangeWait};
     use crate::session::child::{Proc, Transcript};
 
     /// The program's greeting arrives before the start-up waits for it (the reader thread
@@ -347,7 +351,7 @@ mod tests {
                 .0;
         }
         drop(st);
-        let watch = Wait {
+        let watch = ExchangeWait {
             caller: Caller {
                 cancelled: &|| false,
                 shutdown: &|| false,

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use super::child::Proc;
 pub use super::exchange::Caller;
-use super::exchange::{exchange, exchange_capped, ExchangeEnd, StopReason, Wait};
+use super::exchange::{exchange, exchange_capped, ExchangeEnd, ExchangeWait, StopReason};
 use super::kind::{signal_name, Launch, SessionKind, Workdir};
 use super::registry::{Key, Refused, Registry, Turn};
 use crate::process::interactive::describe_exit;
@@ -75,7 +75,7 @@ fn launch(
         transcript,
     )
     .map_err(|e| format!("{} could not be started: {e}", label(key)))?;
-    let watch = Wait {
+    let watch = ExchangeWait {
         caller: Caller {
             deadline: (Instant::now() + kind.startup_timeout).min(call.deadline),
             ..*call
@@ -174,7 +174,7 @@ pub fn start(
     call: &Caller<'_>,
 ) -> OpResult {
     let key = (kind.name.clone(), name.to_owned());
-    let asked = Asked {
+    let asked = StartAsked {
         dir: asked.map(|a| workdir(kind, Some(a))).transpose()?,
         launch: (!params.is_empty())
             .then(|| kind.launch(params))
@@ -246,7 +246,7 @@ fn already_running(
     reg: &Registry,
     kind: &SessionKind,
     key: &Key,
-    asked: &Asked,
+    asked: &StartAsked,
     turn: Option<(&Turn, &Caller<'_>)>,
 ) -> Option<OpResult> {
     let (p, last, busy) = reg
@@ -298,7 +298,7 @@ fn already_running(
 }
 
 /// What `K_start` asks for: a working directory, start parameters.
-struct Asked {
+struct StartAsked {
     dir: Option<PathBuf>,
     launch: Option<Launch>,
 }
@@ -325,7 +325,7 @@ fn status(
     call: &Caller<'_>,
 ) -> OpResult {
     let started = Instant::now();
-    let watch = Wait {
+    let watch = ExchangeWait {
         caller: Caller {
             deadline: call.deadline.min(started + kind.timeout),
             ..*call
@@ -385,7 +385,7 @@ pub fn send(
             p
         }
     };
-    let watch = Wait {
+    let watch = ExchangeWait {
         caller: Caller { deadline, ..*call },
         interrupt: true,
     };

@@ -20,7 +20,7 @@ const REAP_WAIT: Duration = Duration::from_secs(5);
 pub type Key = (String, String);
 
 /// One named session.
-pub struct Entry {
+pub struct SessionEntry {
     pub kind: Arc<SessionKind>,
     /// The program, once started (it may have ended since).
     pub proc: Option<Arc<Proc>>,
@@ -41,7 +41,7 @@ pub struct Entry {
     pub last_answer: String,
 }
 
-impl Entry {
+impl SessionEntry {
     /// Running, busy, starting, or dead with why.
     pub fn state(&self) -> String {
         match (&self.proc, &self.stopped) {
@@ -63,7 +63,7 @@ impl Entry {
 
 #[derive(Default)]
 struct Inner {
-    entries: BTreeMap<Key, Entry>,
+    entries: BTreeMap<Key, SessionEntry>,
     next_ticket: u64,
     closed: bool,
     timer: bool,
@@ -203,12 +203,12 @@ impl Registry {
     }
 
     /// Runs `f` on the entry of `key`, if there is one.
-    pub fn with<T>(&self, key: &Key, f: impl FnOnce(&mut Entry) -> T) -> Option<T> {
+    pub fn with<T>(&self, key: &Key, f: impl FnOnce(&mut SessionEntry) -> T) -> Option<T> {
         self.lock().entries.get_mut(key).map(f)
     }
 
     /// Runs `f` on every entry, in order.
-    pub fn each(&self, mut f: impl FnMut(&Key, &Entry)) {
+    pub fn each(&self, mut f: impl FnMut(&Key, &SessionEntry)) {
         for (k, e) in &self.lock().entries {
             f(k, e);
         }
@@ -325,8 +325,8 @@ impl Registry {
     }
 }
 
-fn new_entry(kind: &Arc<SessionKind>, workdir: PathBuf) -> Entry {
-    Entry {
+fn new_entry(kind: &Arc<SessionKind>, workdir: PathBuf) -> SessionEntry {
+    SessionEntry {
         kind: Arc::clone(kind),
         proc: None,
         busy: false,

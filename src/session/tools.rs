@@ -411,7 +411,7 @@ pub fn register(mut server: Server, kinds: &[SessionKind]) -> Server {
         return server;
     }
     let reg = Arc::new(Registry::default());
-    let cursors = Arc::new(super::cursor::Store::default());
+    let cursors = Arc::new(super::cursor::CursorStore::default());
     for kind in kinds {
         let kind = Arc::new(kind.clone());
         for t in kind_tools(&reg, &kind) {

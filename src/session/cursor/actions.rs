@@ -20,22 +20,22 @@ use crate::session::registry::{Key, Registry};
 
 /// The cursors of a server, one per session.
 #[derive(Default)]
-pub struct Store {
-    map: Mutex<HashMap<Key, Slot>>,
+pub struct CursorStore {
+    map: Mutex<HashMap<Key, CursorSlot>>,
 }
 
-enum Slot {
+enum CursorSlot {
     Idle(Box<Cursor>),
     /// A cursor call runs; the file it works on.
     Busy(String),
 }
 
-impl Store {
+impl CursorStore {
     fn take(&self, key: &Key) -> Option<Cursor> {
         let mut map = lock(&self.map);
         match map.remove(key) {
-            Some(Slot::Idle(c)) => {
-                map.insert(key.clone(), Slot::Busy(c.file.clone()));
+            Some(CursorSlot::Idle(c)) => {
+                map.insert(key.clone(), CursorSlot::Busy(c.file.clone()));
                 Some(*c)
             }
             Some(busy) => {
@@ -48,15 +48,15 @@ impl Store {
 
     fn put(&self, key: &Key, c: Cursor) {
         let mut map = lock(&self.map);
-        map.insert(key.clone(), Slot::Idle(Box::new(c)));
+        map.insert(key.clone(), CursorSlot::Idle(Box::new(c)));
     }
 
     /// A copy of the cursor of `key`, or the file a running call works on.
     pub(super) fn peek(&self, key: &Key) -> Option<Result<Cursor, String>> {
         let map = lock(&self.map);
         map.get(key).map(|s| match s {
-            Slot::Idle(c) => Ok((**c).clone()),
-            Slot::Busy(f) => Err(f.clone()),
+            CursorSlot::Idle(c) => Ok((**c).clone()),
+            CursorSlot::Busy(f) => Err(f.clone()),
         })
     }
 }
@@ -66,7 +66,7 @@ pub struct Env<'a> {
     pub reg: &'a Arc<Registry>,
     pub kind: &'a Arc<SessionKind>,
     pub spec: &'a CursorSpec,
-    pub store: &'a Store,
+    pub store: &'a CursorStore,
     pub root: &'a Path,
     pub session: String,
     pub call: &'a Caller<'a>,

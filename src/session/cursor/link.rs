@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use super::super::child::Proc;
-use super::super::exchange::{exchange, ExchangeEnd, StopReason, Wait};
+use super::super::exchange::{exchange, ExchangeEnd, ExchangeWait, StopReason};
 use super::super::kind::SessionKind;
 use super::super::ops::{refused, start_in_turn, Caller};
 use super::super::registry::{Key, Registry, Turn};
@@ -145,7 +145,7 @@ impl<'a> Link<'a> {
 
     /// Sends `input` and waits for its answer, at most `limit` (and the call's deadline).
     pub fn say(&self, input: &str, limit: Duration) -> Said {
-        let watch = Wait {
+        let watch = ExchangeWait {
             caller: Caller {
                 cancelled: self.call.cancelled,
                 shutdown: self.call.shutdown,
