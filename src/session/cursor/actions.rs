@@ -119,7 +119,7 @@ pub(super) fn begin<'a>(env: &'a Env<'a>, file: Option<&str>) -> Result<Run<'a>,
             ))
         }
     };
-    let disk = read_beneath(env.root, &file)?;
+    let disk = read_beneath(env.root, &file).map_err(|e| e.to_string())?;
     let dir = dir_of(env.root, &file)?;
     // The turn first: a cursor call running on this session keeps its state until its end.
     let mut link = Link::open(env.reg, env.kind, &env.session, dir, env.call)?;
