@@ -68,9 +68,9 @@ pub fn exchange(
     kind: &SessionKind,
     proc: &Proc,
     input: Option<&str>,
-    watch: &ExchangeWait<'_>,
+    waiting: &ExchangeWait<'_>,
 ) -> ExchangeEnd {
-    exchange_capped(kind, proc, input, watch, kind.max_output_bytes)
+    exchange_capped(kind, proc, input, waiting, kind.max_output_bytes)
 }
 
 /// [`exchange`], the answer cut to `cap` bytes (head and tail); a longer answer is kept whole
@@ -79,7 +79,7 @@ pub fn exchange_capped(
     kind: &SessionKind,
     proc: &Proc,
     input: Option<&str>,
-    watch: &ExchangeWait<'_>,
+    waiting: &ExchangeWait<'_>,
     cap: usize,
 ) -> ExchangeEnd {
     let spill = Spill::new();
@@ -97,7 +97,7 @@ pub fn exchange_capped(
         stale
     };
     let out = OutputCap { cap, spill: &spill };
-    let end = run(kind, proc, input, watch, &out);
+    let end = run(kind, proc, input, waiting, &out);
     // Output between answers is nobody's: it is not kept.
     proc.lock().pending.idle(kind.max_output_bytes);
     if !stale.bytes.is_empty() {
@@ -120,7 +120,7 @@ fn run(
     kind: &SessionKind,
     proc: &Proc,
     input: Option<&str>,
-    watch: &ExchangeWait<'_>,
+    waiting: &ExchangeWait<'_>,
     out: &OutputCap<'_>,
 ) -> ExchangeEnd {
     let marker = matches!(kind.answer, AnswerMode::Sentinel { .. }).then(fresh_marker);
@@ -138,18 +138,18 @@ fn run(
     }
     let sent = Instant::now();
     let end = |st: &mut State| detect(kind, marker.as_deref(), st, sent);
-    match wait(proc, &end, watch) {
+    match wait(proc, &end, waiting) {
         Waited::Done(a) => ExchangeEnd::Answer(text(kind, out, &a)),
         Waited::Died(a, status) => ExchangeEnd::Died {
             partial: text(kind, out, &a),
             how: proc.describe(&status),
         },
-        Waited::Stopped(why) if watch.interrupt && !(watch.caller.shutdown)() => interrupt(
+        Waited::Stopped(why) if waiting.interrupt && !(waiting.caller.shutdown)() => interrupt(
             kind,
             proc,
             marker.as_deref(),
             why,
-            watch.caller.shutdown,
+            waiting.caller.shutdown,
             out,
         ),
         Waited::Stopped(why) => ExchangeEnd::Interrupted {
@@ -207,11 +207,11 @@ enum Waited {
     Stopped(StopReason),
 }
 
-/// Waits until `end` finds the answer, the program ends, or `watch` says stop.
+/// Waits until `end` finds the answer, the program ends, or `waiting` says stop.
 fn wait(
     proc: &Proc,
     end: &dyn Fn(&mut State) -> Option<Answer>,
-    watch: &ExchangeWait<'_>,
+    waiting: &ExchangeWait<'_>,
 ) -> Waited {
     let mut seen = 0;
     let mut ended: Option<Instant> = None;
@@ -227,14 +227,14 @@ fn wait(
                     return Waited::Died(st.pending.take_all(), status);
                 }
             }
-            if (watch.caller.cancelled)() {
+            if (waiting.caller.cancelled)() {
                 return Waited::Stopped(StopReason::Cancelled);
             }
             let now = Instant::now();
-            if now >= watch.caller.deadline {
+            if now >= waiting.caller.deadline {
                 return Waited::Stopped(StopReason::Deadline);
             }
-            let tick = TICK.min(watch.caller.deadline - now);
+            let tick = TICK.min(waiting.caller.deadline - now);
             let (st, _) = crate::sync::wait_timeout(&proc.cond, st, tick);
             let fresh = st.chunks != seen && !st.last_line.is_empty();
             seen = st.chunks;
@@ -242,7 +242,7 @@ fn wait(
         };
         // Outside the lock: reporting takes the dispatcher's lock.
         if let Some(line) = line {
-            (watch.caller.status)(&line);
+            (waiting.caller.status)(&line);
         }
     }
 }
@@ -284,7 +284,7 @@ fn interrupt(
         p.push(&a.bytes);
         Some(p.find_end(&End::Marker(first.as_bytes())).unwrap_or(a))
     };
-    let watch = ExchangeWait {
+    let waiting = ExchangeWait {
         caller: Caller {
             cancelled: shutdown,
             shutdown,
@@ -293,7 +293,7 @@ fn interrupt(
         },
         interrupt: false,
     };
-    match wait(proc, &end, &watch) {
+    match wait(proc, &end, &waiting) {
         Waited::Done(a) => ExchangeEnd::Interrupted {
             why,
             partial: text(kind, out, &a),
@@ -351,7 +351,7 @@ mod tests {
                 .0;
         }
         drop(st);
-        let watch = ExchangeWait {
+        let waiting = ExchangeWait {
             caller: Caller {
                 cancelled: &|| false,
                 shutdown: &|| false,
@@ -360,7 +360,7 @@ mod tests {
             },
             interrupt: false,
         };
-        let end = exchange(kind, &proc, None, &watch);
+        let end = exchange(kind, &proc, None, &waiting);
         proc.kill("the test ended", Duration::from_secs(5));
         assert!(
             matches!(&end, ExchangeEnd::Answer(t) if t == "ready"),

@@ -75,7 +75,7 @@ fn launch(
         transcript,
     )
     .map_err(|e| format!("{} could not be started: {e}", label(key)))?;
-    let watch = ExchangeWait {
+    let waiting = ExchangeWait {
         caller: Caller {
             deadline: (Instant::now() + kind.startup_timeout).min(call.deadline),
             ..*call
@@ -89,7 +89,7 @@ fn launch(
         .into_iter()
         .chain(kind.startup.iter().map(|s| Some(s.as_str())));
     for input in inputs {
-        let fail = match exchange(kind, &proc, input, &watch) {
+        let fail = match exchange(kind, &proc, input, &waiting) {
             ExchangeEnd::Answer(t) => {
                 if !t.is_empty() {
                     greeting.push(t);
@@ -325,14 +325,14 @@ fn status(
     call: &Caller<'_>,
 ) -> OpResult {
     let started = Instant::now();
-    let watch = ExchangeWait {
+    let waiting = ExchangeWait {
         caller: Caller {
             deadline: call.deadline.min(started + kind.timeout),
             ..*call
         },
         interrupt: true,
     };
-    let outcome = exchange(kind, proc, Some(input), &watch);
+    let outcome = exchange(kind, proc, Some(input), &waiting);
     settle(reg, kind, turn, outcome, started, kind.timeout, call)
 }
 
@@ -385,14 +385,14 @@ pub fn send(
             p
         }
     };
-    let watch = ExchangeWait {
+    let waiting = ExchangeWait {
         caller: Caller { deadline, ..*call },
         interrupt: true,
     };
     if (call.cancelled)() {
         return Err("cancelled before the input was sent".into());
     }
-    let outcome = exchange_capped(kind, &proc, Some(input), &watch, cap);
+    let outcome = exchange_capped(kind, &proc, Some(input), &waiting, cap);
     let reply = settle(reg, kind, &turn, outcome, started, limit, call);
     if let Ok(text) = &reply {
         reg.with(&key, |e| e.last_answer.clone_from(text));

@@ -145,7 +145,7 @@ impl<'a> Link<'a> {
 
     /// Sends `input` and waits for its answer, at most `limit` (and the call's deadline).
     pub fn say(&self, input: &str, limit: Duration) -> Said {
-        let watch = ExchangeWait {
+        let waiting = ExchangeWait {
             caller: Caller {
                 cancelled: self.call.cancelled,
                 shutdown: self.call.shutdown,
@@ -154,7 +154,7 @@ impl<'a> Link<'a> {
             },
             interrupt: true,
         };
-        match exchange(self.kind, &self.proc, Some(input), &watch) {
+        match exchange(self.kind, &self.proc, Some(input), &waiting) {
             ExchangeEnd::Answer(t) => {
                 self.reg
                     .with(&self.turn.key, |e| e.last_answer.clone_from(&t));
