@@ -344,11 +344,7 @@ mod tests {
         let until = Instant::now() + Duration::from_secs(10);
         let mut st = proc.lock();
         while !st.pending.has_byte(0) && Instant::now() < until {
-            st = proc
-                .cond
-                .wait_timeout(st, Duration::from_millis(50))
-                .unwrap()
-                .0;
+            st = crate::sync::wait_timeout(&proc.cond, st, Duration::from_millis(50)).0;
         }
         drop(st);
         let waiting = ExchangeWait {
