@@ -15,7 +15,7 @@
 use crate::sync;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread::{self, ThreadId};
 use std::time::Instant;
 
@@ -53,12 +53,6 @@ struct Inner {
     cond: Condvar,
 }
 
-impl Inner {
-    fn lock(&self) -> MutexGuard<'_, State> {
-        sync::lock(&self.state)
-    }
-}
-
 /// Cancellation token shared by the dispatcher and a tool thread.
 #[derive(Clone, Default)]
 pub struct CancelToken(Arc<Inner>);
@@ -81,7 +75,7 @@ impl CancelToken {
     /// runs the hooks (once each, on this thread, outside of any lock).
     pub fn cancel(&self, reason: CancelReason) {
         {
-            let mut st = self.0.lock();
+            let mut st = sync::lock(&self.0.state);
             if st.reason.is_some() {
                 return;
             }
@@ -93,7 +87,7 @@ impl CancelToken {
         let me = thread::current().id();
         loop {
             let hook = {
-                let mut st = self.0.lock();
+                let mut st = sync::lock(&self.0.state);
                 match st.hooks.pop() {
                     Some((id, hook)) => {
                         st.running = Some((id, me));
@@ -106,7 +100,7 @@ impl CancelToken {
             // the matching guard's drop wait forever) nor skip other hooks.
             let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(&hook));
             drop(hook);
-            self.0.lock().running = None;
+            sync::lock(&self.0.state).running = None;
             self.0.cond.notify_all();
             if result.is_err() {
                 log::error!("a cancellation hook panicked");
@@ -121,7 +115,7 @@ impl CancelToken {
 
     /// The reason given to the first `cancel`, if any.
     pub fn reason(&self) -> Option<CancelReason> {
-        self.0.lock().reason
+        sync::lock(&self.0.state).reason
     }
 
     /// Register a hook run once when cancelled (immediately, on this thread,
@@ -130,7 +124,7 @@ impl CancelToken {
     /// (Exception: a hook that drops its own guard does not wait for itself.)
     pub fn on_cancel(&self, hook: impl Fn() + Send + 'static) -> HookGuard {
         {
-            let mut st = self.0.lock();
+            let mut st = sync::lock(&self.0.state);
             if st.reason.is_none() {
                 let id = self.0.next_id.fetch_add(1, Ordering::Relaxed);
                 st.hooks.push((id, Box::new(hook)));
@@ -146,7 +140,7 @@ impl CancelToken {
 
     /// Block until cancelled or `deadline`; returns true if cancelled.
     pub fn wait_until(&self, deadline: Instant) -> bool {
-        let mut st = self.0.lock();
+        let mut st = sync::lock(&self.0.state);
         loop {
             if st.reason.is_some() {
                 return true;
@@ -179,7 +173,7 @@ impl Drop for HookGuard {
             return;
         };
         let me = thread::current().id();
-        let mut st = inner.lock();
+        let mut st = sync::lock(&inner.state);
         if let Some(pos) = st.hooks.iter().position(|(id, _)| *id == self.id) {
             let (_, hook) = st.hooks.swap_remove(pos);
             drop(st);

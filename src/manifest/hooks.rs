@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 
 use super::remote::{self, CAPTURE_LINES};
 use super::ToolSpec;
@@ -50,12 +50,8 @@ impl Hooks {
                 pending: None,
             }),
         };
-        hooks.register(&mut hooks.lock());
+        hooks.register(&mut crate::sync::lock(&hooks.state));
         Some(Arc::new(hooks))
-    }
-
-    fn lock(&self) -> MutexGuard<'_, State> {
-        crate::sync::lock(&self.state)
     }
 
     /// The `onCancel` command with the values known so far; `None` while a captured value
@@ -98,7 +94,7 @@ impl Hooks {
         if found.is_empty() {
             return;
         }
-        let mut st = self.lock();
+        let mut st = crate::sync::lock(&self.state);
         let mut changed = false;
         for (k, v) in found {
             // The first value of a name wins: later output cannot redirect the cancel.
@@ -116,7 +112,7 @@ impl Hooks {
     /// The call ended. If it was abandoned, runs `onCancel` (if it can be formed) and says
     /// how that went; in any case unregisters it from the watchdog.
     pub(super) fn finish(&self, abandoned: bool) -> Option<String> {
-        let mut st = self.lock();
+        let mut st = crate::sync::lock(&self.state);
         let cmd = if abandoned {
             self.command(&st.values)
         } else {

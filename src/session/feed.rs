@@ -8,7 +8,7 @@
 
 use crate::sync;
 use std::collections::VecDeque;
-use std::sync::{Condvar, Mutex, MutexGuard};
+use std::sync::{Condvar, Mutex};
 
 /// See the module doc.
 #[derive(Default)]
@@ -24,13 +24,9 @@ struct State {
 }
 
 impl Feed {
-    fn lock(&self) -> MutexGuard<'_, State> {
-        sync::lock(&self.state)
-    }
-
     /// Queues `bytes`, unless the feed was closed.
     pub(super) fn send(&self, bytes: Vec<u8>) {
-        let mut st = self.lock();
+        let mut st = sync::lock(&self.state);
         if st.closed {
             return;
         }
@@ -41,13 +37,13 @@ impl Feed {
 
     /// No more input: the writer ends once it has written what is queued.
     pub(super) fn close(&self) {
-        self.lock().closed = true;
+        sync::lock(&self.state).closed = true;
         self.ready.notify_all();
     }
 
     /// The next bytes to write; None once the feed is closed and empty.
     pub(super) fn recv(&self) -> Option<Vec<u8>> {
-        let mut st = self.lock();
+        let mut st = sync::lock(&self.state);
         loop {
             if let Some(bytes) = st.queue.pop_front() {
                 return Some(bytes);

@@ -4,7 +4,7 @@
 use crate::sync;
 use std::collections::{BTreeMap, VecDeque};
 use std::path::PathBuf;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -91,7 +91,7 @@ pub struct Turn {
 
 impl Drop for Turn {
     fn drop(&mut self) {
-        let mut inner = self.registry.lock();
+        let mut inner = sync::lock(&self.registry.inner);
         let mut idle_at = None;
         if let Some(e) = inner.entries.get_mut(&self.key) {
             e.busy = false;
@@ -125,10 +125,6 @@ pub enum Refused {
 }
 
 impl Registry {
-    fn lock(&self) -> MutexGuard<'_, Inner> {
-        sync::lock(&self.inner)
-    }
-
     /// Waits for the turn on session `key`, creating it (not started) with `workdir` if it
     /// does not exist and the kind's limit allows.
     pub fn turn(
@@ -139,7 +135,7 @@ impl Registry {
         cancelled: &dyn Fn() -> bool,
         deadline: Instant,
     ) -> Result<Turn, Refused> {
-        let mut inner = self.lock();
+        let mut inner = sync::lock(&self.inner);
         if !inner.entries.contains_key(key) {
             let alive: Vec<String> = inner
                 .entries
@@ -199,17 +195,17 @@ impl Registry {
 
     /// True once the server shut down.
     pub fn is_closed(&self) -> bool {
-        self.lock().closed
+        sync::lock(&self.inner).closed
     }
 
     /// Runs `f` on the entry of `key`, if there is one.
     pub fn with<T>(&self, key: &Key, f: impl FnOnce(&mut SessionEntry) -> T) -> Option<T> {
-        self.lock().entries.get_mut(key).map(f)
+        sync::lock(&self.inner).entries.get_mut(key).map(f)
     }
 
     /// Runs `f` on every entry, in order.
     pub fn each(&self, mut f: impl FnMut(&Key, &SessionEntry)) {
-        for (k, e) in &self.lock().entries {
+        for (k, e) in &sync::lock(&self.inner).entries {
             f(k, e);
         }
     }
@@ -225,14 +221,14 @@ impl Registry {
 
     /// Forgets `key` (its program must be dead).
     pub fn remove(&self, key: &Key) {
-        self.lock().entries.remove(key);
+        sync::lock(&self.inner).entries.remove(key);
         self.cond.notify_all();
     }
 
     /// Starts the idle timer if it does not run yet (after a session started).
     pub fn activity(self: &Arc<Self>) {
         let start = {
-            let mut inner = self.lock();
+            let mut inner = sync::lock(&self.inner);
             !std::mem::replace(&mut inner.timer, true)
         };
         if start {
@@ -242,7 +238,7 @@ impl Registry {
                 .spawn(move || me.idle_timer());
             if let Err(e) = spawned {
                 log::warn!("cannot start the idle-session timer: {e}");
-                self.lock().timer = false;
+                sync::lock(&self.inner).timer = false;
             }
         }
         self.cond.notify_all();
@@ -252,7 +248,7 @@ impl Registry {
     /// Stops sessions idle for longer than their kind's `idleSeconds`; sleeps until the
     /// next one is due or something changes.
     fn idle_timer(self: Arc<Self>) {
-        let mut inner = self.lock();
+        let mut inner = sync::lock(&self.inner);
         loop {
             if inner.closed {
                 return;
@@ -296,7 +292,7 @@ impl Registry {
                     });
                 }
                 self.cond.notify_all();
-                inner = self.lock();
+                inner = sync::lock(&self.inner);
                 continue;
             }
             let wait = next.map_or(Duration::from_secs(3600), |n| n - now);
@@ -309,7 +305,7 @@ impl Registry {
     /// Server shutdown: refuses new turns, kills every program and waits for the reaps.
     pub fn close(&self) {
         let procs: Vec<Arc<Proc>> = {
-            let mut inner = self.lock();
+            let mut inner = sync::lock(&self.inner);
             inner.closed = true;
             inner
                 .entries
