@@ -37,7 +37,7 @@ const CLIENT_MARGIN: Duration = Duration::from_secs(10);
 
 /// The clients `config` knows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Client {
+pub enum ClientApp {
     ClaudeCode,
     ClaudeDesktop,
     Cursor,
@@ -47,25 +47,28 @@ pub enum Client {
     Windsurf,
 }
 
-impl Client {
-    const ALL: [(&'static str, Client); 7] = [
-        ("claude-code", Client::ClaudeCode),
-        ("claude-desktop", Client::ClaudeDesktop),
-        ("cursor", Client::Cursor),
-        ("vscode", Client::VsCode),
-        ("codex", Client::Codex),
-        ("gemini", Client::Gemini),
-        ("windsurf", Client::Windsurf),
+impl ClientApp {
+    const ALL: [(&'static str, ClientApp); 7] = [
+        ("claude-code", ClientApp::ClaudeCode),
+        ("claude-desktop", ClientApp::ClaudeDesktop),
+        ("cursor", ClientApp::Cursor),
+        ("vscode", ClientApp::VsCode),
+        ("codex", ClientApp::Codex),
+        ("gemini", ClientApp::Gemini),
+        ("windsurf", ClientApp::Windsurf),
     ];
 
-    fn parse(s: &str) -> Option<Client> {
-        Client::ALL.iter().find(|(n, _)| *n == s).map(|(_, c)| *c)
+    fn parse(s: &str) -> Option<ClientApp> {
+        ClientApp::ALL
+            .iter()
+            .find(|(n, _)| *n == s)
+            .map(|(_, c)| *c)
     }
 
     /// The key that holds the servers in the client's JSON file.
     fn servers_key(self) -> &'static str {
         match self {
-            Client::VsCode => "servers",
+            ClientApp::VsCode => "servers",
             _ => "mcpServers",
         }
     }
@@ -104,7 +107,7 @@ impl Via {
 
 /// What one client entry says, whatever the client's syntax.
 #[derive(Debug)]
-pub struct Entry {
+pub struct ServerEntry {
     pub name: String,
     /// The running binary, absolute; or `uvx` or `npx` (`--via`).
     pub command: PathBuf,
@@ -119,8 +122,8 @@ pub struct Entry {
     pub serves: String,
 }
 
-struct Request {
-    client: Client,
+struct ConfigRequest {
+    client: ClientApp,
     name: Option<String>,
     install: bool,
     config: Option<PathBuf>,
@@ -147,14 +150,14 @@ pub fn config(args: &[String]) -> ExitCode {
     emit(&render(req.client, &entry))
 }
 
-fn parse_args(args: &[String]) -> Result<Request, String> {
-    let names: Vec<&str> = Client::ALL.iter().map(|(n, _)| *n).collect();
+fn parse_args(args: &[String]) -> Result<ConfigRequest, String> {
+    let names: Vec<&str> = ClientApp::ALL.iter().map(|(n, _)| *n).collect();
     let Some(first) = args.first() else {
         return Err(format!("config needs a client: {}", names.join(", ")));
     };
-    let client = Client::parse(first)
+    let client = ClientApp::parse(first)
         .ok_or_else(|| format!("unknown client {first:?}; one of {}", names.join(", ")))?;
-    let mut req = Request {
+    let mut req = ConfigRequest {
         client,
         name: None,
         install: false,
@@ -185,7 +188,7 @@ fn parse_args(args: &[String]) -> Result<Request, String> {
 }
 
 /// The options after the client (`--flag value` and `--flag=value` alike).
-fn parse_options(args: &[String], req: &mut Request) -> Result<(), String> {
+fn parse_options(args: &[String], req: &mut ConfigRequest) -> Result<(), String> {
     use lexopt::prelude::*;
     let err = super::arg_error("config");
     let mut p = lexopt::Parser::from_args(args);
@@ -208,7 +211,7 @@ fn parse_options(args: &[String], req: &mut Request) -> Result<(), String> {
     Ok(())
 }
 
-fn build_entry(req: &Request) -> Result<Entry, ExitCode> {
+fn build_entry(req: &ConfigRequest) -> Result<ServerEntry, ExitCode> {
     let command = match req.via.launcher() {
         Some((cmd, _)) => PathBuf::from(cmd),
         None => std::env::current_exe()
@@ -261,7 +264,7 @@ fn build_entry(req: &Request) -> Result<Entry, ExitCode> {
         }
     };
     let name = req.name.clone().unwrap_or_else(|| default_name(&manifest));
-    Ok(Entry {
+    Ok(ServerEntry {
         name,
         command,
         args,
@@ -343,9 +346,9 @@ fn pass_env(m: &Manifest) -> Vec<String> {
 }
 
 /// The client's server entry as JSON (every client but Codex).
-pub fn json_entry(client: Client, e: &Entry) -> Value {
+pub fn json_entry(client: ClientApp, e: &ServerEntry) -> Value {
     let mut o = Map::new();
-    if client == Client::VsCode {
+    if client == ClientApp::VsCode {
         o.insert("type".into(), json!("stdio"));
     }
     o.insert("command".into(), json!(e.command.display().to_string()));
@@ -353,20 +356,20 @@ pub fn json_entry(client: Client, e: &Entry) -> Value {
     if !e.env.is_empty() {
         o.insert("env".into(), json!(e.env));
     }
-    if client == Client::Gemini {
+    if client == ClientApp::Gemini {
         o.insert("timeout".into(), json!(e.timeout_secs * 1000));
     }
     Value::Object(o)
 }
 
 /// The whole document for one client, as printed.
-pub fn render(client: Client, e: &Entry) -> String {
-    if client == Client::Codex {
+pub fn render(client: ClientApp, e: &ServerEntry) -> String {
+    if client == ClientApp::Codex {
         return toml::codex_table(e);
     }
     let doc = json!({ client.servers_key(): { e.name.as_str(): json_entry(client, e) } });
     let json = serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n";
-    if client != Client::ClaudeCode {
+    if client != ClientApp::ClaudeCode {
         return json;
     }
     let mut line = vec![
@@ -401,7 +404,7 @@ fn shell_quote(w: &str) -> String {
 }
 
 /// Where the entry goes, what it sets and what the client does with it (stderr).
-fn notes(client: Client, e: &Entry) -> String {
+fn notes(client: ClientApp, e: &ServerEntry) -> String {
     let t = e.timeout_secs;
     let mut s = format!("# {} serves {}.\n", e.name, e.serves);
     match e.command.to_str() {
@@ -418,14 +421,14 @@ fn notes(client: Client, e: &Entry) -> String {
         _ => {}
     }
     let per = match client {
-        Client::ClaudeCode => format!(
+        ClientApp::ClaudeCode => format!(
             "# Run the line (all projects), or put the JSON in a project's .mcp.json (each user \
              approves it once).\n# Claude Code's tool timeout is MCP_TOOL_TIMEOUT (ms): set \
              \"env\": {{\"MCP_TOOL_TIMEOUT\": \"{}\"}} in ~/.claude/settings.json for \
              tools up to {t} s.\n",
             t * 1000
         ),
-        Client::ClaudeDesktop => format!(
+        ClientApp::ClaudeDesktop => format!(
             "# Merge into {} (or: stdmcp config claude-desktop --install), then restart \
              Claude Desktop.\n# Claude Desktop gives a tool about 60 s and has no setting for \
              it; this manifest allows {t} s.\n",
@@ -433,22 +436,22 @@ fn notes(client: Client, e: &Entry) -> String {
                 .display()
                 .to_string())
         ),
-        Client::Cursor => format!(
+        ClientApp::Cursor => format!(
             "# Merge into ~/.cursor/mcp.json (all projects) or .cursor/mcp.json (this project).\n\
              # Cursor has no per-server timeout setting; this manifest allows {t} s.\n"
         ),
-        Client::VsCode => format!(
+        ClientApp::VsCode => format!(
             "# Merge into .vscode/mcp.json of the workspace (or the user profile's mcp.json).\n\
              # VS Code has no per-server timeout setting; this manifest allows {t} s.\n"
         ),
-        Client::Codex => {
+        ClientApp::Codex => {
             "# Append to ~/.codex/config.toml (or: stdmcp config codex --install).\n".to_owned()
         }
-        Client::Gemini => "# Merge into ~/.gemini/settings.json (all folders) or \
+        ClientApp::Gemini => "# Merge into ~/.gemini/settings.json (all folders) or \
              .gemini/settings.json. Gemini CLI starts no MCP server in a folder it does not \
              trust: trust it when asked, or run /permissions.\n"
             .to_owned(),
-        Client::Windsurf => format!(
+        ClientApp::Windsurf => format!(
             "# Merge into ~/.codeium/windsurf/mcp_config.json, then refresh MCP servers.\n\
              # Windsurf has no per-server timeout setting; this manifest allows {t} s.\n"
         ),

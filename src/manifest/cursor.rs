@@ -125,10 +125,7 @@ fn lexicon(o: &Obj<'_>, errs: &mut Errors) -> Lexicon {
     };
     for (i, c) in objects(o, "comments", errs) {
         c.only(&["open", "close", "nested"], errs);
-        let (Some(open), Some(close)) = (
-            c.required_string("open", errs),
-            c.required_string("close", errs),
-        ) else {
+        let Some((open, close)) = delimiters(&c, errs) else {
             continue;
         };
         if open.is_empty() || close.is_empty() {
@@ -146,10 +143,7 @@ fn lexicon(o: &Obj<'_>, errs: &mut Errors) -> Lexicon {
     }
     for (i, q) in objects(o, "strings", errs) {
         q.only(&["open", "close", "escape"], errs);
-        let (Some(open), Some(close)) = (
-            q.required_string("open", errs),
-            q.required_string("close", errs),
-        ) else {
+        let Some((open, close)) = delimiters(&q, errs) else {
             continue;
         };
         let escape = q.string("escape", errs);
@@ -173,6 +167,13 @@ fn lexicon(o: &Obj<'_>, errs: &mut Errors) -> Lexicon {
         errs.add(&o.at("lineComments"), "must not hold an empty string");
     }
     lex
+}
+
+/// The `open` and `close` of a comment or string rule, both required.
+fn delimiters(o: &Obj<'_>, errs: &mut Errors) -> Option<(String, String)> {
+    let open = o.required_string("open", errs);
+    let close = o.required_string("close", errs);
+    Some((open?, close?))
 }
 
 /// The objects of the array `key` (absent: none), with their indices.

@@ -6,12 +6,12 @@
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex};
 
 use super::remote::{self, CAPTURE_LINES};
 use super::ToolSpec;
 use crate::cancel::CancelToken;
-use crate::process::on_cancel::{Command, Pending};
+use crate::process::on_cancel::{Command, Registration};
 use crate::process::{self, RunSpec, Stream};
 
 /// A call's hooks.
@@ -25,7 +25,7 @@ pub(super) struct Hooks {
 
 struct State {
     values: BTreeMap<String, String>,
-    pending: Option<Pending>,
+    pending: Option<Registration>,
 }
 
 impl Hooks {
@@ -50,12 +50,8 @@ impl Hooks {
                 pending: None,
             }),
         };
-        hooks.register(&mut hooks.lock());
+        hooks.register(&mut stdmcp::sync::lock(&hooks.state));
         Some(Arc::new(hooks))
-    }
-
-    fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// The `onCancel` command with the values known so far; `None` while a captured value
@@ -83,7 +79,7 @@ impl Hooks {
 
     fn register(&self, st: &mut State) {
         if let Some(cmd) = self.command(&st.values) {
-            st.pending = Pending::register(&self.call_id, &cmd);
+            st.pending = Registration::register(&self.call_id, &cmd);
         }
     }
 
@@ -98,7 +94,7 @@ impl Hooks {
         if found.is_empty() {
             return;
         }
-        let mut st = self.lock();
+        let mut st = stdmcp::sync::lock(&self.state);
         let mut changed = false;
         for (k, v) in found {
             // The first value of a name wins: later output cannot redirect the cancel.
@@ -116,7 +112,7 @@ impl Hooks {
     /// The call ended. If it was abandoned, runs `onCancel` (if it can be formed) and says
     /// how that went; in any case unregisters it from the watchdog.
     pub(super) fn finish(&self, abandoned: bool) -> Option<String> {
-        let mut st = self.lock();
+        let mut st = stdmcp::sync::lock(&self.state);
         let cmd = if abandoned {
             self.command(&st.values)
         } else {

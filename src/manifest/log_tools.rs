@@ -9,7 +9,7 @@ use std::sync::Arc;
 use serde_json::{json, Value};
 
 use super::json::Errors;
-use super::logs::{LogFile, Logs, Workdir};
+use super::logs::{HeldWorkdir, LogFile, Logs};
 use super::{Cwd, ToolSpec};
 use crate::jsonrpc::{ErrorCode, ErrorObject};
 use crate::mcp::timestamp::iso8601_seconds;
@@ -48,7 +48,7 @@ fn target<'a>(
     tools: &'a Tools,
     roots: &Roots,
     args: &Value,
-) -> Result<(&'a ToolSpec, &'a Logs, Workdir), ToolError> {
+) -> Result<(&'a ToolSpec, &'a Logs, HeldWorkdir), ToolError> {
     let name = str_arg(args, "tool")?.ok_or_else(|| ToolError::msg("tool is required"))?;
     let (spec, logs) = tools
         .get(name)
@@ -59,7 +59,7 @@ fn target<'a>(
                 tools.keys().cloned().collect::<Vec<_>>().join(", ")
             ))
         })?;
-    let dir = Workdir::of(spec, roots, str_arg(args, "workdir")?).map_err(ToolError)?;
+    let dir = HeldWorkdir::of(spec, roots, str_arg(args, "workdir")?).map_err(ToolError)?;
     Ok((spec, logs, dir))
 }
 
@@ -254,7 +254,7 @@ fn read_resource(
     };
     let (wd, name) = (var("workdir")?, var("name")?.unwrap_or_default());
     let logs = spec.logs.as_ref().ok_or_else(|| refuse("no logs".into()))?;
-    let dir = Workdir::of(spec, roots, wd.as_deref()).map_err(refuse)?;
+    let dir = HeldWorkdir::of(spec, roots, wd.as_deref()).map_err(refuse)?;
     let (file, _) = logs.open(&dir, &name).map_err(refuse)?;
     let s =
         tail_slice(Some(&file), MAX_LIMIT, MAX_LIMIT, stop).map_err(|e| refuse(e.to_string()))?;

@@ -8,7 +8,7 @@
 //! directory like a path parameter ([`super::confine`]): a symlink that leads out is skipped.
 //!
 //! The server opens what it checked: the working directory is opened once, beneath its root,
-//! through descriptors ([`Workdir`], [`crate::beneath`]); every directory listed and every
+//! through descriptors ([`HeldWorkdir`], [`crate::beneath`]); every directory listed and every
 //! log read is opened beneath that descriptor, at the place the check resolved, and only a
 //! regular file is read. A symlink or FIFO renamed into a checked name meanwhile is refused.
 
@@ -140,7 +140,7 @@ impl Logs {
     }
 
     /// The log files in `wd`, sorted by name, at most [`MAX_FILES`], and what was cut.
-    pub fn list(&self, wd: &Workdir) -> Listing {
+    pub fn list(&self, wd: &HeldWorkdir) -> Listing {
         let mut found = BTreeMap::new();
         let mut left_out = std::collections::BTreeSet::new();
         let mut unsearched = 0;
@@ -184,7 +184,7 @@ impl Logs {
     }
 
     /// Opens log `name` of `wd`: it must match a glob and be a regular file inside.
-    pub fn open(&self, wd: &Workdir, name: &str) -> Result<(File, LogFile), String> {
+    pub fn open(&self, wd: &HeldWorkdir, name: &str) -> Result<(File, LogFile), String> {
         if !self.matches(name) {
             return Err(format!(
                 "{name} is not one of the tool's log files ({})",
@@ -229,13 +229,13 @@ impl Listing {
 /// resolved against, and what messages show) and its descriptor (what they are opened
 /// beneath).
 #[derive(Debug)]
-pub struct Workdir {
+pub struct HeldWorkdir {
     /// The canonical path it had when it was opened.
     pub path: PathBuf,
     dir: Dir,
 }
 
-impl Workdir {
+impl HeldWorkdir {
     /// The working directory of tool `spec` that `arg` names (the tool's `cwd` parameter, or
     /// its default), confined to the parameter's root and opened beneath it; a tool with a
     /// fixed `cwd` takes no `arg`.
@@ -243,9 +243,9 @@ impl Workdir {
         spec: &ToolSpec,
         roots: &BTreeMap<String, PathBuf>,
         arg: Option<&str>,
-    ) -> Result<Workdir, String> {
+    ) -> Result<HeldWorkdir, String> {
         match (&spec.cwd, arg) {
-            (Some(Cwd::Fixed(dir)), None) => Workdir::open(dir, dir),
+            (Some(Cwd::Fixed(dir)), None) => HeldWorkdir::open(dir, dir),
             (Some(Cwd::Fixed(dir)), Some(_)) => Err(format!(
                 "{} always runs in {}: leave workdir out",
                 spec.name,
@@ -269,7 +269,7 @@ impl Workdir {
                         )
                     })?;
                 let dir = confine(root_dir, Path::new(&value), true).map_err(|e| e.to_string())?;
-                Workdir::open(root_dir, &dir).map_err(|e| match e.contains("not a directory") {
+                HeldWorkdir::open(root_dir, &dir).map_err(|e| match e.contains("not a directory") {
                     true => format!("{value} is not a directory"),
                     false => e,
                 })
@@ -279,13 +279,13 @@ impl Workdir {
     }
 
     /// Opens `path` (resolved, inside `root`) beneath `root`.
-    fn open(root: &Path, path: &Path) -> Result<Workdir, String> {
+    fn open(root: &Path, path: &Path) -> Result<HeldWorkdir, String> {
         let rel = beneath(root, path)
             .ok_or_else(|| format!("{} is outside {}", path.display(), root.display()))?;
         let dir = Dir::open(root)
             .and_then(|r| r.dir(rel))
             .map_err(|e| format!("cannot open the working directory {}: {e}", path.display()))?;
-        Ok(Workdir {
+        Ok(HeldWorkdir {
             path: path.to_owned(),
             dir,
         })
@@ -310,7 +310,7 @@ impl Workdir {
 
 /// Adds to `next` the paths `rel/part` that exist (or, for a literal part, may exist);
 /// returns how many names of `rel` were not looked at (beyond [`crate::beneath::MAX_NAMES`]).
-fn expand(wd: &Workdir, rel: &str, part: &str, next: &mut Vec<String>) -> usize {
+fn expand(wd: &HeldWorkdir, rel: &str, part: &str, next: &mut Vec<String>) -> usize {
     let join = |name: &str| {
         if rel.is_empty() {
             name.to_owned()
@@ -353,7 +353,7 @@ pub struct LogFile {
 impl LogFile {
     /// Opens log `name` of `wd`: the place it resolves to, opened beneath `wd`'s descriptor,
     /// a regular file.
-    fn open(wd: &Workdir, name: &str) -> Result<(File, LogFile), String> {
+    fn open(wd: &HeldWorkdir, name: &str) -> Result<(File, LogFile), String> {
         let at = wd.resolve(name)?;
         let (file, m) = wd
             .dir
@@ -372,7 +372,7 @@ impl LogFile {
 pub struct Snapshot {
     logs: Logs,
     tool: String,
-    workdir: Workdir,
+    workdir: HeldWorkdir,
     /// The `workdir` argument that names it for the `log` tool (`None`: a fixed `cwd`).
     workdir_arg: Option<String>,
     before: BTreeMap<String, (u64, SystemTime)>,
@@ -404,7 +404,7 @@ impl Snapshot {
             ),
             _ => None,
         };
-        let workdir = Workdir::of(spec, roots, workdir_arg.as_deref()).ok()?;
+        let workdir = HeldWorkdir::of(spec, roots, workdir_arg.as_deref()).ok()?;
         let before = logs
             .list(&workdir)
             .files
@@ -550,7 +550,7 @@ mod tests {
         std::os::unix::fs::symlink(dir.join("secret"), dir.join("w/.hol/logs/escape")).unwrap();
         std::fs::create_dir(dir.join("w/.hol/logs/sub")).unwrap();
         let path = dir.join("w").canonicalize().unwrap();
-        let w = Workdir::open(&path, &path).unwrap();
+        let w = HeldWorkdir::open(&path, &path).unwrap();
         let logs = Logs {
             globs: vec![glob(".hol/logs/*").unwrap()],
         };

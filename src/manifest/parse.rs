@@ -57,36 +57,15 @@ pub(super) fn manifest(v: &Value, base: &Path) -> Result<Manifest, Vec<ManifestE
     let mut tools = Vec::new();
     match top.map.get("tools") {
         Some(Value::Array(items)) => {
-            let mut seen = BTreeSet::new();
-            let mut paths = Vec::new();
-            for (i, item) in items.iter().enumerate() {
-                let path = format!("tools[{i}]");
-                let mut own = Errors(Vec::new());
-                let parsed = tool(item, &path, &defaults, &roots, base, &mut own);
-                let missing = skip_missing
-                    .then(|| super::missing::take(item, &path, base, &mut own))
-                    .flatten();
-                errs.0.append(&mut own.0);
-                if let (Some(problem), Some(t)) = (missing, &parsed) {
-                    skipped.push(super::missing::SkippedTool {
-                        name: t.name.clone(),
-                        problem,
-                    });
-                } else if let Some(t) = parsed {
-                    paths.push(path.clone());
-                    if !seen.insert(t.name.clone()) {
-                        errs.add(
-                            &format!("{path}.name"),
-                            format!("another tool is already called {}", t.name),
-                        );
-                    }
-                    tools.push(t);
-                }
-            }
-            if !skipped.is_empty() {
-                super::missing::narrow_portfolios(&mut tools, &mut paths, &mut skipped);
-            }
-            super::portfolio::check(&tools, &paths, &mut errs);
+            tools = tool_list(
+                items,
+                &defaults,
+                &roots,
+                base,
+                skip_missing,
+                &mut skipped,
+                &mut errs,
+            );
         }
         Some(_) => errs.add("tools", "must be an array"),
         None if top.map.contains_key("sessions") => {}
@@ -119,6 +98,51 @@ pub(super) fn manifest(v: &Value, base: &Path) -> Result<Manifest, Vec<ManifestE
         tools,
         sessions,
     })
+}
+
+/// The `tools` array: each tool checked, names unique, tools whose program is missing set
+/// aside in `skipped` when the manifest says so, portfolios checked.
+fn tool_list(
+    items: &[Value],
+    defaults: &Defaults,
+    roots: &BTreeMap<String, PathBuf>,
+    base: &Path,
+    skip_missing: bool,
+    skipped: &mut Vec<super::missing::SkippedTool>,
+    errs: &mut Errors,
+) -> Vec<ToolSpec> {
+    let mut tools = Vec::new();
+    let mut seen = BTreeSet::new();
+    let mut paths = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let path = format!("tools[{i}]");
+        let mut own = Errors(Vec::new());
+        let parsed = tool(item, &path, defaults, roots, base, &mut own);
+        let missing = skip_missing
+            .then(|| super::missing::take(item, &path, base, &mut own))
+            .flatten();
+        errs.0.append(&mut own.0);
+        if let (Some(problem), Some(t)) = (missing, &parsed) {
+            skipped.push(super::missing::SkippedTool {
+                name: t.name.clone(),
+                problem,
+            });
+        } else if let Some(t) = parsed {
+            paths.push(path.clone());
+            if !seen.insert(t.name.clone()) {
+                errs.add(
+                    &format!("{path}.name"),
+                    format!("another tool is already called {}", t.name),
+                );
+            }
+            tools.push(t);
+        }
+    }
+    if !skipped.is_empty() {
+        super::missing::narrow_portfolios(&mut tools, &mut paths, skipped);
+    }
+    super::portfolio::check(&tools, &paths, errs);
+    tools
 }
 
 fn defaults(v: &Value, errs: &mut Errors) -> Defaults {

@@ -125,18 +125,7 @@ fn kind(
     }
     let description = o.required_string("description", errs).unwrap_or_default();
     let program = program(&o, base, errs);
-    let mut params = super::param::params(&o, roots, errs);
-    for taken in ["session", "workdir"] {
-        if params.contains_key(taken) {
-            errs.add(
-                &format!("{}.params.{taken}", o.path),
-                format!("is an argument of {name}_start already: choose another name"),
-            );
-        }
-    }
-    let args = super::parse::args(&o, &params, errs);
-    super::param::finish(&o, &mut params, &program, &args, roots, errs);
-    super::parse::check_all_used(&o, &params, &args, None, None, errs);
+    let (params, args) = params_and_args(&o, &name, &program, roots, errs);
     let startup = literals(&o, "startup", errs);
     let workdir = workdir(&o, roots, base, errs);
     let (env, pass_env) = environment(&o, d, errs);
@@ -191,6 +180,30 @@ fn kind(
     })
 }
 
+/// The kind's `params` (none called `session` or `workdir`, the start tool's own arguments)
+/// and `args`, each param used.
+fn params_and_args(
+    o: &Obj<'_>,
+    name: &str,
+    program: &Path,
+    roots: &BTreeMap<String, PathBuf>,
+    errs: &mut Errors,
+) -> (BTreeMap<String, super::Param>, Vec<super::ArgPart>) {
+    let mut params = super::param::params(o, roots, errs);
+    for taken in ["session", "workdir"] {
+        if params.contains_key(taken) {
+            errs.add(
+                &format!("{}.params.{taken}", o.path),
+                format!("is an argument of {name}_start already: choose another name"),
+            );
+        }
+    }
+    let args = super::parse::args(o, &params, errs);
+    super::param::finish(o, &mut params, program, &args, roots, errs);
+    super::parse::check_all_used(o, &params, &args, None, None, errs);
+    (params, args)
+}
+
 /// `status`: an input without NUL.
 fn status(o: &Obj<'_>, errs: &mut Errors) -> Option<String> {
     let s = o.string("status", errs)?;
@@ -205,7 +218,7 @@ fn status(o: &Obj<'_>, errs: &mut Errors) -> Option<String> {
 fn error_pattern(o: &Obj<'_>, errs: &mut Errors) -> Option<Pattern> {
     let s = o.string("error", errs)?;
     Pattern::new(&s)
-        .map_err(|e| errs.add(&o.at("error"), e))
+        .map_err(|e| errs.add(&o.at("error"), e.to_string()))
         .ok()
 }
 
@@ -294,7 +307,7 @@ fn workdir(
     };
     let default = w.string("default", errs).unwrap_or_else(|| ".".into());
     if let Err(e) = crate::session::confine(root, &default) {
-        errs.add(&w.at("default"), e);
+        errs.add(&w.at("default"), e.to_string());
     }
     Workdir::Param {
         root_name,

@@ -134,20 +134,7 @@ pub(super) fn check(
             let Some(list) = v.as_array() else {
                 return type_err("an array");
             };
-            if list.len() > *max_items {
-                return Err(format!(
-                    "has {} items, more than the maximum of {max_items}",
-                    list.len()
-                ));
-            }
-            let mut out = Vec::new();
-            for (i, item) in list.iter().enumerate() {
-                match check(items, item, roots, at).map_err(|e| format!("item {i}: {e}"))? {
-                    Checked::One(s) => out.push(s),
-                    _ => return Err(format!("item {i}: expected a string, got {item}")),
-                }
-            }
-            Ok(Checked::Many(out))
+            array(list, *max_items, items, roots, at)
         }
         Kind::Path {
             root,
@@ -164,6 +151,30 @@ pub(super) fn check(
             path(p, s, root_dir, *must_exist, *kind, at)
         }
     }
+}
+
+/// Checks `list` as the items of an array parameter.
+fn array(
+    list: &[Value],
+    max_items: usize,
+    items: &Param,
+    roots: &std::collections::BTreeMap<String, PathBuf>,
+    at: Use,
+) -> Result<Checked, String> {
+    if list.len() > max_items {
+        return Err(format!(
+            "has {} items, more than the maximum of {max_items}",
+            list.len()
+        ));
+    }
+    let mut out = Vec::new();
+    for (i, item) in list.iter().enumerate() {
+        match check(items, item, roots, at).map_err(|e| format!("item {i}: {e}"))? {
+            Checked::One(s) => out.push(s),
+            _ => return Err(format!("item {i}: expected a string, got {item}")),
+        }
+    }
+    Ok(Checked::Many(out))
 }
 
 fn in_range<T: PartialOrd + ToString>(

@@ -11,7 +11,8 @@
 //! the verdict (its `is`, else the pattern's first group, else the whole match); a later
 //! line may change it: the last line that matches wins.
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
+use stdmcp::sync::lock;
 
 use regex_lite::Regex;
 use serde_json::Value;
@@ -78,16 +79,13 @@ impl Tracker {
     /// Reads `line` with `v`'s rules.
     pub fn feed(&self, v: &Verdict, line: &str) {
         if let Some(word) = v.read(line) {
-            *self.0.lock().unwrap_or_else(PoisonError::into_inner) = Some(word);
+            *lock(&self.0) = Some(word);
         }
     }
 
     /// The verdict now.
     pub fn get(&self) -> Option<String> {
-        self.0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+        lock(&self.0).clone()
     }
 }
 

@@ -7,9 +7,10 @@ use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::process::ExitStatus;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread;
 use std::time::{Duration, Instant, SystemTime};
+use stdmcp::sync::{self, lock};
 
 use crossbeam_channel::{Receiver, Sender};
 
@@ -90,10 +91,6 @@ impl Drop for Proc {
         // The writer thread ends, and the program's stdin is closed.
         self.input.close();
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl Proc {
@@ -208,11 +205,7 @@ impl Proc {
                 log::warn!("session process {} was not reaped in time", self.pid);
                 return None;
             }
-            st = self
-                .cond
-                .wait_timeout(st, left)
-                .unwrap_or_else(PoisonError::into_inner)
-                .0;
+            st = sync::wait_timeout(&self.cond, st, left).0;
         }
         st.exit
     }

@@ -17,7 +17,7 @@ const EOF_GRACE: Duration = Duration::from_millis(250);
 
 /// Why an exchange must stop waiting.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Stop {
+pub enum StopReason {
     /// The client cancelled the call (or the server is shutting down).
     Cancelled,
     /// The send's deadline passed.
@@ -32,7 +32,7 @@ pub enum ExchangeEnd {
     /// Interrupted; `partial` is the output so far. `recovered`: the program came back
     /// within the grace period (else it must be killed and restarted).
     Interrupted {
-        why: Stop,
+        why: StopReason,
         partial: String,
         recovered: bool,
     },
@@ -40,13 +40,22 @@ pub enum ExchangeEnd {
     Died { partial: String, how: String },
 }
 
-/// What the waiting side watches: the call's cancellation and a status line sink.
-pub struct Watch<'a> {
+/// What a call gives the operations: cancellation, deadline, heartbeat status.
+#[derive(Clone, Copy)]
+pub struct Caller<'a> {
+    /// The client cancelled the call (the deadline is not a cancel here: see `deadline`).
     pub cancelled: &'a dyn Fn() -> bool,
-    /// The server is shutting down: give up at once, the program is about to be killed.
-    pub shutdown: &'a dyn Fn() -> bool,
+    /// The call's deadline (the tool's, see `tools.rs`): waits end there.
     pub deadline: Instant,
+    /// The server is shutting down (its sessions are about to be killed): give up at once.
+    pub shutdown: &'a dyn Fn() -> bool,
     pub status: &'a dyn Fn(&str),
+}
+
+/// How an exchange waits: for its caller (whose deadline may be narrowed to the send's), and
+/// what it does on a stop.
+pub struct ExchangeWait<'a> {
+    pub caller: Caller<'a>,
     /// On stop, interrupt the program and wait for it to come back (else: give up at once).
     pub interrupt: bool,
 }
@@ -59,9 +68,9 @@ pub fn exchange(
     kind: &SessionKind,
     proc: &Proc,
     input: Option<&str>,
-    watch: &Watch<'_>,
+    waiting: &ExchangeWait<'_>,
 ) -> ExchangeEnd {
-    exchange_capped(kind, proc, input, watch, kind.max_output_bytes)
+    exchange_capped(kind, proc, input, waiting, kind.max_output_bytes)
 }
 
 /// [`exchange`], the answer cut to `cap` bytes (head and tail); a longer answer is kept whole
@@ -70,7 +79,7 @@ pub fn exchange_capped(
     kind: &SessionKind,
     proc: &Proc,
     input: Option<&str>,
-    watch: &Watch<'_>,
+    waiting: &ExchangeWait<'_>,
     cap: usize,
 ) -> ExchangeEnd {
     let spill = Spill::new();
@@ -87,8 +96,8 @@ pub fn exchange_capped(
         st.pending.await_answer(Some(spill.sink()), cap);
         stale
     };
-    let out = Out { cap, spill: &spill };
-    let end = run(kind, proc, input, watch, &out);
+    let out = OutputCap { cap, spill: &spill };
+    let end = run(kind, proc, input, waiting, &out);
     // Output between answers is nobody's: it is not kept.
     proc.lock().pending.idle(kind.max_output_bytes);
     if !stale.bytes.is_empty() {
@@ -102,7 +111,7 @@ pub fn exchange_capped(
 }
 
 /// How an answer becomes text: its cap, and where it is kept whole when longer.
-struct Out<'a> {
+struct OutputCap<'a> {
     cap: usize,
     spill: &'a Spill,
 }
@@ -111,8 +120,8 @@ fn run(
     kind: &SessionKind,
     proc: &Proc,
     input: Option<&str>,
-    watch: &Watch<'_>,
-    out: &Out<'_>,
+    waiting: &ExchangeWait<'_>,
+    out: &OutputCap<'_>,
 ) -> ExchangeEnd {
     let marker = matches!(kind.answer, AnswerMode::Sentinel { .. }).then(fresh_marker);
     let mut bytes = Vec::new();
@@ -129,15 +138,20 @@ fn run(
     }
     let sent = Instant::now();
     let end = |st: &mut State| detect(kind, marker.as_deref(), st, sent);
-    match wait(proc, &end, watch) {
+    match wait(proc, &end, waiting) {
         Waited::Done(a) => ExchangeEnd::Answer(text(kind, out, &a)),
         Waited::Died(a, status) => ExchangeEnd::Died {
             partial: text(kind, out, &a),
             how: proc.describe(&status),
         },
-        Waited::Stopped(why) if watch.interrupt && !(watch.shutdown)() => {
-            interrupt(kind, proc, marker.as_deref(), why, watch.shutdown, out)
-        }
+        Waited::Stopped(why) if waiting.interrupt && !(waiting.caller.shutdown)() => interrupt(
+            kind,
+            proc,
+            marker.as_deref(),
+            why,
+            waiting.caller.shutdown,
+            out,
+        ),
         Waited::Stopped(why) => ExchangeEnd::Interrupted {
             why,
             partial: text(kind, out, &proc.lock().pending.take_all()),
@@ -157,7 +171,7 @@ fn sentinel(kind: &SessionKind, marker: &str) -> Vec<u8> {
 
 /// The answer's text, its middle dropped beyond the cap, and then a note that says where
 /// the whole of it is.
-fn text(kind: &SessionKind, out: &Out<'_>, a: &Answer) -> String {
+fn text(kind: &SessionKind, out: &OutputCap<'_>, a: &Answer) -> String {
     let mut text = a.text(out.cap, kind.strip_ansi);
     let total = a.bytes.len() as u64 + a.omitted;
     if total > out.cap as u64 {
@@ -190,11 +204,15 @@ fn detect(
 enum Waited {
     Done(Answer),
     Died(Answer, ExitStatus),
-    Stopped(Stop),
+    Stopped(StopReason),
 }
 
-/// Waits until `end` finds the answer, the program ends, or `watch` says stop.
-fn wait(proc: &Proc, end: &dyn Fn(&mut State) -> Option<Answer>, watch: &Watch<'_>) -> Waited {
+/// Waits until `end` finds the answer, the program ends, or `waiting` says stop.
+fn wait(
+    proc: &Proc,
+    end: &dyn Fn(&mut State) -> Option<Answer>,
+    waiting: &ExchangeWait<'_>,
+) -> Waited {
     let mut seen = 0;
     let mut ended: Option<Instant> = None;
     loop {
@@ -209,25 +227,22 @@ fn wait(proc: &Proc, end: &dyn Fn(&mut State) -> Option<Answer>, watch: &Watch<'
                     return Waited::Died(st.pending.take_all(), status);
                 }
             }
-            if (watch.cancelled)() {
-                return Waited::Stopped(Stop::Cancelled);
+            if (waiting.caller.cancelled)() {
+                return Waited::Stopped(StopReason::Cancelled);
             }
             let now = Instant::now();
-            if now >= watch.deadline {
-                return Waited::Stopped(Stop::Deadline);
+            if now >= waiting.caller.deadline {
+                return Waited::Stopped(StopReason::Deadline);
             }
-            let tick = TICK.min(watch.deadline - now);
-            let (st, _) = proc
-                .cond
-                .wait_timeout(st, tick)
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let tick = TICK.min(waiting.caller.deadline - now);
+            let (st, _) = stdmcp::sync::wait_timeout(&proc.cond, st, tick);
             let fresh = st.chunks != seen && !st.last_line.is_empty();
             seen = st.chunks;
             fresh.then(|| st.last_line.clone())
         };
         // Outside the lock: reporting takes the dispatcher's lock.
         if let Some(line) = line {
-            (watch.status)(&line);
+            (waiting.caller.status)(&line);
         }
     }
 }
@@ -238,13 +253,13 @@ fn interrupt(
     kind: &SessionKind,
     proc: &Proc,
     marker: Option<&str>,
-    why: Stop,
+    why: StopReason,
     shutdown: &dyn Fn() -> bool,
-    out: &Out<'_>,
+    out: &OutputCap<'_>,
 ) -> ExchangeEnd {
     proc.note(format!(
         "\n[interrupted: {}]\n",
-        if why == Stop::Deadline {
+        if why == StopReason::Deadline {
             "deadline"
         } else {
             "cancelled"
@@ -269,14 +284,16 @@ fn interrupt(
         p.push(&a.bytes);
         Some(p.find_end(&End::Marker(first.as_bytes())).unwrap_or(a))
     };
-    let watch = Watch {
-        cancelled: shutdown,
-        shutdown,
-        deadline: sent + kind.interrupt_grace,
-        status: &|_| {},
+    let waiting = ExchangeWait {
+        caller: Caller {
+            cancelled: shutdown,
+            shutdown,
+            deadline: sent + kind.interrupt_grace,
+            status: &|_| {},
+        },
         interrupt: false,
     };
-    match wait(proc, &end, &watch) {
+    match wait(proc, &end, &waiting) {
         Waited::Done(a) => ExchangeEnd::Interrupted {
             why,
             partial: text(kind, out, &a),
@@ -300,7 +317,7 @@ mod tests {
     use std::sync::{Arc, Mutex};
     use std::time::{Duration, Instant};
 
-    use super::{exchange, ExchangeEnd, Watch};
+    use super::{exchange, Caller, ExchangeEnd, ExchangeWait};
     use crate::session::child::{Proc, Transcript};
 
     /// The program's greeting arrives before the start-up waits for it (the reader thread
@@ -327,21 +344,19 @@ mod tests {
         let until = Instant::now() + Duration::from_secs(10);
         let mut st = proc.lock();
         while !st.pending.has_byte(0) && Instant::now() < until {
-            st = proc
-                .cond
-                .wait_timeout(st, Duration::from_millis(50))
-                .unwrap()
-                .0;
+            st = stdmcp::sync::wait_timeout(&proc.cond, st, Duration::from_millis(50)).0;
         }
         drop(st);
-        let watch = Watch {
-            cancelled: &|| false,
-            shutdown: &|| false,
-            deadline: Instant::now() + Duration::from_secs(5),
-            status: &|_| {},
+        let waiting = ExchangeWait {
+            caller: Caller {
+                cancelled: &|| false,
+                shutdown: &|| false,
+                deadline: Instant::now() + Duration::from_secs(5),
+                status: &|_| {},
+            },
             interrupt: false,
         };
-        let end = exchange(kind, &proc, None, &watch);
+        let end = exchange(kind, &proc, None, &waiting);
         proc.kill("the test ended", Duration::from_secs(5));
         assert!(
             matches!(&end, ExchangeEnd::Answer(t) if t == "ready"),

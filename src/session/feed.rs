@@ -7,7 +7,8 @@
 //! same program over a bare pipe (docs/bench.md, sessions under contention).
 
 use std::collections::VecDeque;
-use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::{Condvar, Mutex};
+use stdmcp::sync;
 
 /// See the module doc.
 #[derive(Default)]
@@ -23,13 +24,9 @@ struct State {
 }
 
 impl Feed {
-    fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
     /// Queues `bytes`, unless the feed was closed.
     pub(super) fn send(&self, bytes: Vec<u8>) {
-        let mut st = self.lock();
+        let mut st = sync::lock(&self.state);
         if st.closed {
             return;
         }
@@ -40,13 +37,13 @@ impl Feed {
 
     /// No more input: the writer ends once it has written what is queued.
     pub(super) fn close(&self) {
-        self.lock().closed = true;
+        sync::lock(&self.state).closed = true;
         self.ready.notify_all();
     }
 
     /// The next bytes to write; None once the feed is closed and empty.
     pub(super) fn recv(&self) -> Option<Vec<u8>> {
-        let mut st = self.lock();
+        let mut st = sync::lock(&self.state);
         loop {
             if let Some(bytes) = st.queue.pop_front() {
                 return Some(bytes);
@@ -54,7 +51,7 @@ impl Feed {
             if st.closed {
                 return None;
             }
-            st = self.ready.wait(st).unwrap_or_else(PoisonError::into_inner);
+            st = sync::wait(&self.ready, st);
         }
     }
 }

@@ -131,13 +131,29 @@ pub struct Pattern {
 
 impl Pattern {
     /// `source` compiled multi-line, or why it is not a valid pattern.
-    pub fn new(source: &str) -> Result<Pattern, String> {
+    pub fn new(source: &str) -> Result<Pattern, BadPattern> {
         regex_lite::Regex::new(&format!("(?m){source}"))
             .map(|regex| Pattern {
                 source: source.to_owned(),
                 regex,
             })
-            .map_err(|e| format!("not a valid regular expression: {e}"))
+            .map_err(BadPattern)
+    }
+}
+
+/// Why a [`Pattern`] does not compile.
+#[derive(Debug)]
+pub struct BadPattern(regex_lite::Error);
+
+impl std::fmt::Display for BadPattern {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "not a valid regular expression: {}", self.0)
+    }
+}
+
+impl std::error::Error for BadPattern {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.0)
     }
 }
 

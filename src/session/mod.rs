@@ -41,21 +41,65 @@ pub fn tool_names(name: &str, cursor: bool) -> Vec<String> {
 }
 
 /// `dir` (relative to `root`) as a canonical directory inside `root`.
-pub fn confine(root: &Path, dir: &str) -> Result<PathBuf, String> {
+pub fn confine(root: &Path, dir: &str) -> Result<PathBuf, Unconfined> {
     if dir.contains('\0') {
-        return Err("a working directory must not contain NUL".into());
+        return Err(Unconfined::Nul);
     }
     let joined = root.join(dir);
-    let c = std::fs::canonicalize(&joined)
-        .map_err(|e| format!("cannot use working directory {dir:?}: {e}"))?;
+    let c = std::fs::canonicalize(&joined).map_err(|error| Unconfined::Unusable {
+        dir: dir.to_owned(),
+        error,
+    })?;
     if !c.starts_with(root) {
-        return Err(format!(
-            "working directory {dir:?} is outside the root {}",
-            root.display()
-        ));
+        return Err(Unconfined::Outside {
+            dir: dir.to_owned(),
+            root: root.to_owned(),
+        });
     }
     if !c.is_dir() {
-        return Err(format!("{} is not a directory", c.display()));
+        return Err(Unconfined::NotADirectory(c));
     }
     Ok(c)
 }
+
+/// Why a working directory asked for is not one [`confine`] gives.
+#[derive(Debug)]
+pub enum Unconfined {
+    /// The name holds a NUL byte.
+    Nul,
+    /// It cannot be resolved (it does not exist, or is not searchable).
+    Unusable {
+        /// As asked.
+        dir: String,
+        /// Why.
+        error: std::io::Error,
+    },
+    /// It resolves outside the root.
+    Outside {
+        /// As asked.
+        dir: String,
+        /// The root.
+        root: PathBuf,
+    },
+    /// It resolves to this, which is not a directory.
+    NotADirectory(PathBuf),
+}
+
+impl std::fmt::Display for Unconfined {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unconfined::Nul => f.write_str("a working directory must not contain NUL"),
+            Unconfined::Unusable { dir, error } => {
+                write!(f, "cannot use working directory {dir:?}: {error}")
+            }
+            Unconfined::Outside { dir, root } => write!(
+                f,
+                "working directory {dir:?} is outside the root {}",
+                root.display()
+            ),
+            Unconfined::NotADirectory(c) => write!(f, "{} is not a directory", c.display()),
+        }
+    }
+}
+
+impl std::error::Error for Unconfined {}

@@ -6,24 +6,14 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::child::Proc;
-use super::exchange::{exchange, exchange_capped, ExchangeEnd, Stop, Watch};
+pub use super::exchange::Caller;
+use super::exchange::{exchange, exchange_capped, ExchangeEnd, ExchangeWait, StopReason};
 use super::kind::{signal_name, Launch, SessionKind, Workdir};
 use super::registry::{Key, Refused, Registry, Turn};
 use crate::process::interactive::describe_exit;
 
 /// A tool's answer: text, and whether it is an error.
-pub type Reply = Result<String, String>;
-
-/// What a call gives the operations: cancellation, deadline, heartbeat status.
-pub struct Call<'a> {
-    /// The client cancelled the call (the deadline is not a cancel here: see `deadline`).
-    pub cancelled: &'a dyn Fn() -> bool,
-    /// The call's deadline (the tool's, see `tools.rs`): waits end there.
-    pub deadline: Instant,
-    /// The server is shutting down (its sessions are about to be killed).
-    pub shutdown: &'a dyn Fn() -> bool,
-    pub status: &'a dyn Fn(&str),
-}
+pub type OpResult = Result<String, String>;
 
 fn label(key: &Key) -> String {
     format!("{} session `{}`", key.0, key.1)
@@ -63,7 +53,9 @@ pub fn workdir(kind: &SessionKind, asked: Option<&str>) -> Result<PathBuf, Strin
                 kind.name
             )),
         },
-        Workdir::Param { root, default, .. } => super::confine(root, asked.unwrap_or(default)),
+        Workdir::Param { root, default, .. } => {
+            super::confine(root, asked.unwrap_or(default)).map_err(|e| e.to_string())
+        }
     }
 }
 
@@ -72,7 +64,7 @@ fn launch(
     kind: &SessionKind,
     key: &Key,
     (entry_workdir, start): (PathBuf, Launch),
-    call: &Call<'_>,
+    call: &Caller<'_>,
     transcript: Arc<std::sync::Mutex<super::child::Transcript>>,
 ) -> Result<(Arc<Proc>, String), String> {
     let proc = Proc::spawn(
@@ -83,11 +75,11 @@ fn launch(
         transcript,
     )
     .map_err(|e| format!("{} could not be started: {e}", label(key)))?;
-    let watch = Watch {
-        cancelled: call.cancelled,
-        shutdown: call.shutdown,
-        deadline: (Instant::now() + kind.startup_timeout).min(call.deadline),
-        status: call.status,
+    let waiting = ExchangeWait {
+        caller: Caller {
+            deadline: (Instant::now() + kind.startup_timeout).min(call.deadline),
+            ..*call
+        },
         interrupt: false,
     };
     let mut greeting = Vec::new();
@@ -97,7 +89,7 @@ fn launch(
         .into_iter()
         .chain(kind.startup.iter().map(|s| Some(s.as_str())));
     for input in inputs {
-        let fail = match exchange(kind, &proc, input, &watch) {
+        let fail = match exchange(kind, &proc, input, &waiting) {
             ExchangeEnd::Answer(t) => {
                 if !t.is_empty() {
                     greeting.push(t);
@@ -108,7 +100,7 @@ fn launch(
                 format!("it {how} during start-up") + &output(&partial)
             }
             ExchangeEnd::Interrupted {
-                why: Stop::Cancelled,
+                why: StopReason::Cancelled,
                 ..
             } => "start-up was cancelled".into(),
             ExchangeEnd::Interrupted { partial, .. } => {
@@ -137,7 +129,7 @@ pub(super) fn start_in_turn(
     reg: &Registry,
     kind: &SessionKind,
     turn: &Turn,
-    call: &Call<'_>,
+    call: &Caller<'_>,
 ) -> Result<(Arc<Proc>, String), String> {
     let (dir, start, transcript) = reg
         .with(&turn.key, |e| {
@@ -179,10 +171,10 @@ pub fn start(
     kind: &Arc<SessionKind>,
     name: &str,
     (asked, params): (Option<&str>, serde_json::Map<String, serde_json::Value>),
-    call: &Call<'_>,
-) -> Reply {
+    call: &Caller<'_>,
+) -> OpResult {
     let key = (kind.name.clone(), name.to_owned());
-    let asked = Asked {
+    let asked = StartAsked {
         dir: asked.map(|a| workdir(kind, Some(a))).transpose()?,
         launch: (!params.is_empty())
             .then(|| kind.launch(params))
@@ -235,7 +227,7 @@ pub fn start(
 
 /// A start's reply: an error when the greeting (the banner and the startup inputs' answers)
 /// matches the kind's `error` pattern, though the session runs.
-fn greeted(kind: &SessionKind, greeting: &str, text: String) -> Reply {
+fn greeted(kind: &SessionKind, greeting: &str, text: String) -> OpResult {
     match &kind.error {
         Some(p) if p.regex.is_match(greeting) => Err(format!(
             "{text}\n[The greeting matches the kind's error pattern /{}/: a startup input \
@@ -254,9 +246,9 @@ fn already_running(
     reg: &Registry,
     kind: &SessionKind,
     key: &Key,
-    asked: &Asked,
-    turn: Option<(&Turn, &Call<'_>)>,
-) -> Option<Reply> {
+    asked: &StartAsked,
+    turn: Option<(&Turn, &Caller<'_>)>,
+) -> Option<OpResult> {
     let (p, last, busy) = reg
         .with(key, |e| {
             let p = e.proc.clone().filter(|_| e.alive())?;
@@ -306,7 +298,7 @@ fn already_running(
 }
 
 /// What `K_start` asks for: a working directory, start parameters.
-struct Asked {
+struct StartAsked {
     dir: Option<PathBuf>,
     launch: Option<Launch>,
 }
@@ -330,17 +322,17 @@ fn status(
     turn: &Turn,
     proc: &Proc,
     input: &str,
-    call: &Call<'_>,
-) -> Reply {
+    call: &Caller<'_>,
+) -> OpResult {
     let started = Instant::now();
-    let watch = Watch {
-        cancelled: call.cancelled,
-        shutdown: call.shutdown,
-        deadline: call.deadline.min(started + kind.timeout),
-        status: call.status,
+    let waiting = ExchangeWait {
+        caller: Caller {
+            deadline: call.deadline.min(started + kind.timeout),
+            ..*call
+        },
         interrupt: true,
     };
-    let outcome = exchange(kind, proc, Some(input), &watch);
+    let outcome = exchange(kind, proc, Some(input), &waiting);
     settle(reg, kind, turn, outcome, started, kind.timeout, call)
 }
 
@@ -351,8 +343,8 @@ pub fn send(
     name: &str,
     input: &str,
     (limit, cap): (Duration, usize),
-    call: &Call<'_>,
-) -> Reply {
+    call: &Caller<'_>,
+) -> OpResult {
     let key = (kind.name.clone(), name.to_owned());
     let started = Instant::now();
     let deadline = call.deadline;
@@ -393,17 +385,14 @@ pub fn send(
             p
         }
     };
-    let watch = Watch {
-        cancelled: call.cancelled,
-        shutdown: call.shutdown,
-        deadline,
-        status: call.status,
+    let waiting = ExchangeWait {
+        caller: Caller { deadline, ..*call },
         interrupt: true,
     };
     if (call.cancelled)() {
         return Err("cancelled before the input was sent".into());
     }
-    let outcome = exchange_capped(kind, &proc, Some(input), &watch, cap);
+    let outcome = exchange_capped(kind, &proc, Some(input), &waiting, cap);
     let reply = settle(reg, kind, &turn, outcome, started, limit, call);
     if let Ok(text) = &reply {
         reg.with(&key, |e| e.last_answer.clone_from(text));
@@ -425,8 +414,8 @@ fn settle(
     outcome: ExchangeEnd,
     started: Instant,
     limit: Duration,
-    call: &Call<'_>,
-) -> Reply {
+    call: &Caller<'_>,
+) -> OpResult {
     let key = &turn.key;
     match outcome {
         ExchangeEnd::Answer(t) => Ok(t),
@@ -439,13 +428,13 @@ fn settle(
         )),
         ExchangeEnd::Interrupted { why, partial, recovered } => {
             let mut head = match why {
-                Stop::Deadline => format!(
+                StopReason::Deadline => format!(
                     "Interrupted after {} (the send's timeout of {} passed); {} was sent to the program.",
                     crate::human::elapsed(started.elapsed()),
                     crate::human::setting(limit),
                     signal_name(kind.interrupt_signal)
                 ),
-                Stop::Cancelled => "Cancelled; the program was interrupted.".into(),
+                StopReason::Cancelled => "Cancelled; the program was interrupted.".into(),
             };
             if (call.shutdown)() {
                 return Err("the server is shutting down; its sessions are stopped".into());
@@ -465,7 +454,7 @@ fn restart_after_interrupt(
     reg: &Registry,
     kind: &SessionKind,
     turn: &Turn,
-    call: &Call<'_>,
+    call: &Caller<'_>,
 ) -> String {
     let why = format!(
         "it did not come back within {} ms of an interrupt (interruptGraceMs)",
@@ -477,7 +466,7 @@ fn restart_after_interrupt(
         kind.interrupt_grace.as_millis()
     );
     // The call's deadline has passed: the restart gets the kind's startup time of its own.
-    let quiet = Call {
+    let quiet = Caller {
         cancelled: call.shutdown,
         deadline: Instant::now() + kind.startup_timeout,
         shutdown: call.shutdown,
@@ -498,7 +487,7 @@ fn restart_after_interrupt(
 }
 
 /// `K_interrupt`.
-pub fn interrupt(reg: &Registry, kind: &SessionKind, name: &str) -> Reply {
+pub fn interrupt(reg: &Registry, kind: &SessionKind, name: &str) -> OpResult {
     let key = (kind.name.clone(), name.to_owned());
     let found = reg.with(&key, |e| (e.proc.clone().filter(|_| e.alive()), e.busy));
     match found {
@@ -522,7 +511,12 @@ pub fn interrupt(reg: &Registry, kind: &SessionKind, name: &str) -> Reply {
 }
 
 /// `K_stop`.
-pub fn stop(reg: &Arc<Registry>, kind: &Arc<SessionKind>, name: &str, call: &Call<'_>) -> Reply {
+pub fn stop(
+    reg: &Arc<Registry>,
+    kind: &Arc<SessionKind>,
+    name: &str,
+    call: &Caller<'_>,
+) -> OpResult {
     let key = (kind.name.clone(), name.to_owned());
     if reg.with(&key, |_| ()).is_none() {
         return Ok(format!("There is no {}: nothing to stop.", label(&key)));
@@ -550,7 +544,12 @@ pub fn stop(reg: &Arc<Registry>, kind: &Arc<SessionKind>, name: &str, call: &Cal
 }
 
 /// `K_restart`.
-pub fn restart(reg: &Arc<Registry>, kind: &Arc<SessionKind>, name: &str, call: &Call<'_>) -> Reply {
+pub fn restart(
+    reg: &Arc<Registry>,
+    kind: &Arc<SessionKind>,
+    name: &str,
+    call: &Caller<'_>,
+) -> OpResult {
     let key = (kind.name.clone(), name.to_owned());
     let why = format!("{}_restart was called", kind.name);
     reg.kill(&key, &why);

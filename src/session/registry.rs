@@ -3,9 +3,10 @@
 
 use std::collections::{BTreeMap, VecDeque};
 use std::path::PathBuf;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
+use stdmcp::sync;
 
 use super::child::{Proc, Transcript};
 use super::kind::{Launch, SessionKind};
@@ -19,7 +20,7 @@ const REAP_WAIT: Duration = Duration::from_secs(5);
 pub type Key = (String, String);
 
 /// One named session.
-pub struct Entry {
+pub struct SessionEntry {
     pub kind: Arc<SessionKind>,
     /// The program, once started (it may have ended since).
     pub proc: Option<Arc<Proc>>,
@@ -40,7 +41,7 @@ pub struct Entry {
     pub last_answer: String,
 }
 
-impl Entry {
+impl SessionEntry {
     /// Running, busy, starting, or dead with why.
     pub fn state(&self) -> String {
         match (&self.proc, &self.stopped) {
@@ -62,7 +63,7 @@ impl Entry {
 
 #[derive(Default)]
 struct Inner {
-    entries: BTreeMap<Key, Entry>,
+    entries: BTreeMap<Key, SessionEntry>,
     next_ticket: u64,
     closed: bool,
     timer: bool,
@@ -90,7 +91,7 @@ pub struct Turn {
 
 impl Drop for Turn {
     fn drop(&mut self) {
-        let mut inner = self.registry.lock();
+        let mut inner = sync::lock(&self.registry.inner);
         let mut idle_at = None;
         if let Some(e) = inner.entries.get_mut(&self.key) {
             e.busy = false;
@@ -124,10 +125,6 @@ pub enum Refused {
 }
 
 impl Registry {
-    fn lock(&self) -> MutexGuard<'_, Inner> {
-        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
     /// Waits for the turn on session `key`, creating it (not started) with `workdir` if it
     /// does not exist and the kind's limit allows.
     pub fn turn(
@@ -138,7 +135,7 @@ impl Registry {
         cancelled: &dyn Fn() -> bool,
         deadline: Instant,
     ) -> Result<Turn, Refused> {
-        let mut inner = self.lock();
+        let mut inner = sync::lock(&self.inner);
         if !inner.entries.contains_key(key) {
             let alive: Vec<String> = inner
                 .entries
@@ -192,27 +189,23 @@ impl Registry {
                 return Err(r);
             }
             let tick = TICK.min(deadline.saturating_duration_since(Instant::now()));
-            inner = self
-                .cond
-                .wait_timeout(inner, tick)
-                .unwrap_or_else(PoisonError::into_inner)
-                .0;
+            inner = sync::wait_timeout(&self.cond, inner, tick).0;
         }
     }
 
     /// True once the server shut down.
     pub fn is_closed(&self) -> bool {
-        self.lock().closed
+        sync::lock(&self.inner).closed
     }
 
     /// Runs `f` on the entry of `key`, if there is one.
-    pub fn with<T>(&self, key: &Key, f: impl FnOnce(&mut Entry) -> T) -> Option<T> {
-        self.lock().entries.get_mut(key).map(f)
+    pub fn with<T>(&self, key: &Key, f: impl FnOnce(&mut SessionEntry) -> T) -> Option<T> {
+        sync::lock(&self.inner).entries.get_mut(key).map(f)
     }
 
     /// Runs `f` on every entry, in order.
-    pub fn each(&self, mut f: impl FnMut(&Key, &Entry)) {
-        for (k, e) in &self.lock().entries {
+    pub fn each(&self, mut f: impl FnMut(&Key, &SessionEntry)) {
+        for (k, e) in &sync::lock(&self.inner).entries {
             f(k, e);
         }
     }
@@ -228,14 +221,14 @@ impl Registry {
 
     /// Forgets `key` (its program must be dead).
     pub fn remove(&self, key: &Key) {
-        self.lock().entries.remove(key);
+        sync::lock(&self.inner).entries.remove(key);
         self.cond.notify_all();
     }
 
     /// Starts the idle timer if it does not run yet (after a session started).
     pub fn activity(self: &Arc<Self>) {
         let start = {
-            let mut inner = self.lock();
+            let mut inner = sync::lock(&self.inner);
             !std::mem::replace(&mut inner.timer, true)
         };
         if start {
@@ -245,7 +238,7 @@ impl Registry {
                 .spawn(move || me.idle_timer());
             if let Err(e) = spawned {
                 log::warn!("cannot start the idle-session timer: {e}");
-                self.lock().timer = false;
+                sync::lock(&self.inner).timer = false;
             }
         }
         self.cond.notify_all();
@@ -255,7 +248,7 @@ impl Registry {
     /// Stops sessions idle for longer than their kind's `idleSeconds`; sleeps until the
     /// next one is due or something changes.
     fn idle_timer(self: Arc<Self>) {
-        let mut inner = self.lock();
+        let mut inner = sync::lock(&self.inner);
         loop {
             if inner.closed {
                 return;
@@ -299,16 +292,12 @@ impl Registry {
                     });
                 }
                 self.cond.notify_all();
-                inner = self.lock();
+                inner = sync::lock(&self.inner);
                 continue;
             }
             let wait = next.map_or(Duration::from_secs(3600), |n| n - now);
             inner.timer_until = Some(now + wait);
-            inner = self
-                .timer_cond
-                .wait_timeout(inner, wait)
-                .unwrap_or_else(PoisonError::into_inner)
-                .0;
+            inner = sync::wait_timeout(&self.timer_cond, inner, wait).0;
             inner.timer_until = None;
         }
     }
@@ -316,7 +305,7 @@ impl Registry {
     /// Server shutdown: refuses new turns, kills every program and waits for the reaps.
     pub fn close(&self) {
         let procs: Vec<Arc<Proc>> = {
-            let mut inner = self.lock();
+            let mut inner = sync::lock(&self.inner);
             inner.closed = true;
             inner
                 .entries
@@ -332,8 +321,8 @@ impl Registry {
     }
 }
 
-fn new_entry(kind: &Arc<SessionKind>, workdir: PathBuf) -> Entry {
-    Entry {
+fn new_entry(kind: &Arc<SessionKind>, workdir: PathBuf) -> SessionEntry {
+    SessionEntry {
         kind: Arc::clone(kind),
         proc: None,
         busy: false,

@@ -1,7 +1,8 @@
 //! A session answer longer than its cap, kept whole in the output spool like a tool's output
 //! (README "Output spool"), and the note that tells the model how to read it.
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
+use stdmcp::sync::lock;
 
 use super::answer::Sink;
 use crate::process::Stream;
@@ -31,7 +32,7 @@ impl Spill {
     pub fn sink(&self) -> Sink {
         let (id, slot) = (self.id.clone(), Arc::clone(&self.slot));
         Box::new(move |bytes| {
-            let mut slot = slot.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut slot = lock(&slot);
             let entry = slot.get_or_insert_with(|| Spool::global().begin(&id));
             if let Some(e) = entry {
                 e.write(Stream::Stdout, bytes);
@@ -43,7 +44,7 @@ impl Spill {
     pub fn note(&self, shown: u64, total: u64) -> String {
         let id = &self.id;
         let mut note = format!("\n[Answer cut: {shown} of {total} bytes shown;");
-        let slot = self.slot.lock().unwrap_or_else(PoisonError::into_inner);
+        let slot = lock(&self.slot);
         match slot.as_ref() {
             Some(Some(e)) if e.broken() => {
                 note.push_str(&format!(" {}, so the cut part is lost", e.why_not_kept()));

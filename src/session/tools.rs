@@ -8,7 +8,7 @@ use std::time::{Duration, Instant, SystemTime};
 use serde_json::{json, Value};
 
 use super::kind::{signal_name, SessionKind, Workdir};
-use super::ops::{self, Call, Reply};
+use super::ops::{self, Caller, OpResult};
 use super::registry::Registry;
 use crate::cancel::CancelReason;
 use crate::jsonrpc::ErrorObject;
@@ -47,14 +47,14 @@ pub(super) fn name_of(args: &Value) -> Result<String, ToolError> {
     }
 }
 
-pub(super) fn reply(r: Reply) -> ToolResult {
+pub(super) fn reply(r: OpResult) -> ToolResult {
     Ok(match r {
         Ok(t) => CallToolResult::text(t),
         Err(t) => CallToolResult::error(t),
     })
 }
 
-pub(super) fn with_call<T>(ctx: &Ctx, f: impl FnOnce(&Call<'_>) -> T) -> T {
+pub(super) fn with_call<T>(ctx: &Ctx, f: impl FnOnce(&Caller<'_>) -> T) -> T {
     let token = ctx.cancel_token().clone();
     let reporter = ctx.reporter();
     // The deadline fires the token too; the operations see it by `deadline` instead, so
@@ -66,7 +66,7 @@ pub(super) fn with_call<T>(ctx: &Ctx, f: impl FnOnce(&Call<'_>) -> T) -> T {
     let deadline = ctx
         .deadline()
         .unwrap_or_else(|| Instant::now() + Duration::from_secs(86_400));
-    f(&Call {
+    f(&Caller {
         cancelled: &cancelled,
         deadline,
         shutdown: &shutdown,
@@ -395,9 +395,7 @@ fn read_transcript(
     };
     let key = (kind.clone(), name.clone());
     let text = reg
-        .with(&key, |e| {
-            e.transcript.lock().map(|t| t.text()).unwrap_or_default()
-        })
+        .with(&key, |e| stdmcp::sync::lock(&e.transcript).text())
         .ok_or_else(|| {
             ErrorObject::new(
                 crate::jsonrpc::ErrorCode::RESOURCE_NOT_FOUND,
@@ -413,7 +411,7 @@ pub fn register(mut server: Server, kinds: &[SessionKind]) -> Server {
         return server;
     }
     let reg = Arc::new(Registry::default());
-    let cursors = Arc::new(super::cursor::Store::default());
+    let cursors = Arc::new(super::cursor::CursorStore::default());
     for kind in kinds {
         let kind = Arc::new(kind.clone());
         for t in kind_tools(&reg, &kind) {

@@ -67,6 +67,20 @@ pub struct Grep {
     pub inside_line: bool,
 }
 
+impl Grep {
+    /// A search from `next` of a file of `total` bytes that has found nothing yet.
+    fn nothing_yet(next: u64, total: u64) -> Grep {
+        Grep {
+            lines: Vec::new(),
+            next,
+            total,
+            scanned: 0,
+            ended: Ended::End,
+            inside_line: false,
+        }
+    }
+}
+
 /// The line being read.
 struct Line {
     start: u64,
@@ -110,14 +124,7 @@ fn grep_within(
     (max_scan, until): (u64, Instant),
 ) -> io::Result<Grep> {
     let total = size(file)?;
-    let mut out = Grep {
-        lines: Vec::new(),
-        next: offset.min(total),
-        total,
-        scanned: 0,
-        ended: Ended::End,
-        inside_line: false,
-    };
+    let mut out = Grep::nothing_yet(offset.min(total), total);
     let Some(f) = file else { return Ok(out) };
     let mut pos = out.next;
     let mut line = Line {
@@ -142,16 +149,14 @@ fn grep_within(
             return Ok(out);
         }
         if pos >= data_end {
-            let data = seek(f, pos, libc::SEEK_DATA)?.unwrap_or(total).min(total);
-            if data > pos {
-                // A hole reads as zeros: no newline, so it only lengthens the current line.
-                line.push_zeros(data - pos);
-                pos = data;
-                continue;
-            }
-            data_end = seek(f, pos, libc::SEEK_HOLE)?.unwrap_or(total).min(total);
-            if data_end <= pos {
-                data_end = total;
+            match data_region(f, pos, total)? {
+                Region::Hole(data) => {
+                    // A hole reads as zeros: no newline, so it only lengthens the current line.
+                    line.push_zeros(data - pos);
+                    pos = data;
+                    continue;
+                }
+                Region::DataUntil(end) => data_end = end,
             }
         }
         let want = (data_end - pos)
@@ -188,6 +193,23 @@ fn grep_within(
         out.next = pos;
     }
     Ok(out)
+}
+
+/// What the file holds at `pos`, `total` bytes long.
+enum Region {
+    /// A hole, up to the data at this offset.
+    Hole(u64),
+    /// Data, up to this offset (where a hole or the end begins).
+    DataUntil(u64),
+}
+
+fn data_region(f: &File, pos: u64, total: u64) -> io::Result<Region> {
+    let data = seek(f, pos, libc::SEEK_DATA)?.unwrap_or(total).min(total);
+    if data > pos {
+        return Ok(Region::Hole(data));
+    }
+    let end = seek(f, pos, libc::SEEK_HOLE)?.unwrap_or(total).min(total);
+    Ok(Region::DataUntil(if end <= pos { total } else { end }))
 }
 
 /// Matches the line read and starts the next.

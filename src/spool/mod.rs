@@ -28,7 +28,8 @@ use std::fs::File;
 use std::io::{self, Write};
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock};
+use stdmcp::sync::lock;
 
 use crate::beneath::Dir;
 use crate::process::Stream;
@@ -57,10 +58,6 @@ pub fn stream_name(s: Stream) -> &'static str {
         Stream::Stdout => "stdout",
         Stream::Stderr => "stderr",
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// A call id is plain (`<pid>-<hex>-<n>`): anything else never names a spool file.
@@ -104,6 +101,58 @@ pub struct Spool {
     dir: OnceLock<PathBuf>,
     cap: u64,
     state: Mutex<State>,
+}
+
+/// Why a call's output cannot be read from the spool.
+#[derive(Debug)]
+pub enum NotKept {
+    /// Evicted to make room for newer calls.
+    Evicted {
+        /// The call.
+        id: String,
+        /// The spool's size in bytes.
+        cap: u64,
+    },
+    /// Not a call of this server run, or evicted long ago.
+    Unknown {
+        /// The call.
+        id: String,
+    },
+    /// Kept, but its file cannot be opened.
+    Unreadable {
+        /// The call.
+        id: String,
+        /// Why.
+        error: io::Error,
+    },
+}
+
+impl std::fmt::Display for NotKept {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NotKept::Evicted { id, cap } => write!(
+                f,
+                "the output of call {id} was evicted from the spool to make room for newer \
+                 calls (the spool keeps at most {cap} bytes in all; {MAX_BYTES_ENV} raises it)"
+            ),
+            NotKept::Unknown { id } => write!(
+                f,
+                "no kept output for call {id}: not a call of this server run, or evicted long ago"
+            ),
+            NotKept::Unreadable { id, error } => {
+                write!(f, "cannot read the kept output of call {id}: {error}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for NotKept {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            NotKept::Unreadable { error, .. } => Some(error),
+            _ => None,
+        }
+    }
 }
 
 /// What the spool knows about a call's stream.
@@ -183,7 +232,7 @@ impl Spool {
     }
 
     /// What is kept of call `id`'s stream `s`, or why nothing is.
-    pub fn kept(&self, id: &str, s: Stream) -> Result<Kept, String> {
+    pub fn kept(&self, id: &str, s: Stream) -> Result<Kept, NotKept> {
         let st = lock(&self.state);
         if let Some(r) = st.calls.iter().find(|r| r.id == id) {
             return Ok(Kept {
@@ -192,16 +241,11 @@ impl Spool {
                 running: r.running,
             });
         }
-        if st.evicted.iter().any(|e| e == id) {
-            Err(format!(
-                "the output of call {id} was evicted from the spool to make room for newer \
-                 calls (the spool keeps at most {} bytes in all; {MAX_BYTES_ENV} raises it)",
-                self.cap
-            ))
+        let id = id.to_owned();
+        if st.evicted.iter().any(|e| *e == id) {
+            Err(NotKept::Evicted { id, cap: self.cap })
         } else {
-            Err(format!(
-                "no kept output for call {id}: not a call of this server run, or evicted long ago"
-            ))
+            Err(NotKept::Unknown { id })
         }
     }
 
@@ -209,7 +253,7 @@ impl Spool {
     /// Through descriptors ([`crate::beneath`]): the directory must still be this user's
     /// private one, and the file a regular file in it (a symlink or FIFO put in its place by
     /// a program running as the same user is refused, without blocking).
-    pub fn open(&self, id: &str, s: Stream) -> Result<(Option<File>, Kept), String> {
+    pub fn open(&self, id: &str, s: Stream) -> Result<(Option<File>, Kept), NotKept> {
         let kept = self.kept(id, s)?;
         let name = format!("{id}.{}", stream_name(s));
         let opened = match self.dir.get() {
@@ -222,7 +266,10 @@ impl Spool {
                 // Evicted between the two looks, or never written.
                 self.kept(id, s).map(|k| (None, k))
             }
-            Err(e) => Err(format!("cannot read the kept output of call {id}: {e}")),
+            Err(error) => Err(NotKept::Unreadable {
+                id: id.to_owned(),
+                error,
+            }),
         }
     }
 

@@ -41,6 +41,7 @@ fn keeps_everything_written_in_a_private_directory() {
     assert!(s
         .kept("nope", Stream::Stdout)
         .unwrap_err()
+        .to_string()
         .contains("no kept output"));
     assert!(s.begin("../x").is_none());
     let late = s.begin("1-a-3").unwrap();
@@ -52,6 +53,7 @@ fn keeps_everything_written_in_a_private_directory() {
     assert!(s
         .kept("1-a-1", Stream::Stdout)
         .unwrap_err()
+        .to_string()
         .contains("evicted"));
 }
 
@@ -70,6 +72,7 @@ fn oldest_finished_calls_are_evicted_first_and_running_ones_never() {
     assert!(s
         .kept("1-a-1", Stream::Stdout)
         .unwrap_err()
+        .to_string()
         .contains("evicted"));
     assert!(!s.dir().unwrap().join("1-a-1.stdout").exists());
     assert_eq!(read_all(&s, "1-a-2", Stream::Stdout), [b'b'; 40]);
@@ -147,6 +150,7 @@ fn the_number_of_calls_kept_is_bounded_too() {
     assert!(s
         .kept("1-a-1", Stream::Stdout)
         .unwrap_err()
+        .to_string()
         .contains("evicted"));
     assert!(s.kept("1-a-2", Stream::Stdout).is_ok());
     assert!(s.kept(&format!("1-a-{MAX_CALLS}"), Stream::Stdout).is_ok());

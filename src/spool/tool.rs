@@ -197,7 +197,9 @@ fn output(spool: &Spool, args: &Value, stop: &Stop) -> ToolResult {
         return Err(ToolError::msg(format!("{call:?} is not a call id")));
     }
     let stream = stream_arg(args)?;
-    let (file, kept) = spool.open(call, stream).map_err(ToolError)?;
+    let (file, kept) = spool
+        .open(call, stream)
+        .map_err(|e| ToolError(e.to_string()))?;
     let what = format!("{} of call {call} ({})", stream_name(stream), state(&kept));
     let extra = json!({"call": call, "stream": stream_name(stream), "running": kept.running, "cut": kept.cut});
     read_part(file.as_ref(), &what, args, extra, stop)
@@ -220,7 +222,9 @@ fn read_resource(
     if !valid_id(call) {
         return Err(not_found(format!("{call:?} is not a call id")));
     }
-    let (file, kept) = spool.open(call, stream).map_err(not_found)?;
+    let (file, kept) = spool
+        .open(call, stream)
+        .map_err(|e| not_found(e.to_string()))?;
     let s = read_slice(file.as_ref(), 0, MAX_LIMIT, stop).map_err(|e| not_found(e.to_string()))?;
     let state = json!({"running": kept.running, "cut": kept.cut});
     Ok(slice_contents(uri, &s, state))

@@ -9,13 +9,63 @@
 //! anything. Nesting is bounded, so a hostile schema cannot exhaust the stack.
 
 use serde_json::Value;
+use std::fmt;
 
 const MAX_DEPTH: usize = 64;
 
 /// Checks `value` against `schema`; the error names the offending argument and the rule.
-pub fn validate(schema: &Value, value: &Value) -> Result<(), String> {
+pub fn validate(schema: &Value, value: &Value) -> Result<(), SchemaError> {
     Validator { root: schema }.check(schema, value, &mut String::new(), 0)
 }
+
+/// Why a value fails a schema: the argument at fault and what is wrong with it. Its
+/// `Display` is the sentence a model reads (``argument `a`: expected integer, got string``).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SchemaError {
+    path: String,
+    broken: Broken,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Broken {
+    /// A rule of the schema, said after the argument's name.
+    Rule(String),
+    /// A `false` schema.
+    NotAllowed,
+    /// A `required` member is absent.
+    Missing,
+    /// A member `additionalProperties: false` refuses.
+    Unknown,
+}
+
+impl SchemaError {
+    fn rule(path: &str, text: String) -> Self {
+        let path = path.to_owned();
+        SchemaError {
+            path,
+            broken: Broken::Rule(text),
+        }
+    }
+
+    /// The argument at fault, as `a.b[2]`; empty for the arguments as a whole.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+}
+
+impl fmt::Display for SchemaError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let path = &self.path;
+        match &self.broken {
+            Broken::Rule(text) => write!(f, "{}: {text}", describe(path)),
+            Broken::NotAllowed => write!(f, "{} is not allowed", describe(path)),
+            Broken::Missing => write!(f, "missing required argument `{path}`"),
+            Broken::Unknown => write!(f, "unknown argument `{path}`"),
+        }
+    }
+}
+
+impl std::error::Error for SchemaError {}
 
 struct Validator<'a> {
     root: &'a Value,
@@ -69,22 +119,25 @@ impl Validator<'_> {
         v: &Value,
         path: &mut String,
         depth: usize,
-    ) -> Result<(), String> {
+    ) -> Result<(), SchemaError> {
         if depth > MAX_DEPTH {
-            return Err(format!("{}: the schema nests too deeply", describe(path)));
+            return Err(SchemaError::rule(
+                path,
+                "the schema nests too deeply".into(),
+            ));
         }
         let Value::Object(s) = schema else {
             return match schema {
-                Value::Bool(false) => Err(format!("{} is not allowed", describe(path))),
+                Value::Bool(false) => Err(SchemaError {
+                    path: path.clone(),
+                    broken: Broken::NotAllowed,
+                }),
                 _ => Ok(()),
             };
         };
         if let Some(Value::String(r)) = s.get("$ref") {
             let target = self.resolve(r).ok_or_else(|| {
-                format!(
-                    "{}: schema reference {r} cannot be resolved",
-                    describe(path)
-                )
+                SchemaError::rule(path, format!("schema reference {r} cannot be resolved"))
             })?;
             self.check(target, v, path, depth + 1)?;
         }
@@ -102,27 +155,23 @@ impl Validator<'_> {
                     }
                     other => other.as_str().unwrap_or("?").to_owned(),
                 };
-                return Err(format!(
-                    "{}: expected {want}, got {}",
-                    describe(path),
-                    type_name(v)
+                let got = type_name(v);
+                return Err(SchemaError::rule(
+                    path,
+                    format!("expected {want}, got {got}"),
                 ));
             }
         }
         if let Some(Value::Array(options)) = s.get("enum") {
             if !options.iter().any(|o| o == v) {
                 let list: Vec<String> = options.iter().map(short).collect();
-                return Err(format!(
-                    "{}: {} is not one of {}",
-                    describe(path),
-                    short(v),
-                    list.join(", ")
-                ));
+                let text = format!("{} is not one of {}", short(v), list.join(", "));
+                return Err(SchemaError::rule(path, text));
             }
         }
         if let Some(c) = s.get("const") {
             if c != v {
-                return Err(format!("{}: must be {}", describe(path), short(c)));
+                return Err(SchemaError::rule(path, format!("must be {}", short(c))));
             }
         }
         self.check_number(s, v, path)?;
@@ -137,10 +186,10 @@ impl Validator<'_> {
         s: &serde_json::Map<String, Value>,
         v: &Value,
         path: &str,
-    ) -> Result<(), String> {
+    ) -> Result<(), SchemaError> {
         let Some(x) = v.as_f64() else { return Ok(()) };
         let bound = |k: &str| s.get(k).and_then(Value::as_f64);
-        let fail = |rule: String| Err(format!("{}: {} {rule}", describe(path), short(v)));
+        let fail = |rule: String| Err(SchemaError::rule(path, format!("{} {rule}", short(v))));
         if let Some(m) = bound("minimum").filter(|m| x < *m) {
             return fail(format!("is less than the minimum {m}"));
         }
@@ -161,7 +210,7 @@ impl Validator<'_> {
         s: &serde_json::Map<String, Value>,
         v: &Value,
         path: &str,
-    ) -> Result<(), String> {
+    ) -> Result<(), SchemaError> {
         let Value::String(text) = v else {
             return Ok(());
         };
@@ -171,9 +220,9 @@ impl Validator<'_> {
             .and_then(Value::as_u64)
             .filter(|m| len < *m)
         {
-            return Err(format!(
-                "{}: must be at least {m} characters long",
-                describe(path)
+            return Err(SchemaError::rule(
+                path,
+                format!("must be at least {m} characters long"),
             ));
         }
         if let Some(m) = s
@@ -181,9 +230,9 @@ impl Validator<'_> {
             .and_then(Value::as_u64)
             .filter(|m| len > *m)
         {
-            return Err(format!(
-                "{}: is {len} characters long, more than the maximum of {m}",
-                describe(path)
+            return Err(SchemaError::rule(
+                path,
+                format!("is {len} characters long, more than the maximum of {m}"),
             ));
         }
         Ok(())
@@ -195,18 +244,18 @@ impl Validator<'_> {
         v: &Value,
         path: &mut String,
         depth: usize,
-    ) -> Result<(), String> {
+    ) -> Result<(), SchemaError> {
         let Value::Array(items) = v else {
             return Ok(());
         };
         let n = items.len() as u64;
         if let Some(m) = s.get("minItems").and_then(Value::as_u64).filter(|m| n < *m) {
-            return Err(format!("{}: needs at least {m} items", describe(path)));
+            return Err(SchemaError::rule(path, format!("needs at least {m} items")));
         }
         if let Some(m) = s.get("maxItems").and_then(Value::as_u64).filter(|m| n > *m) {
-            return Err(format!(
-                "{}: has {n} items, more than the maximum of {m}",
-                describe(path)
+            return Err(SchemaError::rule(
+                path,
+                format!("has {n} items, more than the maximum of {m}"),
             ));
         }
         if let Some(item_schema) = s.get("items") {
@@ -226,7 +275,7 @@ impl Validator<'_> {
         v: &Value,
         path: &mut String,
         depth: usize,
-    ) -> Result<(), String> {
+    ) -> Result<(), SchemaError> {
         let Value::Object(obj) = v else { return Ok(()) };
         if let Some(Value::Array(required)) = s.get("required") {
             for name in required.iter().filter_map(Value::as_str) {
@@ -236,7 +285,10 @@ impl Validator<'_> {
                     } else {
                         format!("{path}.{name}")
                     };
-                    return Err(format!("missing required argument `{full}`"));
+                    return Err(SchemaError {
+                        path: full,
+                        broken: Broken::Missing,
+                    });
                 }
             }
         }
@@ -250,7 +302,10 @@ impl Validator<'_> {
             let result = match props.and_then(|p| p.get(key)) {
                 Some(prop_schema) => self.check(prop_schema, val, path, depth + 1),
                 None => match s.get("additionalProperties") {
-                    Some(Value::Bool(false)) => Err(format!("unknown argument `{path}`")),
+                    Some(Value::Bool(false)) => Err(SchemaError {
+                        path: path.clone(),
+                        broken: Broken::Unknown,
+                    }),
                     Some(extra @ Value::Object(_)) => self.check(extra, val, path, depth + 1),
                     _ => Ok(()),
                 },
@@ -267,7 +322,7 @@ impl Validator<'_> {
         v: &Value,
         path: &mut String,
         depth: usize,
-    ) -> Result<(), String> {
+    ) -> Result<(), SchemaError> {
         if let Some(Value::Array(all)) = s.get("allOf") {
             for sub in all {
                 self.check(sub, v, path, depth + 1)?;
@@ -280,25 +335,25 @@ impl Validator<'_> {
         };
         if let Some(Value::Array(any)) = s.get("anyOf") {
             if passing(any, path) == 0 {
-                return Err(format!(
-                    "{}: matches none of the allowed forms",
-                    describe(path)
+                return Err(SchemaError::rule(
+                    path,
+                    "matches none of the allowed forms".into(),
                 ));
             }
         }
         if let Some(Value::Array(one)) = s.get("oneOf") {
             if passing(one, path) != 1 {
-                return Err(format!(
-                    "{}: must match exactly one of the allowed forms",
-                    describe(path)
+                return Err(SchemaError::rule(
+                    path,
+                    "must match exactly one of the allowed forms".into(),
                 ));
             }
         }
         if let Some(not) = s.get("not") {
             if self.check(not, v, path, depth + 1).is_ok() {
-                return Err(format!(
-                    "{}: matches a form that is not allowed",
-                    describe(path)
+                return Err(SchemaError::rule(
+                    path,
+                    "matches a form that is not allowed".into(),
                 ));
             }
         }
@@ -383,7 +438,8 @@ mod tests {
             (json!([1]), "the arguments: expected object, got array"),
         ];
         for (args, want) in cases {
-            assert_eq!(validate(&schema(), &args), Err(want.to_owned()), "{args}");
+            let got = validate(&schema(), &args).map_err(|e| e.to_string());
+            assert_eq!(got, Err(want.to_owned()), "{args}");
         }
     }
 
@@ -392,10 +448,12 @@ mod tests {
         let looping = json!({"$ref": "#"});
         assert!(validate(&looping, &json!(1))
             .unwrap_err()
+            .to_string()
             .contains("nests too deeply"));
         let dangling = json!({"$ref": "https://example.com/s.json"});
         assert!(validate(&dangling, &json!(1))
             .unwrap_err()
+            .to_string()
             .contains("cannot be resolved"));
     }
 }

@@ -71,7 +71,7 @@
 use std::ffi::{CString, OsStr, OsString};
 use std::fs::{File, Metadata};
 use std::io::{self, Write};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Component, Path};
@@ -321,9 +321,8 @@ impl Dir {
         read_names(fd, max)
     }
 
-    /// Creates the new file `rel` beneath this directory, for appending, with `mode` (less
-    /// the umask): refused if anything (a symlink, a FIFO) already has the name.
-    pub fn create(&self, rel: &Path, mode: u32) -> io::Result<File> {
+    /// The directory `rel` is in (beneath this one, opened) and its last name (as a C string too).
+    fn parent_of<'r>(&self, rel: &'r Path) -> io::Result<(Dir, &'r OsStr, CString)> {
         let name = rel
             .file_name()
             .ok_or_else(|| refused(io::ErrorKind::InvalidInput, rel, "names no file"))?;
@@ -331,6 +330,13 @@ impl Dir {
         let dir = self.dir(parent)?;
         let c_name = CString::new(name.as_bytes())
             .map_err(|_| refused(io::ErrorKind::InvalidInput, rel, "contains NUL"))?;
+        Ok((dir, name, c_name))
+    }
+
+    /// Creates the new file `rel` beneath this directory, for appending, with `mode` (less
+    /// the umask): refused if anything (a symlink, a FIFO) already has the name.
+    pub fn create(&self, rel: &Path, mode: u32) -> io::Result<File> {
+        let (dir, _, c_name) = self.parent_of(rel)?;
         let flags = libc::O_WRONLY
             | libc::O_APPEND
             | libc::O_CREAT
@@ -349,13 +355,7 @@ impl Dir {
     /// replace has succeeded: a failed `fsync` of the directory after it is logged, not
     /// returned.
     pub fn replace(&self, rel: &Path, data: &[u8], mode: u32) -> io::Result<()> {
-        let name = rel
-            .file_name()
-            .ok_or_else(|| refused(io::ErrorKind::InvalidInput, rel, "names no file"))?;
-        let parent = rel.parent().unwrap_or(Path::new(""));
-        let dir = self.dir(parent)?;
-        let c_name = CString::new(name.as_bytes())
-            .map_err(|_| refused(io::ErrorKind::InvalidInput, rel, "contains NUL"))?;
+        let (dir, name, c_name) = self.parent_of(rel)?;
         // An existing regular file keeps its permission bits (set on the descriptor, so the
         // umask does not narrow them); a new file or a replaced symlink gets `mode`.
         let mut kept = None;
@@ -447,173 +447,8 @@ fn tests_walk() -> bool {
     false
 }
 
-fn openat2_missing(e: &io::Error) -> bool {
-    // ENOSYS: an older kernel; EPERM: a seccomp filter that does not know it; E2BIG/EINVAL:
-    // a kernel that knows openat2 but not these resolve flags.
-    matches!(
-        e.raw_os_error(),
-        Some(libc::ENOSYS) | Some(libc::EPERM) | Some(libc::E2BIG) | Some(libc::EINVAL)
-    )
-}
-
-fn openat(dir: RawFd, name: &std::ffi::CStr, flags: libc::c_int) -> io::Result<OwnedFd> {
-    openat_mode(dir, name, flags, 0)
-}
-
-#[allow(unsafe_code)]
-fn openat_mode(
-    dir: RawFd,
-    name: &std::ffi::CStr,
-    flags: libc::c_int,
-    mode: u32,
-) -> io::Result<OwnedFd> {
-    loop {
-        // SAFETY: `name` is a NUL-terminated string that outlives the call; `dir` is a
-        // descriptor we hold open (or AT_FDCWD); openat returns a new descriptor or -1.
-        let fd = unsafe { libc::openat(dir, name.as_ptr(), flags, mode as libc::c_uint) };
-        if fd >= 0 {
-            // SAFETY: the kernel just gave us this descriptor; nothing else owns it.
-            return Ok(unsafe { OwnedFd::from_raw_fd(fd) });
-        }
-        let e = io::Error::last_os_error();
-        if e.kind() != io::ErrorKind::Interrupted {
-            return Err(e);
-        }
-    }
-}
-
-/// `struct open_how` of `openat2(2)` (libc's is `non_exhaustive`).
-#[repr(C)]
-struct OpenHow {
-    flags: u64,
-    mode: u64,
-    resolve: u64,
-}
-
-#[cfg(target_os = "linux")]
-#[allow(unsafe_code)]
-fn openat2(dir: RawFd, path: &std::ffi::CStr, flags: libc::c_int) -> io::Result<OwnedFd> {
-    let how = OpenHow {
-        flags: flags as u64,
-        mode: 0,
-        resolve: libc::RESOLVE_BENEATH | libc::RESOLVE_NO_SYMLINKS | libc::RESOLVE_NO_MAGICLINKS,
-    };
-    for _ in 0..64 {
-        // SAFETY: openat2 reads `how` (its size passed along) and the NUL-terminated `path`,
-        // both alive for the call; `dir` is a descriptor we hold open.
-        let fd = unsafe {
-            libc::syscall(
-                libc::SYS_openat2,
-                dir,
-                path.as_ptr(),
-                &how as *const OpenHow,
-                std::mem::size_of::<OpenHow>(),
-            )
-        };
-        if fd >= 0 {
-            // SAFETY: the kernel just gave us this descriptor; nothing else owns it.
-            return Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) });
-        }
-        let e = io::Error::last_os_error();
-        // EAGAIN: a rename raced the lookup; the kernel asks for a retry.
-        if !matches!(e.raw_os_error(), Some(libc::EINTR) | Some(libc::EAGAIN)) {
-            return Err(e);
-        }
-    }
-    // Renames keep racing: the caller walks instead (the walk needs no retries).
-    Err(io::Error::from_raw_os_error(libc::EAGAIN))
-}
-
-#[cfg(not(target_os = "linux"))]
-fn openat2(_: RawFd, _: &std::ffi::CStr, _: libc::c_int) -> io::Result<OwnedFd> {
-    Err(io::Error::from_raw_os_error(libc::ENOSYS))
-}
-
-#[allow(unsafe_code)]
-fn effective_uid() -> u32 {
-    // SAFETY: geteuid takes nothing and cannot fail.
-    unsafe { libc::geteuid() }
-}
-
-/// Reads the names of the directory open on `fd` (which it takes): `max` kept, the rest
-/// counted.
-#[allow(unsafe_code)]
-fn read_names(fd: OwnedFd, max: usize) -> io::Result<Names> {
-    use std::os::fd::IntoRawFd;
-    let raw = fd.into_raw_fd();
-    // SAFETY: fdopendir takes ownership of `raw` (a directory descriptor we own) on success.
-    let dir = unsafe { libc::fdopendir(raw) };
-    if dir.is_null() {
-        let e = io::Error::last_os_error();
-        // SAFETY: on failure the descriptor is still ours to close.
-        drop(unsafe { OwnedFd::from_raw_fd(raw) });
-        return Err(e);
-    }
-    let mut names = Names::default();
-    let result = loop {
-        // errno is reset so that the end (NULL, errno untouched) and an error can be told apart.
-        // SAFETY: __errno_location is the calling thread's errno.
-        unsafe { *libc::__errno_location() = 0 };
-        // SAFETY: `dir` is the open stream fdopendir returned and not yet closed.
-        let ent = unsafe { libc::readdir(dir) };
-        if ent.is_null() {
-            let e = io::Error::last_os_error();
-            break if e.raw_os_error().unwrap_or(0) == 0 {
-                Ok(())
-            } else {
-                Err(e)
-            };
-        }
-        // SAFETY: readdir returned a valid entry whose d_name is NUL-terminated; it stays valid
-        // until the next readdir on this stream, and we copy it out before that.
-        let name = unsafe { std::ffi::CStr::from_ptr((*ent).d_name.as_ptr()) };
-        let b = name.to_bytes();
-        if b == b"." || b == b".." {
-            continue;
-        }
-        if names.names.len() < max {
-            names.names.push(OsStr::from_bytes(b).to_owned());
-        } else {
-            names.left_out += 1;
-        }
-    };
-    // SAFETY: `dir` is open and closed exactly once, here (closing its descriptor too).
-    unsafe { libc::closedir(dir) };
-    result.map(|()| names)
-}
-
-impl Dir {
-    /// `lstat` of `name` in this directory (`None`: it does not exist).
-    #[allow(unsafe_code)]
-    fn stat_nofollow(&self, name: &std::ffi::CStr) -> io::Result<Option<Metadata>> {
-        // The metadata comes through a descriptor: `O_PATH | O_NOFOLLOW` opens the entry
-        // itself (a symlink too) without reading or blocking.
-        let flags = libc::O_PATH | libc::O_NOFOLLOW | libc::O_CLOEXEC;
-        match openat(self.fd.as_raw_fd(), name, flags) {
-            Ok(fd) => File::from(fd).metadata().map(Some),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(e),
-        }
-    }
-
-    #[allow(unsafe_code)]
-    fn rename(&self, from: &std::ffi::CStr, to: &std::ffi::CStr) -> io::Result<()> {
-        let fd = self.fd.as_raw_fd();
-        // SAFETY: both names are NUL-terminated and alive for the call; `fd` is held open.
-        if unsafe { libc::renameat(fd, from.as_ptr(), fd, to.as_ptr()) } == 0 {
-            Ok(())
-        } else {
-            Err(io::Error::last_os_error())
-        }
-    }
-
-    #[allow(unsafe_code)]
-    fn unlink(&self, name: &std::ffi::CStr) {
-        // SAFETY: `name` is NUL-terminated and alive for the call; `fd` is held open. Best
-        // effort: the temporary file is ours, a failure leaves only it behind.
-        unsafe { libc::unlinkat(self.fd.as_raw_fd(), name.as_ptr(), 0) };
-    }
-}
+mod sys;
+use sys::{effective_uid, openat, openat2, openat2_missing, openat_mode, read_names};
 
 #[cfg(test)]
 mod tests;

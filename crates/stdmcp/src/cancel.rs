@@ -12,9 +12,10 @@
 //! progress or log through the call's `Ctx` or `Reporter`; it should be quick, since the
 //! reader handles no further frames until the hooks it fires have returned.
 
+use crate::sync;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread::{self, ThreadId};
 use std::time::Instant;
 
@@ -52,12 +53,6 @@ struct Inner {
     cond: Condvar,
 }
 
-impl Inner {
-    fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-}
-
 /// Cancellation token shared by the dispatcher and a tool thread.
 #[derive(Clone, Default)]
 pub struct CancelToken(Arc<Inner>);
@@ -80,7 +75,7 @@ impl CancelToken {
     /// runs the hooks (once each, on this thread, outside of any lock).
     pub fn cancel(&self, reason: CancelReason) {
         {
-            let mut st = self.0.lock();
+            let mut st = sync::lock(&self.0.state);
             if st.reason.is_some() {
                 return;
             }
@@ -92,7 +87,7 @@ impl CancelToken {
         let me = thread::current().id();
         loop {
             let hook = {
-                let mut st = self.0.lock();
+                let mut st = sync::lock(&self.0.state);
                 match st.hooks.pop() {
                     Some((id, hook)) => {
                         st.running = Some((id, me));
@@ -105,7 +100,7 @@ impl CancelToken {
             // the matching guard's drop wait forever) nor skip other hooks.
             let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(&hook));
             drop(hook);
-            self.0.lock().running = None;
+            sync::lock(&self.0.state).running = None;
             self.0.cond.notify_all();
             if result.is_err() {
                 log::error!("a cancellation hook panicked");
@@ -120,7 +115,7 @@ impl CancelToken {
 
     /// The reason given to the first `cancel`, if any.
     pub fn reason(&self) -> Option<CancelReason> {
-        self.0.lock().reason
+        sync::lock(&self.0.state).reason
     }
 
     /// Register a hook run once when cancelled (immediately, on this thread,
@@ -129,7 +124,7 @@ impl CancelToken {
     /// (Exception: a hook that drops its own guard does not wait for itself.)
     pub fn on_cancel(&self, hook: impl Fn() + Send + 'static) -> HookGuard {
         {
-            let mut st = self.0.lock();
+            let mut st = sync::lock(&self.0.state);
             if st.reason.is_none() {
                 let id = self.0.next_id.fetch_add(1, Ordering::Relaxed);
                 st.hooks.push((id, Box::new(hook)));
@@ -145,7 +140,7 @@ impl CancelToken {
 
     /// Block until cancelled or `deadline`; returns true if cancelled.
     pub fn wait_until(&self, deadline: Instant) -> bool {
-        let mut st = self.0.lock();
+        let mut st = sync::lock(&self.0.state);
         loop {
             if st.reason.is_some() {
                 return true;
@@ -154,12 +149,7 @@ impl CancelToken {
             if now >= deadline {
                 return false;
             }
-            st = self
-                .0
-                .cond
-                .wait_timeout(st, deadline - now)
-                .unwrap_or_else(PoisonError::into_inner)
-                .0;
+            st = sync::wait_timeout(&self.0.cond, st, deadline - now).0;
         }
     }
 }
@@ -183,7 +173,7 @@ impl Drop for HookGuard {
             return;
         };
         let me = thread::current().id();
-        let mut st = inner.lock();
+        let mut st = sync::lock(&inner.state);
         if let Some(pos) = st.hooks.iter().position(|(id, _)| *id == self.id) {
             let (_, hook) = st.hooks.swap_remove(pos);
             drop(st);
@@ -193,7 +183,7 @@ impl Drop for HookGuard {
         // Not registered any more: either it already ran, or `cancel` is
         // running it right now. Wait for the latter, unless we *are* that hook.
         while matches!(st.running, Some((id, t)) if id == self.id && t != me) {
-            st = inner.cond.wait(st).unwrap_or_else(PoisonError::into_inner);
+            st = sync::wait(&inner.cond, st);
         }
     }
 }

@@ -18,6 +18,7 @@
 //! default) so a child that closes its stdin early yields EPIPE, not a signal.
 
 mod capture;
+mod group;
 pub mod interactive;
 mod leader;
 mod limits;
@@ -27,6 +28,7 @@ pub use orphans::instance as marker_instance;
 pub(crate) mod owned;
 pub mod private_dir;
 mod server_process;
+mod spawn;
 mod spec;
 mod watch;
 pub use limits::Limits;
@@ -38,21 +40,20 @@ pub use crate::reaper::{
 };
 use std::fmt;
 use std::io;
-use std::os::fd::AsRawFd;
-use std::os::unix::process::{CommandExt, ExitStatusExt};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::os::unix::process::ExitStatusExt;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use wait_timeout::ChildExt;
-
-use crate::beneath::Dir;
 use crate::cancel::CancelToken;
 use crate::reaper;
 
 pub use capture::Captured;
+pub(crate) use group::{signal_group, terminate_group};
+use group::{wait_child, WaitEnd};
+pub(crate) use spawn::{cloexec_inherited_fds, harden, prepare};
+use spawn::{command, spawn_error};
 
 /// Longest wait between two checks of the cancel flag and the deadline.
 const TICK: Duration = Duration::from_millis(20);
@@ -233,22 +234,32 @@ pub fn run(
     let ((status, stop), watch) = waited?;
     let (stdout, stderr) = watch.finish(READER_GRACE);
     let fired = hook_fired.load(Ordering::SeqCst);
-    // A token cancelled because the call's deadline passed is a timeout, not a cancel: the
-    // server's tools get their deadline this way (`ToolDef::timeout`) rather than from
-    // `spec.timeout`, so that a call has one deadline.
-    let by_deadline = (fired || stop == Stop::Cancelled)
-        && cancel.reason() == Some(crate::cancel::CancelReason::Deadline);
+    let (timed_out, cancelled) = how_it_ended(stop, fired, cancel);
     Ok(Outcome {
         code: status.code(),
         signal: status.signal(),
         stdout,
         stderr,
         duration,
-        timed_out: stop == Stop::TimedOut || by_deadline,
-        cancelled: !by_deadline && (stop == Stop::Cancelled || (fired && stop != Stop::TimedOut)),
+        timed_out,
+        cancelled,
         pid,
         started: true,
     })
+}
+
+/// Whether a run timed out or was cancelled (neither: it exited), from how its wait ended
+/// and whether its cancel hook fired.
+fn how_it_ended(stop: WaitEnd, fired: bool, cancel: &CancelToken) -> (bool, bool) {
+    // A token cancelled because the call's deadline passed is a timeout, not a cancel: the
+    // server's tools get their deadline this way (`ToolDef::timeout`) rather than from
+    // `spec.timeout`, so that a call has one deadline.
+    let by_deadline = (fired || stop == WaitEnd::Cancelled)
+        && cancel.reason() == Some(crate::cancel::CancelReason::Deadline);
+    let timed_out = stop == WaitEnd::TimedOut || by_deadline;
+    let cancelled =
+        !by_deadline && (stop == WaitEnd::Cancelled || (fired && stop != WaitEnd::TimedOut));
+    (timed_out, cancelled)
 }
 
 /// The outcome of a run whose token was cancelled before its program could be started.
@@ -265,45 +276,6 @@ fn unstarted(spec: &RunSpec, cancel: &CancelToken) -> Outcome {
         pid: 0,
         started: false,
     }
-}
-
-#[allow(clippy::disallowed_methods)] // a spawn point of the runner
-fn command(spec: &RunSpec, marker: &str) -> Result<Command, RunError> {
-    let mut cmd = if spec.line_buffered {
-        let mut cmd = Command::new(find_stdbuf(spec)?);
-        cmd.args(["-oL", "-eL", "--"]).arg(resolve_program(spec)?);
-        cmd
-    } else {
-        Command::new(&spec.program)
-    };
-    cmd.args(&spec.args)
-        .env_clear()
-        .envs(spec.env.iter().map(|(k, v)| (k, v)))
-        .env(orphans::MARKER, marker)
-        .stdin(if spec.stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0);
-    let held = spec.cwd_dir.as_deref();
-    // posix_spawn cannot `fchdir`: a held working directory is named by `/proc/self/fd/N`
-    // there (the child's `chdir` follows it to the directory opened); without `/proc` the
-    // call takes the fork path, whose hook enters the directory by its descriptor.
-    let fast_cwd = match held {
-        Some(dir) => dir.proc_path(),
-        None => spec.cwd.clone(),
-    };
-    if spawn_without_hook(spec.limits) && (held.is_none() || fast_cwd.is_some()) {
-        if let Some(cwd) = &fast_cwd {
-            cmd.current_dir(cwd);
-        }
-    } else {
-        prepare(&mut cmd, spec.cwd.as_deref(), held, spec.limits);
-    }
-    Ok(cmd)
 }
 
 /// Set by [`seal_inherited_fds`]: no descriptor of this process survives an exec.
@@ -338,339 +310,4 @@ pub fn seal_inherited_fds() {
 /// under its `Child` handle. The `stdmcp` binary calls it.
 pub fn reap_stray_children() {
     owned::REAP_STRAYS.store(true, Ordering::SeqCst);
-}
-
-/// Whether [`run`] may start a program without its pre-exec hook (see [`seal_inherited_fds`]).
-fn spawn_without_hook(limits: Limits) -> bool {
-    SEALED.load(Ordering::SeqCst) && limits.is_empty() && reaper::ensure_started().is_some()
-}
-
-/// The child's `PATH` (from `spec.env`), searched for `name` like `execvp` would.
-fn on_child_path(spec: &RunSpec, name: &std::ffi::OsStr) -> Option<PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
-    let path = spec.env.iter().find(|(k, _)| k == "PATH").map(|(_, v)| v)?;
-    std::env::split_paths(path)
-        .map(|dir| dir.join(name))
-        .find(|p| {
-            p.metadata()
-                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        })
-}
-
-/// The program's path as the child would find it (so that a missing program is a spawn
-/// error, not `stdbuf`'s exit code 127).
-fn resolve_program(spec: &RunSpec) -> Result<PathBuf, RunError> {
-    if spec.program.components().count() > 1 || spec.program.is_absolute() {
-        return Ok(spec.program.clone());
-    }
-    on_child_path(spec, spec.program.as_os_str()).ok_or_else(|| RunError::Spawn {
-        program: spec.program.clone(),
-        source: io::Error::from(io::ErrorKind::NotFound),
-    })
-}
-
-fn find_stdbuf(spec: &RunSpec) -> Result<PathBuf, RunError> {
-    let fallback = PathBuf::from("/usr/bin/stdbuf");
-    match on_child_path(spec, "stdbuf".as_ref()) {
-        Some(p) => Ok(p),
-        None if fallback.is_file() => Ok(fallback),
-        None => Err(RunError::Spawn {
-            program: "stdbuf".into(),
-            source: io::Error::new(
-                io::ErrorKind::NotFound,
-                "line-buffered output needs stdbuf (GNU coreutils)",
-            ),
-        }),
-    }
-}
-
-/// What every child the runner starts with a spec gets: its working directory, [`harden`],
-/// and its resource limits applied between fork and exec. A held working directory (`held`)
-/// is entered by its descriptor (`fchdir` between fork and exec: no path, no `/proc`), so the
-/// child starts in the directory that was checked whatever its name leads to by then; else
-/// the child `chdir`s to `cwd`.
-#[allow(unsafe_code)]
-pub(crate) fn prepare(cmd: &mut Command, cwd: Option<&Path>, held: Option<&Dir>, limits: Limits) {
-    harden(cmd);
-    match (held, cwd) {
-        (Some(dir), _) => {
-            let fd = dir.as_raw_fd();
-            // SAFETY: the closure runs between fork and exec and only calls fchdir (an
-            // async-signal-safe syscall) and reads errno; it allocates nothing. `fd` is the
-            // held directory's descriptor, open in the child until exec (`Dir` lives in the
-            // spec, borrowed for the spawn).
-            unsafe {
-                cmd.pre_exec(move || match libc::fchdir(fd) {
-                    0 => Ok(()),
-                    _ => Err(io::Error::last_os_error()),
-                });
-            }
-        }
-        (None, Some(cwd)) => {
-            cmd.current_dir(cwd);
-        }
-        (None, None) => {}
-    }
-    if !limits.is_empty() {
-        // SAFETY: `Limits::apply` only makes async-signal-safe calls (getrlimit,
-        // setrlimit, setpriority) and allocates nothing.
-        unsafe {
-            cmd.pre_exec(move || limits.apply());
-        }
-    }
-}
-
-/// What every child gets between fork and exec: death with the spawning thread
-/// (`PR_SET_PDEATHSIG`) and none of the server's file descriptors.
-#[allow(unsafe_code)]
-pub(crate) fn harden(cmd: &mut Command) {
-    let parent = std::process::id() as libc::pid_t;
-    // SAFETY: the closure runs between fork and exec and only makes
-    // async-signal-safe calls (prctl, getppid, _exit, syscall, fcntl); it
-    // allocates nothing and takes no locks.
-    unsafe {
-        cmd.pre_exec(move || {
-            set_parent_death_signal(parent);
-            cloexec_inherited_fds();
-            Ok(())
-        });
-    }
-}
-
-fn spawn_error(spec: &RunSpec, source: io::Error) -> RunError {
-    let source = match &spec.cwd {
-        Some(cwd) if !cwd.is_dir() => io::Error::new(
-            source.kind(),
-            format!(
-                "working directory {} is not accessible: {source}",
-                cwd.display()
-            ),
-        ),
-        _ => source,
-    };
-    RunError::Spawn {
-        program: spec.program.clone(),
-        source,
-    }
-}
-
-/// In the forked child: die with SIGKILL when the parent (thread) dies, and
-/// bail out if the parent already died before the prctl took effect.
-#[cfg(target_os = "linux")]
-#[allow(unsafe_code)]
-pub(crate) fn set_parent_death_signal(parent: libc::pid_t) {
-    // SAFETY: prctl/getppid/_exit are async-signal-safe syscalls.
-    unsafe {
-        libc::prctl(
-            libc::PR_SET_PDEATHSIG,
-            libc::SIGKILL as libc::c_ulong,
-            0,
-            0,
-            0,
-        );
-        if libc::getppid() != parent {
-            libc::_exit(1);
-        }
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-pub(crate) fn set_parent_death_signal(_parent: libc::pid_t) {}
-
-/// Marks every fd >= 3 close-on-exec (not closed: in a forked child, std's exec-error pipe
-/// must survive until exec). Async-signal-safe.
-#[allow(unsafe_code)]
-pub(crate) fn cloexec_inherited_fds() {
-    #[cfg(target_os = "linux")]
-    {
-        // SAFETY: raw close_range syscall with the CLOEXEC flag; only flips
-        // fd flags, async-signal-safe.
-        let r = unsafe {
-            libc::syscall(
-                libc::SYS_close_range,
-                3 as libc::c_uint,
-                libc::c_uint::MAX,
-                libc::CLOSE_RANGE_CLOEXEC,
-            )
-        };
-        if r == 0 {
-            return;
-        }
-    }
-    for fd in 3..1024 {
-        // SAFETY: fcntl on a possibly-closed fd just fails with EBADF.
-        unsafe {
-            libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
-        }
-    }
-}
-
-/// Ends process group `pgid`, led by `child`: SIGTERM, up to `grace` for the leader to exit,
-/// then SIGKILL; reaps the leader and returns how it ended.
-pub(crate) fn terminate_group(
-    child: &mut Child,
-    pgid: libc::pid_t,
-    grace: Duration,
-) -> io::Result<ExitStatus> {
-    signal_group(pgid, libc::SIGTERM);
-    if let Ok(Some(status)) = child.wait_timeout(grace) {
-        return Ok(status);
-    }
-    signal_group(pgid, libc::SIGKILL);
-    child.wait()
-}
-
-/// Send `sig` to process group `pgid`; ESRCH (group gone) is fine. Returns whether the
-/// signal was delivered or the group was already gone: false for a refused group (our own,
-/// 0, or init's, 1, or a negative id) and for any other killpg error.
-#[allow(unsafe_code)]
-pub(crate) fn signal_group(pgid: libc::pid_t, sig: libc::c_int) -> bool {
-    if pgid <= 1 {
-        return false; // never our own group (0), init's (1), or a negative id (a process)
-    }
-    // SAFETY: killpg has no memory-safety preconditions.
-    let r = unsafe { libc::killpg(pgid, sig) };
-    if r != 0 {
-        let err = io::Error::last_os_error();
-        if err.raw_os_error() != Some(libc::ESRCH) {
-            log::debug!("killpg({pgid}, {sig}): {err}");
-            return false;
-        }
-    }
-    true
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Stop {
-    Exited,
-    Cancelled,
-    TimedOut,
-}
-
-/// Wait for the child on this (the spawning) thread, reading its output and writing its
-/// input meanwhile (`watch`); on cancel or deadline SIGTERM to the group, then SIGKILL after
-/// `spec.kill_grace`. Returns after the leader was reaped.
-fn wait_child(
-    child: &mut Child,
-    pgid: libc::pid_t,
-    spec: &RunSpec,
-    cancel: &CancelToken,
-    start: Instant,
-    watch: &mut watch::Watch<'_>,
-) -> io::Result<(ExitStatus, Stop)> {
-    // An overflowing deadline or grace is none.
-    let deadline = spec.timeout.and_then(|t| start.checked_add(t));
-    let mut stop = Stop::Exited;
-    let mut kill_at = None;
-    loop {
-        let now = Instant::now();
-        if stop == Stop::Exited {
-            if cancel.is_cancelled() {
-                stop = Stop::Cancelled;
-            } else if deadline.is_some_and(|d| now >= d) {
-                stop = Stop::TimedOut;
-            }
-            if stop != Stop::Exited {
-                signal_group(pgid, libc::SIGTERM);
-                kill_at = now.checked_add(spec.kill_grace);
-            }
-        }
-        if kill_at.is_some_and(|k| now >= k) {
-            signal_group(pgid, libc::SIGKILL);
-            kill_at = None;
-        }
-        let next = [deadline.filter(|_| stop == Stop::Exited), kill_at]
-            .into_iter()
-            .flatten()
-            .fold(now + TICK, Instant::min);
-        let wait = next.saturating_duration_since(now);
-        if !watch.exit_pollable() {
-            // No pidfd and every pipe closed: nothing would wake a poll at the exit.
-            if let Some(status) = child.wait_timeout(wait)? {
-                return Ok((status, stop));
-            }
-            continue;
-        }
-        if watch.wait(wait)? {
-            if let Some(status) = child.try_wait()? {
-                return Ok((status, stop));
-            }
-        }
-    }
-}
-
-#[cfg(test)]
-#[allow(clippy::unwrap_used)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn spawn_error_messages() {
-        let e = spawn_error(
-            &RunSpec::new("/nope"),
-            io::Error::from(io::ErrorKind::NotFound),
-        );
-        assert!(e
-            .to_string()
-            .starts_with("could not start program `/nope`: not found"));
-        let mut spec = RunSpec::new("true");
-        spec.cwd = Some("/definitely/not/a/dir".into());
-        let e = spawn_error(&spec, io::Error::from(io::ErrorKind::NotFound));
-        assert!(e.to_string().contains("working directory"), "{e}");
-        assert!(std::error::Error::source(&e).is_some());
-    }
-
-    #[test]
-    #[allow(clippy::disallowed_methods)] // a bare child in a group of its own, as a control
-    fn signal_group_refuses_special_groups() {
-        use std::os::unix::process::CommandExt;
-        // Signal 0 checks deliverability without delivering anything, so a broken guard
-        // fails this test without signalling the test harness (killpg(0) is our own group).
-        let mut child = std::process::Command::new("sleep")
-            .arg("1000")
-            .process_group(0)
-            .spawn()
-            .expect("spawn sleep");
-        let pgid = child.id() as libc::pid_t;
-        assert!(
-            signal_group(pgid, 0),
-            "a live group of our own child is signalled"
-        );
-        for special in [0, 1, -1, -5, -pgid] {
-            assert!(!signal_group(special, 0), "group {special} must be refused");
-        }
-        assert!(signal_group(pgid, libc::SIGKILL));
-        child.wait().expect("reap sleep");
-        assert!(signal_group(pgid, 0), "a gone group is fine (ESRCH)");
-    }
-
-    /// Starts `sh -c script` as a group leader and waits for its first line (it is ready).
-    #[allow(clippy::disallowed_methods)] // a bare group leader to terminate
-    fn leader(script: &str) -> Child {
-        use std::io::BufRead;
-        let mut child = Command::new("/bin/sh")
-            .args(["-c", script])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .process_group(0)
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        let out = child.stdout.take().unwrap();
-        io::BufReader::new(out).read_line(&mut line).unwrap();
-        child
-    }
-
-    #[test]
-    fn terminate_group_asks_first_then_kills() {
-        let mut polite = leader("echo ready; exec sleep 60");
-        let pgid = polite.id() as libc::pid_t;
-        let status = terminate_group(&mut polite, pgid, Duration::from_secs(30)).unwrap();
-        assert_eq!(status.signal(), Some(libc::SIGTERM));
-
-        let mut deaf = leader("trap '' TERM; echo ready; while :; do sleep 1; done");
-        let pgid = deaf.id() as libc::pid_t;
-        let status = terminate_group(&mut deaf, pgid, Duration::from_millis(100)).unwrap();
-        assert_eq!(status.signal(), Some(libc::SIGKILL));
-    }
 }

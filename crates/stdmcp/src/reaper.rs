@@ -38,7 +38,7 @@
 use std::collections::BTreeSet;
 use std::io::Write;
 use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::Mutex;
 
 /// The watchdog's POSIX sh (dash compatible) program. Groups are kept in a
 /// space-delimited string `" 12 345 "`; malformed lines are ignored. `$1` is the
@@ -141,27 +141,26 @@ static STATE: Mutex<State> = Mutex::new(State {
     groups: BTreeSet::new(),
 });
 
-fn lock() -> MutexGuard<'static, State> {
-    STATE.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
 /// The watchdog's pid, if it is running (it is started by the first
 /// `track`, i.e. the first `process::run`).
 pub fn watchdog_pid() -> Option<u32> {
-    lock().watchdog.as_ref().map(|w| w.child.id())
+    crate::sync::lock(&STATE)
+        .watchdog
+        .as_ref()
+        .map(|w| w.child.id())
 }
 
 /// Whether calls now run without the watchdog because it could not be started for a passing
 /// reason (the next call tries again); false when it runs, and when it was given up for good
 /// (no `/bin/sh`: logged once).
 pub fn missing() -> bool {
-    let st = lock();
+    let st = crate::sync::lock(&STATE);
     st.watchdog.is_none() && !st.given_up
 }
 
 /// Start the watchdog now if it is not running yet (and may still be started); returns its pid.
 pub fn ensure_started() -> Option<u32> {
-    let mut st = lock();
+    let mut st = crate::sync::lock(&STATE);
     start_if_needed(&mut st);
     tell_dir(&mut st);
     st.watchdog.as_ref().map(|w| w.child.id())
@@ -177,7 +176,7 @@ pub(crate) struct GroupGuard {
 
 /// Register process group `pgid` with the watchdog (starting it if needed).
 pub(crate) fn track(pgid: i32) -> GroupGuard {
-    let mut st = lock();
+    let mut st = crate::sync::lock(&STATE);
     if pgid > 1 && st.groups.insert(pgid) {
         if st.watchdog.is_some() {
             tell_dir(&mut st);
@@ -218,7 +217,7 @@ fn dir_line(dir: &std::path::Path) -> Option<Vec<u8>> {
 
 impl Drop for GroupGuard {
     fn drop(&mut self) {
-        let mut st = lock();
+        let mut st = crate::sync::lock(&STATE);
         if st.groups.remove(&self.pgid) && st.watchdog.is_some() {
             send(&mut st, '-', self.pgid);
         }

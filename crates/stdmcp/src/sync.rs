@@ -5,15 +5,26 @@
 //! runtime's own code does not panic under a lock); the state it guarded is still consistent
 //! for our purposes (counters, queues, maps updated in single steps), and refusing every later
 //! request because of one tool's panic would turn one failed call into a dead server. So every
-//! lock is taken, and every condition variable waited on, through these three functions, which
+//! lock is taken, and every condition variable waited on, through these functions, which
 //! carry on with the guard a poisoned lock still holds.
 
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Duration;
 
 /// Locks `m`, poisoned or not.
 pub fn lock<T: ?Sized>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Takes `l` shared, poisoned or not.
+pub fn read<T: ?Sized>(l: &RwLock<T>) -> RwLockReadGuard<'_, T> {
+    l.read().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Takes `l` exclusive, poisoned or not.
+pub fn write<T: ?Sized>(l: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
+    l.write().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// Waits on `cv` with `guard`, poisoned or not.

@@ -15,40 +15,40 @@ use std::process::ExitCode;
 
 use serde_json::{Map, Value};
 
-use super::{json_entry, toml, Client, Entry};
+use super::{json_entry, toml, ClientApp, ServerEntry};
 
 /// The file `--install` edits: the user's file for the desktop apps and CLIs, the current
 /// project's for Claude Code (`.mcp.json`) and VS Code (`.vscode/mcp.json`).
-pub fn target_path(client: Client) -> Option<PathBuf> {
+pub fn target_path(client: ClientApp) -> Option<PathBuf> {
     let home = std::env::var_os("HOME")
         .filter(|h| !h.is_empty())
         .map(PathBuf::from);
     let cwd = std::env::current_dir().ok();
     Some(match client {
-        Client::ClaudeCode => cwd?.join(".mcp.json"),
-        Client::VsCode => cwd?.join(".vscode").join("mcp.json"),
-        Client::ClaudeDesktop if cfg!(target_os = "macos") => {
+        ClientApp::ClaudeCode => cwd?.join(".mcp.json"),
+        ClientApp::VsCode => cwd?.join(".vscode").join("mcp.json"),
+        ClientApp::ClaudeDesktop if cfg!(target_os = "macos") => {
             home?.join("Library/Application Support/Claude/claude_desktop_config.json")
         }
-        Client::ClaudeDesktop => {
+        ClientApp::ClaudeDesktop => {
             let config = std::env::var_os("XDG_CONFIG_HOME")
                 .filter(|x| !x.is_empty())
                 .map(PathBuf::from)
                 .or_else(|| home.map(|h| h.join(".config")))?;
             config.join("Claude").join("claude_desktop_config.json")
         }
-        Client::Cursor => home?.join(".cursor").join("mcp.json"),
-        Client::Codex => std::env::var_os("CODEX_HOME")
+        ClientApp::Cursor => home?.join(".cursor").join("mcp.json"),
+        ClientApp::Codex => std::env::var_os("CODEX_HOME")
             .filter(|c| !c.is_empty())
             .map(PathBuf::from)
             .or_else(|| home.map(|h| h.join(".codex")))?
             .join("config.toml"),
-        Client::Gemini => home?.join(".gemini").join("settings.json"),
-        Client::Windsurf => home?.join(".codeium/windsurf/mcp_config.json"),
+        ClientApp::Gemini => home?.join(".gemini").join("settings.json"),
+        ClientApp::Windsurf => home?.join(".codeium/windsurf/mcp_config.json"),
     })
 }
 
-pub fn install(client: Client, e: &Entry) -> ExitCode {
+pub fn install(client: ClientApp, e: &ServerEntry) -> ExitCode {
     let Some(path) = target_path(client) else {
         eprintln!("stdmcp: cannot tell where the configuration goes: HOME is not set");
         return ExitCode::from(2);
@@ -63,14 +63,14 @@ pub fn install(client: Client, e: &Entry) -> ExitCode {
 }
 
 /// Merges the entry into `path` and says what changed.
-pub fn install_at(client: Client, e: &Entry, path: &Path) -> Result<String, String> {
+pub fn install_at(client: ClientApp, e: &ServerEntry, path: &Path) -> Result<String, String> {
     let old = match fs::read_to_string(path) {
         Ok(text) => Some(text),
         Err(err) if err.kind() == ErrorKind::NotFound => None,
         Err(err) => return Err(format!("cannot read: {err}")),
     };
     let (new, replaced) = match client {
-        Client::Codex => merge_toml(old.as_deref().unwrap_or(""), e)?,
+        ClientApp::Codex => merge_toml(old.as_deref().unwrap_or(""), e)?,
         _ => merge_json(client, old.as_deref().unwrap_or(""), e)?,
     };
     if old.as_deref() == Some(new.as_str()) {
@@ -135,7 +135,7 @@ fn write_atomically(path: &Path, text: &str) -> Result<(), String> {
 }
 
 /// The JSON file with the entry set under the client's servers key; whether it replaced one.
-fn merge_json(client: Client, old: &str, e: &Entry) -> Result<(String, bool), String> {
+fn merge_json(client: ClientApp, old: &str, e: &ServerEntry) -> Result<(String, bool), String> {
     let mut doc: Value = if old.trim().is_empty() {
         Value::Object(Map::new())
     } else {
@@ -167,7 +167,7 @@ fn merge_json(client: Client, old: &str, e: &Entry) -> Result<(String, bool), St
 
 /// Codex's `config.toml` with `[mcp_servers.NAME]` (and its sub-tables) replaced by the new
 /// table, or the table appended; whether it replaced one.
-pub fn merge_toml(old: &str, e: &Entry) -> Result<(String, bool), String> {
+pub fn merge_toml(old: &str, e: &ServerEntry) -> Result<(String, bool), String> {
     let table = toml::codex_table(e);
     let mut kept: Vec<&str> = Vec::new();
     let mut ours: Vec<&str> = Vec::new();

@@ -3,11 +3,11 @@
 
 use std::fmt::Write as _;
 
-use super::Entry;
+use super::ServerEntry;
 
 /// The `[mcp_servers.NAME]` table for `~/.codex/config.toml`. `NAME` is a bare key (letters,
 /// digits, '-', '_'; `config` checks it).
-pub fn codex_table(e: &Entry) -> String {
+pub fn codex_table(e: &ServerEntry) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "[mcp_servers.{}]", e.name);
     let _ = writeln!(s, "# stdmcp config: serves {}", e.serves.replace('\n', " "));

@@ -5,36 +5,37 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use stdmcp::sync::lock;
 
 use super::engine::{answer, fill, Cursor, Halt};
 use super::file::read_beneath;
 use super::link::{Link, Said};
 use super::CursorSpec;
-use crate::session::exchange::Stop;
+use crate::session::exchange::StopReason;
 use crate::session::kind::SessionKind;
-use crate::session::ops::{Call, Reply};
+use crate::session::ops::{Caller, OpResult};
 use crate::session::registry::{Key, Registry};
 
 /// The cursors of a server, one per session.
 #[derive(Default)]
-pub struct Store {
-    map: Mutex<HashMap<Key, Slot>>,
+pub struct CursorStore {
+    map: Mutex<HashMap<Key, CursorSlot>>,
 }
 
-enum Slot {
+enum CursorSlot {
     Idle(Box<Cursor>),
     /// A cursor call runs; the file it works on.
     Busy(String),
 }
 
-impl Store {
+impl CursorStore {
     fn take(&self, key: &Key) -> Option<Cursor> {
-        let mut map = self.map.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut map = lock(&self.map);
         match map.remove(key) {
-            Some(Slot::Idle(c)) => {
-                map.insert(key.clone(), Slot::Busy(c.file.clone()));
+            Some(CursorSlot::Idle(c)) => {
+                map.insert(key.clone(), CursorSlot::Busy(c.file.clone()));
                 Some(*c)
             }
             Some(busy) => {
@@ -46,16 +47,16 @@ impl Store {
     }
 
     fn put(&self, key: &Key, c: Cursor) {
-        let mut map = self.map.lock().unwrap_or_else(PoisonError::into_inner);
-        map.insert(key.clone(), Slot::Idle(Box::new(c)));
+        let mut map = lock(&self.map);
+        map.insert(key.clone(), CursorSlot::Idle(Box::new(c)));
     }
 
     /// A copy of the cursor of `key`, or the file a running call works on.
     pub(super) fn peek(&self, key: &Key) -> Option<Result<Cursor, String>> {
-        let map = self.map.lock().unwrap_or_else(PoisonError::into_inner);
+        let map = lock(&self.map);
         map.get(key).map(|s| match s {
-            Slot::Idle(c) => Ok((**c).clone()),
-            Slot::Busy(f) => Err(f.clone()),
+            CursorSlot::Idle(c) => Ok((**c).clone()),
+            CursorSlot::Busy(f) => Err(f.clone()),
         })
     }
 }
@@ -65,10 +66,10 @@ pub struct Env<'a> {
     pub reg: &'a Arc<Registry>,
     pub kind: &'a Arc<SessionKind>,
     pub spec: &'a CursorSpec,
-    pub store: &'a Store,
+    pub store: &'a CursorStore,
     pub root: &'a Path,
     pub session: String,
-    pub call: &'a Call<'a>,
+    pub call: &'a Caller<'a>,
 }
 
 impl Env<'_> {
@@ -97,7 +98,7 @@ fn dir_of(root: &Path, file: &str) -> Result<PathBuf, String> {
         .parent()
         .and_then(Path::to_str)
         .filter(|p| !p.is_empty());
-    crate::session::confine(root, parent.unwrap_or("."))
+    crate::session::confine(root, parent.unwrap_or(".")).map_err(|e| e.to_string())
 }
 
 fn clean(file: &str) -> String {
@@ -118,7 +119,7 @@ pub(super) fn begin<'a>(env: &'a Env<'a>, file: Option<&str>) -> Result<Run<'a>,
             ))
         }
     };
-    let disk = read_beneath(env.root, &file)?;
+    let disk = read_beneath(env.root, &file).map_err(|e| e.to_string())?;
     let dir = dir_of(env.root, &file)?;
     // The turn first: a cursor call running on this session keeps its state until its end.
     let mut link = Link::open(env.reg, env.kind, &env.session, dir, env.call)?;
@@ -204,7 +205,7 @@ impl Run<'_> {
 
 impl Run<'_> {
     /// Puts the cursor back and adds the notes to the reply.
-    pub(super) fn end(mut self, reply: Reply) -> Reply {
+    pub(super) fn end(mut self, reply: OpResult) -> OpResult {
         self.cur.identity = Some(self.link.identity());
         self.env.store.put(&self.env.key(), self.cur);
         let head = self.notes.join("\n");
@@ -227,7 +228,7 @@ impl Run<'_> {
                 } else {
                     "the end".into()
                 };
-                let how = if why == Stop::Cancelled {
+                let how = if why == StopReason::Cancelled {
                     "cancelled"
                 } else {
                     "the call's deadline passed"
@@ -278,13 +279,13 @@ impl Run<'_> {
 }
 
 /// `K_cursor_init {file, start_at?}`.
-pub fn init(env: &Env<'_>, file: &str, start_at: Option<&str>) -> Reply {
+pub fn init(env: &Env<'_>, file: &str, start_at: Option<&str>) -> OpResult {
     let mut run = begin(env, Some(file))?;
     let reply = init_in(&mut run, start_at);
     run.end(reply)
 }
 
-fn init_in(run: &mut Run<'_>, start_at: Option<&str>) -> Reply {
+fn init_in(run: &mut Run<'_>, start_at: Option<&str>) -> OpResult {
     let spec = run.env.spec;
     run.cur.steps.clear();
     run.cur.current = None;
@@ -398,7 +399,7 @@ pub(super) fn failures(c: &Cursor) -> String {
 }
 
 /// `K_cursor_step {tactic}`.
-pub fn step(env: &Env<'_>, tactic: &str, limit: Duration) -> Reply {
+pub fn step(env: &Env<'_>, tactic: &str, limit: Duration) -> OpResult {
     let mut run = begin(env, None)?;
     let reply = step_in(&mut run, tactic, limit);
     run.end(reply)
@@ -418,7 +419,7 @@ pub(super) fn need_goal(run: &mut Run<'_>, again: &str) -> Result<usize, String>
     Ok(i)
 }
 
-fn step_in(run: &mut Run<'_>, tactic: &str, limit: Duration) -> Reply {
+fn step_in(run: &mut Run<'_>, tactic: &str, limit: Duration) -> OpResult {
     let spec = run.env.spec;
     if let Some(p) = spec.step_pattern.as_ref().filter(|p| !p.is_match(tactic)) {
         return Err(format!(
@@ -462,7 +463,7 @@ fn step_in(run: &mut Run<'_>, tactic: &str, limit: Duration) -> Reply {
             alive,
             why,
         } => {
-            let how = if why == Stop::Deadline {
+            let how = if why == StopReason::Deadline {
                 format!("after its timeout of {:.0} s", limit.as_secs_f64())
             } else {
                 "by a cancel".into()
@@ -485,7 +486,7 @@ fn step_in(run: &mut Run<'_>, tactic: &str, limit: Duration) -> Reply {
 }
 
 /// `K_cursor_undo {}`.
-pub fn undo(env: &Env<'_>) -> Reply {
+pub fn undo(env: &Env<'_>) -> OpResult {
     let mut run = begin(env, None)?;
     let reply = (|| {
         need_goal(&mut run, "cursor_undo")?;
@@ -510,7 +511,7 @@ pub fn undo(env: &Env<'_>) -> Reply {
 }
 
 /// `K_cursor_reenter {}`.
-pub fn reenter(env: &Env<'_>) -> Reply {
+pub fn reenter(env: &Env<'_>) -> OpResult {
     let mut run = begin(env, None)?;
     let reply = (|| {
         let i = run
@@ -525,7 +526,7 @@ pub fn reenter(env: &Env<'_>) -> Reply {
 }
 
 /// `K_cursor_goto {theorem}`.
-pub fn goto(env: &Env<'_>, name: &str) -> Reply {
+pub fn goto(env: &Env<'_>, name: &str) -> OpResult {
     let mut run = begin(env, None)?;
     let reply = (|| {
         let i = theorem(&run.cur, run.env.spec, name)?;

@@ -7,16 +7,16 @@ use super::file::read_beneath;
 use super::outline::find_code;
 use super::scan::{balanced, code_mask};
 use super::{CursorSpec, StateAt};
-use crate::session::ops::Reply;
+use crate::session::ops::OpResult;
 
 /// `K_state_at {file, line}`.
-pub fn state_at(env: &Env<'_>, file: &str, line: usize) -> Reply {
+pub fn state_at(env: &Env<'_>, file: &str, line: usize) -> OpResult {
     let mut run = begin(env, Some(file))?;
     let reply = state_in(&mut run, line);
     run.end(reply)
 }
 
-fn state_in(run: &mut Run<'_>, line: usize) -> Reply {
+fn state_in(run: &mut Run<'_>, line: usize) -> OpResult {
     let spec = run.env.spec;
     let c = &run.cur;
     let found = c.outline.blocks().find(|(_, s, _)| {
@@ -108,13 +108,13 @@ pub fn steps_upto(
 }
 
 /// `K_check {file, theorem?}`.
-pub fn check(env: &Env<'_>, file: &str, name: Option<&str>) -> Reply {
+pub fn check(env: &Env<'_>, file: &str, name: Option<&str>) -> OpResult {
     let mut run = begin(env, Some(file))?;
     let reply = check_in(&mut run, name);
     run.end(reply)
 }
 
-fn check_in(run: &mut Run<'_>, name: Option<&str>) -> Reply {
+fn check_in(run: &mut Run<'_>, name: Option<&str>) -> OpResult {
     let spec = run.env.spec;
     run.cur.steps.clear();
     run.cur.current = None;
@@ -193,7 +193,7 @@ fn indent(s: &str) -> String {
 }
 
 /// `K_cursor_status {}`: from the stored state and the disk, without taking the turn.
-pub fn status(env: &Env<'_>) -> Reply {
+pub fn status(env: &Env<'_>) -> OpResult {
     let c = match env.store.peek(&env.key()) {
         None => {
             return Ok(format!(

@@ -5,7 +5,7 @@
 use super::link::{Identity, Link, Said};
 use super::outline::{with_proof, Block, Outline, Segment};
 use super::CursorSpec;
-use crate::session::exchange::Stop;
+use crate::session::exchange::StopReason;
 
 /// A block that failed to load.
 #[derive(Clone, Debug)]
@@ -23,7 +23,7 @@ pub struct Failure {
 /// Why a sequence stopped before its end.
 pub enum Halt {
     /// Cancelled or past the deadline, after the last whole segment.
-    Stopped(Stop),
+    Stopped(StopReason),
     /// The program ended.
     Died(String),
     /// The input was refused or failed (nothing to resume).

@@ -4,7 +4,8 @@
 //! replaces the file atomically (a temporary file in the same directory, written and
 //! `fsync`ed, renamed over the old one, its permission bits kept).
 
-use std::io::Read;
+use std::fmt;
+use std::io::{self, Read};
 use std::path::{Component, Path, PathBuf};
 
 use crate::beneath::Dir;
@@ -12,54 +13,91 @@ use crate::beneath::Dir;
 /// Largest proof file read, in bytes.
 pub const MAX_FILE: u64 = 8 * 1024 * 1024;
 
+/// Why a proof file cannot be read or written; its text names the file as given.
+#[derive(Debug)]
+pub enum FileError {
+    /// The path holds a NUL byte.
+    Nul,
+    /// The path (as given) leaves the root or uses `..`.
+    NotRelative(String),
+    /// The path names no file.
+    Empty,
+    /// The root itself cannot be opened.
+    Root(io::Error),
+    /// The file (as given) cannot be read.
+    Read(String, io::Error),
+    /// The file (as given) cannot be written.
+    Write(String, io::Error),
+    /// The file (as given) is larger than [`MAX_FILE`].
+    TooLarge(String),
+    /// The file (as given) is not UTF-8.
+    NotUtf8(String),
+}
+
+impl fmt::Display for FileError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FileError::Nul => f.write_str("a path must not contain NUL"),
+            FileError::NotRelative(rel) => write!(
+                f,
+                "{rel:?} must be a path relative to the root, without `..`"
+            ),
+            FileError::Empty => f.write_str("the path names no file"),
+            FileError::Root(e) => write!(f, "cannot open the root: {e}"),
+            FileError::Read(rel, e) => write!(f, "cannot read {rel:?}: {e}"),
+            FileError::Write(rel, e) => write!(f, "cannot write {rel:?}: {e}"),
+            FileError::TooLarge(rel) => write!(f, "{rel:?} is larger than {MAX_FILE} bytes"),
+            FileError::NotUtf8(rel) => write!(f, "{rel:?} is not UTF-8 text"),
+        }
+    }
+}
+
+impl std::error::Error for FileError {}
+
 /// `rel` as a relative path of plain names (no `..`, no root), naming at least one.
-fn relative(rel: &str) -> Result<PathBuf, String> {
+fn relative(rel: &str) -> Result<PathBuf, FileError> {
     if rel.contains('\0') {
-        return Err("a path must not contain NUL".into());
+        return Err(FileError::Nul);
     }
     let mut out = PathBuf::new();
     for c in Path::new(rel).components() {
         match c {
             Component::Normal(n) => out.push(n),
             Component::CurDir => {}
-            _ => {
-                return Err(format!(
-                    "{rel:?} must be a path relative to the root, without `..`"
-                ))
-            }
+            _ => return Err(FileError::NotRelative(rel.to_owned())),
         }
     }
     if out.as_os_str().is_empty() {
-        return Err("the path names no file".into());
+        return Err(FileError::Empty);
     }
     Ok(out)
 }
 
 /// The text of `rel` beneath `root` (UTF-8, at most [`MAX_FILE`] bytes).
-pub fn read_beneath(root: &Path, rel: &str) -> Result<String, String> {
+pub fn read_beneath(root: &Path, rel: &str) -> Result<String, FileError> {
     let path = relative(rel)?;
+    let unreadable = |e| FileError::Read(rel.to_owned(), e);
     let (file, meta) = Dir::open(root)
         .and_then(|d| d.file(&path))
-        .map_err(|e| format!("cannot read {rel:?}: {e}"))?;
+        .map_err(unreadable)?;
     if meta.len() > MAX_FILE {
-        return Err(format!("{rel:?} is larger than {MAX_FILE} bytes"));
+        return Err(FileError::TooLarge(rel.to_owned()));
     }
     let mut bytes = Vec::new();
     file.take(MAX_FILE + 1)
         .read_to_end(&mut bytes)
-        .map_err(|e| format!("cannot read {rel:?}: {e}"))?;
-    String::from_utf8(bytes).map_err(|_| format!("{rel:?} is not UTF-8 text"))
+        .map_err(unreadable)?;
+    String::from_utf8(bytes).map_err(|_| FileError::NotUtf8(rel.to_owned()))
 }
 
 /// Replaces the regular file `rel` beneath `root` with `bytes`, atomically (its mode kept). The
 /// file must exist already as a regular file: the cursor only writes proofs into its files.
-pub fn replace_beneath(root: &Path, rel: &str, bytes: &[u8]) -> Result<(), String> {
+pub fn replace_beneath(root: &Path, rel: &str, bytes: &[u8]) -> Result<(), FileError> {
     let path = relative(rel)?;
-    let dir = Dir::open(root).map_err(|e| format!("cannot open the root: {e}"))?;
-    dir.file(&path)
-        .map_err(|e| format!("cannot write {rel:?}: {e}"))?;
-    dir.replace(&path, bytes, 0o644)
-        .map_err(|e| format!("cannot write {rel:?}: {e}"))
+    let dir = Dir::open(root).map_err(FileError::Root)?;
+    let unwritable = |e| FileError::Write(rel.to_owned(), e);
+    dir.file(&path).map_err(unwritable)?;
+    dir.replace(&path, bytes, 0o644).map_err(unwritable)
 }
 
 #[cfg(test)]
@@ -92,7 +130,7 @@ mod tests {
             .unwrap();
         assert!(made.success());
         let e = read_beneath(&root, "fifo.v").unwrap_err();
-        assert!(e.contains("not a regular file"), "{e}");
+        assert!(e.to_string().contains("not a regular file"), "{e}");
         std::fs::remove_file(root.join("fifo.v")).unwrap();
         let left: Vec<_> = std::fs::read_dir(root.join("d")).unwrap().collect();
         assert_eq!(left.len(), 1, "no temporary file left");

@@ -7,9 +7,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use super::super::child::Proc;
-use super::super::exchange::{exchange, ExchangeEnd, Stop, Watch};
+use super::super::exchange::{exchange, ExchangeEnd, ExchangeWait, StopReason};
 use super::super::kind::SessionKind;
-use super::super::ops::{refused, start_in_turn, Call};
+use super::super::ops::{refused, start_in_turn, Caller};
 use super::super::registry::{Key, Registry, Turn};
 
 /// Which program the cursor's state lives in: pid and start time.
@@ -21,7 +21,7 @@ pub struct Link<'a> {
     kind: &'a Arc<SessionKind>,
     turn: Turn,
     pub proc: Arc<Proc>,
-    call: &'a Call<'a>,
+    call: &'a Caller<'a>,
     /// Said about the program while taking the turn (started, restarted, why).
     pub notes: Vec<String>,
     /// Removed from every answer.
@@ -35,7 +35,7 @@ pub enum Said {
     /// Cancelled or past the deadline; the program was interrupted. `alive`: it came back and
     /// keeps its state.
     Stopped {
-        why: Stop,
+        why: StopReason,
         partial: String,
         alive: bool,
     },
@@ -51,7 +51,7 @@ impl<'a> Link<'a> {
         kind: &'a Arc<SessionKind>,
         name: &str,
         dir: PathBuf,
-        call: &'a Call<'a>,
+        call: &'a Caller<'a>,
     ) -> Result<Link<'a>, String> {
         let key: Key = (kind.name.clone(), name.to_owned());
         let turn = reg
@@ -128,11 +128,11 @@ impl<'a> Link<'a> {
     }
 
     /// The call was cancelled or its deadline passed.
-    pub fn stopped(&self) -> Option<Stop> {
+    pub fn stopped(&self) -> Option<StopReason> {
         if (self.call.cancelled)() {
-            Some(Stop::Cancelled)
+            Some(StopReason::Cancelled)
         } else if Instant::now() >= self.call.deadline {
-            Some(Stop::Deadline)
+            Some(StopReason::Deadline)
         } else {
             None
         }
@@ -145,14 +145,16 @@ impl<'a> Link<'a> {
 
     /// Sends `input` and waits for its answer, at most `limit` (and the call's deadline).
     pub fn say(&self, input: &str, limit: Duration) -> Said {
-        let watch = Watch {
-            cancelled: self.call.cancelled,
-            shutdown: self.call.shutdown,
-            deadline: (Instant::now() + limit).min(self.call.deadline),
-            status: &|_| {},
+        let waiting = ExchangeWait {
+            caller: Caller {
+                cancelled: self.call.cancelled,
+                shutdown: self.call.shutdown,
+                deadline: (Instant::now() + limit).min(self.call.deadline),
+                status: &|_| {},
+            },
             interrupt: true,
         };
-        match exchange(self.kind, &self.proc, Some(input), &watch) {
+        match exchange(self.kind, &self.proc, Some(input), &waiting) {
             ExchangeEnd::Answer(t) => {
                 self.reg
                     .with(&self.turn.key, |e| e.last_answer.clone_from(&t));

@@ -22,7 +22,7 @@ use std::time::Duration;
 
 use regex_lite::Regex;
 
-pub use actions::Store;
+pub use actions::CursorStore;
 pub use outline::BlockRule;
 pub use scan::Lexicon;
 pub use tools::tools;

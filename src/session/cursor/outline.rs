@@ -195,7 +195,7 @@ pub fn with_proof(text: &str, seg: &Segment, b: &Block, proof: &str) -> Option<S
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 pub(super) mod tests {
-    use super::super::scan::{Comment, Quote};
+    use super::super::scan::tests::ml;
     use super::*;
 
     fn re(s: &str) -> Regex {
@@ -203,19 +203,7 @@ pub(super) mod tests {
     }
 
     pub fn hol_rules() -> (Lexicon, Vec<BlockRule>, Regex) {
-        let lex = Lexicon {
-            comments: vec![Comment {
-                open: "(*".into(),
-                close: "*)".into(),
-                nested: true,
-            }],
-            line_comments: vec![],
-            strings: vec![Quote {
-                open: "\"".into(),
-                close: "\"".into(),
-                escape: Some('\\'),
-            }],
-        };
+        let lex = ml(Some('\\'));
         let rule = |start: &str, proof: &str, end: &str, goal| BlockRule {
             start: re(start),
             proof: Some(re(proof)),
@@ -248,19 +236,7 @@ pub(super) mod tests {
     }
 
     fn rocq_rules() -> (Lexicon, Vec<BlockRule>, Regex) {
-        let lex = Lexicon {
-            comments: vec![Comment {
-                open: "(*".into(),
-                close: "*)".into(),
-                nested: true,
-            }],
-            line_comments: vec![],
-            strings: vec![Quote {
-                open: "\"".into(),
-                close: "\"".into(),
-                escape: None,
-            }],
-        };
+        let lex = ml(None);
         let rules = vec![BlockRule {
             start: re(
                 r"^[ \t]*(?:Lemma|Theorem|Fact|Remark|Corollary|Proposition|Example)[ \t]+(?P<name>[A-Za-z0-9_']+)",

@@ -152,10 +152,11 @@ pub fn balanced(text: &str, mask: &[bool], from: usize, to: usize) -> bool {
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    pub fn sml() -> Lexicon {
+    /// The lexicon of the ML family: nested `(* *)` comments, `"` strings with `escape`.
+    pub fn ml(escape: Option<char>) -> Lexicon {
         Lexicon {
             comments: vec![Comment {
                 open: "(*".into(),
@@ -166,9 +167,13 @@ mod tests {
             strings: vec![Quote {
                 open: "\"".into(),
                 close: "\"".into(),
-                escape: Some('\\'),
+                escape,
             }],
         }
+    }
+
+    pub fn sml() -> Lexicon {
+        ml(Some('\\'))
     }
 
     /// The code of `text`, non-code bytes shown as `_`.

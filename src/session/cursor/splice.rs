@@ -6,16 +6,16 @@ use super::actions::{entered, failures, need_goal, Run};
 use super::engine::{answer, fill};
 use super::file::{read_beneath, replace_beneath};
 use super::outline::{with_proof, Outline, Segment};
-use crate::session::ops::Reply;
+use crate::session::ops::OpResult;
 
 /// `K_cursor_complete {}`.
-pub fn complete(env: &super::actions::Env<'_>) -> Reply {
+pub fn complete(env: &super::actions::Env<'_>) -> OpResult {
     let mut run = super::actions::begin(env, None)?;
     let reply = complete_in(&mut run);
     run.end(reply)
 }
 
-fn complete_in(run: &mut Run<'_>) -> Reply {
+fn complete_in(run: &mut Run<'_>) -> OpResult {
     let spec = run.env.spec;
     let i = need_goal(run, "cursor_complete")?;
     if run.cur.steps.is_empty() {

@@ -7,23 +7,23 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
-use super::actions::{self, Env, Store};
+use super::actions::{self, CursorStore, Env};
 use super::check;
 use super::CursorSpec;
 use crate::peer::Timeout;
 use crate::server::{Ctx, ToolDef, ToolError};
 use crate::session::kind::{SessionKind, Workdir};
-use crate::session::ops::Reply;
+use crate::session::ops::OpResult;
 use crate::session::registry::Registry;
 use crate::session::tools::{annotations, name_of, object, reply, session_param, with_call};
 
-type Action = dyn Fn(&Env<'_>, &Value) -> Result<Reply, ToolError> + Send + Sync;
+type Action = dyn Fn(&Env<'_>, &Value) -> Result<OpResult, ToolError> + Send + Sync;
 
 struct Ctxt {
     reg: Arc<Registry>,
     kind: Arc<SessionKind>,
     spec: Arc<CursorSpec>,
-    store: Arc<Store>,
+    store: Arc<CursorStore>,
     root: PathBuf,
 }
 
@@ -89,7 +89,11 @@ impl Ctxt {
 }
 
 /// The cursor tools of `kind` (which has a cursor and a `workdir` root).
-pub fn tools(reg: &Arc<Registry>, kind: &Arc<SessionKind>, store: &Arc<Store>) -> Vec<ToolDef> {
+pub fn tools(
+    reg: &Arc<Registry>,
+    kind: &Arc<SessionKind>,
+    store: &Arc<CursorStore>,
+) -> Vec<ToolDef> {
     let (
         Some(spec),
         Workdir::Param {

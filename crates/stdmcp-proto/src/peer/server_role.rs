@@ -455,7 +455,7 @@ impl Peer {
             let result = gate::call_result(
                 mcp::CallToolResult::error(format!(
                     "Invalid arguments for tool {name}: {}",
-                    jsonrpc::quote(&problem)
+                    jsonrpc::quote(&problem.to_string())
                 )),
                 terms.version,
             );

@@ -92,13 +92,13 @@ impl Limits {
 }
 
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
-type Resource = libc::__rlimit_resource_t;
+type RlimitResource = libc::__rlimit_resource_t;
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-type Resource = libc::c_int;
+type RlimitResource = libc::c_int;
 
 /// Soft limit `soft`, hard limit `soft + extra`, both capped at the current hard limit.
 #[allow(unsafe_code)]
-fn set(resource: Resource, soft: u64, extra: u64) -> io::Result<()> {
+fn set(resource: RlimitResource, soft: u64, extra: u64) -> io::Result<()> {
     let mut old = libc::rlimit {
         rlim_cur: 0,
         rlim_max: 0,

@@ -14,7 +14,7 @@ use std::ffi::OsString;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, OnceLock, PoisonError};
+use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 use crate::beneath::Dir;
@@ -28,7 +28,7 @@ pub(crate) fn dir() -> Option<&'static Path> {
     if let Some(d) = DIR.get() {
         return Some(d);
     }
-    let _making = MAKING.lock().unwrap_or_else(PoisonError::into_inner);
+    let _making = crate::sync::lock(&MAKING);
     if let Some(d) = DIR.get() {
         return Some(d);
     }
@@ -78,13 +78,13 @@ impl Command {
 
 /// A registered pending command; dropping it removes the registration.
 #[derive(Debug)]
-pub struct Pending {
+pub struct Registration {
     path: PathBuf,
 }
 
-impl Pending {
+impl Registration {
     /// Registers (or replaces) the pending command of call `id` (a plain call id).
-    pub fn register(id: &str, cmd: &Command) -> Option<Pending> {
+    pub fn register(id: &str, cmd: &Command) -> Option<Registration> {
         if cmd.program.as_os_str().as_bytes().contains(&b'=') {
             log::warn!(
                 "onCancel program {} has `=` in its path: not registered",
@@ -99,7 +99,7 @@ impl Pending {
         let written =
             Dir::open_private(dir).and_then(|d| d.replace(Path::new(id), &script(cmd), 0o600));
         match written {
-            Ok(()) => Some(Pending { path }),
+            Ok(()) => Some(Registration { path }),
             Err(e) => {
                 log::warn!("cannot write {} ({e})", path.display());
                 None
@@ -108,7 +108,7 @@ impl Pending {
     }
 }
 
-impl Drop for Pending {
+impl Drop for Registration {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.path);
     }
@@ -128,7 +128,7 @@ fn quote(out: &mut Vec<u8>, s: &[u8]) {
 }
 
 /// The file's text: `exec timeout -s KILL N env -i -- 'K=V'… 'program' 'arg'…` (the
-/// program is absolute; one with `=` in its path is refused by [`Pending::register`]).
+/// program is absolute; one with `=` in its path is refused by [`Registration::register`]).
 fn script(cmd: &Command) -> Vec<u8> {
     let secs = cmd.timeout.as_secs().max(1);
     // `--` before the assignments: after the first one, `env` would take `--` for the program.
@@ -196,7 +196,7 @@ mod tests {
             env: vec![],
             timeout: Duration::from_secs(1),
         };
-        let p = Pending::register("test-call-1", &cmd).expect("registered");
+        let p = Registration::register("test-call-1", &cmd).expect("registered");
         let path = dir().expect("dir").join("test-call-1");
         assert!(path.is_file());
         drop(p);
@@ -221,7 +221,7 @@ mod tests {
         }
         std::os::unix::fs::symlink(&tmp_marker, d.join(".test-call-2.tmp")).expect("plant");
         std::os::unix::fs::symlink(&final_marker, d.join("test-call-2")).expect("plant");
-        let p = Pending::register("test-call-2", &cmd).expect("registered");
+        let p = Registration::register("test-call-2", &cmd).expect("registered");
         for m in [&tmp_marker, &final_marker] {
             assert_eq!(
                 std::fs::read(m).expect("marker"),

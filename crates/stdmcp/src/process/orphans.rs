@@ -67,7 +67,7 @@ pub(super) fn become_subreaper() {
 
 /// One line of `/proc/PID/stat`.
 #[derive(Clone, Copy, Debug)]
-struct Proc {
+struct Stat {
     pid: i32,
     state: u8,
     ppid: i32,
@@ -81,7 +81,7 @@ struct Proc {
 /// window, or of every process of the machine, so this is most of what it costs
 /// (docs/bench.md). The command name is read lossily: a process whose name is not UTF-8 is
 /// not skipped.
-fn stat(pid: i32) -> Option<Proc> {
+fn stat(pid: i32) -> Option<Stat> {
     use std::io::Read;
     // The line is well under 1 KiB: a 16-byte name and 50 numbers.
     let mut buf = [0u8; 2048];
@@ -99,10 +99,10 @@ fn stat(pid: i32) -> Option<Proc> {
 }
 
 /// Parse a `/proc/PID/stat` line; the command name may hold spaces and parentheses.
-fn parse_stat(pid: i32, text: &str) -> Option<Proc> {
+fn parse_stat(pid: i32, text: &str) -> Option<Stat> {
     let (_, rest) = text.rsplit_once(") ")?;
     let f: Vec<&str> = rest.split_whitespace().collect();
-    Some(Proc {
+    Some(Stat {
         pid,
         state: *f.first()?.as_bytes().first()?,
         ppid: f.get(1)?.parse().ok()?,
@@ -146,14 +146,14 @@ fn pid_window(leader: i32, spawned: Instant) -> Option<std::ops::RangeInclusive<
 
 /// The processes a sweep looks at: those in the [`pid_window`] of a call whose leader was
 /// spawned at `spawned`, else all.
-fn processes(leader: i32, spawned: Option<Instant>) -> Vec<Proc> {
+fn processes(leader: i32, spawned: Option<Instant>) -> Vec<Stat> {
     match spawned.and_then(|t| pid_window(leader, t)) {
         Some(pids) => pids.filter_map(stat).collect(),
         None => all_processes(),
     }
 }
 
-fn all_processes() -> Vec<Proc> {
+fn all_processes() -> Vec<Stat> {
     let Ok(dir) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
@@ -164,8 +164,8 @@ fn all_processes() -> Vec<Proc> {
 }
 
 /// The processes below `root` in the tree (`root` excluded).
-fn descendants(root: i32, procs: &[Proc]) -> Vec<Proc> {
-    let mut children: BTreeMap<i32, Vec<Proc>> = BTreeMap::new();
+fn descendants(root: i32, procs: &[Stat]) -> Vec<Stat> {
+    let mut children: BTreeMap<i32, Vec<Stat>> = BTreeMap::new();
     for p in procs {
         children.entry(p.ppid).or_default().push(*p);
     }
@@ -294,15 +294,16 @@ fn reap_one(pid: i32, start: u64, dying: &BTreeSet<i32>) -> bool {
 /// at least every second) while any is left, and sleeps while none is.
 mod later {
     use super::{reap_one, BTreeMap, BTreeSet, Duration};
+    use crate::sync;
     use std::sync::atomic::{AtomicBool, Ordering};
-    use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
+    use std::sync::{Condvar, Mutex, MutexGuard};
 
     static LEFT: Mutex<BTreeMap<i32, u64>> = Mutex::new(BTreeMap::new());
     static MORE: Condvar = Condvar::new();
     static STARTED: AtomicBool = AtomicBool::new(false);
 
     fn left() -> MutexGuard<'static, BTreeMap<i32, u64>> {
-        LEFT.lock().unwrap_or_else(PoisonError::into_inner)
+        sync::lock(&LEFT)
     }
 
     /// Hands over killed processes (pid -> start time) still to reap.
@@ -347,13 +348,10 @@ mod later {
         loop {
             if left.is_empty() {
                 pause = FIRST;
-                left = MORE.wait(left).unwrap_or_else(PoisonError::into_inner);
+                left = sync::wait(&MORE, left);
                 continue;
             }
-            left = MORE
-                .wait_timeout(left, pause)
-                .unwrap_or_else(PoisonError::into_inner)
-                .0;
+            left = sync::wait_timeout(&MORE, left, pause).0;
             let dying: BTreeSet<i32> = left.keys().copied().collect();
             left.retain(|&pid, &mut start| !reap_one(pid, start, &dying));
             pause = (pause * 2).min(Duration::from_secs(1));
@@ -479,7 +477,7 @@ mod tests {
 
     #[test]
     fn descendants_follow_parents() {
-        let proc = |pid, ppid| Proc {
+        let proc = |pid, ppid| Stat {
             pid,
             state: b'S',
             ppid,

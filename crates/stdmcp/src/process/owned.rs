@@ -13,11 +13,12 @@
 //! the `fork` until its pid is in the set, and a sweep that reaps strays holds that lock
 //! exclusively, so it never meets a child that is not registered yet.
 
+use crate::sync;
 use std::collections::BTreeSet;
 use std::io;
 use std::process::{Child, Command};
 use std::sync::atomic::AtomicBool;
-use std::sync::{Mutex, MutexGuard, PoisonError, RwLock, RwLockWriteGuard};
+use std::sync::{Mutex, MutexGuard, RwLock, RwLockWriteGuard};
 
 static OWNED: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
 /// Set by [`super::reap_stray_children`].
@@ -25,7 +26,7 @@ pub(super) static REAP_STRAYS: AtomicBool = AtomicBool::new(false);
 static SPAWNING: RwLock<()> = RwLock::new(());
 
 fn owned() -> MutexGuard<'static, BTreeSet<i32>> {
-    OWNED.lock().unwrap_or_else(PoisonError::into_inner)
+    sync::lock(&OWNED)
 }
 
 /// A registered child; dropping it unregisters the pid (after the child was reaped).
@@ -41,7 +42,7 @@ impl Drop for Owned {
 /// Spawns `cmd` as an owned child.
 #[allow(clippy::disallowed_methods)] // the one place the runner's children are spawned
 pub(crate) fn spawn(cmd: &mut Command) -> io::Result<(Child, Owned)> {
-    let _spawning = SPAWNING.read().unwrap_or_else(PoisonError::into_inner);
+    let _spawning = sync::read(&SPAWNING);
     let child = cmd.spawn()?;
     let pid = child.id() as i32;
     owned().insert(pid);
@@ -50,7 +51,7 @@ pub(crate) fn spawn(cmd: &mut Command) -> io::Result<(Child, Owned)> {
 
 /// While held, no child is being spawned, and [`is_owned`] is the whole truth.
 pub(super) fn no_spawns() -> RwLockWriteGuard<'static, ()> {
-    SPAWNING.write().unwrap_or_else(PoisonError::into_inner)
+    sync::write(&SPAWNING)
 }
 
 /// Whether a `Child` waits for `pid`.

@@ -20,7 +20,7 @@
 use std::io;
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, OnceLock, PoisonError};
+use std::sync::{Mutex, OnceLock};
 
 /// How many names are drawn before giving up (each is taken only if someone made it first).
 const ATTEMPTS: usize = 16;
@@ -125,7 +125,7 @@ pub fn try_get() -> io::Result<&'static Path> {
     if let Some(d) = DIR.get() {
         return Ok(d);
     }
-    let _making = MAKING.lock().unwrap_or_else(PoisonError::into_inner);
+    let _making = crate::sync::lock(&MAKING);
     if let Some(d) = DIR.get() {
         return Ok(d);
     }

@@ -26,7 +26,7 @@ use super::{LineFn, OutputSink, RunSpec, Stream};
 const READ_CHUNK: usize = 64 * 1024;
 
 /// The call's input still to be written, on a non-blocking pipe.
-struct Feed<'a> {
+struct StdinLeft<'a> {
     pipe: ChildStdin,
     left: &'a [u8],
 }
@@ -41,7 +41,7 @@ struct Pump {
 
 /// The watched pipes and exit of one child; see the module doc.
 pub(super) struct Watch<'a> {
-    feed: Option<Feed<'a>>,
+    feed: Option<StdinLeft<'a>>,
     pumps: [Pump; 2],
     pidfd: Option<OwnedFd>,
     /// Where every byte read goes too ([`RunSpec::sink`]).
@@ -57,7 +57,7 @@ impl<'a> Watch<'a> {
         let feed = match (spec.stdin.as_deref(), child.stdin.take()) {
             (Some(left), Some(pipe)) if !left.is_empty() => {
                 set_nonblocking(pipe.as_raw_fd())?;
-                Some(Feed { pipe, left })
+                Some(StdinLeft { pipe, left })
             }
             _ => None, // no input, or none left: the pipe (if any) is closed here, an EOF
         };

@@ -1,0 +1,240 @@
+//! How the runner's children are started: the command a [`RunSpec`] makes, and what every
+//! child gets between fork and exec (its working directory, resource limits, death with the
+//! spawning thread, none of the server's descriptors).
+
+use std::io;
+use std::os::fd::AsRawFd;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::Ordering;
+
+use super::{orphans, Limits, RunError, RunSpec, SEALED};
+use crate::beneath::Dir;
+use crate::reaper;
+
+#[allow(clippy::disallowed_methods)] // a spawn point of the runner
+pub(super) fn command(spec: &RunSpec, marker: &str) -> Result<Command, RunError> {
+    let mut cmd = if spec.line_buffered {
+        let mut cmd = Command::new(find_stdbuf(spec)?);
+        cmd.args(["-oL", "-eL", "--"]).arg(resolve_program(spec)?);
+        cmd
+    } else {
+        Command::new(&spec.program)
+    };
+    cmd.args(&spec.args)
+        .env_clear()
+        .envs(spec.env.iter().map(|(k, v)| (k, v)))
+        .env(orphans::MARKER, marker)
+        .stdin(if spec.stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    let held = spec.cwd_dir.as_deref();
+    // posix_spawn cannot `fchdir`: a held working directory is named by `/proc/self/fd/N`
+    // there (the child's `chdir` follows it to the directory opened); without `/proc` the
+    // call takes the fork path, whose hook enters the directory by its descriptor.
+    let fast_cwd = match held {
+        Some(dir) => dir.proc_path(),
+        None => spec.cwd.clone(),
+    };
+    if spawn_without_hook(spec.limits) && (held.is_none() || fast_cwd.is_some()) {
+        if let Some(cwd) = &fast_cwd {
+            cmd.current_dir(cwd);
+        }
+    } else {
+        prepare(&mut cmd, spec.cwd.as_deref(), held, spec.limits);
+    }
+    Ok(cmd)
+}
+
+/// Whether [`run`] may start a program without its pre-exec hook (see [`seal_inherited_fds`]).
+pub(super) fn spawn_without_hook(limits: Limits) -> bool {
+    SEALED.load(Ordering::SeqCst) && limits.is_empty() && reaper::ensure_started().is_some()
+}
+
+/// The child's `PATH` (from `spec.env`), searched for `name` like `execvp` would.
+fn on_child_path(spec: &RunSpec, name: &std::ffi::OsStr) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let path = spec.env.iter().find(|(k, _)| k == "PATH").map(|(_, v)| v)?;
+    std::env::split_paths(path)
+        .map(|dir| dir.join(name))
+        .find(|p| {
+            p.metadata()
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+}
+
+/// The program's path as the child would find it (so that a missing program is a spawn
+/// error, not `stdbuf`'s exit code 127).
+fn resolve_program(spec: &RunSpec) -> Result<PathBuf, RunError> {
+    if spec.program.components().count() > 1 || spec.program.is_absolute() {
+        return Ok(spec.program.clone());
+    }
+    on_child_path(spec, spec.program.as_os_str()).ok_or_else(|| RunError::Spawn {
+        program: spec.program.clone(),
+        source: io::Error::from(io::ErrorKind::NotFound),
+    })
+}
+
+fn find_stdbuf(spec: &RunSpec) -> Result<PathBuf, RunError> {
+    let fallback = PathBuf::from("/usr/bin/stdbuf");
+    match on_child_path(spec, "stdbuf".as_ref()) {
+        Some(p) => Ok(p),
+        None if fallback.is_file() => Ok(fallback),
+        None => Err(RunError::Spawn {
+            program: "stdbuf".into(),
+            source: io::Error::new(
+                io::ErrorKind::NotFound,
+                "line-buffered output needs stdbuf (GNU coreutils)",
+            ),
+        }),
+    }
+}
+
+/// What every child the runner starts with a spec gets: its working directory, [`harden`],
+/// and its resource limits applied between fork and exec. A held working directory (`held`)
+/// is entered by its descriptor (`fchdir` between fork and exec: no path, no `/proc`), so the
+/// child starts in the directory that was checked whatever its name leads to by then; else
+/// the child `chdir`s to `cwd`.
+#[allow(unsafe_code)]
+pub(crate) fn prepare(cmd: &mut Command, cwd: Option<&Path>, held: Option<&Dir>, limits: Limits) {
+    harden(cmd);
+    match (held, cwd) {
+        (Some(dir), _) => {
+            let fd = dir.as_raw_fd();
+            // SAFETY: the closure runs between fork and exec and only calls fchdir (an
+            // async-signal-safe syscall) and reads errno; it allocates nothing. `fd` is the
+            // held directory's descriptor, open in the child until exec (`Dir` lives in the
+            // spec, borrowed for the spawn).
+            unsafe {
+                cmd.pre_exec(move || match libc::fchdir(fd) {
+                    0 => Ok(()),
+                    _ => Err(io::Error::last_os_error()),
+                });
+            }
+        }
+        (None, Some(cwd)) => {
+            cmd.current_dir(cwd);
+        }
+        (None, None) => {}
+    }
+    if !limits.is_empty() {
+        // SAFETY: `Limits::apply` only makes async-signal-safe calls (getrlimit,
+        // setrlimit, setpriority) and allocates nothing.
+        unsafe {
+            cmd.pre_exec(move || limits.apply());
+        }
+    }
+}
+
+/// What every child gets between fork and exec: death with the spawning thread
+/// (`PR_SET_PDEATHSIG`) and none of the server's file descriptors.
+#[allow(unsafe_code)]
+pub(crate) fn harden(cmd: &mut Command) {
+    let parent = std::process::id() as libc::pid_t;
+    // SAFETY: the closure runs between fork and exec and only makes
+    // async-signal-safe calls (prctl, getppid, _exit, syscall, fcntl); it
+    // allocates nothing and takes no locks.
+    unsafe {
+        cmd.pre_exec(move || {
+            set_parent_death_signal(parent);
+            cloexec_inherited_fds();
+            Ok(())
+        });
+    }
+}
+
+pub(super) fn spawn_error(spec: &RunSpec, source: io::Error) -> RunError {
+    let source = match &spec.cwd {
+        Some(cwd) if !cwd.is_dir() => io::Error::new(
+            source.kind(),
+            format!(
+                "working directory {} is not accessible: {source}",
+                cwd.display()
+            ),
+        ),
+        _ => source,
+    };
+    RunError::Spawn {
+        program: spec.program.clone(),
+        source,
+    }
+}
+
+/// In the forked child: die with SIGKILL when the parent (thread) dies, and
+/// bail out if the parent already died before the prctl took effect.
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
+fn set_parent_death_signal(parent: libc::pid_t) {
+    // SAFETY: prctl/getppid/_exit are async-signal-safe syscalls.
+    unsafe {
+        libc::prctl(
+            libc::PR_SET_PDEATHSIG,
+            libc::SIGKILL as libc::c_ulong,
+            0,
+            0,
+            0,
+        );
+        if libc::getppid() != parent {
+            libc::_exit(1);
+        }
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn set_parent_death_signal(_parent: libc::pid_t) {}
+
+/// Marks every fd >= 3 close-on-exec (not closed: in a forked child, std's exec-error pipe
+/// must survive until exec). Async-signal-safe.
+#[allow(unsafe_code)]
+pub(crate) fn cloexec_inherited_fds() {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: raw close_range syscall with the CLOEXEC flag; only flips
+        // fd flags, async-signal-safe.
+        let r = unsafe {
+            libc::syscall(
+                libc::SYS_close_range,
+                3 as libc::c_uint,
+                libc::c_uint::MAX,
+                libc::CLOSE_RANGE_CLOEXEC,
+            )
+        };
+        if r == 0 {
+            return;
+        }
+    }
+    for fd in 3..1024 {
+        // SAFETY: fcntl on a possibly-closed fd just fails with EBADF.
+        unsafe {
+            libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spawn_error_messages() {
+        let e = spawn_error(
+            &RunSpec::new("/nope"),
+            io::Error::from(io::ErrorKind::NotFound),
+        );
+        assert!(e
+            .to_string()
+            .starts_with("could not start program `/nope`: not found"));
+        let mut spec = RunSpec::new("true");
+        spec.cwd = Some("/definitely/not/a/dir".into());
+        let e = spawn_error(&spec, io::Error::from(io::ErrorKind::NotFound));
+        assert!(e.to_string().contains("working directory"), "{e}");
+        assert!(std::error::Error::source(&e).is_some());
+    }
+}
