@@ -113,7 +113,10 @@ impl Client {
             log::error!("cannot start the client's reader thread: {e}");
         }
         Client {
-            peer: Peer::client(Config::default()),
+            peer: Peer::client(Config {
+                diagnostics: crate::server::diagnostics_level(),
+                ..Config::default()
+            }),
             writer,
             frames: rx,
             events: std::collections::VecDeque::new(),
@@ -152,6 +155,7 @@ impl Client {
                 | Effect::Unstarted(_) => {}
             }
         }
+        crate::server::log_diagnostics(&mut self.peer);
         if !out.is_empty() {
             self.writer
                 .write_all(&out)

@@ -131,11 +131,11 @@ pub mod peer;
 pub mod process;
 mod random;
 mod reaper;
-pub mod sync;
 pub mod schema;
 pub mod server;
 pub mod session;
 pub mod spool;
+pub mod sync;
 
 pub use cancel::{CancelReason, CancelToken};
 pub use mcp::{CallToolResult, Content};

@@ -2,6 +2,7 @@
 //! (strictly increasing, never after the response or the cancel; MCP 2025-11-25, Utilities: Cancellation and Progress),
 //! heartbeats and request-scoped log messages (§4.3).
 
+use super::diag::note;
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
@@ -121,11 +122,11 @@ impl Peer {
     /// any) starts running at `now`.
     pub fn finish(&mut self, now: Instant, id: &RequestId, outcome: Reply) {
         if self.calls.get(id).is_some_and(|c| c.wait.is_some()) {
-            log::debug!("finish for {id}, a job_wait, ignored");
+            note!(self, Debug, "finish for {id}, a job_wait, ignored");
             return;
         }
         let Some(call) = self.calls.remove(id) else {
-            log::debug!("finish for unknown request {id}");
+            note!(self, Debug, "finish for unknown request {id}");
             return;
         };
         self.free_slot(now, id, call.running_since.map(|_| call.slots));
@@ -142,7 +143,9 @@ impl Peer {
         if let Some(park) = call.parked {
             // Ended while waiting for the client's retry: the request was answered already.
             self.release_park(&RequestId::number(park));
-            log::debug!(
+            note!(
+                self,
+                Debug,
                 "request {} ended while parked: its result is dropped",
                 call.wire_id
             );
@@ -151,7 +154,11 @@ impl Peer {
         // A call continued by a retried request answers that request.
         let id = &call.wire_id;
         if call.cancelled {
-            log::debug!("request {id} was cancelled: its result is dropped");
+            note!(
+                self,
+                Debug,
+                "request {id} was cancelled: its result is dropped"
+            );
             self.forget_in_batches(id);
             return;
         }
@@ -279,7 +286,11 @@ impl Peer {
             return false;
         };
         if !progress.is_finite() || call.last_progress.is_some_and(|last| progress <= last) {
-            log::debug!("progress {progress} for {id} dropped: it must increase");
+            note!(
+                self,
+                Debug,
+                "progress {progress} for {id} dropped: it must increase"
+            );
             return false;
         }
         call.last_progress = Some(progress);
@@ -303,7 +314,7 @@ impl Peer {
                 true
             }
             Err(e) => {
-                log::error!("could not write a progress notification: {e}");
+                note!(self, Error, "could not write a progress notification: {e}");
                 false
             }
         }
@@ -400,7 +411,11 @@ impl Peer {
             self.config.max_running,
             human::setting(limit),
         );
-        log::info!("request {id} ({tool}) reached its deadline before it started");
+        note!(
+            self,
+            Info,
+            "request {id} ({tool}) reached its deadline before it started"
+        );
         self.answer(now, call, Reply::Tool(CallToolResult::error(text)));
     }
 

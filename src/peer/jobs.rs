@@ -10,6 +10,7 @@
 //! retention time after the job ended; `job_wait` ([`super::job_tools`]) and `tasks/get`
 //! ([`super::tasks`]) read it from there.
 
+use super::diag::note;
 use std::collections::VecDeque;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -118,7 +119,7 @@ pub(super) fn push_line(lines: &mut VecDeque<String>, line: &str) {
 impl Peer {
     /// The wall-clock time at `now`, from the clock reading taken with the configuration.
     pub(super) fn wall(&self, now: Instant) -> SystemTime {
-        let (instant, wall) = self.config.wall_origin;
+        let (instant, wall) = self.origin.unwrap_or((now, SystemTime::UNIX_EPOCH));
         wall + now.saturating_duration_since(instant)
     }
 
@@ -169,7 +170,12 @@ impl Peer {
         match self.jobs.jobs.iter().position(|j| j.ended.is_some()) {
             Some(i) => {
                 let gone = self.jobs.jobs.remove(i);
-                log::info!("job {} forgotten early: the job store is full", gone.id);
+                note!(
+                    self,
+                    Info,
+                    "job {} forgotten early: the job store is full",
+                    gone.id
+                );
                 true
             }
             None => false,
@@ -181,7 +187,9 @@ impl Peer {
             if let Some(call) = self.calls.get_mut(id) {
                 call.background_at = None;
             }
-            log::warn!(
+            note!(
+                self,
+                Warn,
                 "request {id} stays a plain call: {} jobs are running already (STDMCP_MAX_JOBS)",
                 self.config.max_jobs
             );
@@ -214,7 +222,7 @@ impl Peer {
             lines: call.recent.clone(),
             input: None,
         };
-        log::info!("request {id} ({}) became {job_id}", job.tool);
+        note!(self, Info, "request {id} ({}) became {job_id}", job.tool);
         self.jobs.jobs.push(job);
         // The answer is the call's own response: taken out of the call table meanwhile, so
         // that a 2025-03-26 batch holding the request takes it (a response for an id in the
@@ -249,7 +257,7 @@ impl Peer {
                 };
                 job.ended = Some(now);
                 job.updated_wall = wall;
-                log::info!("{job_id} ended: {}", job.state.name());
+                note!(self, Info, "{job_id} ended: {}", job.state.name());
             }
         }
         self.answer_waits(now, job_id);

@@ -20,6 +20,7 @@
 mod batch;
 mod calls;
 mod client_role;
+mod diag;
 mod job_tools;
 mod jobs;
 mod modern;
@@ -34,6 +35,8 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
+use diag::note;
+
 use serde::Serialize;
 use serde_json::Value;
 
@@ -46,9 +49,10 @@ use crate::mcp::{
 
 pub use calls::Reply;
 pub use client_role::ClientEra;
+pub use diag::{Diagnostic, Level};
 pub use job_tools::{JobTools, JOB_TOOL_NAMES, WAIT_DEFAULT, WAIT_MAX};
 pub use jobs::JOB_META;
-pub use mrtr::{auto_key, capability_of, kernel_random, Asked, InputRequest};
+pub use mrtr::{auto_key, capability_of, hash_random, Asked, InputRequest};
 pub use subscriptions::MAX_SUBSCRIPTIONS;
 pub use tasks::{declared as declares_tasks, TASKS_EXTENSION};
 pub use timeout::Timeout;
@@ -123,8 +127,9 @@ pub struct Config {
     /// exceed it gets an error instead of `input_required`.
     pub max_parked: usize,
     /// Fills a buffer with unpredictable bytes: the nonce of each parked call's
-    /// `requestState` (default: [`kernel_random`]). The peer reads no clock and does no I/O of
-    /// its own; tests may pass a deterministic source.
+    /// `requestState` (default: [`hash_random`]; stdmcp's runtime passes the kernel's random
+    /// pool). The peer reads no clock and does no I/O of its own; tests may pass a
+    /// deterministic source.
     pub fill_random: fn(&mut [u8]),
     /// Serve only the handshake era: `server/discover` is answered with -32601 so that
     /// clients fall back to `initialize` (default false).
@@ -134,10 +139,14 @@ pub struct Config {
     pub max_jobs: usize,
     /// How long an ended job's result is kept (default [`DEFAULT_JOB_RETENTION`]).
     pub job_retention: Duration,
-    /// One reading of both clocks, taken when the configuration is made: task timestamps
-    /// (`createdAt`, `lastUpdatedAt`) are derived from the `now` each call gets, so the peer
-    /// itself never reads a clock.
-    pub wall_origin: (Instant, SystemTime),
+    /// One reading of both clocks, taken by the runtime: task timestamps (`createdAt`,
+    /// `lastUpdatedAt`) are derived from the `now` each call gets, so the peer itself never
+    /// reads a clock. Without it (the default), the first `now` the peer is given stands for
+    /// the Unix epoch.
+    pub wall_origin: Option<(Instant, SystemTime)>,
+    /// The most verbose [`Diagnostic`]s kept for [`Peer::poll_diagnostic`] (default
+    /// [`Level::Warn`]; `None`: none).
+    pub diagnostics: Option<Level>,
 }
 
 impl Default for Config {
@@ -149,11 +158,12 @@ impl Default for Config {
             max_running: usize::MAX,
             park_ttl: DEFAULT_PARK_TTL,
             max_parked: 64,
-            fill_random: kernel_random,
+            fill_random: hash_random,
             legacy_only: false,
             max_jobs: DEFAULT_MAX_JOBS,
             job_retention: DEFAULT_JOB_RETENTION,
-            wall_origin: (Instant::now(), SystemTime::now()),
+            wall_origin: None,
+            diagnostics: Some(Level::Warn),
         }
     }
 }
@@ -283,6 +293,10 @@ pub struct Peer {
     /// Client role: how requests are framed into eras.
     client_era: ClientEra,
     closing: bool,
+    /// What the peer would log, for the runtime to drain.
+    diagnostics: diag::Diagnostics,
+    /// The instant [`Config::wall_origin`] stands for: its own, or the first `now` seen.
+    origin: Option<(Instant, SystemTime)>,
 }
 
 impl Peer {
@@ -299,6 +313,8 @@ impl Peer {
     fn new(role: Role, catalog: Arc<Catalog>, config: Config) -> Peer {
         Peer {
             role,
+            diagnostics: diag::Diagnostics::new(config.diagnostics),
+            origin: config.wall_origin,
             config,
             catalog,
             effects: VecDeque::new(),
@@ -353,6 +369,11 @@ impl Peer {
         self.effects.pop_front()
     }
 
+    /// The next diagnostic (what the peer would log), if any: drain after the effects.
+    pub fn poll_diagnostic(&mut self) -> Option<Diagnostic> {
+        self.diagnostics.pop()
+    }
+
     /// Handles one frame from the other side.
     pub fn handle_frame(&mut self, now: Instant, frame: Frame) {
         let parsed = jsonrpc::parse(&frame.body);
@@ -368,8 +389,11 @@ impl Peer {
         parsed: Result<jsonrpc::Incoming, ErrorObject>,
     ) {
         self.framing = framing;
+        if self.origin.is_none() {
+            self.origin = Some((now, SystemTime::UNIX_EPOCH));
+        }
         match parsed {
-            Err(parse_error) if self.role == Role::Client => Peer::client_parse_error(&parse_error),
+            Err(parse_error) if self.role == Role::Client => self.client_parse_error(&parse_error),
             Err(parse_error) => self.send_error(None, &parse_error),
             Ok(incoming) => match self.role {
                 Role::Server => self.server_incoming(now, incoming),
@@ -385,7 +409,7 @@ impl Peer {
             format!("Parse error: {error}"),
         );
         match self.role {
-            Role::Client => Peer::client_parse_error(&e),
+            Role::Client => self.client_parse_error(&e),
             Role::Server => self.send_error(None, &e),
         }
     }
@@ -428,7 +452,7 @@ impl Peer {
         let mut out = Vec::with_capacity(128);
         match jsonrpc::write_notification(&mut out, method, params) {
             Ok(()) => self.send_json(out),
-            Err(e) => log::error!("could not write a {method} notification: {e}"),
+            Err(e) => note!(self, Error, "could not write a {method} notification: {e}"),
         }
     }
 

@@ -25,6 +25,7 @@
 //! [`Config::fill_random`]: super::Config::fill_random
 //! [`Config::max_parked`]: super::Config::max_parked
 
+use super::diag::note;
 use std::collections::HashMap;
 use std::time::Instant;
 
@@ -67,20 +68,17 @@ pub fn capability_of(method_name: &str) -> Option<&'static str> {
     }
 }
 
-/// Fills `buf` with unpredictable bytes: the kernel's random pool (`getrandom(2)`), or, on a
-/// kernel without it (before 3.17), std's randomly keyed SipHash over a counter and the time.
-/// The default [`Config::fill_random`](super::Config::fill_random).
-pub fn kernel_random(buf: &mut [u8]) {
-    if let Err(e) = crate::random::fill(buf) {
-        log::warn!("getrandom failed ({e}): requestState nonce from std's hash keys");
-        use std::hash::{BuildHasher, Hasher};
-        static COUNT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-        for chunk in buf.chunks_mut(8) {
-            let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-            h.write_u64(COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
-            h.write(format!("{:?}", std::time::SystemTime::now()).as_bytes());
-            chunk.copy_from_slice(&h.finish().to_le_bytes()[..chunk.len()]);
-        }
+/// Fills `buf` from std's randomly keyed SipHash over a counter: the default
+/// [`Config::fill_random`](super::Config::fill_random), for a runtime that gives no better
+/// source (stdmcp's runtime passes the kernel's random pool). Reads no clock.
+pub fn hash_random(buf: &mut [u8]) {
+    use std::hash::{BuildHasher, Hasher};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNT: AtomicU64 = AtomicU64::new(0);
+    for chunk in buf.chunks_mut(8) {
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u64(COUNT.fetch_add(1, Ordering::Relaxed));
+        chunk.copy_from_slice(&h.finish().to_le_bytes()[..chunk.len()]);
     }
 }
 
@@ -332,7 +330,9 @@ impl Peer {
             let Some(p) = self.parking.parked.remove(&park) else {
                 continue;
             };
-            log::info!(
+            note!(
+                self,
+                Info,
                 "request {}: released, the client did not retry in time",
                 p.call
             );

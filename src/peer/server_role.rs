@@ -4,6 +4,7 @@
 //! the stateless 2026-07-28 path; `initialize` starts a handshake-era session; a session's
 //! requests use its negotiated revision; anything else is answered at once, never left silent.
 
+use super::diag::note;
 use std::time::Instant;
 
 use serde::Serialize;
@@ -94,9 +95,9 @@ impl Peer {
                     self.listens.remove(i);
                 } else if self.calls.get(&id).is_some_and(|c| c.job.is_some()) {
                     // Answered with a job: only job_cancel or tasks/cancel stop it now.
-                    log::debug!("cancel for {id} ignored: it goes on as a job");
+                    note!(self, Debug, "cancel for {id} ignored: it goes on as a job");
                 } else if !self.cancel_call(&id) {
-                    log::debug!("cancel for {id}, which is not running");
+                    note!(self, Debug, "cancel for {id}, which is not running");
                 }
             }
             _ => self.effects.push_back(Effect::Notification(n)),

@@ -30,6 +30,7 @@ use crate::peer::{self, Catalog};
 
 pub use ctx::{Ctx, Reporter};
 use pool::Pool;
+pub(crate) use runtime::{diagnostics_level, log_diagnostics};
 
 /// What a tool handler returns: `Err` becomes an `isError` result carrying the message.
 pub type ToolResult = Result<CallToolResult, ToolError>;

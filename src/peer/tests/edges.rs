@@ -8,7 +8,7 @@ use serde_json::json;
 
 use super::{call, catalog, H};
 use crate::jsonrpc::{RequestId, QUOTE_MAX};
-use crate::peer::{Config, Effect, Peer, Reply};
+use crate::peer::{Config, Effect, Level, Peer, Reply};
 
 fn limited(max_running: usize) -> H {
     let config = Config {
@@ -338,4 +338,27 @@ fn subscribers_are_told_of_updates_to_what_they_subscribed_to_and_no_more() {
     assert_eq!(r["result"], json!({}));
     assert_eq!(h.peer.resources_updated(|u| u == "test://t/1"), 0);
     assert!(h.drain().sent.is_empty());
+}
+
+#[test]
+fn diagnostics_are_queued_for_the_runtime_at_the_level_asked() {
+    let mut h = H::new();
+    h.peer = Peer::server(
+        Arc::new(catalog()),
+        Config {
+            diagnostics: Some(Level::Debug),
+            ..Config::default()
+        },
+    );
+    h.peer
+        .finish(h.now, &RequestId::number(99), Reply::Value(json!({})));
+    let d = h.peer.poll_diagnostic().unwrap();
+    assert_eq!(d.level, Level::Debug);
+    assert_eq!(d.message, "finish for unknown request 99");
+    assert_eq!(h.peer.poll_diagnostic(), None);
+    // Not wanted: not even formatted.
+    let mut h = H::new();
+    h.peer
+        .finish(h.now, &RequestId::number(99), Reply::Value(json!({})));
+    assert_eq!(h.peer.poll_diagnostic(), None);
 }

@@ -250,7 +250,7 @@ fn task_times_follow_the_now_the_peer_is_given() {
     let start = Instant::now();
     let wall = std::time::UNIX_EPOCH + Duration::from_secs(1_795_000_000);
     let mut h = with_jobs(Config {
-        wall_origin: (start, wall),
+        wall_origin: Some((start, wall)),
         ..Config::default()
     });
     h.now = start;
