@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Map, Value};
 
+use super::timers::Kind;
 use super::{Effect, Peer};
 use crate::human;
 use crate::jsonrpc::{ErrorCode, ErrorObject, RequestId};
@@ -109,7 +110,7 @@ impl Inflight {
         }
     }
 
-    fn live_token(&self) -> Option<&Value> {
+    pub(super) fn live_token(&self) -> Option<&Value> {
         self.progress_token
             .as_ref()
             .filter(|_| !self.cancelled && self.parked.is_none() && self.job.is_none())
@@ -129,6 +130,7 @@ impl Peer {
             note!(self, Debug, "finish for unknown request {id}");
             return;
         };
+        self.timers.stop_call(id);
         self.free_slot(now, id, call.running_since.map(|_| call.slots));
         self.forget_aliases(id);
         self.answer(now, call, outcome);
@@ -234,6 +236,7 @@ impl Peer {
         if self.calls.get(id).is_some_and(|c| c.wait.is_some()) {
             // A job_wait: only the wait ends, never its job.
             self.calls.remove(id);
+            self.timers.stop_call(id);
             return true;
         }
         match self.calls.get_mut(id) {
@@ -241,6 +244,7 @@ impl Peer {
                 call.cancelled = true;
                 call.deadline = None; // its work is being stopped already
                 self.effects.push_back(Effect::Cancel(id.clone()));
+                self.sync_call_timers(id);
                 true
             }
             _ => false,
@@ -296,6 +300,8 @@ impl Peer {
         call.last_progress = Some(progress);
         call.last_total = total;
         call.last_report = now;
+        let heartbeat = now.checked_add(self.config.heartbeat);
+        self.timers.set_call(Kind::Heartbeat, id, heartbeat);
         let params = ProgressParams {
             progress_token: token,
             progress,
@@ -363,27 +369,42 @@ impl Peer {
         true
     }
 
-    pub(super) fn next_deadline(&self) -> Option<Instant> {
-        self.calls.values().filter_map(|c| c.deadline).min()
+    /// Brings the timers of call `id` in line with its record: its deadline, its background
+    /// delay (unless cancelled or parked), the end of its `job_wait`, and its next heartbeat
+    /// (while it has a live progress token). A call no longer in the table has none.
+    pub(super) fn sync_call_timers(&mut self, id: &RequestId) {
+        let Some(c) = self.calls.get(id) else {
+            return self.timers.stop_call(id);
+        };
+        let background = c
+            .background_at
+            .filter(|_| !c.cancelled && c.parked.is_none());
+        // A heartbeat interval too long for the clock means no heartbeat.
+        let heartbeat = c
+            .live_token()
+            .and(c.last_report.checked_add(self.config.heartbeat));
+        let wait_end = c.wait.as_ref().map(|w| w.until);
+        let deadline = c.deadline;
+        self.timers.set_call(Kind::Deadline, id, deadline);
+        self.timers.set_call(Kind::Background, id, background);
+        self.timers.set_call(Kind::WaitEnd, id, wait_end);
+        self.timers.set_call(Kind::Heartbeat, id, heartbeat);
     }
 
-    /// Emits [`Effect::Deadline`] for every running call whose deadline is due (once each).
-    /// A call still waiting for a free slot is answered at once instead, as one that never
+    /// The deadline of call `id` passed: [`Effect::Deadline`] for a running call (once). A
+    /// call still waiting for a free slot is answered at once instead, as one that never
     /// started ([`Effect::Unstarted`]): time spent queued counts towards its time limit.
-    fn fire_deadlines(&mut self, now: Instant) {
-        let mut due: Vec<(RequestId, Option<Instant>)> = Vec::new();
-        for (id, call) in &mut self.calls {
-            if let Some(deadline) = call.deadline.filter(|d| *d <= now) {
-                call.deadline = None;
-                let queued = call.running_since.is_none().then_some(deadline);
-                due.push((id.clone(), queued));
-            }
-        }
-        for (id, queued) in due {
-            match queued {
-                Some(deadline) => self.end_unstarted(now, &id, deadline),
-                None => self.effects.push_back(Effect::Deadline(id)),
-            }
+    pub(super) fn fire_deadline(&mut self, now: Instant, id: &RequestId) {
+        let Some(call) = self.calls.get_mut(id) else {
+            return;
+        };
+        let Some(deadline) = call.deadline.take() else {
+            return;
+        };
+        if call.running_since.is_none() {
+            self.end_unstarted(now, id, deadline);
+        } else {
+            self.effects.push_back(Effect::Deadline(id.clone()));
         }
     }
 
@@ -393,6 +414,7 @@ impl Peer {
         let Some(call) = self.calls.remove(id) else {
             return;
         };
+        self.timers.stop_call(id);
         self.free_slot(now, id, None);
         self.forget_aliases(id);
         self.effects.push_back(Effect::Unstarted(id.clone()));
@@ -419,65 +441,40 @@ impl Peer {
         self.answer(now, call, Reply::Tool(CallToolResult::error(text)));
     }
 
-    pub(super) fn next_heartbeat(&self) -> Option<Instant> {
-        self.calls
-            .values()
-            .filter(|c| c.live_token().is_some())
-            // A heartbeat interval too long for the clock means no heartbeat.
-            .filter_map(|c| c.last_report.checked_add(self.config.heartbeat))
-            .min()
-    }
-
-    /// Sends heartbeat progress for every call that has a token and has not reported for the
-    /// heartbeat interval. Without a tool-given total the value is the elapsed seconds; with
-    /// one, it creeps a thousandth of the remaining way towards it, so it always increases
-    /// and never passes the total. The message is the call's status, how long it has run, or,
-    /// for a call waiting for a free slot, how long it has waited and how many wait before it.
-    /// Calls whose server-side deadline is due get [`Effect::Deadline`].
-    pub fn handle_timeout(&mut self, now: Instant) {
-        self.fire_deadlines(now);
-        self.release_expired(now);
-        self.handle_jobs(now);
-        let due: Vec<RequestId> = self
-            .calls
-            .iter()
-            .filter(|(_, c)| {
-                c.live_token().is_some()
-                    && c.last_report
-                        .checked_add(self.config.heartbeat)
-                        .is_some_and(|due| now >= due)
-            })
-            .map(|(id, _)| id.clone())
-            .collect();
-        for id in due {
-            let ahead = self.waiting.iter().position(|w| *w == id);
-            let wait_line = self.wait_line(&id, now);
-            let max_running = self.config.max_running;
-            let Some(call) = self.calls.get_mut(&id) else {
-                continue;
-            };
-            call.last_report = now;
-            let elapsed = now.duration_since(call.started);
-            let (value, total) = match (call.last_progress, call.last_total) {
-                (Some(last), Some(total)) if total > last => {
-                    (last + (total - last) / 1000.0, Some(total))
-                }
-                (_, Some(_)) => continue,
-                (last, None) => {
-                    let secs = (elapsed.as_secs_f64() * 1000.0).round() / 1000.0;
-                    (last.map_or(secs, |l| secs.max(l + 0.001)), None)
-                }
-            };
-            let message = match (call.running_since, ahead) {
-                _ if wait_line.is_some() => wait_line.unwrap_or_default(),
-                (Some(since), _) => call
-                    .status
-                    .clone()
-                    .unwrap_or_else(|| format!("running for {}", human::elapsed(now - since))),
-                (None, ahead) => queued_message(elapsed, ahead.unwrap_or(0), max_running),
-            };
-            self.emit_progress(now, &id, value, total, Some(message));
-        }
+    /// Sends the heartbeat progress of call `id`, whose timer fired. Without a tool-given
+    /// total the value is the elapsed seconds; with one, it creeps a thousandth of the
+    /// remaining way towards it, so it always increases and never passes the total. The
+    /// message is the call's status, how long it has run, or, for a call waiting for a free
+    /// slot, how long it has waited and how many wait before it.
+    pub(super) fn heartbeat(&mut self, now: Instant, id: &RequestId) {
+        let ahead = self.waiting.iter().position(|w| w == id);
+        let wait_line = self.wait_line(id, now);
+        let max_running = self.config.max_running;
+        let Some(call) = self.calls.get_mut(id) else {
+            return;
+        };
+        call.last_report = now;
+        let elapsed = now.duration_since(call.started);
+        let (value, total) = match (call.last_progress, call.last_total) {
+            (Some(last), Some(total)) if total > last => {
+                (last + (total - last) / 1000.0, Some(total))
+            }
+            (_, Some(_)) => return self.sync_call_timers(id),
+            (last, None) => {
+                let secs = (elapsed.as_secs_f64() * 1000.0).round() / 1000.0;
+                (last.map_or(secs, |l| secs.max(l + 0.001)), None)
+            }
+        };
+        let message = match (call.running_since, ahead) {
+            _ if wait_line.is_some() => wait_line.unwrap_or_default(),
+            (Some(since), _) => call
+                .status
+                .clone()
+                .unwrap_or_else(|| format!("running for {}", human::elapsed(now - since))),
+            (None, ahead) => queued_message(elapsed, ahead.unwrap_or(0), max_running),
+        };
+        self.emit_progress(now, id, value, total, Some(message));
+        self.sync_call_timers(id);
     }
 
     pub(super) fn check_log_level(params: &Value) -> Result<Option<LogLevel>, ErrorObject> {

@@ -178,6 +178,7 @@ impl Peer {
         });
         // Holds no slot and no worker: it is only a pending answer.
         self.calls.insert(req.id.clone(), call);
+        self.sync_call_timers(&req.id);
     }
 
     /// What `job_wait` returns for a job: its result in the tool's own shape once it ended,
@@ -256,23 +257,12 @@ impl Peer {
         }
     }
 
-    /// Answers the `job_wait`s whose time is up with their job's state.
-    pub(super) fn expire_waits(&mut self, now: Instant) {
-        let due: Vec<RequestId> = self
-            .calls
-            .iter()
-            .filter(|(_, c)| c.wait.as_ref().is_some_and(|w| w.until <= now))
-            .map(|(id, _)| id.clone())
-            .collect();
-        for id in due {
-            self.end_wait(now, &id);
-        }
-    }
-
-    fn end_wait(&mut self, now: Instant, id: &RequestId) {
+    /// Answers `job_wait` `id` (its job ended or its time is up) with its job's state.
+    pub(super) fn end_wait(&mut self, now: Instant, id: &RequestId) {
         let Some(call) = self.calls.remove(id) else {
             return;
         };
+        self.timers.stop_call(id);
         let Some(wait) = &call.wait else {
             return;
         };

@@ -99,6 +99,11 @@ impl Store {
         self.jobs.iter_mut().find(|j| j.id == id)
     }
 
+    /// Forgets a job (its retention is over).
+    pub fn forget(&mut self, id: &str) {
+        self.jobs.retain(|j| j.id != id);
+    }
+
     fn new_id(&mut self) -> String {
         self.next += 1;
         format!("job-{}", self.next)
@@ -123,45 +128,6 @@ impl Peer {
         wall + now.saturating_duration_since(instant)
     }
 
-    pub(super) fn next_background(&self) -> Option<Instant> {
-        let calls = self.calls.values();
-        let background = calls.filter(|c| !c.cancelled && c.parked.is_none());
-        let next_call = background.filter_map(|c| c.background_at).min();
-        let next_expiry = self.jobs.jobs.iter().filter_map(|j| j.ended).min();
-        let next_expiry = next_expiry.and_then(|e| e.checked_add(self.config.job_retention));
-        let next_wait = self
-            .calls
-            .values()
-            .filter_map(|c| c.wait.as_ref())
-            .map(|w| w.until)
-            .min();
-        [next_call, next_expiry, next_wait]
-            .into_iter()
-            .flatten()
-            .min()
-    }
-
-    /// Turns the calls whose background delay passed into jobs, answers expired `job_wait`s
-    /// and forgets jobs whose retention time is over.
-    pub(super) fn handle_jobs(&mut self, now: Instant) {
-        let retention = self.config.job_retention;
-        self.jobs.jobs.retain(|j| {
-            j.ended
-                .is_none_or(|e| e.checked_add(retention).is_some_and(|x| x > now))
-        });
-        let due: Vec<RequestId> = self
-            .calls
-            .iter()
-            .filter(|(_, c)| !c.cancelled && c.parked.is_none())
-            .filter(|(_, c)| c.background_at.is_some_and(|t| t <= now))
-            .map(|(id, _)| id.clone())
-            .collect();
-        for id in due {
-            self.make_job(now, &id);
-        }
-        self.expire_waits(now);
-    }
-
     /// Room for one more job: the oldest ended job gives way when the store is full.
     fn job_room(&mut self) -> bool {
         if self.jobs.jobs.len() < self.config.max_jobs {
@@ -170,6 +136,7 @@ impl Peer {
         match self.jobs.jobs.iter().position(|j| j.ended.is_some()) {
             Some(i) => {
                 let gone = self.jobs.jobs.remove(i);
+                self.timers.set_job(&gone.id, None);
                 note!(
                     self,
                     Info,
@@ -182,11 +149,14 @@ impl Peer {
         }
     }
 
-    fn make_job(&mut self, now: Instant, id: &RequestId) {
+    /// Turns call `id`, whose background delay passed, into a job: its request is answered
+    /// with the job's status (or a task), its work goes on.
+    pub(super) fn make_job(&mut self, now: Instant, id: &RequestId) {
         if !self.job_room() {
             if let Some(call) = self.calls.get_mut(id) {
                 call.background_at = None;
             }
+            self.sync_call_timers(id);
             note!(
                 self,
                 Warn,
@@ -240,6 +210,7 @@ impl Peer {
         if let Some(inflight) = inflight {
             self.calls.insert(id.clone(), inflight);
         }
+        self.sync_call_timers(id);
     }
 
     /// A job's call ended: its outcome goes into the store (a cancelled job stays cancelled),
@@ -258,6 +229,8 @@ impl Peer {
                 job.ended = Some(now);
                 job.updated_wall = wall;
                 note!(self, Info, "{job_id} ended: {}", job.state.name());
+                let expiry = now.checked_add(self.config.job_retention);
+                self.timers.set_job(job_id, expiry);
             }
         }
         self.answer_waits(now, job_id);
@@ -277,6 +250,8 @@ impl Peer {
         job.state = JobState::Cancelled;
         job.ended = Some(now);
         job.updated_wall = wall;
+        let expiry = now.checked_add(self.config.job_retention);
+        self.timers.set_job(job_id, expiry);
         let key = job.key.clone();
         self.cancel_call(&key);
         self.answer_waits(now, job_id);

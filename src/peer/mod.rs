@@ -30,12 +30,14 @@ mod subscriptions;
 mod task_input;
 mod tasks;
 mod timeout;
+mod timers;
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use diag::note;
+use timers::{Kind, Subject, Timers};
 
 use serde::Serialize;
 use serde_json::Value;
@@ -295,6 +297,9 @@ pub struct Peer {
     closing: bool,
     /// What the peer would log, for the runtime to drain.
     diagnostics: diag::Diagnostics,
+    /// Every timer: deadlines, park expiries, job retention, background delays, `job_wait`
+    /// ends and heartbeats.
+    timers: Timers,
     /// The instant [`Config::wall_origin`] stands for: its own, or the first `now` seen.
     origin: Option<(Instant, SystemTime)>,
 }
@@ -315,6 +320,7 @@ impl Peer {
             role,
             diagnostics: diag::Diagnostics::new(config.diagnostics),
             origin: config.wall_origin,
+            timers: Timers::default(),
             config,
             catalog,
             effects: VecDeque::new(),
@@ -417,13 +423,78 @@ impl Peer {
     /// When [`Peer::handle_timeout`] must next be called: the next heartbeat, deadline,
     /// expiry of a parked call, background delay, end of a `job_wait` or job expiry.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        let next = [
-            self.next_heartbeat(),
-            self.next_deadline(),
-            self.next_park_expiry(),
-            self.next_background(),
-        ];
-        next.into_iter().flatten().min()
+        self.timers.next()
+    }
+
+    /// Fires every timer due at `now`, one kind after another: deadlines ([`Effect::Deadline`],
+    /// or [`Effect::Unstarted`] for a call still waiting for a slot), expired parked calls,
+    /// ended jobs whose retention is over, calls whose background delay passed (they become
+    /// jobs), `job_wait`s whose time is up, then heartbeat progress.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        for kind in Kind::ALL {
+            for subject in self.timers.take_due(kind, now) {
+                match subject {
+                    Subject::Call(id) => match kind {
+                        Kind::Deadline => self.fire_deadline(now, &id),
+                        Kind::Background => self.make_job(now, &id),
+                        Kind::WaitEnd => self.end_wait(now, &id),
+                        Kind::Heartbeat => self.heartbeat(now, &id),
+                        Kind::ParkExpiry | Kind::JobRetention => {}
+                    },
+                    Subject::Park(park) => self.release_expired(park),
+                    Subject::Job(job) => self.jobs.forget(&job),
+                }
+            }
+        }
+    }
+
+    /// The timers the records call for, found by scanning them (as `poll_timeout` did before
+    /// the timer table): tests check that the table holds exactly these.
+    #[cfg(test)]
+    fn timers_by_scan(&self) -> HashMap<(Kind, Subject), Instant> {
+        let mut all = HashMap::new();
+        for (id, c) in &self.calls {
+            let call = || Subject::Call(id.clone());
+            let background = c
+                .background_at
+                .filter(|_| !c.cancelled && c.parked.is_none());
+            let heartbeat = c
+                .live_token()
+                .and(c.last_report.checked_add(self.config.heartbeat));
+            let wait_end = c.wait.as_ref().map(|w| w.until);
+            for (kind, when) in [
+                (Kind::Deadline, c.deadline),
+                (Kind::Background, background),
+                (Kind::WaitEnd, wait_end),
+                (Kind::Heartbeat, heartbeat),
+            ] {
+                if let Some(when) = when {
+                    all.insert((kind, call()), when);
+                }
+            }
+        }
+        for (park, expires) in self.park_expiries() {
+            all.insert((Kind::ParkExpiry, Subject::Park(park)), expires);
+        }
+        for job in &self.jobs.jobs {
+            if let Some(end) = job
+                .ended
+                .and_then(|e| e.checked_add(self.config.job_retention))
+            {
+                all.insert((Kind::JobRetention, Subject::Job(job.id.clone())), end);
+            }
+        }
+        all
+    }
+
+    /// Panics unless the timer table holds exactly the timers the records call for.
+    #[cfg(test)]
+    fn check_timers(&self) {
+        assert_eq!(
+            self.timers.entries(),
+            self.timers_by_scan(),
+            "timer table out of line"
+        );
     }
 
     fn send_json(&mut self, json: Vec<u8>) {

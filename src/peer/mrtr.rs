@@ -261,6 +261,8 @@ impl Peer {
             nonce,
         };
         self.parking.parked.insert(park, parked);
+        self.timers.set_park(park, Some(expires));
+        self.sync_call_timers(call);
         self.send_input_required(&wire, park);
         Ok(Asked::Parked(RequestId::number(park)))
     }
@@ -291,11 +293,13 @@ impl Peer {
             .parked
             .iter()
             .find_map(|(k, _)| (RequestId::number(*k) == *park).then_some(*k));
-        if let Some(p) = parked.and_then(|k| self.parking.parked.remove(&k)) {
+        if let Some((k, p)) = parked.and_then(|k| self.parking.parked.remove_entry(&k)) {
+            self.timers.set_park(k, None);
             if let Some(c) = self.calls.get_mut(&p.call) {
                 c.parked = None;
                 c.cancelled = true;
             }
+            self.sync_call_timers(&p.call);
         }
     }
 
@@ -312,40 +316,37 @@ impl Peer {
         }
     }
 
-    pub(super) fn next_park_expiry(&self) -> Option<Instant> {
-        self.parking.parked.values().map(|p| p.expires).min()
-    }
-
-    /// Releases the parked calls the client did not retry in time: their work gets an error,
-    /// and their result goes nowhere (the request was answered with `input_required`).
-    pub(super) fn release_expired(&mut self, now: Instant) {
-        let due: Vec<i64> = self
-            .parking
+    /// The expiry of every parked call (for tests of the timer table).
+    #[cfg(test)]
+    pub(super) fn park_expiries(&self) -> Vec<(i64, Instant)> {
+        self.parking
             .parked
             .iter()
-            .filter(|(_, p)| p.expires <= now)
-            .map(|(k, _)| *k)
-            .collect();
-        for park in due {
-            let Some(p) = self.parking.parked.remove(&park) else {
-                continue;
-            };
-            note!(
-                self,
-                Info,
-                "request {}: released, the client did not retry in time",
-                p.call
-            );
-            let ttl = crate::human::setting(self.config.park_ttl);
-            let e = ErrorObject::internal(format!(
-                "the client did not retry within {ttl}: the call was released"
-            ));
-            self.effects.push_back(Effect::Response(Response {
-                id: RequestId::number(park),
-                result: Err(e),
-            }));
-            self.cancel_call(&p.call);
-        }
+            .map(|(k, p)| (*k, p.expires))
+            .collect()
+    }
+
+    /// Releases parked call `park`, whose client did not retry in time: its work gets an
+    /// error, and its result goes nowhere (the request was answered with `input_required`).
+    pub(super) fn release_expired(&mut self, park: i64) {
+        let Some(p) = self.parking.parked.remove(&park) else {
+            return;
+        };
+        note!(
+            self,
+            Info,
+            "request {}: released, the client did not retry in time",
+            p.call
+        );
+        let ttl = crate::human::setting(self.config.park_ttl);
+        let e = ErrorObject::internal(format!(
+            "the client did not retry within {ttl}: the call was released"
+        ));
+        self.effects.push_back(Effect::Response(Response {
+            id: RequestId::number(park),
+            result: Err(e),
+        }));
+        self.cancel_call(&p.call);
     }
 
     /// Handles a retried request that carries `requestState`; false when it carries none (a
@@ -397,6 +398,7 @@ impl Peer {
                 c.parked = None;
             }
         }
+        self.sync_call_timers(call);
         if req.id != *call {
             self.parking.aliases.insert(req.id.clone(), call.clone());
         }
@@ -454,6 +456,7 @@ impl Peer {
         if !done {
             p.round += 1;
             p.expires = now + ttl;
+            self.timers.set_park(park, Some(p.expires));
         }
         self.follow_retry(now, &call, req, terms, done);
         if !done {
@@ -461,6 +464,7 @@ impl Peer {
             return Ok(());
         }
         let p = self.parking.parked.remove(&park);
+        self.timers.set_park(park, None);
         let result = match undeclared {
             // The retried request dropped a capability the missing answers need: the work
             // learns so (and may go on without), instead of a request the client cannot answer.

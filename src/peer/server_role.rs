@@ -558,6 +558,7 @@ impl Peer {
         let wants_progress = inflight.progress_token.is_some() || inflight.background_at.is_some();
         self.admit(&req.id, &mut inflight);
         self.calls.insert(req.id.clone(), inflight);
+        self.sync_call_timers(&req.id);
         self.effects.push_back(Effect::Start(Call {
             id: req.id,
             work,

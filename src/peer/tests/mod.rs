@@ -13,6 +13,7 @@ mod edges;
 mod jobs;
 mod mrtr;
 mod slots;
+mod timers;
 use crate::framing::FrameDecoder;
 use crate::mcp::{LogLevel, PromptArgument, ToolAnnotations};
 
@@ -135,6 +136,7 @@ impl H {
     }
 
     fn drain(&mut self) -> Out {
+        self.peer.check_timers();
         let mut out = Out::default();
         while let Some(e) = self.peer.poll_effect() {
             match e {
@@ -152,6 +154,15 @@ impl H {
             }
         }
         out
+    }
+
+    /// Advances the fake clock to the peer's next timeout and fires it (quinn-proto's
+    /// `step`): the timer table decides what happens, and when. `None` when no timer is set.
+    fn step(&mut self) -> Option<Out> {
+        let next = self.peer.poll_timeout()?;
+        self.now = self.now.max(next);
+        self.peer.handle_timeout(self.now);
+        Some(self.drain())
     }
 
     fn one(&mut self, v: Value) -> Value {
