@@ -30,8 +30,34 @@ pub enum Reply {
     Error(ErrorObject),
 }
 
+/// Where a call is in its life. Orthogonal to it is whether its work holds its slots
+/// ([`Inflight::running_since`]; `None`: queued): a call may become a job, or be cancelled,
+/// while it waits in line.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) enum CallState {
+    /// Its request is answered when its work ends; progress, heartbeats and logs flow.
+    Live,
+    /// 2026-07-28: answered with `input_required` (park id); the work waits for the retry
+    /// that continues it (Multi Round-Trip Requests).
+    Parked(i64),
+    /// Answered with a job; the work goes on and its outcome goes into the job store.
+    Job(String),
+    /// Cancelled (by the client, shutdown, an expired park or `job_cancel`): nothing more is
+    /// sent for it. It remembers the job it was (whose outcome still goes into the store, a
+    /// cancelled job staying cancelled) and the park it waited in (released when it ends).
+    Cancelled {
+        /// The job it was.
+        job: Option<String>,
+        /// The park it was waiting in, if still parked.
+        park: Option<i64>,
+    },
+}
+
+/// One request whose work runs, waits to run, or waits for the client (server role).
 #[derive(Debug)]
 pub(super) struct Inflight {
+    /// Where the call is in its life.
+    pub state: CallState,
     pub version: ProtocolVersion,
     /// 2026-07-28 path: results carry `resultType` and server info.
     pub modern: bool,
@@ -48,7 +74,6 @@ pub(super) struct Inflight {
     pub last_progress: Option<f64>,
     pub last_total: Option<f64>,
     pub status: Option<String>,
-    pub cancelled: bool,
     /// The server-side deadline, until it has fired.
     pub deadline: Option<Instant>,
     /// The id the result answers: the request's own, or that of the retry that continues it
@@ -61,16 +86,12 @@ pub(super) struct Inflight {
     pub caps: ClientCapabilities,
     /// `inputResponses` the request carried that the work has not taken yet.
     pub input: Map<String, Value>,
-    /// The park id while the call waits for the client's retry.
-    pub parked: Option<i64>,
     /// Input requests asked without a key so far (for their automatic keys).
     pub asked: u32,
     /// `tools/call`: the tool's catalog index.
     pub tool: Option<usize>,
     /// When the call becomes a job if it is still running (README "Long runs").
     pub background_at: Option<Instant>,
-    /// The job the call became: the request is answered, the work goes on.
-    pub job: Option<String>,
     /// The latest output lines (statuses) of the work, for its job.
     pub recent: VecDeque<String>,
     /// A `job_wait`: no work of its own, answered when its job ends or its time is up.
@@ -86,11 +107,10 @@ impl Inflight {
             target: None,
             caps: ClientCapabilities::default(),
             input: Map::new(),
-            parked: None,
+            state: CallState::Live,
             asked: 0,
             tool: None,
             background_at: None,
-            job: None,
             recent: VecDeque::new(),
             wait: None,
             slots: 1,
@@ -105,15 +125,35 @@ impl Inflight {
             last_progress: None,
             last_total: None,
             status: None,
-            cancelled: false,
             deadline: None,
         }
     }
 
+    /// The progress token, while progress may flow (a live call).
     pub(super) fn live_token(&self) -> Option<&Value> {
-        self.progress_token
-            .as_ref()
-            .filter(|_| !self.cancelled && self.parked.is_none() && self.job.is_none())
+        self.progress_token.as_ref().filter(|_| self.is_live())
+    }
+
+    /// Whether the call's request is still to be answered by its work.
+    pub(super) fn is_live(&self) -> bool {
+        self.state == CallState::Live
+    }
+
+    pub(super) fn is_cancelled(&self) -> bool {
+        matches!(self.state, CallState::Cancelled { .. })
+    }
+
+    /// The job the call is or was (if cancelled since).
+    pub(super) fn job(&self) -> Option<&String> {
+        match &self.state {
+            CallState::Job(job) | CallState::Cancelled { job: Some(job), .. } => Some(job),
+            _ => None,
+        }
+    }
+
+    /// Whether a background delay may still turn the call into a job.
+    pub(super) fn may_background(&self) -> bool {
+        matches!(self.state, CallState::Live | CallState::Job(_))
     }
 }
 
@@ -138,11 +178,15 @@ impl Peer {
 
     /// Answers a call taken out of the table: its request, its job, or nobody (cancelled).
     fn answer(&mut self, now: Instant, call: Inflight, outcome: Reply) {
-        if let Some(job) = &call.job {
+        if let Some(job) = call.job() {
             // Answered already: the outcome goes into the job store.
             return self.job_finished(now, job, outcome);
         }
-        if let Some(park) = call.parked {
+        if let CallState::Parked(park)
+        | CallState::Cancelled {
+            park: Some(park), ..
+        } = call.state
+        {
             // Ended while waiting for the client's retry: the request was answered already.
             self.release_park(&RequestId::number(park));
             note!(
@@ -155,7 +199,7 @@ impl Peer {
         }
         // A call continued by a retried request answers that request.
         let id = &call.wire_id;
-        if call.cancelled {
+        if call.is_cancelled() {
             note!(
                 self,
                 Debug,
@@ -240,8 +284,21 @@ impl Peer {
             return true;
         }
         match self.calls.get_mut(id) {
-            Some(call) if !call.cancelled => {
-                call.cancelled = true;
+            Some(call) if !call.is_cancelled() => {
+                call.state = match &call.state {
+                    CallState::Parked(park) => CallState::Cancelled {
+                        job: None,
+                        park: Some(*park),
+                    },
+                    CallState::Job(job) => CallState::Cancelled {
+                        job: Some(job.clone()),
+                        park: None,
+                    },
+                    _ => CallState::Cancelled {
+                        job: None,
+                        park: None,
+                    },
+                };
                 call.deadline = None; // its work is being stopped already
                 self.effects.push_back(Effect::Cancel(id.clone()));
                 self.sync_call_timers(id);
@@ -349,7 +406,7 @@ impl Peer {
             .calls
             .get(id)
             // A job's request was answered: nothing more is sent for it.
-            .filter(|c| !c.cancelled && c.parked.is_none() && c.job.is_none())
+            .filter(|c| c.is_live())
         else {
             return false;
         };
@@ -376,9 +433,7 @@ impl Peer {
         let Some(c) = self.calls.get(id) else {
             return self.timers.stop_call(id);
         };
-        let background = c
-            .background_at
-            .filter(|_| !c.cancelled && c.parked.is_none());
+        let background = c.background_at.filter(|_| c.may_background());
         // A heartbeat interval too long for the clock means no heartbeat.
         let heartbeat = c
             .live_token()

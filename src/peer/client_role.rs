@@ -126,7 +126,7 @@ impl Peer {
         params: Value,
         capability: &str,
     ) -> Result<RequestId, ErrorObject> {
-        let Some(inflight) = self.calls.get(call).filter(|c| !c.cancelled) else {
+        let Some(inflight) = self.calls.get(call).filter(|c| !c.is_cancelled()) else {
             return Err(ErrorObject::internal("the call is no longer running"));
         };
         if inflight.modern {

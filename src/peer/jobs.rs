@@ -16,6 +16,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::{json, Value};
 
+use super::calls::CallState;
 use super::Peer;
 use crate::jsonrpc::{ErrorObject, RequestId};
 use crate::mcp::{gate, CallToolResult, Content};
@@ -171,7 +172,7 @@ impl Peer {
             return;
         };
         call.background_at = None;
-        call.job = Some(job_id.clone());
+        call.state = CallState::Job(job_id.clone());
         let tool = call
             .tool
             .and_then(|t| self.catalog.tools.get(t))
@@ -264,7 +265,7 @@ impl Peer {
             return;
         };
         push_line(&mut call.recent, line);
-        if let Some(job_id) = call.job.clone() {
+        if let Some(job_id) = call.job().cloned() {
             let wall = self.wall(now);
             if let Some(job) = self.jobs.get_mut(&job_id) {
                 push_line(&mut job.lines, line);

@@ -455,9 +455,7 @@ impl Peer {
         let mut all = HashMap::new();
         for (id, c) in &self.calls {
             let call = || Subject::Call(id.clone());
-            let background = c
-                .background_at
-                .filter(|_| !c.cancelled && c.parked.is_none());
+            let background = c.background_at.filter(|_| c.may_background());
             let heartbeat = c
                 .live_token()
                 .and(c.last_report.checked_add(self.config.heartbeat));

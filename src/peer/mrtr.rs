@@ -31,6 +31,7 @@ use std::time::Instant;
 
 use serde_json::{json, Map, Value};
 
+use super::calls::CallState;
 use super::server_role::Terms;
 use super::{Effect, Peer};
 use crate::jsonrpc::{ErrorObject, Request, RequestId, Response};
@@ -201,7 +202,7 @@ impl Peer {
     ) -> Result<Asked, ErrorObject> {
         let limit = self.config.max_parked;
         let parked_now = self.parking.parked.len();
-        let Some(c) = self.calls.get_mut(call).filter(|c| !c.cancelled) else {
+        let Some(c) = self.calls.get_mut(call).filter(|c| !c.is_cancelled()) else {
             return Err(ErrorObject::internal("the call is no longer running"));
         };
         let Some(target) = c.target.clone().filter(|_| c.modern) else {
@@ -209,11 +210,11 @@ impl Peer {
                 "only a 2026-07-28 tools/call, prompts/get or resources/read can ask the client for input",
             ));
         };
-        if c.job.is_some() {
+        if c.job().is_some() {
             // Its request was answered: a task asks through tasks/get and tasks/update.
             return self.ask_for_task(now, call, requests);
         }
-        if c.parked.is_some() {
+        if matches!(c.state, CallState::Parked(_)) {
             // Another thread of the same work asked already: one request has one answer.
             return Err(ErrorObject::internal(
                 "the call already waits for the client's input",
@@ -245,7 +246,7 @@ impl Peer {
         }
         let park = self.next_id;
         self.next_id += 1;
-        c.parked = Some(park);
+        c.state = CallState::Parked(park);
         c.input.clear();
         let wire = c.wire_id.clone();
         let expires = now + self.config.park_ttl;
@@ -296,8 +297,10 @@ impl Peer {
         if let Some((k, p)) = parked.and_then(|k| self.parking.parked.remove_entry(&k)) {
             self.timers.set_park(k, None);
             if let Some(c) = self.calls.get_mut(&p.call) {
-                c.parked = None;
-                c.cancelled = true;
+                c.state = CallState::Cancelled {
+                    job: None,
+                    park: None,
+                };
             }
             self.sync_call_timers(&p.call);
         }
@@ -395,7 +398,11 @@ impl Peer {
             c.last_report = now;
             c.last_progress = None;
             if done {
-                c.parked = None;
+                c.state = match std::mem::replace(&mut c.state, CallState::Live) {
+                    CallState::Parked(_) => CallState::Live,
+                    CallState::Cancelled { job, .. } => CallState::Cancelled { job, park: None },
+                    other => other,
+                };
             }
         }
         self.sync_call_timers(call);

@@ -93,7 +93,7 @@ impl Peer {
                 let id = self.call_id_of(&id);
                 if let Some(i) = self.listens.iter().position(|l| *l == id) {
                     self.listens.remove(i);
-                } else if self.calls.get(&id).is_some_and(|c| c.job.is_some()) {
+                } else if self.calls.get(&id).is_some_and(|c| c.job().is_some()) {
                     // Answered with a job: only job_cancel or tasks/cancel stop it now.
                     note!(self, Debug, "cancel for {id} ignored: it goes on as a job");
                 } else if !self.cancel_call(&id) {

@@ -62,7 +62,7 @@ impl Peer {
             r.key = auto_key(&r.method, c.asked);
         }
         check_requests(&c.caps, &requests)?;
-        let job_id = c.job.clone().unwrap_or_default();
+        let job_id = c.job().cloned().unwrap_or_default();
         let park = RequestId::number(self.next_id);
         self.next_id += 1;
         let wall = self.wall(now);
