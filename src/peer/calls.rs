@@ -94,8 +94,6 @@ pub(super) struct Inflight {
     pub background_at: Option<Instant>,
     /// The latest output lines (statuses) of the work, for its job.
     pub recent: VecDeque<String>,
-    /// A `job_wait`: no work of its own, answered when its job ends or its time is up.
-    pub wait: Option<super::job_tools::Wait>,
     /// Slots of `max_running` the call takes (admitted all at once).
     pub slots: usize,
 }
@@ -112,7 +110,6 @@ impl Inflight {
             tool: None,
             background_at: None,
             recent: VecDeque::new(),
-            wait: None,
             slots: 1,
             version,
             modern,
@@ -162,7 +159,7 @@ impl Peer {
     /// was cancelled; the entry is dropped either way, and the oldest waiting request (if
     /// any) starts running at `now`.
     pub fn finish(&mut self, now: Instant, id: &RequestId, outcome: Reply) {
-        if self.calls.get(id).is_some_and(|c| c.wait.is_some()) {
+        if self.waits.contains_key(id) {
             note!(self, Debug, "finish for {id}, a job_wait, ignored");
             return;
         }
@@ -277,9 +274,8 @@ impl Peer {
     /// Cancels a request's work (from `notifications/cancelled` or shutdown): marks it, emits
     /// [`Effect::Cancel`], and from now on nothing is sent for it.
     pub(super) fn cancel_call(&mut self, id: &RequestId) -> bool {
-        if self.calls.get(id).is_some_and(|c| c.wait.is_some()) {
+        if self.waits.remove(id).is_some() {
             // A job_wait: only the wait ends, never its job.
-            self.calls.remove(id);
             self.timers.stop_call(id);
             return true;
         }
@@ -310,7 +306,12 @@ impl Peer {
 
     /// Cancels every request in flight (shutdown).
     pub fn cancel_all(&mut self) {
-        let ids: Vec<RequestId> = self.calls.keys().cloned().collect();
+        let ids: Vec<RequestId> = self
+            .calls
+            .keys()
+            .chain(self.waits.keys())
+            .cloned()
+            .collect();
         for id in ids {
             self.cancel_call(&id);
         }
@@ -357,6 +358,7 @@ impl Peer {
         call.last_progress = Some(progress);
         call.last_total = total;
         call.last_report = now;
+        let version = call.version;
         let heartbeat = now.checked_add(self.config.heartbeat);
         self.timers.set_call(Kind::Heartbeat, id, heartbeat);
         let params = ProgressParams {
@@ -365,7 +367,11 @@ impl Peer {
             total,
             message,
         };
-        let params = gate::progress(params, call.version);
+        self.push_progress(id, gate::progress(params, version))
+    }
+
+    /// Queues the progress notification of request `id`.
+    pub(super) fn push_progress(&mut self, id: &RequestId, params: ProgressParams) -> bool {
         let mut out = Vec::with_capacity(128);
         match crate::jsonrpc::write_notification(&mut out, method::PROGRESS, &params) {
             Ok(()) => {
@@ -427,8 +433,8 @@ impl Peer {
     }
 
     /// Brings the timers of call `id` in line with its record: its deadline, its background
-    /// delay (unless cancelled or parked), the end of its `job_wait`, and its next heartbeat
-    /// (while it has a live progress token). A call no longer in the table has none.
+    /// delay (unless cancelled or parked), and its next heartbeat (while it has a live
+    /// progress token). A call no longer in the table has none.
     pub(super) fn sync_call_timers(&mut self, id: &RequestId) {
         let Some(c) = self.calls.get(id) else {
             return self.timers.stop_call(id);
@@ -438,11 +444,9 @@ impl Peer {
         let heartbeat = c
             .live_token()
             .and(c.last_report.checked_add(self.config.heartbeat));
-        let wait_end = c.wait.as_ref().map(|w| w.until);
         let deadline = c.deadline;
         self.timers.set_call(Kind::Deadline, id, deadline);
         self.timers.set_call(Kind::Background, id, background);
-        self.timers.set_call(Kind::WaitEnd, id, wait_end);
         self.timers.set_call(Kind::Heartbeat, id, heartbeat);
     }
 
@@ -503,7 +507,6 @@ impl Peer {
     /// slot, how long it has waited and how many wait before it.
     pub(super) fn heartbeat(&mut self, now: Instant, id: &RequestId) {
         let ahead = self.waiting.iter().position(|w| w == id);
-        let wait_line = self.wait_line(id, now);
         let max_running = self.config.max_running;
         let Some(call) = self.calls.get_mut(id) else {
             return;
@@ -521,7 +524,6 @@ impl Peer {
             }
         };
         let message = match (call.running_since, ahead) {
-            _ if wait_line.is_some() => wait_line.unwrap_or_default(),
             (Some(since), _) => call
                 .status
                 .clone()

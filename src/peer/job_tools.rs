@@ -1,18 +1,18 @@
 //! Server role: the built-in tools over the job store, `job_wait`, `job_cancel` and `jobs`
-//! (README "Long runs: Jobs"). The peer answers them itself: `job_wait` is an entry of the
-//! call table that holds no worker, answered when its job ends or its time is up, with
+//! (README "Long runs: Jobs"). The peer answers them itself: `job_wait` is a pending wait of
+//! its own (not a call: it holds no slot and no worker), answered when its job ends or its time is up, with
 //! heartbeats that carry the job's latest output line; a cancel of it ends the wait only.
 
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use super::calls::Inflight;
 use super::jobs::{job_facts, JobState};
 use super::server_role::Terms;
+use super::timers::Kind;
 use super::{Catalog, Peer};
 use crate::jsonrpc::{Request, RequestId};
-use crate::mcp::{gate, CallToolResult, Tool};
+use crate::mcp::{gate, CallToolResult, ClientCapabilities, ProgressParams, ProtocolVersion, Tool};
 
 /// `job_wait`'s default wait, well below the shortest client timeout (about 60 s).
 pub const WAIT_DEFAULT: Duration = Duration::from_secs(40);
@@ -33,11 +33,32 @@ pub struct JobTools {
     pub list: usize,
 }
 
-/// A `job_wait` in progress.
+/// A pending `job_wait`: a request with no work of its own, answered when its job ends or
+/// its time is up, with heartbeats that carry the job's latest output line.
 #[derive(Clone, Debug)]
 pub(super) struct Wait {
+    /// The job waited for.
     pub job: String,
+    /// When the wait ends.
     pub until: Instant,
+    /// The revision of the answer.
+    pub version: ProtocolVersion,
+    /// 2026-07-28 path.
+    pub modern: bool,
+    pub progress_token: Option<Value>,
+    /// When the request arrived.
+    pub started: Instant,
+    pub last_report: Instant,
+    pub last_progress: Option<f64>,
+}
+
+impl Wait {
+    /// When its next heartbeat is due, if it has a progress token.
+    pub fn next_heartbeat(&self, interval: Duration) -> Option<Instant> {
+        self.progress_token
+            .as_ref()
+            .and(self.last_report.checked_add(interval))
+    }
 }
 
 impl Catalog {
@@ -167,18 +188,26 @@ impl Peer {
             let r = self.job_result(now, id);
             return self.answer_tool(&req.id, terms, r);
         }
-        let mut call = Inflight::new(now, req.id.clone(), terms.version, terms.modern);
-        call.progress_token = super::server_role::meta(&req.params)
+        let progress_token = super::server_role::meta(&req.params)
             .and_then(|m| m.get("progressToken"))
             .filter(|t| t.is_string() || t.is_number())
             .cloned();
-        call.wait = Some(Wait {
+        let wait = Wait {
             job: id.to_owned(),
             until: now + wait,
-        });
+            version: terms.version,
+            modern: terms.modern,
+            progress_token,
+            started: now,
+            last_report: now,
+            last_progress: None,
+        };
         // Holds no slot and no worker: it is only a pending answer.
-        self.calls.insert(req.id.clone(), call);
-        self.sync_call_timers(&req.id);
+        self.timers
+            .set_call(Kind::WaitEnd, &req.id, Some(wait.until));
+        let heartbeat = wait.next_heartbeat(self.config.heartbeat);
+        self.timers.set_call(Kind::Heartbeat, &req.id, heartbeat);
+        self.waits.insert(req.id.clone(), wait);
     }
 
     /// What `job_wait` returns for a job: its result in the tool's own shape once it ended,
@@ -247,9 +276,9 @@ impl Peer {
     /// Answers the `job_wait`s of a job that ended.
     pub(super) fn answer_waits(&mut self, now: Instant, job_id: &str) {
         let waits: Vec<RequestId> = self
-            .calls
+            .waits
             .iter()
-            .filter(|(_, c)| c.wait.as_ref().is_some_and(|w| w.job == job_id))
+            .filter(|(_, w)| w.job == job_id)
             .map(|(id, _)| id.clone())
             .collect();
         for id in waits {
@@ -259,26 +288,55 @@ impl Peer {
 
     /// Answers `job_wait` `id` (its job ended or its time is up) with its job's state.
     pub(super) fn end_wait(&mut self, now: Instant, id: &RequestId) {
-        let Some(call) = self.calls.remove(id) else {
+        let Some(wait) = self.waits.remove(id) else {
             return;
         };
         self.timers.stop_call(id);
-        let Some(wait) = &call.wait else {
-            return;
-        };
         let r = self.job_result(now, &wait.job);
         let terms = Terms {
-            version: call.version,
-            modern: call.modern,
-            caps: call.caps.clone(),
+            version: wait.version,
+            modern: wait.modern,
+            caps: ClientCapabilities::default(),
             log_level: None,
         };
         self.answer_tool(id, &terms, r);
     }
 
+    /// Sends the heartbeat progress of `job_wait` `id`, whose timer fired: the elapsed
+    /// seconds, with its job's latest output line.
+    pub(super) fn wait_heartbeat(&mut self, now: Instant, id: &RequestId) {
+        let message = self.wait_line(id, now);
+        let interval = self.config.heartbeat;
+        let Some(wait) = self.waits.get_mut(id) else {
+            return;
+        };
+        let message = message.unwrap_or_else(|| {
+            let elapsed = now.saturating_duration_since(wait.started);
+            format!("running for {}", crate::human::elapsed(elapsed))
+        });
+        wait.last_report = now;
+        let secs = now.duration_since(wait.started).as_secs_f64();
+        let secs = (secs * 1000.0).round() / 1000.0;
+        let value = wait.last_progress.map_or(secs, |l| secs.max(l + 0.001));
+        let token = wait.progress_token.clone();
+        if let Some(token) = token.filter(|_| wait.last_progress.is_none_or(|l| value > l)) {
+            wait.last_progress = Some(value);
+            let params = ProgressParams {
+                progress_token: token,
+                progress: value,
+                total: None,
+                message: Some(message),
+            };
+            let params = gate::progress(params, wait.version);
+            self.push_progress(id, params);
+        }
+        let next = self.waits.get(id).and_then(|w| w.next_heartbeat(interval));
+        self.timers.set_call(Kind::Heartbeat, id, next);
+    }
+
     /// The heartbeat message of a `job_wait`: its job's latest output line.
     pub(super) fn wait_line(&self, id: &RequestId, now: Instant) -> Option<String> {
-        let wait = self.calls.get(id)?.wait.as_ref()?;
+        let wait = self.waits.get(id)?;
         let job = self.jobs.get(&wait.job)?;
         let elapsed = crate::human::elapsed(job.elapsed(now));
         Some(match job.lines.back() {

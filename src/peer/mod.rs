@@ -277,6 +277,8 @@ pub struct Peer {
     handshake: Option<server_role::Handshake>,
     /// Server role: requests whose work is running or waiting to run.
     calls: HashMap<RequestId, calls::Inflight>,
+    /// Server role: pending `job_wait`s, answered when their job ends or their time is up.
+    waits: HashMap<RequestId, job_tools::Wait>,
     /// Server role: how many of `calls` run (the others wait in `waiting`).
     running: usize,
     /// Server role: requests waiting for a free slot, oldest first.
@@ -327,6 +329,7 @@ impl Peer {
             framing: Framing::Newline,
             handshake: None,
             calls: HashMap::new(),
+            waits: HashMap::new(),
             running: 0,
             waiting: VecDeque::new(),
             listens: Vec::new(),
@@ -365,9 +368,10 @@ impl Peer {
         self.framing = framing;
     }
 
-    /// Number of requests whose work is running (cancelled ones included until they end).
+    /// Number of requests in flight: those whose work is running or waits to run (cancelled
+    /// ones included until they end) and pending `job_wait`s.
     pub fn calls_in_flight(&self) -> usize {
-        self.calls.len()
+        self.calls.len() + self.waits.len()
     }
 
     /// The next effect, if any.
@@ -438,6 +442,9 @@ impl Peer {
                         Kind::Deadline => self.fire_deadline(now, &id),
                         Kind::Background => self.make_job(now, &id),
                         Kind::WaitEnd => self.end_wait(now, &id),
+                        Kind::Heartbeat if self.waits.contains_key(&id) => {
+                            self.wait_heartbeat(now, &id)
+                        }
                         Kind::Heartbeat => self.heartbeat(now, &id),
                         Kind::ParkExpiry | Kind::JobRetention => {}
                     },
@@ -459,16 +466,20 @@ impl Peer {
             let heartbeat = c
                 .live_token()
                 .and(c.last_report.checked_add(self.config.heartbeat));
-            let wait_end = c.wait.as_ref().map(|w| w.until);
             for (kind, when) in [
                 (Kind::Deadline, c.deadline),
                 (Kind::Background, background),
-                (Kind::WaitEnd, wait_end),
                 (Kind::Heartbeat, heartbeat),
             ] {
                 if let Some(when) = when {
                     all.insert((kind, call()), when);
                 }
+            }
+        }
+        for (id, w) in &self.waits {
+            all.insert((Kind::WaitEnd, Subject::Call(id.clone())), w.until);
+            if let Some(when) = w.next_heartbeat(self.config.heartbeat) {
+                all.insert((Kind::Heartbeat, Subject::Call(id.clone())), when);
             }
         }
         for (park, expires) in self.park_expiries() {
@@ -532,7 +543,7 @@ impl Peer {
         let holds = |b: &batch::Batch| b.pending.contains(id);
         let batch = match self.batches.iter().position(|b| b.open && holds(b)) {
             Some(i) => Some(i),
-            None if self.calls.contains_key(id) => None,
+            None if self.calls.contains_key(id) || self.waits.contains_key(id) => None,
             None => self.batches.iter().position(holds),
         };
         match batch {

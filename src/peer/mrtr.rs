@@ -441,7 +441,8 @@ impl Peer {
             ));
         }
         let call = p.call.clone();
-        if req.id != call && self.calls.contains_key(&req.id) {
+        if req.id != call && (self.calls.contains_key(&req.id) || self.waits.contains_key(&req.id))
+        {
             return Err(ErrorObject::invalid_request(format!(
                 "Invalid request: id {} is already in use by a request in flight",
                 req.id

@@ -111,7 +111,10 @@ impl Peer {
         }
         // Before anything else: a duplicate must not be answered as if it were the first
         // (JSON-RPC 2.0 ids are unique among requests in flight); the first one goes on.
-        if self.calls.contains_key(&req.id) || self.listens.contains(&req.id) {
+        if self.calls.contains_key(&req.id)
+            || self.waits.contains_key(&req.id)
+            || self.listens.contains(&req.id)
+        {
             let e = ErrorObject::invalid_request(format!(
                 "Invalid request: id {} is already in use by a request in flight",
                 jsonrpc::quote(&req.id.to_string())

@@ -166,3 +166,36 @@ fn a_job_is_made_by_its_delay_and_forgotten_after_its_retention() {
     assert_eq!(r["result"]["isError"], true, "{r}");
     assert!(h.step().is_none());
 }
+
+#[test]
+fn a_job_wait_with_a_token_beats_with_its_jobs_latest_line_until_its_end() {
+    let mut h = with_jobs(Config::default());
+    init(&mut h);
+    h.req(call(json!(1), "sleep", json!({"ms": 1}), None));
+    h.step().unwrap();
+    let t0 = h.now;
+    h.peer
+        .set_status(h.now, &RequestId::number(1), "step 3 of 9".into());
+    let out = h.req(call(
+        json!(2),
+        "job_wait",
+        json!({"id":"job-1","seconds":12}),
+        Some(json!("w")),
+    ));
+    assert!(out.sent.is_empty(), "{out:?}");
+    assert_eq!(h.peer.calls_in_flight(), 2);
+    for n in 1..=2 {
+        let out = h.step().unwrap();
+        assert_eq!(h.now, t0 + secs(5 * n));
+        assert_eq!(progress_message(&out), vec!["step 3 of 9".to_owned()]);
+        assert_eq!(out.sent[0]["params"]["progress"], json!(5.0 * n as f64));
+    }
+    let out = h.step().unwrap();
+    assert_eq!(h.now, t0 + secs(12));
+    assert_eq!(out.sent[0]["id"], 2, "{out:?}");
+    assert_eq!(h.peer.calls_in_flight(), 1);
+    // A finish for the wait's id is no call's: ignored.
+    h.peer
+        .finish(h.now, &RequestId::number(2), Reply::Value(json!({})));
+    assert!(h.drain().sent.is_empty());
+}
