@@ -17,6 +17,7 @@
 //!
 //! Call `poll_effect` until it returns `None` after every input or command.
 
+mod arguments;
 mod batch;
 mod calls;
 mod client_role;
@@ -49,6 +50,7 @@ use crate::mcp::{
     ResourceTemplate, Tool,
 };
 
+pub use arguments::ArgumentChecks;
 pub use calls::Reply;
 pub use client_role::ClientEra;
 pub use diag::{Diagnostic, Level};
@@ -299,6 +301,8 @@ pub struct Peer {
     closing: bool,
     /// What the peer would log, for the runtime to drain.
     diagnostics: diag::Diagnostics,
+    /// Schema verdicts on the arguments of the frame being handled ([`Peer::handle_checked`]).
+    checked: ArgumentChecks,
     /// Every timer: deadlines, park expiries, job retention, background delays, `job_wait`
     /// ends and heartbeats.
     timers: Timers,
@@ -323,6 +327,7 @@ impl Peer {
             diagnostics: diag::Diagnostics::new(config.diagnostics),
             origin: config.wall_origin,
             timers: Timers::default(),
+            checked: ArgumentChecks::default(),
             config,
             catalog,
             effects: VecDeque::new(),
@@ -410,6 +415,21 @@ impl Peer {
                 Role::Client => self.client_incoming(now, incoming),
             },
         }
+    }
+
+    /// Handles a frame already parsed, whose `tools/call` arguments were checked with
+    /// [`Catalog::check_arguments`] (both outside whatever lock guards the peer): the same
+    /// answers as [`Peer::handle_parsed`], without validating under the lock.
+    pub fn handle_checked(
+        &mut self,
+        now: Instant,
+        framing: Framing,
+        parsed: Result<jsonrpc::Incoming, ErrorObject>,
+        checks: ArgumentChecks,
+    ) {
+        self.checked = checks;
+        self.handle_parsed(now, framing, parsed);
+        self.checked = ArgumentChecks::default();
     }
 
     /// Handles a frame the decoder had to discard: answered like a parse error.

@@ -10,13 +10,13 @@ use std::time::Instant;
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
+use super::arguments::validate_arguments;
 use super::calls::Inflight;
 use super::{Call, Effect, Peer, Work};
 use crate::jsonrpc::{self, ErrorObject, Incoming, Message, Notification, Request, RequestId};
 use crate::mcp::{
     self, gate, meta_key, method, ClientCapabilities, InitializeResult, LogLevel, ProtocolVersion,
 };
-use crate::schema;
 
 /// Methods this server answers once the era is known: before `initialize`, and without a
 /// 2026-07-28 `_meta`, these get -32602 saying how to proceed; any other method -32601.
@@ -453,9 +453,12 @@ impl Peer {
             return self.send_result(&req.id, &result);
         }
         // Arguments that fail the schema are a tool error the model can correct, in every
-        // revision (MCP 2025-11-25, Tools: Error Handling).
-        if let Err(problem) = schema::validate(&self.catalog.tools[index].input_schema, &arguments)
-        {
+        // revision (MCP 2025-11-25, Tools: Error Handling). The check was made before the
+        // peer was handed the frame, where the caller could ([`Peer::handle_checked`]).
+        let checked = self.checked.take(&req.id, index);
+        let verdict =
+            checked.unwrap_or_else(|| validate_arguments(&self.catalog, index, &arguments));
+        if let Err(problem) = verdict {
             let result = gate::call_result(
                 mcp::CallToolResult::error(format!(
                     "Invalid arguments for tool {name}: {}",

@@ -97,6 +97,8 @@ pub(crate) struct Shared {
     timer_started: AtomicBool,
     pub pool: Pool,
     pub handlers: Handlers,
+    /// The peer's catalog, for what needs it outside the lock (argument validation).
+    catalog: Arc<crate::peer::Catalog>,
 }
 
 impl Shared {
@@ -113,6 +115,7 @@ impl Shared {
             options.worker_stack,
         );
         Shared {
+            catalog: peer.catalog().clone(),
             state: Mutex::new(State {
                 peer,
                 tokens: HashMap::new(),
@@ -435,7 +438,8 @@ impl Shared {
         self: &Arc<Self>,
         frames: Vec<Result<crate::framing::Frame, crate::framing::FrameError>>,
     ) {
-        // Parsing needs no state: it happens before the lock is taken.
+        // Parsing and the schema checks of tool arguments need no state: they happen before
+        // the lock is taken.
         let parsed: Vec<_> = frames
             .into_iter()
             .map(|f| {
@@ -443,7 +447,12 @@ impl Shared {
                     if log::log_enabled!(log::Level::Trace) {
                         log::trace!("< {}", String::from_utf8_lossy(&frame.body));
                     }
-                    (frame.framing, crate::jsonrpc::parse(&frame.body))
+                    let parsed = crate::jsonrpc::parse(&frame.body);
+                    let checks = match &parsed {
+                        Ok(incoming) => self.catalog.check_arguments(incoming),
+                        Err(_) => Default::default(),
+                    };
+                    (frame.framing, parsed, checks)
                 })
             })
             .collect();
@@ -452,7 +461,9 @@ impl Shared {
             let before = st.peer.poll_timeout();
             for p in parsed {
                 match p {
-                    Ok((framing, incoming)) => st.peer.handle_parsed(now, framing, incoming),
+                    Ok((framing, incoming, checks)) => {
+                        st.peer.handle_checked(now, framing, incoming, checks)
+                    }
                     Err(e) => {
                         log::warn!("discarded a frame: {e}");
                         st.peer.handle_frame_error(&e);
