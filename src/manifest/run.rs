@@ -3,9 +3,8 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
-use std::thread;
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
 use serde_json::json;
 
@@ -19,9 +18,6 @@ use crate::mcp::{CallToolResult, Content};
 use crate::process::{self, Outcome, RunError, RunSpec, Stream};
 use crate::server::{Ctx, Reporter};
 use crate::spool::{stream_name as spool_name, Entry};
-
-/// How often the latest output line may refresh the heartbeat message.
-const STATUS_EVERY: Duration = Duration::from_millis(250);
 
 /// Runs one call of a manifest tool.
 pub fn call(
@@ -256,12 +252,13 @@ fn held_cwd(
 }
 
 /// Output lines feed progress: declared progress lines become notifications; any other line
-/// becomes the message of the next heartbeat: the latest complete line of either stream.
+/// becomes the message of the next heartbeat: the latest complete line of either stream. A
+/// line only fills the call's status slot, which the peer reads when the heartbeat fires (no
+/// thread, no throttle, no lock of the peer per line).
 pub(super) fn line_handler(reporter: Reporter, progress: Option<ProgressLines>) -> process::LineFn {
     if !reporter.wants_progress() {
         return Arc::new(|_, _| {});
     }
-    let status = LatestLine::start(reporter.clone());
     Arc::new(move |stream, line| {
         if let Some(p) = &progress {
             if stream == p.stream {
@@ -275,108 +272,9 @@ pub(super) fn line_handler(reporter: Reporter, progress: Option<ProgressLines>) 
         }
         let line = line.trim();
         if !line.is_empty() {
-            status.set(line);
+            reporter.set_status(line);
         }
     })
-}
-
-/// The latest output line of a call, passed on to its heartbeat message at most every
-/// [`STATUS_EVERY`] (each pass takes the server's lock), and always the newest one: a line
-/// that arrives within the interval is passed on when it ends, by a helper thread, unless a
-/// newer line replaced it by then. The helper starts with the first line that has to wait,
-/// so a call whose output fits one interval (most short commands) starts no thread for it.
-pub(super) struct LatestLine {
-    shared: Arc<(Mutex<Latest>, Condvar)>,
-    reporter: Reporter,
-    helper: std::sync::Once,
-}
-
-#[derive(Default)]
-struct Latest {
-    line: Option<String>,
-    last_pass: Option<Instant>,
-    /// The owner is gone: the helper thread ends.
-    closed: bool,
-}
-
-fn lock(m: &Mutex<Latest>) -> MutexGuard<'_, Latest> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-impl LatestLine {
-    pub(super) fn start(reporter: Reporter) -> LatestLine {
-        LatestLine {
-            shared: Arc::new((Mutex::new(Latest::default()), Condvar::new())),
-            reporter,
-            helper: std::sync::Once::new(),
-        }
-    }
-
-    fn start_helper(&self) {
-        let (inner, to) = (Arc::clone(&self.shared), self.reporter.clone());
-        let spawned = thread::Builder::new()
-            .name("stdmcp-status".into())
-            .spawn(move || Self::pass_on_late_lines(&inner, &to));
-        if let Err(e) = spawned {
-            log::debug!("no status thread ({e}); heartbeats may show an older line");
-        }
-    }
-
-    pub(super) fn set(&self, line: &str) {
-        let (m, cv) = &*self.shared;
-        let mut st = lock(m);
-        if st.last_pass.is_none_or(|t| t.elapsed() >= STATUS_EVERY) {
-            st.last_pass = Some(Instant::now());
-            st.line = None;
-            drop(st);
-            self.reporter.set_status(line);
-        } else {
-            st.line = Some(line.to_owned());
-            cv.notify_one();
-            drop(st);
-            self.helper.call_once(|| self.start_helper());
-        }
-    }
-
-    /// The helper thread: passes on a waiting line once its interval is over.
-    fn pass_on_late_lines(shared: &(Mutex<Latest>, Condvar), reporter: &Reporter) {
-        let (m, cv) = shared;
-        let mut st = lock(m);
-        loop {
-            if st.closed {
-                return;
-            }
-            let due = match (&st.line, st.last_pass) {
-                (Some(_), Some(t)) => t + STATUS_EVERY,
-                _ => {
-                    st = cv.wait(st).unwrap_or_else(PoisonError::into_inner);
-                    continue;
-                }
-            };
-            let now = Instant::now();
-            if now < due {
-                st = cv
-                    .wait_timeout(st, due - now)
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .0;
-                continue;
-            }
-            if let Some(line) = st.line.take() {
-                st.last_pass = Some(now);
-                drop(st);
-                reporter.set_status(line);
-                st = lock(m);
-            }
-        }
-    }
-}
-
-impl Drop for LatestLine {
-    fn drop(&mut self) {
-        let (m, cv) = &*self.shared;
-        lock(m).closed = true;
-        cv.notify_one();
-    }
 }
 
 /// `progress[/total] [message]`.

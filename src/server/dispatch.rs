@@ -99,6 +99,13 @@ pub(crate) struct Shared {
     pub handlers: Handlers,
     /// The peer's catalog, for what needs it outside the lock (argument validation).
     catalog: Arc<crate::peer::Catalog>,
+    /// The latest status line of each call that set one since the peer last saw them
+    /// ([`Ctx::set_status`]): a slot per call, written without the state lock and handed to
+    /// the peer whenever the lock is next taken (so a heartbeat, `job_wait` or `jobs` always
+    /// sees the newest line, and output lines never contend for the peer).
+    lines: Mutex<HashMap<RequestId, String>>,
+    /// Whether `lines` may hold something (spares its lock when it does not).
+    has_lines: AtomicBool,
 }
 
 impl Shared {
@@ -116,6 +123,8 @@ impl Shared {
         );
         Shared {
             catalog: peer.catalog().clone(),
+            lines: Mutex::new(HashMap::new()),
+            has_lines: AtomicBool::new(false),
             state: Mutex::new(State {
                 peer,
                 tokens: HashMap::new(),
@@ -142,10 +151,36 @@ impl Shared {
     /// Runs `f` on the state, then carries out the peer's effects.
     pub fn with_state<R>(self: &Arc<Self>, f: impl FnOnce(&mut State) -> R) -> R {
         let mut st = self.lock();
+        self.pass_lines(&mut st);
         let r = f(&mut st);
         self.apply(&mut st);
         self.release(st);
         r
+    }
+
+    /// Keeps `line` as call `id`'s status: the message of its next heartbeat and its job's
+    /// latest line. Takes only the slots' lock, not the state's.
+    pub fn set_status(&self, id: &RequestId, line: String) {
+        let mut lines = crate::sync::lock(&self.lines);
+        match lines.get_mut(id) {
+            Some(slot) => *slot = line,
+            None => {
+                lines.insert(id.clone(), line);
+            }
+        }
+        self.has_lines.store(true, Ordering::Release);
+    }
+
+    /// Hands the status lines set since the last time to the peer.
+    fn pass_lines(&self, st: &mut State) {
+        if !self.has_lines.swap(false, Ordering::Acquire) {
+            return;
+        }
+        let lines = std::mem::take(&mut *crate::sync::lock(&self.lines));
+        let now = Instant::now();
+        for (id, line) in lines {
+            st.peer.set_status(now, &id, line);
+        }
     }
 
     /// Lets go of the lock, then does what needs no lock: wakes the writer, hands new work
