@@ -7,17 +7,12 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use super::jobs::{job_facts, JobState};
-use super::server_role::Terms;
+use super::jobs::{job_facts, JobState, WAIT_DEFAULT, WAIT_MAX};
+use super::terms::{progress_token, Terms};
 use super::timers::Kind;
 use super::{Catalog, Peer};
 use crate::jsonrpc::{Request, RequestId};
 use crate::mcp::{gate, CallToolResult, ClientCapabilities, ProgressParams, ProtocolVersion, Tool};
-
-/// `job_wait`'s default wait, well below the shortest client timeout (about 60 s).
-pub const WAIT_DEFAULT: Duration = Duration::from_secs(40);
-/// The longest wait `job_wait` accepts.
-pub const WAIT_MAX: Duration = Duration::from_secs(50);
 
 /// Names of the built-in job tools.
 pub const JOB_TOOL_NAMES: [&str; 3] = ["job_wait", "job_cancel", "jobs"];
@@ -188,10 +183,7 @@ impl Peer {
             let r = self.job_result(now, id);
             return self.answer_tool(&req.id, terms, r);
         }
-        let progress_token = super::server_role::meta(&req.params)
-            .and_then(|m| m.get("progressToken"))
-            .filter(|t| t.is_string() || t.is_number())
-            .cloned();
+        let progress_token = progress_token(&req.params);
         let wait = Wait {
             job: id.to_owned(),
             until: now + wait,

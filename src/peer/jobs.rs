@@ -21,6 +21,11 @@ use super::Peer;
 use crate::jsonrpc::{ErrorObject, RequestId};
 use crate::mcp::{gate, CallToolResult, Content};
 
+/// `job_wait`'s default wait, well below the shortest client timeout (about 60 s).
+pub const WAIT_DEFAULT: Duration = Duration::from_secs(40);
+/// The longest wait `job_wait` accepts.
+pub const WAIT_MAX: Duration = Duration::from_secs(50);
+
 /// Output lines a job keeps (the latest ones).
 pub const JOB_LINES: usize = 5;
 
@@ -179,7 +184,7 @@ impl Peer {
             .map(|t| t.name.clone())
             .unwrap_or_default();
         // The capabilities of the latest retry, for a call resumed after asking the client.
-        let tasks = call.modern && super::tasks::declared(&call.caps);
+        let tasks = call.modern && super::terms::declares_tasks(&call.caps);
         let (wire_id, version, modern) = (call.wire_id.clone(), call.version, call.modern);
         let job = Job {
             id: job_id.clone(),
@@ -323,7 +328,7 @@ impl Peer {
         let retention = job_retention_text(self.config.job_retention);
         text.push_str(&format!(
             "Call job_wait {{\"id\": \"{job_id}\"}} to wait for its result (it returns after at most {} s; call it again while the job runs), or job_cancel {{\"id\": \"{job_id}\"}} to stop it. Jobs end when this server stops; a finished job's result is kept for {retention}.",
-            super::job_tools::WAIT_DEFAULT.as_secs()
+            WAIT_DEFAULT.as_secs()
         ));
         let mut r = CallToolResult::new(vec![Content::text(text)]);
         let mut meta = serde_json::Map::new();

@@ -30,6 +30,7 @@ mod server_role;
 mod subscriptions;
 mod task_input;
 mod tasks;
+mod terms;
 mod timeout;
 mod timers;
 
@@ -54,11 +55,12 @@ pub use arguments::ArgumentChecks;
 pub use calls::Reply;
 pub use client_role::ClientEra;
 pub use diag::{Diagnostic, Level};
-pub use job_tools::{JobTools, JOB_TOOL_NAMES, WAIT_DEFAULT, WAIT_MAX};
+pub use job_tools::{JobTools, JOB_TOOL_NAMES};
 pub use jobs::JOB_META;
+pub use jobs::{WAIT_DEFAULT, WAIT_MAX};
 pub use mrtr::{auto_key, capability_of, hash_random, Asked, InputRequest};
 pub use subscriptions::MAX_SUBSCRIPTIONS;
-pub use tasks::{declared as declares_tasks, TASKS_EXTENSION};
+pub use terms::{declares_tasks, TASKS_EXTENSION};
 pub use timeout::Timeout;
 
 /// Default interval of heartbeat progress (the 5 s of established prover servers).

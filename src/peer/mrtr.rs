@@ -32,7 +32,7 @@ use std::time::Instant;
 use serde_json::{json, Map, Value};
 
 use super::calls::CallState;
-use super::server_role::Terms;
+use super::terms::{progress_token, Terms};
 use super::{Effect, Peer};
 use crate::jsonrpc::{ErrorObject, Request, RequestId, Response};
 use crate::mcp::{method, missing_capability};
@@ -391,10 +391,7 @@ impl Peer {
             c.wire_id = req.id.clone();
             c.caps = terms.caps.clone();
             c.log_level = terms.log_level;
-            c.progress_token = super::server_role::meta(&req.params)
-                .and_then(|m| m.get("progressToken"))
-                .filter(|t| t.is_string() || t.is_number())
-                .cloned();
+            c.progress_token = progress_token(&req.params);
             c.last_report = now;
             c.last_progress = None;
             if done {

@@ -12,6 +12,7 @@ use serde_json::{json, Map, Value};
 
 use super::arguments::validate_arguments;
 use super::calls::Inflight;
+use super::terms::{meta, progress_token, Terms};
 use super::{Call, Effect, Peer, Work};
 use crate::jsonrpc::{self, ErrorObject, Incoming, Message, Notification, Request, RequestId};
 use crate::mcp::{
@@ -45,19 +46,6 @@ pub(super) struct Handshake {
     pub client_capabilities: ClientCapabilities,
     /// What the client subscribed to (`resources/subscribe`).
     pub subscriptions: super::subscriptions::Subscriptions,
-}
-
-/// How one request is to be answered: which revision, which era's result shape.
-#[derive(Clone, Debug)]
-pub(super) struct Terms {
-    pub version: ProtocolVersion,
-    pub modern: bool,
-    pub caps: ClientCapabilities,
-    pub log_level: Option<LogLevel>,
-}
-
-pub(super) fn meta(params: &Value) -> Option<&Map<String, Value>> {
-    params.get("_meta").and_then(Value::as_object)
 }
 
 impl Peer {
@@ -247,7 +235,7 @@ impl Peer {
         }
         if modern && c.has_background() {
             // 2026-07-28 only: the extension does not exist in earlier revisions.
-            caps["extensions"] = json!({ super::tasks::TASKS_EXTENSION: {} });
+            caps["extensions"] = json!({ super::terms::TASKS_EXTENSION: {} });
         }
         caps
     }
@@ -540,10 +528,7 @@ impl Peer {
             inflight.target = Some(super::mrtr::target_of(&req));
         }
         inflight.caps = terms.caps.clone();
-        inflight.progress_token = meta(&req.params)
-            .and_then(|m| m.get("progressToken"))
-            .filter(|t| t.is_string() || t.is_number())
-            .cloned();
+        inflight.progress_token = progress_token(&req.params);
         inflight.log_level = terms.log_level;
         inflight.cacheable = matches!(work, Work::ReadResource { .. });
         if let Work::CallTool { tool, arguments } = &work {

@@ -274,7 +274,7 @@ impl Shared {
                 Effect::Request(r) => log::debug!("request {} ignored", r.method),
             }
         }
-        super::runtime::log_diagnostics(&mut st.peer);
+        super::diagnostics::log_diagnostics(&mut st.peer);
     }
 
     /// Wakes the timer thread so that it recomputes its next deadline; the first wake

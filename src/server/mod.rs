@@ -7,6 +7,7 @@
 
 mod bell;
 mod ctx;
+mod diagnostics;
 mod dispatch;
 mod outbox;
 mod pool;
@@ -29,8 +30,8 @@ pub use crate::peer::Timeout;
 use crate::peer::{self, Catalog};
 
 pub use ctx::{Ctx, Reporter};
+pub(crate) use diagnostics::{diagnostics_level, log_diagnostics};
 use pool::Pool;
-pub(crate) use runtime::{diagnostics_level, log_diagnostics};
 
 /// What a tool handler returns: `Err` becomes an `isError` result carrying the message.
 pub type ToolResult = Result<CallToolResult, ToolError>;

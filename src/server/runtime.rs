@@ -14,30 +14,6 @@ use super::Server;
 use crate::framing::{self, FrameDecoder};
 use crate::peer::{self, Peer};
 
-/// The most verbose peer diagnostics the logger would write.
-pub(crate) fn diagnostics_level() -> Option<peer::Level> {
-    match log::max_level() {
-        log::LevelFilter::Off => None,
-        log::LevelFilter::Error => Some(peer::Level::Error),
-        log::LevelFilter::Warn => Some(peer::Level::Warn),
-        log::LevelFilter::Info => Some(peer::Level::Info),
-        log::LevelFilter::Debug | log::LevelFilter::Trace => Some(peer::Level::Debug),
-    }
-}
-
-/// Logs what the peer noted (its diagnostics), under the `stdmcp::peer` target.
-pub(crate) fn log_diagnostics(peer: &mut Peer) {
-    while let Some(d) = peer.poll_diagnostic() {
-        let level = match d.level {
-            peer::Level::Error => log::Level::Error,
-            peer::Level::Warn => log::Level::Warn,
-            peer::Level::Info => log::Level::Info,
-            peer::Level::Debug => log::Level::Debug,
-        };
-        log::log!(target: "stdmcp::peer", level, "{}", d.message);
-    }
-}
-
 const READ_CHUNK: usize = 64 * 1024;
 /// Bytes the writer takes from its queue at a time.
 const WRITE_BATCH: usize = 1 << 20;
@@ -70,7 +46,7 @@ pub(super) fn serve(
         job_retention: options.job_retention,
         fill_random: crate::random::kernel_random,
         wall_origin: Some((Instant::now(), std::time::SystemTime::now())),
-        diagnostics: diagnostics_level(),
+        diagnostics: super::diagnostics::diagnostics_level(),
         ..peer::Config::default()
     };
     let mut catalog = server.catalog;
