@@ -56,6 +56,23 @@ impl Wait {
     }
 }
 
+/// A tool of the catalog has the name of a built-in job tool, which is reserved when some
+/// tool has a background delay ([`Catalog::add_job_tools`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReservedToolName(pub String);
+
+impl std::fmt::Display for ReservedToolName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "tool name {} is reserved for the built-in job tools when a tool has a background delay",
+            self.0
+        )
+    }
+}
+
+impl std::error::Error for ReservedToolName {}
+
 impl Catalog {
     /// True when some tool may become a job.
     pub fn has_background(&self) -> bool {
@@ -69,7 +86,7 @@ impl Catalog {
     /// job status, which the schema does not describe, and clients check results against a
     /// declared schema (the Python and TypeScript SDKs refuse a result without the structured
     /// content it promises). Its results still carry their `structuredContent`.
-    pub fn add_job_tools(&mut self) -> Result<(), String> {
+    pub fn add_job_tools(&mut self) -> Result<(), ReservedToolName> {
         if !self.has_background() || self.job_tools.is_some() {
             return Ok(());
         }
@@ -79,9 +96,7 @@ impl Catalog {
             }
         }
         if let Some(n) = JOB_TOOL_NAMES.iter().find(|n| self.tool_index(n).is_some()) {
-            return Err(format!(
-                "tool name {n} is reserved for the built-in job tools when a tool has a background delay"
-            ));
+            return Err(ReservedToolName((*n).to_owned()));
         }
         let id = json!({ "type": "string", "description": "The job's id, as the call that started it said (job-N)." });
         let defs = [

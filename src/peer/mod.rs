@@ -55,7 +55,7 @@ pub use arguments::ArgumentChecks;
 pub use calls::Reply;
 pub use client_role::ClientEra;
 pub use diag::{Diagnostic, Level};
-pub use job_tools::{JobTools, JOB_TOOL_NAMES};
+pub use job_tools::{JobTools, ReservedToolName, JOB_TOOL_NAMES};
 pub use jobs::JOB_META;
 pub use jobs::{WAIT_DEFAULT, WAIT_MAX};
 pub use mrtr::{auto_key, capability_of, hash_random, Asked, InputRequest};

@@ -48,7 +48,7 @@ pub(super) struct State {
     pub draining: bool,
     pub stopped: bool,
     /// Work to hand to the pool once the lock is released (waking a worker is a syscall).
-    jobs: Vec<Submitted>,
+    submitted: Vec<Submitted>,
     /// The writer must be woken once the lock is released.
     ring_writer: bool,
     /// Cancel tokens to fire once the lock is released (their hooks may take the lock).
@@ -64,12 +64,12 @@ struct Submitted {
     /// Slots of the concurrency limit it takes (a portfolio: one per member).
     slots: usize,
     token: CancelToken,
-    /// Taken by the job when it starts, or by the answer given without it.
+    /// Taken by the work item when it starts, or by the answer given without it.
     claim: Arc<Claim>,
-    job: super::pool::Job,
+    item: super::pool::WorkItem,
 }
 
-/// Who answers a call: the job that runs it, or (for a job left waiting for a busy worker,
+/// Who answers a call: the work item that runs it, or (for one left waiting for a busy worker,
 /// when no thread could be started) a cancel hook that answers it at its deadline, its
 /// cancellation or the shutdown, whichever comes first. Only the first to take it does.
 #[derive(Default)]
@@ -131,7 +131,7 @@ impl Shared {
                 waiters: HashMap::new(),
                 draining: false,
                 stopped: false,
-                jobs: Vec::new(),
+                submitted: Vec::new(),
                 ring_writer: false,
                 fire: Vec::new(),
             }),
@@ -187,17 +187,17 @@ impl Shared {
     /// to the pool (both may be syscalls; the bytes were queued in order under the lock) and
     /// fires cancel tokens, whose hooks thus run on this thread without the lock.
     fn release(self: &Arc<Self>, mut st: MutexGuard<'_, State>) {
-        let jobs = std::mem::take(&mut st.jobs);
+        let submitted = std::mem::take(&mut st.submitted);
         let ring = std::mem::take(&mut st.ring_writer);
         let fire = std::mem::take(&mut st.fire);
         drop(st);
         if ring {
             self.out.ring();
         }
-        for s in jobs {
+        for s in submitted {
             let refusal = match s.refusal {
                 Some(why) => Some(why),
-                None => match self.pool.submit_slots(s.job, s.slots) {
+                None => match self.pool.submit_slots(s.item, s.slots) {
                     Ok(Placed::Running) => None,
                     Ok(Placed::Waiting(e)) => {
                         self.answer_if_waiting_at_cancel(
@@ -339,14 +339,14 @@ impl Shared {
         let (id, wants_progress) = (ctx.id.clone(), ctx.wants_progress);
         let claim = Arc::new(Claim::default());
         let claimed = Arc::clone(&claim);
-        st.jobs.push(Submitted {
+        st.submitted.push(Submitted {
             id,
             wants_progress,
             refusal,
             slots,
             token: ctx.cancel.clone(),
             claim,
-            job: Box::new(move || {
+            item: Box::new(move || {
                 if !claimed.take() {
                     return; // answered while it waited for a thread
                 }
