@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde_json::json;
 
 use super::hooks::Hooks;
-use super::plan::plan;
+use super::plan::{plan, Plan};
 use super::verdict::Tracker;
 use super::{remote, Cwd, Kind, ProgressLines, ToolSpec};
 use crate::beneath::{beneath, Dir};
@@ -84,27 +84,8 @@ pub(super) fn execute(
         on_line,
     } = how;
     let values = remote::built_in(&call_id, spec.timeout);
-    let expanded;
-    let template = if remote::uses_built_in(&spec.args) {
-        expanded = ToolSpec {
-            args: remote::expand_args(&spec.args, &values),
-            ..spec.clone()
-        };
-        &expanded
-    } else {
-        spec
-    };
-    let mut plan = match plan(template, roots, args) {
-        Ok(p) => p,
-        Err(why) => {
-            return Ran::failed(CallToolResult::error(format!(
-                "Refused: {why}. Nothing was run."
-            )))
-        }
-    };
-    // The program starts in the directory checked, held open until it has started.
-    let cwd_dir = match held_cwd(spec, roots, plan.cwd.as_deref()) {
-        Ok(d) => d,
+    let (mut plan, cwd_dir) = match planned(spec, roots, args, &values) {
+        Ok(planned) => planned,
         Err(why) => {
             return Ran::failed(CallToolResult::error(format!(
                 "Refused: {why}. Nothing was run."
@@ -131,22 +112,8 @@ pub(super) fn execute(
         line_buffered: spec.line_buffered,
         spool: spool.clone(),
     };
-    let mut on_line = on_line;
-    if let Some(h) = &hooks {
-        let (h, inner) = (Arc::clone(h), on_line);
-        on_line = Arc::new(move |stream, line| {
-            h.on_line(stream, line);
-            inner(stream, line);
-        });
-    }
     let tracker = Tracker::default();
-    if let Some(v) = &spec.verdict {
-        let (v, t, inner) = (v.clone(), tracker.clone(), on_line);
-        on_line = Arc::new(move |stream, line| {
-            t.feed(&v, line);
-            inner(stream, line);
-        });
-    }
+    let on_line = with_hooks_and_verdict(spec, on_line, hooks.as_ref(), &tracker);
     let mut pid = None;
     let result = process::run(&run, &cancel, &mut |p| pid = Some(p), on_line);
     drop(run.cwd_dir);
@@ -171,39 +138,98 @@ pub(super) fn execute(
                     logs.add_changed(&mut r, &tails_stop(&cancel));
                 }
             }
-            Ran {
-                success: !r.is_error,
-                result: r,
-                verdict,
-                code: outcome.code,
-                timed_out: outcome.timed_out,
-                cancelled: outcome.cancelled,
-            }
+            Ran::of(r, verdict, &outcome)
         }
-        Err(RunError::Spawn { program, source }) => Ran::failed(CallToolResult::error(format!(
-            "{} could not be started ({}): {source}",
-            spec.name,
-            program.display()
-        ))),
-        Err(e) => Ran::failed(CallToolResult::error(format!(
-            "{} failed to run: {e}",
-            spec.name
-        ))),
+        Err(e) => Ran::failed(CallToolResult::error(run_error(spec, e))),
     };
     if let Some(note) = note {
         ran.result.content.push(Content::text(note));
     }
     if pid.is_some() && crate::reaper::missing() {
-        ran.result.content.push(Content::text(
-            "This call ran without the server's process watchdog, which could not be started \
-             (the server's log says why; the next call tries again): had the server been \
-             killed, processes the call started outside its process group could have outlived it.",
-        ));
+        ran.result.content.push(Content::text(WITHOUT_WATCHDOG));
     }
     ran
 }
 
+/// The note of a call that ran while the process watchdog was missing.
+const WITHOUT_WATCHDOG: &str =
+    "This call ran without the server's process watchdog, which could not be started \
+     (the server's log says why; the next call tries again): had the server been \
+     killed, processes the call started outside its process group could have outlived it.";
+
+/// The plan of a call (its built-in values expanded in the tool's arguments) and the working
+/// directory it starts in, checked and held open until the program has started; or why the
+/// call is refused.
+fn planned(
+    spec: &ToolSpec,
+    roots: &BTreeMap<String, PathBuf>,
+    args: &serde_json::Value,
+    values: &BTreeMap<String, String>,
+) -> Result<(Plan, Option<Dir>), String> {
+    let expanded;
+    let template = if remote::uses_built_in(&spec.args) {
+        expanded = ToolSpec {
+            args: remote::expand_args(&spec.args, values),
+            ..spec.clone()
+        };
+        &expanded
+    } else {
+        spec
+    };
+    let plan = plan(template, roots, args)?;
+    let cwd_dir = held_cwd(spec, roots, plan.cwd.as_deref())?;
+    Ok((plan, cwd_dir))
+}
+
+/// Chains the hooks' and the verdict tracker's line handlers in front of `on_line`.
+fn with_hooks_and_verdict(
+    spec: &ToolSpec,
+    mut on_line: process::LineFn,
+    hooks: Option<&Arc<Hooks>>,
+    tracker: &Tracker,
+) -> process::LineFn {
+    if let Some(h) = hooks {
+        let (h, inner) = (Arc::clone(h), on_line);
+        on_line = Arc::new(move |stream, line| {
+            h.on_line(stream, line);
+            inner(stream, line);
+        });
+    }
+    if let Some(v) = &spec.verdict {
+        let (v, t, inner) = (v.clone(), tracker.clone(), on_line);
+        on_line = Arc::new(move |stream, line| {
+            t.feed(&v, line);
+            inner(stream, line);
+        });
+    }
+    on_line
+}
+
+/// What a call's text says when the runner could not run its program.
+fn run_error(spec: &ToolSpec, e: RunError) -> String {
+    match e {
+        RunError::Spawn { program, source } => format!(
+            "{} could not be started ({}): {source}",
+            spec.name,
+            program.display()
+        ),
+        e => format!("{} failed to run: {e}", spec.name),
+    }
+}
+
 impl Ran {
+    /// A run that ended with `outcome`, answered with `result`.
+    fn of(result: CallToolResult, verdict: Option<String>, outcome: &Outcome) -> Ran {
+        Ran {
+            success: !result.is_error,
+            result,
+            verdict,
+            code: outcome.code,
+            timed_out: outcome.timed_out,
+            cancelled: outcome.cancelled,
+        }
+    }
+
     /// A run refused or not started.
     fn failed(result: CallToolResult) -> Ran {
         Ran {
@@ -324,10 +350,11 @@ fn cut_note(r: &mut CallToolResult, call_id: &str, o: &Outcome, spool: Option<&E
         }
         Some(entry) => {
             note.push_str(&format!(
-                " the complete output of call {call_id} is kept: read it with the `output` tool, \
-                 e.g. {{\"call\": \"{call_id}\", \"stream\": \"{}\", \"offset\": 0}} (or \"grep\": a pattern)",
-                spool_name(cut[0].0)
+                " the complete output of call {call_id} is kept: read it with the `output` tool, "
             ));
+            let stream = spool_name(cut[0].0);
+            let example = format!(r#"{{"call": "{call_id}", "stream": "{stream}", "offset": 0}}"#);
+            note.push_str(&format!(r#"e.g. {example} (or "grep": a pattern)"#));
             for (s, c) in &cut {
                 let kept = entry.kept(*s);
                 if kept.bytes < c.total_bytes() {
@@ -352,12 +379,9 @@ fn cut_note(r: &mut CallToolResult, call_id: &str, o: &Outcome, spool: Option<&E
     r.content.extend(links);
 }
 
-fn result_of(spec: &ToolSpec, o: &Outcome, verdict_word: Option<&str>) -> CallToolResult {
-    let stdout = o.stdout.text();
-    let stderr = o.stderr.text();
-    let success =
-        !o.timed_out && !o.cancelled && o.code.is_some_and(|c| spec.success_codes.contains(&c));
-    let verdict = if !o.started {
+/// The first line of a run's text when it did not simply succeed: why.
+fn verdict_of(spec: &ToolSpec, o: &Outcome, success: bool) -> Option<String> {
+    if !o.started {
         Some(format!(
             "{} never started: {} before it could start; nothing was run.",
             spec.name,
@@ -397,7 +421,15 @@ fn result_of(spec: &ToolSpec, o: &Outcome, verdict_word: Option<&str>) -> CallTo
         ))
     } else {
         None
-    };
+    }
+}
+
+fn result_of(spec: &ToolSpec, o: &Outcome, verdict_word: Option<&str>) -> CallToolResult {
+    let stdout = o.stdout.text();
+    let stderr = o.stderr.text();
+    let success =
+        !o.timed_out && !o.cancelled && o.code.is_some_and(|c| spec.success_codes.contains(&c));
+    let verdict = verdict_of(spec, o, success);
     let mut text = String::new();
     if let Some(v) = &verdict {
         text.push_str(v);
