@@ -3,19 +3,16 @@
 //! heartbeats and request-scoped log messages (§4.3).
 
 use super::diag::note;
-use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
+use super::call::{CallState, Inflight};
 use super::timers::Kind;
 use super::{Effect, Peer};
 use crate::human;
 use crate::jsonrpc::{ErrorCode, ErrorObject, RequestId};
-use crate::mcp::{
-    self, gate, method, CallToolResult, ClientCapabilities, LogLevel, ProgressParams,
-    ProtocolVersion,
-};
+use crate::mcp::{self, gate, method, CallToolResult, LogLevel, ProgressParams};
 
 /// How the work of a request ended.
 #[derive(Clone, Debug, PartialEq)]
@@ -28,130 +25,6 @@ pub enum Reply {
     NotFound(String),
     /// A JSON-RPC error.
     Error(ErrorObject),
-}
-
-/// Where a call is in its life. Orthogonal to it is whether its work holds its slots
-/// ([`Inflight::running_since`]; `None`: queued): a call may become a job, or be cancelled,
-/// while it waits in line.
-#[derive(Clone, Debug, PartialEq)]
-pub(super) enum CallState {
-    /// Its request is answered when its work ends; progress, heartbeats and logs flow.
-    Live,
-    /// 2026-07-28: answered with `input_required` (park id); the work waits for the retry
-    /// that continues it (Multi Round-Trip Requests).
-    Parked(i64),
-    /// Answered with a job; the work goes on and its outcome goes into the job store.
-    Job(String),
-    /// Cancelled (by the client, shutdown, an expired park or `job_cancel`): nothing more is
-    /// sent for it. It remembers the job it was (whose outcome still goes into the store, a
-    /// cancelled job staying cancelled) and the park it waited in (released when it ends).
-    Cancelled {
-        /// The job it was.
-        job: Option<String>,
-        /// The park it was waiting in, if still parked.
-        park: Option<i64>,
-    },
-}
-
-/// One request whose work runs, waits to run, or waits for the client (server role).
-#[derive(Debug)]
-pub(super) struct Inflight {
-    /// Where the call is in its life.
-    pub state: CallState,
-    pub version: ProtocolVersion,
-    /// 2026-07-28 path: results carry `resultType` and server info.
-    pub modern: bool,
-    /// The result carries caching hints in 2026-07-28 (`resources/read`, MCP 2026-07-28, Caching).
-    pub cacheable: bool,
-    pub progress_token: Option<Value>,
-    /// Per-request log level (2026-07-28), or `None`.
-    pub log_level: Option<LogLevel>,
-    /// When the request arrived.
-    pub started: Instant,
-    /// When its work started; `None` while it waits for a free slot.
-    pub running_since: Option<Instant>,
-    pub last_report: Instant,
-    pub last_progress: Option<f64>,
-    pub last_total: Option<f64>,
-    pub status: Option<String>,
-    /// The server-side deadline, until it has fired.
-    pub deadline: Option<Instant>,
-    /// The id the result answers: the request's own, or that of the retry that continues it
-    /// (2026-07-28, Multi Round-Trip Requests).
-    pub wire_id: RequestId,
-    /// 2026-07-28 `tools/call`, `prompts/get`, `resources/read`: what a `requestState` binds
-    /// to (method and target); `None` where the work cannot ask the client.
-    pub target: Option<String>,
-    /// Client capabilities of the request (of the latest retry).
-    pub caps: ClientCapabilities,
-    /// `inputResponses` the request carried that the work has not taken yet.
-    pub input: Map<String, Value>,
-    /// Input requests asked without a key so far (for their automatic keys).
-    pub asked: u32,
-    /// `tools/call`: the tool's catalog index.
-    pub tool: Option<usize>,
-    /// When the call becomes a job if it is still running (README "Long runs").
-    pub background_at: Option<Instant>,
-    /// The latest output lines (statuses) of the work, for its job.
-    pub recent: VecDeque<String>,
-    /// Slots of `max_running` the call takes (admitted all at once).
-    pub slots: usize,
-}
-
-impl Inflight {
-    pub fn new(now: Instant, id: RequestId, version: ProtocolVersion, modern: bool) -> Inflight {
-        Inflight {
-            wire_id: id,
-            target: None,
-            caps: ClientCapabilities::default(),
-            input: Map::new(),
-            state: CallState::Live,
-            asked: 0,
-            tool: None,
-            background_at: None,
-            recent: VecDeque::new(),
-            slots: 1,
-            version,
-            modern,
-            cacheable: false,
-            progress_token: None,
-            log_level: None,
-            started: now,
-            running_since: Some(now),
-            last_report: now,
-            last_progress: None,
-            last_total: None,
-            status: None,
-            deadline: None,
-        }
-    }
-
-    /// The progress token, while progress may flow (a live call).
-    pub(super) fn live_token(&self) -> Option<&Value> {
-        self.progress_token.as_ref().filter(|_| self.is_live())
-    }
-
-    /// Whether the call's request is still to be answered by its work.
-    pub(super) fn is_live(&self) -> bool {
-        self.state == CallState::Live
-    }
-
-    pub(super) fn is_cancelled(&self) -> bool {
-        matches!(self.state, CallState::Cancelled { .. })
-    }
-
-    /// The job the call is or was (if cancelled since).
-    pub(super) fn job(&self) -> Option<&String> {
-        match &self.state {
-            CallState::Job(job) | CallState::Cancelled { job: Some(job), .. } => Some(job),
-            _ => None,
-        }
-    }
-
-    /// Whether a background delay may still turn the call into a job.
-    pub(super) fn may_background(&self) -> bool {
-        matches!(self.state, CallState::Live | CallState::Job(_))
-    }
 }
 
 impl Peer {
@@ -168,7 +41,9 @@ impl Peer {
             return;
         };
         self.timers.stop_call(id);
-        self.free_slot(now, id, call.running_since.map(|_| call.slots));
+        let max = self.config.max_running;
+        self.calls
+            .release(now, id, call.running_since.map(|_| call.slots), max);
         self.forget_aliases(id);
         self.answer(now, call, outcome);
     }
@@ -230,44 +105,6 @@ impl Peer {
                 self.send_error(Some(id), &resource_not_found(code, &uri));
             }
             Reply::Error(e) => self.send_error(Some(id), &e),
-        }
-    }
-
-    /// Admits a new request: running if a slot is free, else waiting in line.
-    pub(super) fn admit(&mut self, id: &RequestId, call: &mut Inflight) {
-        let slots = call.slots.clamp(1, self.config.max_running);
-        if self.waiting.is_empty() && self.running.saturating_add(slots) <= self.config.max_running
-        {
-            self.running += slots;
-        } else {
-            call.running_since = None;
-            self.waiting.push_back(id.clone());
-        }
-    }
-
-    /// A request left: its slots (`None`: its place in line) are free; the oldest waiting
-    /// requests take them while all the slots of each are free, as the worker pool starts
-    /// its parked jobs (`Pool::submit_slots`).
-    fn free_slot(&mut self, now: Instant, id: &RequestId, slots: Option<usize>) {
-        let Some(slots) = slots else {
-            self.waiting.retain(|w| w != id);
-            return;
-        };
-        let max = self.config.max_running;
-        self.running = self.running.saturating_sub(slots.clamp(1, max));
-        while let Some(next) = self.waiting.front() {
-            let need = self.calls.get(next).map_or(0, |c| c.slots.clamp(1, max));
-            if self.running.saturating_add(need) > max {
-                break;
-            }
-            if let Some(call) = self
-                .waiting
-                .pop_front()
-                .and_then(|n| self.calls.get_mut(&n))
-            {
-                call.running_since = Some(now);
-                self.running += need;
-            }
         }
     }
 
@@ -474,7 +311,8 @@ impl Peer {
             return;
         };
         self.timers.stop_call(id);
-        self.free_slot(now, id, None);
+        let max = self.config.max_running;
+        self.calls.release(now, id, None, max);
         self.forget_aliases(id);
         self.effects.push_back(Effect::Unstarted(id.clone()));
         let tool = call
@@ -482,7 +320,7 @@ impl Peer {
             .and_then(|t| self.catalog.tools.get(t))
             .map_or("The call", |t| t.name.as_str());
         let limit = deadline.saturating_duration_since(call.started);
-        let running = self.running;
+        let running = self.calls.running();
         let calls = if running == 1 { "call" } else { "calls" };
         let text = format!(
             "{tool} never started: it waited {} for a free slot behind {running} running {calls} \
@@ -506,7 +344,7 @@ impl Peer {
     /// message is the call's status, how long it has run, or, for a call waiting for a free
     /// slot, how long it has waited and how many wait before it.
     pub(super) fn heartbeat(&mut self, now: Instant, id: &RequestId) {
-        let ahead = self.waiting.iter().position(|w| w == id);
+        let ahead = self.calls.place_in_line(id);
         let max_running = self.config.max_running;
         let Some(call) = self.calls.get_mut(id) else {
             return;

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::{json, Value};
 
-use super::calls::CallState;
+use super::call::CallState;
 use super::Peer;
 use crate::jsonrpc::{ErrorObject, RequestId};
 use crate::mcp::{gate, CallToolResult, Content};

@@ -19,6 +19,7 @@
 
 mod arguments;
 mod batch;
+mod call;
 mod calls;
 mod client_role;
 mod diag;
@@ -280,13 +281,9 @@ pub struct Peer {
     /// Server role: the handshake-era session, once `initialize` was answered.
     handshake: Option<server_role::Handshake>,
     /// Server role: requests whose work is running or waiting to run.
-    calls: HashMap<RequestId, calls::Inflight>,
+    calls: call::CallTable,
     /// Server role: pending `job_wait`s, answered when their job ends or their time is up.
     waits: HashMap<RequestId, job_tools::Wait>,
-    /// Server role: how many of `calls` run (the others wait in `waiting`).
-    running: usize,
-    /// Server role: requests waiting for a free slot, oldest first.
-    waiting: VecDeque<RequestId>,
     /// Server role: open `subscriptions/listen` requests.
     listens: Vec<RequestId>,
     /// Server role, 2025-03-26: batches waiting for their responses.
@@ -335,10 +332,8 @@ impl Peer {
             effects: VecDeque::new(),
             framing: Framing::Newline,
             handshake: None,
-            calls: HashMap::new(),
+            calls: call::CallTable::default(),
             waits: HashMap::new(),
-            running: 0,
-            waiting: VecDeque::new(),
             listens: Vec::new(),
             batches: Vec::new(),
             outbound: HashMap::new(),
@@ -482,7 +477,7 @@ impl Peer {
     #[cfg(test)]
     fn timers_by_scan(&self) -> HashMap<(Kind, Subject), Instant> {
         let mut all = HashMap::new();
-        for (id, c) in &self.calls {
+        for (id, c) in self.calls.iter() {
             let call = || Subject::Call(id.clone());
             let background = c.background_at.filter(|_| c.may_background());
             let heartbeat = c

@@ -31,7 +31,7 @@ use std::time::Instant;
 
 use serde_json::{json, Map, Value};
 
-use super::calls::CallState;
+use super::call::CallState;
 use super::terms::{progress_token, Terms};
 use super::{Effect, Peer};
 use crate::jsonrpc::{ErrorObject, Request, RequestId, Response};

@@ -11,7 +11,7 @@ use serde::Serialize;
 use serde_json::{json, Map, Value};
 
 use super::arguments::validate_arguments;
-use super::calls::Inflight;
+use super::call::Inflight;
 use super::terms::{meta, progress_token, Terms};
 use super::{Call, Effect, Peer, Work};
 use crate::jsonrpc::{self, ErrorObject, Incoming, Message, Notification, Request, RequestId};
@@ -547,7 +547,8 @@ impl Peer {
         let deadline = inflight.deadline;
         // A call that may become a job reports its output lines even without a token.
         let wants_progress = inflight.progress_token.is_some() || inflight.background_at.is_some();
-        self.admit(&req.id, &mut inflight);
+        let max = self.config.max_running;
+        self.calls.admit(&req.id, &mut inflight, max);
         self.calls.insert(req.id.clone(), inflight);
         self.sync_call_timers(&req.id);
         self.effects.push_back(Effect::Start(Call {
