@@ -27,6 +27,7 @@ mod job_tools;
 mod jobs;
 mod modern;
 mod mrtr;
+mod parking;
 mod server_role;
 mod subscriptions;
 mod task_input;
@@ -59,7 +60,8 @@ pub use diag::{Diagnostic, Level};
 pub use job_tools::{JobTools, ReservedToolName, JOB_TOOL_NAMES};
 pub use jobs::JOB_META;
 pub use jobs::{WAIT_DEFAULT, WAIT_MAX};
-pub use mrtr::{auto_key, capability_of, hash_random, Asked, InputRequest};
+pub use mrtr::{auto_key, hash_random, Asked};
+pub use parking::{capability_of, InputRequest};
 pub use subscriptions::MAX_SUBSCRIPTIONS;
 pub use terms::{declares_tasks, TASKS_EXTENSION};
 pub use timeout::Timeout;
@@ -292,7 +294,7 @@ pub struct Peer {
     outbound: HashMap<RequestId, client_role::Outbound>,
     next_id: i64,
     /// Server role, 2026-07-28: calls parked on `input_required` results.
-    parking: mrtr::Parking,
+    parking: parking::Parking,
     /// Server role: jobs (calls answered before their work ended) and their results.
     jobs: jobs::Store,
     /// Client role: how requests are framed into eras.
@@ -338,7 +340,7 @@ impl Peer {
             batches: Vec::new(),
             outbound: HashMap::new(),
             next_id: 1,
-            parking: mrtr::Parking::default(),
+            parking: parking::Parking::default(),
             jobs: jobs::Store::default(),
             client_era: ClientEra::Legacy,
             closing: false,

@@ -26,29 +26,16 @@
 //! [`Config::max_parked`]: super::Config::max_parked
 
 use super::diag::note;
-use std::collections::HashMap;
 use std::time::Instant;
 
 use serde_json::{json, Map, Value};
 
 use super::call::CallState;
+use super::parking::{capability_of, InputRequest, Parked, NONCE_LEN};
 use super::terms::{progress_token, Terms};
 use super::{Effect, Peer};
 use crate::jsonrpc::{ErrorObject, Request, RequestId, Response};
 use crate::mcp::{method, missing_capability};
-
-/// One thing to ask the client: `method` is `elicitation/create`, `sampling/createMessage` or
-/// `roots/list`; `key` names the answer in `inputResponses` (empty: the peer picks
-/// `elicitation-1`, `sampling-2`, … numbered per call).
-#[derive(Clone, Debug, PartialEq)]
-pub struct InputRequest {
-    /// The key of the request in `inputRequests` and of its answer in `inputResponses`.
-    pub key: String,
-    /// The client method.
-    pub method: String,
-    /// Its params.
-    pub params: Value,
-}
 
 /// What [`Peer::ask`] did.
 #[derive(Clone, Debug, PartialEq)]
@@ -57,16 +44,6 @@ pub enum Asked {
     Answered(Map<String, Value>),
     /// The call is parked; the answers arrive as [`Effect::Response`] with this id.
     Parked(RequestId),
-}
-
-/// The client capability an input request needs, or `None` for a method that cannot be asked.
-pub fn capability_of(method_name: &str) -> Option<&'static str> {
-    match method_name {
-        method::ELICITATION_CREATE => Some("elicitation"),
-        method::SAMPLING_CREATE_MESSAGE => Some("sampling"),
-        method::ROOTS_LIST => Some("roots"),
-        _ => None,
-    }
 }
 
 /// Fills `buf` from std's randomly keyed SipHash over a counter: the default
@@ -81,31 +58,6 @@ pub fn hash_random(buf: &mut [u8]) {
         h.write_u64(COUNT.fetch_add(1, Ordering::Relaxed));
         chunk.copy_from_slice(&h.finish().to_le_bytes()[..chunk.len()]);
     }
-}
-
-/// The length of a `requestState` nonce, in bytes.
-const NONCE_LEN: usize = 16;
-
-/// A parked call.
-#[derive(Debug)]
-struct Parked {
-    /// The call's own id (of the request that started it).
-    call: RequestId,
-    round: u32,
-    pending: Vec<InputRequest>,
-    have: Map<String, Value>,
-    expires: Instant,
-    target: String,
-    /// Drawn when the call was parked; its `requestState` must carry it.
-    nonce: [u8; NONCE_LEN],
-}
-
-/// The parked calls and the ids retried requests go by.
-#[derive(Debug, Default)]
-pub(super) struct Parking {
-    parked: HashMap<i64, Parked>,
-    /// Id of a retried request -> id of the call it continues.
-    aliases: HashMap<RequestId, RequestId>,
 }
 
 /// What a request binds its state to: method and tool, prompt or URI.
@@ -142,53 +94,19 @@ pub(super) fn input_responses(params: &Value) -> Result<Map<String, Value>, Erro
 }
 
 impl Peer {
-    fn state_of(park: i64, p: &Parked) -> String {
-        let nonce: String = p.nonce.iter().map(|b| format!("{b:02x}")).collect();
-        format!("v1.{park}.{}.{nonce}", p.round)
-    }
-
-    /// The park and round a `requestState` names, if it is well formed; its nonce is
-    /// compared with the parked call's by [`nonce_matches`].
-    fn parse_state(state: &str) -> Option<(i64, u32, [u8; NONCE_LEN])> {
-        let mut parts = state.split('.');
-        let (Some("v1"), Some(park), Some(round), Some(hex), None) = (
-            parts.next(),
-            parts.next(),
-            parts.next(),
-            parts.next(),
-            parts.next(),
-        ) else {
-            return None;
-        };
-        if hex.len() != 2 * NONCE_LEN || !hex.is_ascii() {
-            return None;
-        }
-        let mut nonce = [0u8; NONCE_LEN];
-        for (i, b) in nonce.iter_mut().enumerate() {
-            *b = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).ok()?;
-        }
-        Some((park.parse().ok()?, round.parse().ok()?, nonce))
-    }
-
     /// The call a request id stands for: itself, or the call a retried request continues.
     pub(super) fn call_id_of(&self, wire: &RequestId) -> RequestId {
-        self.parking
-            .aliases
-            .get(wire)
-            .cloned()
-            .unwrap_or_else(|| wire.clone())
+        self.parking.call_id_of(wire)
     }
 
     /// Forgets the ids retried requests of `call` went by (the call ended).
     pub(super) fn forget_aliases(&mut self, call: &RequestId) {
-        if !self.parking.aliases.is_empty() {
-            self.parking.aliases.retain(|_, c| c != call);
-        }
+        self.parking.forget_aliases(call);
     }
 
     /// Number of calls parked, waiting for the client to retry.
     pub fn calls_parked(&self) -> usize {
-        self.parking.parked.len()
+        self.parking.len()
     }
 
     /// Asks the client for input on behalf of a 2026-07-28 call (server role). Answers the
@@ -201,7 +119,7 @@ impl Peer {
         requests: Vec<InputRequest>,
     ) -> Result<Asked, ErrorObject> {
         let limit = self.config.max_parked;
-        let parked_now = self.parking.parked.len();
+        let parked_now = self.parking.len();
         let Some(c) = self.calls.get_mut(call).filter(|c| !c.is_cancelled()) else {
             return Err(ErrorObject::internal("the call is no longer running"));
         };
@@ -252,8 +170,9 @@ impl Peer {
         let expires = now + self.config.park_ttl;
         let mut nonce = [0u8; NONCE_LEN];
         (self.config.fill_random)(&mut nonce);
+        let call_id = call.clone();
         let parked = Parked {
-            call: call.clone(),
+            call: call_id,
             round: 1,
             pending,
             have,
@@ -261,7 +180,7 @@ impl Peer {
             target,
             nonce,
         };
-        self.parking.parked.insert(park, parked);
+        self.parking.insert(park, parked);
         self.timers.set_park(park, Some(expires));
         self.sync_call_timers(call);
         self.send_input_required(&wire, park);
@@ -269,18 +188,9 @@ impl Peer {
     }
 
     fn send_input_required(&mut self, wire: &RequestId, park: i64) {
-        let Some(p) = self.parking.parked.get(&park) else {
+        let Some((requests, state)) = self.parking.asking(park) else {
             return;
         };
-        let requests: Map<String, Value> = p
-            .pending
-            .iter()
-            .map(|r| {
-                let v = json!({ "method": r.method, "params": r.params });
-                (r.key.clone(), v)
-            })
-            .collect();
-        let state = Self::state_of(park, p);
         let result = json!({ "inputRequests": requests, "requestState": state });
         self.send_modern_typed(wire, &result, false, "input_required");
     }
@@ -289,12 +199,8 @@ impl Peer {
     /// answered with `input_required` and no retry continues it: its result goes nowhere.
     pub fn release_park(&mut self, park: &RequestId) {
         self.release_task_input(park);
-        let parked = self
-            .parking
-            .parked
-            .iter()
-            .find_map(|(k, _)| (RequestId::number(*k) == *park).then_some(*k));
-        if let Some((k, p)) = parked.and_then(|k| self.parking.parked.remove_entry(&k)) {
+        let parked = self.parking.find(park);
+        if let Some((k, p)) = parked.and_then(|k| self.parking.remove(k).map(|p| (k, p))) {
             self.timers.set_park(k, None);
             if let Some(c) = self.calls.get_mut(&p.call) {
                 c.state = CallState::Cancelled {
@@ -308,12 +214,7 @@ impl Peer {
 
     /// Cancels every parked call (the server stops taking requests, so no retry can come).
     pub(super) fn release_all_parked(&mut self) {
-        let calls: Vec<RequestId> = self
-            .parking
-            .parked
-            .values()
-            .map(|p| p.call.clone())
-            .collect();
+        let calls = self.parking.calls();
         for call in calls {
             self.cancel_call(&call);
         }
@@ -322,17 +223,13 @@ impl Peer {
     /// The expiry of every parked call (for tests of the timer table).
     #[cfg(test)]
     pub(super) fn park_expiries(&self) -> Vec<(i64, Instant)> {
-        self.parking
-            .parked
-            .iter()
-            .map(|(k, p)| (*k, p.expires))
-            .collect()
+        self.parking.expiries()
     }
 
     /// Releases parked call `park`, whose client did not retry in time: its work gets an
     /// error, and its result goes nowhere (the request was answered with `input_required`).
     pub(super) fn release_expired(&mut self, park: i64) {
-        let Some(p) = self.parking.parked.remove(&park) else {
+        let Some(p) = self.parking.remove(park) else {
             return;
         };
         note!(
@@ -404,7 +301,7 @@ impl Peer {
         }
         self.sync_call_timers(call);
         if req.id != *call {
-            self.parking.aliases.insert(req.id.clone(), call.clone());
+            self.parking.alias(req.id.clone(), call.clone());
         }
     }
 
@@ -416,28 +313,11 @@ impl Peer {
         state: &str,
         responses: Map<String, Value>,
     ) -> Result<(), ErrorObject> {
-        let integrity = || {
-            ErrorObject::invalid_params(
-                "requestState failed its integrity check: it was altered, belongs to another request, or was issued by another server process",
-            )
-        };
-        let (park, round, nonce) = Self::parse_state(state).ok_or_else(integrity)?;
         let ttl = self.config.park_ttl;
-        let p = self.parking.parked.get_mut(&park).ok_or_else(|| {
-            ErrorObject::invalid_params(format!(
-                "requestState refers to a call that no longer waits for input (it ended, or was released {} after asking), or was altered; send the request again without requestState",
-                crate::human::setting(ttl)
-            ))
-        })?;
-        if !nonce_matches(&p.nonce, &nonce) || p.target != target_of(req) {
-            return Err(integrity());
-        }
-        if p.round != round {
-            return Err(ErrorObject::invalid_params(
-                "requestState is from an earlier round of this request; retry with the newest one",
-            ));
-        }
-        let call = p.call.clone();
+        let (park, call) = match self.parking.check_retry(state, &target_of(req)) {
+            Ok(found) => found,
+            Err(refusal) => return Err(refusal.error(ttl)),
+        };
         if req.id != call && (self.calls.contains_key(&req.id) || self.waits.contains_key(&req.id))
         {
             return Err(ErrorObject::invalid_request(format!(
@@ -445,30 +325,19 @@ impl Peer {
                 req.id
             )));
         }
-        for r in &p.pending {
-            if let Some(v) = responses.get(&r.key) {
-                p.have.insert(r.key.clone(), v.clone());
-            }
-        }
-        let have = &p.have;
-        p.pending.retain(|r| !have.contains_key(&r.key));
-        let undeclared = p
-            .pending
-            .iter()
-            .find(|r| capability_of(&r.method).is_some_and(|c| !terms.caps.has(c)))
-            .map(|r| missing_capability(capability_of(&r.method).unwrap_or(""), &r.method));
-        let done = p.pending.is_empty() || undeclared.is_some();
+        let (done, undeclared) =
+            self.parking
+                .take_answers(park, &responses, &terms.caps, now + ttl);
         if !done {
-            p.round += 1;
-            p.expires = now + ttl;
-            self.timers.set_park(park, Some(p.expires));
+            let expires = self.parking.expiry(park);
+            self.timers.set_park(park, expires);
         }
         self.follow_retry(now, &call, req, terms, done);
         if !done {
             self.send_input_required(&req.id, park);
             return Ok(());
         }
-        let p = self.parking.parked.remove(&park);
+        let p = self.parking.remove(park);
         self.timers.set_park(park, None);
         let result = match undeclared {
             // The retried request dropped a capability the missing answers need: the work
@@ -482,11 +351,6 @@ impl Peer {
         }));
         Ok(())
     }
-}
-
-/// Whether two nonces are equal, in time that does not depend on where they differ.
-fn nonce_matches(a: &[u8; NONCE_LEN], b: &[u8; NONCE_LEN]) -> bool {
-    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 /// Every request must be askable, of a declared capability, under a key of its own.

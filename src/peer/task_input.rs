@@ -12,7 +12,8 @@ use std::time::Instant;
 
 use serde_json::{json, Map, Value};
 
-use super::mrtr::{auto_key, check_requests, input_responses, Asked, InputRequest};
+use super::mrtr::{auto_key, check_requests, input_responses, Asked};
+use super::parking::InputRequest;
 use super::{Effect, Peer};
 use crate::jsonrpc::{ErrorObject, RequestId, Response};
 
