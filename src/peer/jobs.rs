@@ -110,6 +110,30 @@ impl Store {
         self.jobs.retain(|j| j.id != id);
     }
 
+    /// Makes room for one more job when `max` are kept: the oldest ended job gives way (its
+    /// id is returned). `Err(())` when every job kept still works.
+    pub fn make_room(&mut self, max: usize) -> Result<Option<String>, ()> {
+        if self.jobs.len() < max {
+            return Ok(None);
+        }
+        match self.jobs.iter().position(|j| j.ended.is_some()) {
+            Some(i) => Ok(Some(self.jobs.remove(i).id)),
+            None => Err(()),
+        }
+    }
+
+    /// Ends working job `id` in `state` at `now` (`wall`): true if it was working (an ended
+    /// job stays as it ended).
+    pub fn end(&mut self, id: &str, state: JobState, now: Instant, wall: SystemTime) -> bool {
+        let Some(job) = self.get_mut(id).filter(|j| j.state == JobState::Working) else {
+            return false;
+        };
+        job.state = state;
+        job.ended = Some(now);
+        job.updated_wall = wall;
+        true
+    }
+
     fn new_id(&mut self) -> String {
         self.next += 1;
         format!("job-{}", self.next)
@@ -136,22 +160,18 @@ impl Peer {
 
     /// Room for one more job: the oldest ended job gives way when the store is full.
     fn job_room(&mut self) -> bool {
-        if self.jobs.jobs.len() < self.config.max_jobs {
-            return true;
-        }
-        match self.jobs.jobs.iter().position(|j| j.ended.is_some()) {
-            Some(i) => {
-                let gone = self.jobs.jobs.remove(i);
-                self.timers.set_job(&gone.id, None);
+        match self.jobs.make_room(self.config.max_jobs) {
+            Ok(None) => true,
+            Ok(Some(gone)) => {
+                self.timers.set_job(&gone, None);
                 note!(
                     self,
                     Info,
-                    "job {} forgotten early: the job store is full",
-                    gone.id
+                    "job {gone} forgotten early: the job store is full"
                 );
                 true
             }
-            None => false,
+            Err(()) => false,
         }
     }
 
@@ -223,21 +243,23 @@ impl Peer {
     /// and `job_wait`s on it are answered.
     pub(super) fn job_finished(&mut self, now: Instant, job_id: &str, outcome: super::Reply) {
         let wall = self.wall(now);
-        if let Some(job) = self.jobs.get_mut(job_id) {
-            if job.state == JobState::Working {
-                job.state = match outcome {
-                    super::Reply::Tool(r) => JobState::Completed(r),
-                    super::Reply::Error(e) => JobState::Failed(e),
-                    other => JobState::Failed(ErrorObject::internal(format!(
-                        "unexpected outcome of a tool call: {other:?}"
-                    ))),
-                };
-                job.ended = Some(now);
-                job.updated_wall = wall;
-                note!(self, Info, "{job_id} ended: {}", job.state.name());
-                let expiry = now.checked_add(self.config.job_retention);
-                self.timers.set_job(job_id, expiry);
-            }
+        let working = self
+            .jobs
+            .get(job_id)
+            .is_some_and(|j| j.state == JobState::Working);
+        if working {
+            let state = match outcome {
+                super::Reply::Tool(r) => JobState::Completed(r),
+                super::Reply::Error(e) => JobState::Failed(e),
+                other => JobState::Failed(ErrorObject::internal(format!(
+                    "unexpected outcome of a tool call: {other:?}"
+                ))),
+            };
+            let name = state.name();
+            self.jobs.end(job_id, state, now, wall);
+            note!(self, Info, "{job_id} ended: {name}");
+            let expiry = now.checked_add(self.config.job_retention);
+            self.timers.set_job(job_id, expiry);
         }
         self.answer_waits(now, job_id);
     }
@@ -246,20 +268,15 @@ impl Peer {
     /// its process group killed, and it is `cancelled` from now on. False if it has ended.
     pub(super) fn cancel_job(&mut self, now: Instant, job_id: &str) -> bool {
         let wall = self.wall(now);
-        let Some(job) = self
-            .jobs
-            .get_mut(job_id)
-            .filter(|j| j.state == JobState::Working)
-        else {
+        if !self.jobs.end(job_id, JobState::Cancelled, now, wall) {
             return false;
-        };
-        job.state = JobState::Cancelled;
-        job.ended = Some(now);
-        job.updated_wall = wall;
+        }
         let expiry = now.checked_add(self.config.job_retention);
         self.timers.set_job(job_id, expiry);
-        let key = job.key.clone();
-        self.cancel_call(&key);
+        let key = self.jobs.get(job_id).map(|j| j.key.clone());
+        if let Some(key) = key {
+            self.cancel_call(&key);
+        }
         self.answer_waits(now, job_id);
         true
     }
