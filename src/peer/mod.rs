@@ -3,19 +3,32 @@
 //! A [`Peer`] never reads or writes a stream, starts a thread or reads the clock. Its methods
 //! fall into four groups (the shape of quinn-proto's `Connection`):
 //!
-//! * inputs: [`Peer::handle_frame`] for every frame from the other side, and, in the server
+//! * inputs: [`Peer::handle_frame`] for every frame from the other side (or
+//!   [`Peer::handle_checked`], with the frame parsed and its tool arguments checked against
+//!   their schemas by the caller, outside whatever lock guards the peer), and, in the server
 //!   role, [`Peer::finish`], [`Peer::progress`], [`Peer::log`] and [`Peer::set_status`] for
 //!   what the work started by a request reports;
 //! * commands: [`Peer::request`], [`Peer::notify`] and [`Peer::cancel_request`] to talk to the
 //!   other side, and [`Peer::shutdown`];
-//! * time: [`Peer::poll_timeout`] says when [`Peer::handle_timeout`] must next be called (for
-//!   progress heartbeats, call deadlines, the background delay after which a call becomes a
-//!   job, the end of a `job_wait` and the expiry of ended jobs); every time-dependent call
-//!   takes `now`;
+//! * time: every timer (call deadlines, expiries of parked calls, the retention of ended
+//!   jobs, the background delay after which a call becomes a job, the end of a `job_wait`,
+//!   progress heartbeats) is an entry of one table ordered by when it is due, in the style
+//!   of quinn-proto: [`Peer::poll_timeout`] is its first entry, and [`Peer::handle_timeout`]
+//!   fires what is due, kind by kind in that order; every time-dependent call takes `now`;
 //! * outputs: [`Peer::poll_effect`] pops what the caller must do: write bytes, start or stop
-//!   work, deliver a response or a notification.
+//!   work, deliver a response or a notification; [`Peer::poll_diagnostic`] pops what the
+//!   peer would log (it has no logger).
 //!
-//! Call `poll_effect` until it returns `None` after every input or command.
+//! Call `poll_effect` until it returns `None` after every input or command, then drain
+//! `poll_diagnostic`. The peer uses only std and the wire modules (`framing`, `jsonrpc`,
+//! `mcp`, `schema`, `human`): no thread, no clock (the wall-clock origin of task timestamps
+//! and the source of `requestState` nonces come through [`Config`]).
+//!
+//! Inside, the server role is a front (this file, `server_role`, `modern`, and the
+//! `impl Peer` blocks that answer calls, jobs, tasks and parked calls) over sub-machines
+//! that know nothing of effects: the call table (`call`: each call's `CallState`-driven
+//! record and admission by slots), the parking of multi-round-trip calls (`parking`), the job
+//! store (`jobs`), pending `job_wait`s, the timer table (`timers`) and batches (`batch`).
 
 mod arguments;
 mod batch;
@@ -472,57 +485,6 @@ impl Peer {
                 }
             }
         }
-    }
-
-    /// The timers the records call for, found by scanning them (as `poll_timeout` did before
-    /// the timer table): tests check that the table holds exactly these.
-    #[cfg(test)]
-    fn timers_by_scan(&self) -> HashMap<(Kind, Subject), Instant> {
-        let mut all = HashMap::new();
-        for (id, c) in self.calls.iter() {
-            let call = || Subject::Call(id.clone());
-            let background = c.background_at.filter(|_| c.may_background());
-            let heartbeat = c
-                .live_token()
-                .and(c.last_report.checked_add(self.config.heartbeat));
-            for (kind, when) in [
-                (Kind::Deadline, c.deadline),
-                (Kind::Background, background),
-                (Kind::Heartbeat, heartbeat),
-            ] {
-                if let Some(when) = when {
-                    all.insert((kind, call()), when);
-                }
-            }
-        }
-        for (id, w) in &self.waits {
-            all.insert((Kind::WaitEnd, Subject::Call(id.clone())), w.until);
-            if let Some(when) = w.next_heartbeat(self.config.heartbeat) {
-                all.insert((Kind::Heartbeat, Subject::Call(id.clone())), when);
-            }
-        }
-        for (park, expires) in self.park_expiries() {
-            all.insert((Kind::ParkExpiry, Subject::Park(park)), expires);
-        }
-        for job in &self.jobs.jobs {
-            if let Some(end) = job
-                .ended
-                .and_then(|e| e.checked_add(self.config.job_retention))
-            {
-                all.insert((Kind::JobRetention, Subject::Job(job.id.clone())), end);
-            }
-        }
-        all
-    }
-
-    /// Panics unless the timer table holds exactly the timers the records call for.
-    #[cfg(test)]
-    fn check_timers(&self) {
-        assert_eq!(
-            self.timers.entries(),
-            self.timers_by_scan(),
-            "timer table out of line"
-        );
     }
 
     fn send_json(&mut self, json: Vec<u8>) {
