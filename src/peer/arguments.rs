@@ -24,15 +24,35 @@ pub(super) fn validate_arguments(
 /// The schema checks of the `tools/call` arguments of one parsed frame, made by
 /// [`Catalog::check_arguments`] before the peer is handed the frame (outside whatever lock
 /// guards it): the peer takes each request's verdict instead of validating again.
+/// A frame of one request allocates nothing for it (the verdict is kept inline).
 #[derive(Debug, Default)]
-pub struct ArgumentChecks(Vec<(RequestId, usize, Result<(), String>)>);
+pub struct ArgumentChecks {
+    first: Option<Verdict>,
+    /// The verdicts after the first (batches only), in order.
+    rest: Vec<Verdict>,
+}
+
+/// A request's id, its tool's index and what its arguments' check found.
+type Verdict = (RequestId, usize, Result<(), String>);
 
 impl ArgumentChecks {
+    fn push(&mut self, verdict: Verdict) {
+        if self.first.is_none() {
+            self.first = Some(verdict);
+        } else {
+            self.rest.push(verdict);
+        }
+    }
+
     /// The verdict on request `id`'s arguments for tool `index`, taken out (the first one, as
     /// a batch's requests are handled in order).
     pub(super) fn take(&mut self, id: &RequestId, index: usize) -> Option<Result<(), String>> {
-        let i = self.0.iter().position(|(r, t, _)| r == id && *t == index)?;
-        Some(self.0.remove(i).2)
+        let matches = |(r, t, _): &Verdict| r == id && *t == index;
+        if self.first.as_ref().is_some_and(matches) {
+            return self.first.take().map(|v| v.2);
+        }
+        let i = self.rest.iter().position(matches)?;
+        Some(self.rest.remove(i).2)
     }
 }
 
@@ -46,7 +66,7 @@ impl Catalog {
             Incoming::Single(m) => std::slice::from_ref(m),
             Incoming::Batch(items) => items.as_slice(),
         };
-        let mut checks = Vec::new();
+        let mut checks = ArgumentChecks::default();
         for item in items {
             let Ok(Message::Request(req)) = item else {
                 continue;
@@ -71,6 +91,6 @@ impl Catalog {
             let verdict = validate_arguments(self, index, arguments);
             checks.push((req.id.clone(), index, verdict));
         }
-        ArgumentChecks(checks)
+        checks
     }
 }
