@@ -222,7 +222,7 @@ pub enum Work {
 
 /// A request whose work must be started (server role).
 #[derive(Clone, Debug, PartialEq)]
-pub struct Call {
+pub struct CallStart {
     /// The request id; report back with [`Peer::finish`].
     pub id: RequestId,
     /// What to do.
@@ -255,7 +255,7 @@ pub enum Effect {
         bytes: Vec<u8>,
     },
     /// Start this work; report its end with [`Peer::finish`].
-    Start(Call),
+    Start(CallStart),
     /// Stop the work of this request: it was cancelled, or the peer is shutting down.
     Cancel(RequestId),
     /// The server-side deadline of this request passed: stop its work. Unlike a cancel, the

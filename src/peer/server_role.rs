@@ -13,7 +13,7 @@ use serde_json::{json, Map, Value};
 use super::arguments::validate_arguments;
 use super::call::Inflight;
 use super::terms::{meta, progress_token, Terms};
-use super::{Call, Effect, Peer, Work};
+use super::{CallStart, Effect, Peer, Work};
 use crate::jsonrpc::{self, ErrorObject, Incoming, Message, Notification, Request, RequestId};
 use crate::mcp::{
     self, gate, meta_key, method, ClientCapabilities, InitializeResult, LogLevel, ProtocolVersion,
@@ -551,7 +551,7 @@ impl Peer {
         self.calls.admit(&req.id, &mut inflight, max);
         self.calls.insert(req.id.clone(), inflight);
         self.sync_call_timers(&req.id);
-        self.effects.push_back(Effect::Start(Call {
+        self.effects.push_back(Effect::Start(CallStart {
             id: req.id,
             work,
             version: terms.version,

@@ -28,7 +28,7 @@ use crate::cancel::{CancelReason, CancelToken};
 use crate::jsonrpc::{ErrorObject, RequestId};
 use crate::mcp::template::match_template;
 use crate::mcp::{gate, CallToolResult, GetPromptResult, PromptMessage};
-use crate::peer::{Call, Effect, Peer, Reply, Work};
+use crate::peer::{CallStart, Effect, Peer, Reply, Work};
 
 /// What the main thread waits for.
 #[derive(Debug)]
@@ -308,7 +308,7 @@ impl Shared {
         true
     }
 
-    fn start(self: &Arc<Self>, st: &mut State, call: Call) {
+    fn start(self: &Arc<Self>, st: &mut State, call: CallStart) {
         let token = CancelToken::new();
         st.tokens.insert(call.id.clone(), token.clone());
         let deadline = call.deadline;

@@ -97,7 +97,7 @@ struct H {
 #[derive(Debug, Default)]
 struct Out {
     sent: Vec<Value>,
-    started: Vec<Call>,
+    started: Vec<CallStart>,
     cancelled: Vec<RequestId>,
     other: Vec<Effect>,
 }
