@@ -302,7 +302,7 @@ pub struct Peer {
     /// Server role: open `subscriptions/listen` requests.
     listens: Vec<RequestId>,
     /// Server role, 2025-03-26: batches waiting for their responses.
-    batches: Vec<batch::Batch>,
+    batches: batch::Batches,
     /// Requests this side sent and not yet answered.
     outbound: HashMap<RequestId, client_role::Outbound>,
     next_id: i64,
@@ -350,7 +350,7 @@ impl Peer {
             calls: call::CallTable::default(),
             waits: HashMap::new(),
             listens: Vec::new(),
-            batches: Vec::new(),
+            batches: batch::Batches::default(),
             outbound: HashMap::new(),
             next_id: 1,
             parking: parking::Parking::default(),
@@ -521,19 +521,10 @@ impl Peer {
     /// holds the id, else a batch waiting for that id's work, once the work has ended (while
     /// it runs, a response with its id answers another request that reuses the id).
     fn respond_json(&mut self, id: &RequestId, json: Vec<u8>) {
-        let holds = |b: &batch::Batch| b.pending.contains(id);
-        let batch = match self.batches.iter().position(|b| b.open && holds(b)) {
-            Some(i) => Some(i),
-            None if self.calls.contains_key(id) || self.waits.contains_key(id) => None,
-            None => self.batches.iter().position(holds),
-        };
-        match batch {
-            Some(i) => {
-                self.batches[i].take_pending(id);
-                self.batches[i].responses.push(json);
-                self.flush_batch(i);
-            }
-            None => self.send_json(json),
+        let running = self.calls.contains_key(id) || self.waits.contains_key(id);
+        match self.batches.file(id, json, running) {
+            batch::Filed::Alone(json) | batch::Filed::Completed(json) => self.send_json(json),
+            batch::Filed::Held => {}
         }
     }
 
