@@ -99,13 +99,8 @@ pub(crate) struct Shared {
     pub handlers: Handlers,
     /// The peer's catalog, for what needs it outside the lock (argument validation).
     catalog: Arc<crate::peer::Catalog>,
-    /// The latest status line of each call that set one since the peer last saw them
-    /// ([`Ctx::set_status`]): a slot per call, written without the state lock and handed to
-    /// the peer whenever the lock is next taken (so a heartbeat, `job_wait` or `jobs` always
-    /// sees the newest line, and output lines never contend for the peer).
-    lines: Mutex<HashMap<RequestId, String>>,
-    /// Whether `lines` may hold something (spares its lock when it does not).
-    has_lines: AtomicBool,
+    /// The latest status line of each call, for the peer ([`Ctx::set_status`]).
+    status: super::status::StatusSlots,
 }
 
 impl Shared {
@@ -123,8 +118,7 @@ impl Shared {
         );
         Shared {
             catalog: peer.catalog().clone(),
-            lines: Mutex::new(HashMap::new()),
-            has_lines: AtomicBool::new(false),
+            status: Default::default(),
             state: Mutex::new(State {
                 peer,
                 tokens: HashMap::new(),
@@ -151,7 +145,7 @@ impl Shared {
     /// Runs `f` on the state, then carries out the peer's effects.
     pub fn with_state<R>(self: &Arc<Self>, f: impl FnOnce(&mut State) -> R) -> R {
         let mut st = self.lock();
-        self.pass_lines(&mut st);
+        self.status.hand_to(&mut st.peer);
         let r = f(&mut st);
         self.apply(&mut st);
         self.release(st);
@@ -161,26 +155,7 @@ impl Shared {
     /// Keeps `line` as call `id`'s status: the message of its next heartbeat and its job's
     /// latest line. Takes only the slots' lock, not the state's.
     pub fn set_status(&self, id: &RequestId, line: String) {
-        let mut lines = crate::sync::lock(&self.lines);
-        match lines.get_mut(id) {
-            Some(slot) => *slot = line,
-            None => {
-                lines.insert(id.clone(), line);
-            }
-        }
-        self.has_lines.store(true, Ordering::Release);
-    }
-
-    /// Hands the status lines set since the last time to the peer.
-    fn pass_lines(&self, st: &mut State) {
-        if !self.has_lines.swap(false, Ordering::Acquire) {
-            return;
-        }
-        let lines = std::mem::take(&mut *crate::sync::lock(&self.lines));
-        let now = Instant::now();
-        for (id, line) in lines {
-            st.peer.set_status(now, &id, line);
-        }
+        self.status.set(id, line);
     }
 
     /// Lets go of the lock, then does what needs no lock: wakes the writer, hands new work

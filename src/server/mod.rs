@@ -12,6 +12,7 @@ mod dispatch;
 mod outbox;
 mod pool;
 mod runtime;
+mod status;
 mod typed;
 
 use std::collections::HashMap;
