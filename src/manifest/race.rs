@@ -19,11 +19,11 @@ use std::time::Instant;
 
 use serde_json::{json, Map, Value};
 
-use super::run::{execute, How, LatestLine, Ran};
+use super::run::{execute, How, Ran};
 use super::{plan, remote, ToolSpec};
 use crate::cancel::{CancelReason, CancelToken};
 use crate::mcp::{CallToolResult, Content};
-use crate::server::Ctx;
+use crate::server::{Ctx, Reporter};
 
 /// What became of a member.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -64,7 +64,7 @@ struct Member {
 /// The members' states, shared with their output handlers (for the heartbeat).
 struct Board {
     members: Mutex<Vec<Member>>,
-    status: Option<LatestLine>,
+    status: Option<Reporter>,
     /// The portfolio was answered: members' lines no longer feed its heartbeat.
     answered: AtomicBool,
 }
@@ -88,7 +88,7 @@ impl Board {
     fn show(&self) {
         if let Some(status) = &self.status {
             let summary = summary(&self.lock());
-            status.set(&summary);
+            status.set_status(summary);
         }
     }
 }
@@ -140,9 +140,7 @@ pub fn call(
                 })
                 .collect(),
         ),
-        status: reporter
-            .wants_progress()
-            .then(|| LatestLine::start(reporter.clone())),
+        status: reporter.wants_progress().then(|| reporter.clone()),
         answered: AtomicBool::new(false),
     });
     let tokens: Vec<CancelToken> = members.iter().map(|_| CancelToken::new()).collect();

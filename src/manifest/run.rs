@@ -3,14 +3,13 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
-use std::thread;
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
 use serde_json::json;
 
 use super::hooks::Hooks;
-use super::plan::plan;
+use super::plan::{plan, Plan};
 use super::verdict::Tracker;
 use super::{remote, Cwd, Kind, ProgressLines, ToolSpec};
 use crate::beneath::{beneath, Dir};
@@ -19,9 +18,6 @@ use crate::mcp::{CallToolResult, Content};
 use crate::process::{self, Outcome, RunError, RunSpec, Stream};
 use crate::server::{Ctx, Reporter};
 use crate::spool::{stream_name as spool_name, Entry};
-
-/// How often the latest output line may refresh the heartbeat message.
-const STATUS_EVERY: Duration = Duration::from_millis(250);
 
 /// Runs one call of a manifest tool.
 pub fn call(
@@ -88,27 +84,8 @@ pub(super) fn execute(
         on_line,
     } = how;
     let values = remote::built_in(&call_id, spec.timeout);
-    let expanded;
-    let template = if remote::uses_built_in(&spec.args) {
-        expanded = ToolSpec {
-            args: remote::expand_args(&spec.args, &values),
-            ..spec.clone()
-        };
-        &expanded
-    } else {
-        spec
-    };
-    let mut plan = match plan(template, roots, args) {
-        Ok(p) => p,
-        Err(why) => {
-            return Ran::failed(CallToolResult::error(format!(
-                "Refused: {why}. Nothing was run."
-            )))
-        }
-    };
-    // The program starts in the directory checked, held open until it has started.
-    let cwd_dir = match held_cwd(spec, roots, plan.cwd.as_deref()) {
-        Ok(d) => d,
+    let (mut plan, cwd_dir) = match planned(spec, roots, args, &values) {
+        Ok(planned) => planned,
         Err(why) => {
             return Ran::failed(CallToolResult::error(format!(
                 "Refused: {why}. Nothing was run."
@@ -134,22 +111,8 @@ pub(super) fn execute(
     run.sink = spool
         .clone()
         .map(|e| Arc::new(e) as Arc<dyn process::OutputSink>);
-    let mut on_line = on_line;
-    if let Some(h) = &hooks {
-        let (h, inner) = (Arc::clone(h), on_line);
-        on_line = Arc::new(move |stream, line| {
-            h.on_line(stream, line);
-            inner(stream, line);
-        });
-    }
     let tracker = Tracker::default();
-    if let Some(v) = &spec.verdict {
-        let (v, t, inner) = (v.clone(), tracker.clone(), on_line);
-        on_line = Arc::new(move |stream, line| {
-            t.feed(&v, line);
-            inner(stream, line);
-        });
-    }
+    let on_line = with_hooks_and_verdict(spec, on_line, hooks.as_ref(), &tracker);
     let mut pid = None;
     let result = process::run(&run, &cancel, &mut |p| pid = Some(p), on_line);
     drop(run.cwd_dir);
@@ -174,39 +137,98 @@ pub(super) fn execute(
                     logs.add_changed(&mut r, &tails_stop(&cancel));
                 }
             }
-            Ran {
-                success: !r.is_error,
-                result: r,
-                verdict,
-                code: outcome.code,
-                timed_out: outcome.timed_out,
-                cancelled: outcome.cancelled,
-            }
+            Ran::of(r, verdict, &outcome)
         }
-        Err(RunError::Spawn { program, source }) => Ran::failed(CallToolResult::error(format!(
-            "{} could not be started ({}): {source}",
-            spec.name,
-            program.display()
-        ))),
-        Err(e) => Ran::failed(CallToolResult::error(format!(
-            "{} failed to run: {e}",
-            spec.name
-        ))),
+        Err(e) => Ran::failed(CallToolResult::error(run_error(spec, e))),
     };
     if let Some(note) = note {
         ran.result.content.push(Content::text(note));
     }
     if pid.is_some() && crate::process::watchdog_missing() {
-        ran.result.content.push(Content::text(
-            "This call ran without the server's process watchdog, which could not be started \
-             (the server's log says why; the next call tries again): had the server been \
-             killed, processes the call started outside its process group could have outlived it.",
-        ));
+        ran.result.content.push(Content::text(WITHOUT_WATCHDOG));
     }
     ran
 }
 
+/// The note of a call that ran while the process watchdog was missing.
+const WITHOUT_WATCHDOG: &str =
+    "This call ran without the server's process watchdog, which could not be started \
+     (the server's log says why; the next call tries again): had the server been \
+     killed, processes the call started outside its process group could have outlived it.";
+
+/// The plan of a call (its built-in values expanded in the tool's arguments) and the working
+/// directory it starts in, checked and held open until the program has started; or why the
+/// call is refused.
+fn planned(
+    spec: &ToolSpec,
+    roots: &BTreeMap<String, PathBuf>,
+    args: &serde_json::Value,
+    values: &BTreeMap<String, String>,
+) -> Result<(Plan, Option<Dir>), String> {
+    let expanded;
+    let template = if remote::uses_built_in(&spec.args) {
+        expanded = ToolSpec {
+            args: remote::expand_args(&spec.args, values),
+            ..spec.clone()
+        };
+        &expanded
+    } else {
+        spec
+    };
+    let plan = plan(template, roots, args)?;
+    let cwd_dir = held_cwd(spec, roots, plan.cwd.as_deref())?;
+    Ok((plan, cwd_dir))
+}
+
+/// Chains the hooks' and the verdict tracker's line handlers in front of `on_line`.
+fn with_hooks_and_verdict(
+    spec: &ToolSpec,
+    mut on_line: process::LineFn,
+    hooks: Option<&Arc<Hooks>>,
+    tracker: &Tracker,
+) -> process::LineFn {
+    if let Some(h) = hooks {
+        let (h, inner) = (Arc::clone(h), on_line);
+        on_line = Arc::new(move |stream, line| {
+            h.on_line(stream, line);
+            inner(stream, line);
+        });
+    }
+    if let Some(v) = &spec.verdict {
+        let (v, t, inner) = (v.clone(), tracker.clone(), on_line);
+        on_line = Arc::new(move |stream, line| {
+            t.feed(&v, line);
+            inner(stream, line);
+        });
+    }
+    on_line
+}
+
+/// What a call's text says when the runner could not run its program.
+fn run_error(spec: &ToolSpec, e: RunError) -> String {
+    match e {
+        RunError::Spawn { program, source } => format!(
+            "{} could not be started ({}): {source}",
+            spec.name,
+            program.display()
+        ),
+        e => format!("{} failed to run: {e}", spec.name),
+    }
+}
+
 impl Ran {
+    /// A run that ended with `outcome`, answered with `result`.
+    fn of(result: CallToolResult, verdict: Option<String>, outcome: &Outcome) -> Ran {
+        Ran {
+            success: !result.is_error,
+            result,
+            verdict,
+            code: outcome.code,
+            timed_out: outcome.timed_out,
+            cancelled: outcome.cancelled,
+        }
+    }
+
     /// A run refused or not started.
     fn failed(result: CallToolResult) -> Ran {
         Ran {
@@ -255,12 +277,13 @@ fn held_cwd(
 }
 
 /// Output lines feed progress: declared progress lines become notifications; any other line
-/// becomes the message of the next heartbeat: the latest complete line of either stream.
+/// becomes the message of the next heartbeat: the latest complete line of either stream. A
+/// line only fills the call's status slot, which the peer reads when the heartbeat fires (no
+/// thread, no throttle, no lock of the peer per line).
 pub(super) fn line_handler(reporter: Reporter, progress: Option<ProgressLines>) -> process::LineFn {
     if !reporter.wants_progress() {
         return Arc::new(|_, _| {});
     }
-    let status = LatestLine::start(reporter.clone());
     Arc::new(move |stream, line| {
         if let Some(p) = &progress {
             if stream == p.stream {
@@ -274,108 +297,9 @@ pub(super) fn line_handler(reporter: Reporter, progress: Option<ProgressLines>) 
         }
         let line = line.trim();
         if !line.is_empty() {
-            status.set(line);
+            reporter.set_status(line);
         }
     })
-}
-
-/// The latest output line of a call, passed on to its heartbeat message at most every
-/// [`STATUS_EVERY`] (each pass takes the server's lock), and always the newest one: a line
-/// that arrives within the interval is passed on when it ends, by a helper thread, unless a
-/// newer line replaced it by then. The helper starts with the first line that has to wait,
-/// so a call whose output fits one interval (most short commands) starts no thread for it.
-pub(super) struct LatestLine {
-    shared: Arc<(Mutex<Latest>, Condvar)>,
-    reporter: Reporter,
-    helper: std::sync::Once,
-}
-
-#[derive(Default)]
-struct Latest {
-    line: Option<String>,
-    last_pass: Option<Instant>,
-    /// The owner is gone: the helper thread ends.
-    closed: bool,
-}
-
-fn lock(m: &Mutex<Latest>) -> MutexGuard<'_, Latest> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-impl LatestLine {
-    pub(super) fn start(reporter: Reporter) -> LatestLine {
-        LatestLine {
-            shared: Arc::new((Mutex::new(Latest::default()), Condvar::new())),
-            reporter,
-            helper: std::sync::Once::new(),
-        }
-    }
-
-    fn start_helper(&self) {
-        let (inner, to) = (Arc::clone(&self.shared), self.reporter.clone());
-        let spawned = thread::Builder::new()
-            .name("stdmcp-status".into())
-            .spawn(move || Self::pass_on_late_lines(&inner, &to));
-        if let Err(e) = spawned {
-            log::debug!("no status thread ({e}); heartbeats may show an older line");
-        }
-    }
-
-    pub(super) fn set(&self, line: &str) {
-        let (m, cv) = &*self.shared;
-        let mut st = lock(m);
-        if st.last_pass.is_none_or(|t| t.elapsed() >= STATUS_EVERY) {
-            st.last_pass = Some(Instant::now());
-            st.line = None;
-            drop(st);
-            self.reporter.set_status(line);
-        } else {
-            st.line = Some(line.to_owned());
-            cv.notify_one();
-            drop(st);
-            self.helper.call_once(|| self.start_helper());
-        }
-    }
-
-    /// The helper thread: passes on a waiting line once its interval is over.
-    fn pass_on_late_lines(shared: &(Mutex<Latest>, Condvar), reporter: &Reporter) {
-        let (m, cv) = shared;
-        let mut st = lock(m);
-        loop {
-            if st.closed {
-                return;
-            }
-            let due = match (&st.line, st.last_pass) {
-                (Some(_), Some(t)) => t + STATUS_EVERY,
-                _ => {
-                    st = cv.wait(st).unwrap_or_else(PoisonError::into_inner);
-                    continue;
-                }
-            };
-            let now = Instant::now();
-            if now < due {
-                st = cv
-                    .wait_timeout(st, due - now)
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .0;
-                continue;
-            }
-            if let Some(line) = st.line.take() {
-                st.last_pass = Some(now);
-                drop(st);
-                reporter.set_status(line);
-                st = lock(m);
-            }
-        }
-    }
-}
-
-impl Drop for LatestLine {
-    fn drop(&mut self) {
-        let (m, cv) = &*self.shared;
-        lock(m).closed = true;
-        cv.notify_one();
-    }
 }
 
 /// `progress[/total] [message]`.
@@ -425,10 +349,11 @@ fn cut_note(r: &mut CallToolResult, call_id: &str, o: &Outcome, spool: Option<&E
         }
         Some(entry) => {
             note.push_str(&format!(
-                " the complete output of call {call_id} is kept: read it with the `output` tool, \
-                 e.g. {{\"call\": \"{call_id}\", \"stream\": \"{}\", \"offset\": 0}} (or \"grep\": a pattern)",
-                spool_name(cut[0].0)
+                " the complete output of call {call_id} is kept: read it with the `output` tool, "
             ));
+            let stream = spool_name(cut[0].0);
+            let example = format!(r#"{{"call": "{call_id}", "stream": "{stream}", "offset": 0}}"#);
+            note.push_str(&format!(r#"e.g. {example} (or "grep": a pattern)"#));
             for (s, c) in &cut {
                 let kept = entry.kept(*s);
                 if kept.bytes < c.total_bytes() {
@@ -453,12 +378,9 @@ fn cut_note(r: &mut CallToolResult, call_id: &str, o: &Outcome, spool: Option<&E
     r.content.extend(links);
 }
 
-fn result_of(spec: &ToolSpec, o: &Outcome, verdict_word: Option<&str>) -> CallToolResult {
-    let stdout = o.stdout.text();
-    let stderr = o.stderr.text();
-    let success =
-        !o.timed_out && !o.cancelled && o.code.is_some_and(|c| spec.success_codes.contains(&c));
-    let verdict = if !o.started {
+/// The first line of a run's text when it did not simply succeed: why.
+fn verdict_of(spec: &ToolSpec, o: &Outcome, success: bool) -> Option<String> {
+    if !o.started {
         Some(format!(
             "{} never started: {} before it could start; nothing was run.",
             spec.name,
@@ -498,7 +420,15 @@ fn result_of(spec: &ToolSpec, o: &Outcome, verdict_word: Option<&str>) -> CallTo
         ))
     } else {
         None
-    };
+    }
+}
+
+fn result_of(spec: &ToolSpec, o: &Outcome, verdict_word: Option<&str>) -> CallToolResult {
+    let stdout = o.stdout.text();
+    let stderr = o.stderr.text();
+    let success =
+        !o.timed_out && !o.cancelled && o.code.is_some_and(|c| spec.success_codes.contains(&c));
+    let verdict = verdict_of(spec, o, success);
     let mut text = String::new();
     if let Some(v) = &verdict {
         text.push_str(v);

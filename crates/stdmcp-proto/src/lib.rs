@@ -25,6 +25,4 @@ pub mod human;
 pub mod jsonrpc;
 pub mod mcp;
 pub mod peer;
-// TEMPORARY(#22 merge): see random.rs.
-mod random;
 pub mod schema;

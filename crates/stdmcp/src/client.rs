@@ -113,7 +113,11 @@ impl Client {
             log::error!("cannot start the client's reader thread: {e}");
         }
         Client {
-            peer: Peer::client(Config::default()),
+            peer: Peer::client({
+                let mut config = Config::default();
+                config.diagnostics = crate::server::diagnostics_level();
+                config
+            }),
             writer,
             frames: rx,
             events: std::collections::VecDeque::new(),
@@ -152,6 +156,7 @@ impl Client {
                 | Effect::Unstarted(_) => {}
             }
         }
+        crate::server::log_diagnostics(&mut self.peer);
         if !out.is_empty() {
             self.writer
                 .write_all(&out)

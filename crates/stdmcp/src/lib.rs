@@ -48,8 +48,9 @@
 //!
 //! A command tool ([`process::run`]) runs on its worker and adds no thread: the worker starts
 //! the program, writes its stdin, reads its stdout and stderr and waits for its exit (a
-//! pidfd) in one `poll` loop, then sweeps what it left. (A call whose output lines come
-//! faster than heartbeats adds `stdmcp-status`, which passes the latest line on late.) Two
+//! pidfd) in one `poll` loop, then sweeps what it left. Its output lines add no thread
+//! either: each only fills the call's status slot, which the peer takes the next time its
+//! lock is taken (a heartbeat shows the newest line, and lines never wait for the lock). Two
 //! threads of the process are started only when needed, and never per call: `stdmcp-timer`
 //! at the first call with a deadline or progress token, and `stdmcp-reap`, the first time a
 //! process killed at the end of a call is still dying after the call's one-second wait; it

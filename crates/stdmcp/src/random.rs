@@ -34,6 +34,24 @@ pub fn fill(buf: &mut [u8]) -> io::Result<()> {
     Ok(())
 }
 
+/// Fills `buf` with unpredictable bytes: the kernel's random pool (`getrandom(2)`), or, on a
+/// kernel without it (before 3.17), std's randomly keyed SipHash over a counter and the time.
+/// The runtime's [`crate::peer::Config::fill_random`] (the nonce of each parked call's
+/// `requestState`).
+pub(crate) fn kernel_random(buf: &mut [u8]) {
+    if let Err(e) = fill(buf) {
+        log::warn!("getrandom failed ({e}): requestState nonce from std's hash keys");
+        use std::hash::{BuildHasher, Hasher};
+        static COUNT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        for chunk in buf.chunks_mut(8) {
+            let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+            h.write_u64(COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+            h.write(format!("{:?}", std::time::SystemTime::now()).as_bytes());
+            chunk.copy_from_slice(&h.finish().to_le_bytes()[..chunk.len()]);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

@@ -9,28 +9,114 @@ use crate::mcp::{method, ProtocolVersion};
 
 /// A 2025-03-26 batch whose responses are collected into one array (MCP 2025-03-26, Base Protocol: Batching).
 #[derive(Debug)]
-pub(super) struct Batch {
-    pub pending: Vec<RequestId>,
-    pub responses: Vec<Vec<u8>>,
-    pub open: bool,
+struct Batch {
+    pending: Vec<RequestId>,
+    responses: Vec<Vec<u8>>,
+    open: bool,
 }
 
 impl Batch {
     /// Removes one pending entry for `id` (a batch may hold the same id twice).
-    pub fn take_pending(&mut self, id: &RequestId) {
+    fn take_pending(&mut self, id: &RequestId) {
         if let Some(i) = self.pending.iter().position(|p| p == id) {
             self.pending.remove(i);
         }
     }
 }
 
-impl Peer {
-    /// The batch being read (there is at most one): found afresh after each item, since
-    /// answering an item can complete and remove an earlier batch.
-    fn open_batch(&self) -> Option<usize> {
-        self.batches.iter().position(|b| b.open)
+/// The batches whose responses are being collected: at most one being read (open), and
+/// those read whose requests still run. A sub-machine of the peer: it says which bytes to
+/// send, the peer sends them.
+#[derive(Debug, Default)]
+pub(super) struct Batches(Vec<Batch>);
+
+/// Where a response went.
+pub(super) enum Filed {
+    /// No batch holds its request: send it alone.
+    Alone(Vec<u8>),
+    /// Held by its batch, which still waits for other responses.
+    Held,
+    /// It completed its batch: send this array.
+    Completed(Vec<u8>),
+}
+
+impl Batches {
+    /// A batch is being read; these are its requests.
+    pub fn open(&mut self, pending: Vec<RequestId>) {
+        self.0.push(Batch {
+            pending,
+            responses: Vec::new(),
+            open: true,
+        });
     }
 
+    /// Files the response to request `id`: in the batch being read if it holds the id, else
+    /// (unless `running`: while its work runs, a response with its id answers another
+    /// request that reuses the id) in a batch waiting for that id's work.
+    pub fn file(&mut self, id: &RequestId, json: Vec<u8>, running: bool) -> Filed {
+        let holds = |b: &Batch| b.pending.contains(id);
+        let batch = match self.0.iter().position(|b| b.open && holds(b)) {
+            Some(i) => Some(i),
+            None if running => None,
+            None => self.0.iter().position(holds),
+        };
+        let Some(i) = batch else {
+            return Filed::Alone(json);
+        };
+        self.0[i].take_pending(id);
+        self.0[i].responses.push(json);
+        match self.flush(i) {
+            Some(array) => Filed::Completed(array),
+            None => Filed::Held,
+        }
+    }
+
+    /// Files the error for an invalid item of the batch being read.
+    pub fn file_invalid(&mut self, json: Vec<u8>) {
+        if let Some(b) = self.0.iter_mut().find(|b| b.open) {
+            b.responses.push(json);
+        }
+    }
+
+    /// The batch being read was read to its end: its array, if it is complete.
+    pub fn close(&mut self) -> Option<Vec<u8>> {
+        let i = self.0.iter().position(|b| b.open)?;
+        self.0[i].open = false;
+        self.flush(i)
+    }
+
+    /// Request `id` of a waiting batch will never be answered (cancelled): its batch's array,
+    /// if that completes it.
+    pub fn forget(&mut self, id: &RequestId) -> Option<Vec<u8>> {
+        let i = self.0.iter().position(|b| b.pending.contains(id))?;
+        self.0[i].take_pending(id);
+        self.flush(i)
+    }
+
+    /// Batch `index`'s array once it is read and every response is in (it is then removed;
+    /// `None` also for a batch with no responses at all, which is written as nothing).
+    fn flush(&mut self, index: usize) -> Option<Vec<u8>> {
+        let batch = &self.0[index];
+        if batch.open || !batch.pending.is_empty() {
+            return None;
+        }
+        let batch = self.0.remove(index);
+        if batch.responses.is_empty() {
+            return None;
+        }
+        let mut out = vec![b'['];
+        for (i, r) in batch.responses.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(r);
+        }
+        out.push(b']');
+        Some(out)
+    }
+}
+
+impl Peer {
     pub(super) fn server_batch(
         &mut self,
         now: Instant,
@@ -58,11 +144,7 @@ impl Peer {
                 _ => None,
             })
             .collect();
-        self.batches.push(Batch {
-            pending,
-            responses: Vec::new(),
-            open: true,
-        });
+        self.batches.open(pending);
         for item in items {
             match item {
                 Ok(Message::Request(r)) if r.method == method::INITIALIZE => {
@@ -75,42 +157,19 @@ impl Peer {
                 Err(invalid) => {
                     let mut out = Vec::new();
                     jsonrpc::write_error(&mut out, invalid.id.as_ref(), &invalid.error);
-                    if let Some(i) = self.open_batch() {
-                        self.batches[i].responses.push(out);
-                    }
+                    self.batches.file_invalid(out);
                 }
             }
         }
-        if let Some(i) = self.open_batch() {
-            self.batches[i].open = false;
-            self.flush_batch(i);
+        if let Some(array) = self.batches.close() {
+            self.send_json(array);
         }
     }
 
-    pub(super) fn flush_batch(&mut self, index: usize) {
-        let batch = &self.batches[index];
-        if batch.open || !batch.pending.is_empty() {
-            return;
-        }
-        let batch = self.batches.remove(index);
-        if batch.responses.is_empty() {
-            return;
-        }
-        let mut out = vec![b'['];
-        for (i, r) in batch.responses.iter().enumerate() {
-            if i > 0 {
-                out.push(b',');
-            }
-            out.extend_from_slice(r);
-        }
-        out.push(b']');
-        self.send_json(out);
-    }
-
+    /// Request `id` will never be answered (cancelled): its batch may be complete without it.
     pub(super) fn forget_in_batches(&mut self, id: &RequestId) {
-        if let Some(i) = self.batches.iter().position(|b| b.pending.contains(id)) {
-            self.batches[i].take_pending(id);
-            self.flush_batch(i);
+        if let Some(array) = self.batches.forget(id) {
+            self.send_json(array);
         }
     }
 }

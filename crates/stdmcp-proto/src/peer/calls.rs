@@ -2,18 +2,17 @@
 //! (strictly increasing, never after the response or the cancel; MCP 2025-11-25, Utilities: Cancellation and Progress),
 //! heartbeats and request-scoped log messages (§4.3).
 
-use std::collections::VecDeque;
+use super::diag::note;
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
+use super::call::{CallState, Inflight};
+use super::timers::Kind;
 use super::{Effect, Peer};
 use crate::human;
 use crate::jsonrpc::{ErrorCode, ErrorObject, RequestId};
-use crate::mcp::{
-    self, gate, method, CallToolResult, ClientCapabilities, LogLevel, ProgressParams,
-    ProtocolVersion,
-};
+use crate::mcp::{self, gate, method, CallToolResult, LogLevel, ProgressParams};
 
 /// How the work of a request ended.
 #[derive(Clone, Debug, PartialEq)]
@@ -28,121 +27,43 @@ pub enum Reply {
     Error(ErrorObject),
 }
 
-#[derive(Debug)]
-pub(super) struct Inflight {
-    pub version: ProtocolVersion,
-    /// 2026-07-28 path: results carry `resultType` and server info.
-    pub modern: bool,
-    /// The result carries caching hints in 2026-07-28 (`resources/read`, MCP 2026-07-28, Caching).
-    pub cacheable: bool,
-    pub progress_token: Option<Value>,
-    /// Per-request log level (2026-07-28), or `None`.
-    pub log_level: Option<LogLevel>,
-    /// When the request arrived.
-    pub started: Instant,
-    /// When its work started; `None` while it waits for a free slot.
-    pub running_since: Option<Instant>,
-    pub last_report: Instant,
-    pub last_progress: Option<f64>,
-    pub last_total: Option<f64>,
-    pub status: Option<String>,
-    pub cancelled: bool,
-    /// The server-side deadline, until it has fired.
-    pub deadline: Option<Instant>,
-    /// The id the result answers: the request's own, or that of the retry that continues it
-    /// (2026-07-28, Multi Round-Trip Requests).
-    pub wire_id: RequestId,
-    /// 2026-07-28 `tools/call`, `prompts/get`, `resources/read`: what a `requestState` binds
-    /// to (method and target); `None` where the work cannot ask the client.
-    pub target: Option<String>,
-    /// Client capabilities of the request (of the latest retry).
-    pub caps: ClientCapabilities,
-    /// `inputResponses` the request carried that the work has not taken yet.
-    pub input: Map<String, Value>,
-    /// The park id while the call waits for the client's retry.
-    pub parked: Option<i64>,
-    /// Input requests asked without a key so far (for their automatic keys).
-    pub asked: u32,
-    /// `tools/call`: the tool's catalog index.
-    pub tool: Option<usize>,
-    /// When the call becomes a job if it is still running (README "Long runs").
-    pub background_at: Option<Instant>,
-    /// The job the call became: the request is answered, the work goes on.
-    pub job: Option<String>,
-    /// The latest output lines (statuses) of the work, for its job.
-    pub recent: VecDeque<String>,
-    /// A `job_wait`: no work of its own, answered when its job ends or its time is up.
-    pub wait: Option<super::job_tools::Wait>,
-    /// Slots of `max_running` the call takes (admitted all at once).
-    pub slots: usize,
-}
-
-impl Inflight {
-    pub fn new(now: Instant, id: RequestId, version: ProtocolVersion, modern: bool) -> Inflight {
-        Inflight {
-            wire_id: id,
-            target: None,
-            caps: ClientCapabilities::default(),
-            input: Map::new(),
-            parked: None,
-            asked: 0,
-            tool: None,
-            background_at: None,
-            job: None,
-            recent: VecDeque::new(),
-            wait: None,
-            slots: 1,
-            version,
-            modern,
-            cacheable: false,
-            progress_token: None,
-            log_level: None,
-            started: now,
-            running_since: Some(now),
-            last_report: now,
-            last_progress: None,
-            last_total: None,
-            status: None,
-            cancelled: false,
-            deadline: None,
-        }
-    }
-
-    fn live_token(&self) -> Option<&Value> {
-        self.progress_token
-            .as_ref()
-            .filter(|_| !self.cancelled && self.parked.is_none() && self.job.is_none())
-    }
-}
-
 impl Peer {
     /// Reports the end of a request's work (server role). Nothing is sent when the request
     /// was cancelled; the entry is dropped either way, and the oldest waiting request (if
     /// any) starts running at `now`.
     pub fn finish(&mut self, now: Instant, id: &RequestId, outcome: Reply) {
-        if self.calls.get(id).is_some_and(|c| c.wait.is_some()) {
-            log::debug!("finish for {id}, a job_wait, ignored");
+        if self.waits.contains_key(id) {
+            note!(self, Debug, "finish for {id}, a job_wait, ignored");
             return;
         }
         let Some(call) = self.calls.remove(id) else {
-            log::debug!("finish for unknown request {id}");
+            note!(self, Debug, "finish for unknown request {id}");
             return;
         };
-        self.free_slot(now, id, call.running_since.map(|_| call.slots));
+        self.timers.stop_call(id);
+        let max = self.config.max_running;
+        self.calls
+            .release(now, id, call.running_since.map(|_| call.slots), max);
         self.forget_aliases(id);
         self.answer(now, call, outcome);
     }
 
     /// Answers a call taken out of the table: its request, its job, or nobody (cancelled).
     fn answer(&mut self, now: Instant, call: Inflight, outcome: Reply) {
-        if let Some(job) = &call.job {
+        if let Some(job) = call.job() {
             // Answered already: the outcome goes into the job store.
             return self.job_finished(now, job, outcome);
         }
-        if let Some(park) = call.parked {
+        if let CallState::Parked(park)
+        | CallState::Cancelled {
+            park: Some(park), ..
+        } = call.state
+        {
             // Ended while waiting for the client's retry: the request was answered already.
             self.release_park(&RequestId::number(park));
-            log::debug!(
+            note!(
+                self,
+                Debug,
                 "request {} ended while parked: its result is dropped",
                 call.wire_id
             );
@@ -150,8 +71,12 @@ impl Peer {
         }
         // A call continued by a retried request answers that request.
         let id = &call.wire_id;
-        if call.cancelled {
-            log::debug!("request {id} was cancelled: its result is dropped");
+        if call.is_cancelled() {
+            note!(
+                self,
+                Debug,
+                "request {id} was cancelled: its result is dropped"
+            );
             self.forget_in_batches(id);
             return;
         }
@@ -183,57 +108,33 @@ impl Peer {
         }
     }
 
-    /// Admits a new request: running if a slot is free, else waiting in line.
-    pub(super) fn admit(&mut self, id: &RequestId, call: &mut Inflight) {
-        let slots = call.slots.clamp(1, self.config.max_running);
-        if self.waiting.is_empty() && self.running.saturating_add(slots) <= self.config.max_running
-        {
-            self.running += slots;
-        } else {
-            call.running_since = None;
-            self.waiting.push_back(id.clone());
-        }
-    }
-
-    /// A request left: its slots (`None`: its place in line) are free; the oldest waiting
-    /// requests take them while all the slots of each are free, as the worker pool starts
-    /// its parked jobs (`Pool::submit_slots`).
-    fn free_slot(&mut self, now: Instant, id: &RequestId, slots: Option<usize>) {
-        let Some(slots) = slots else {
-            self.waiting.retain(|w| w != id);
-            return;
-        };
-        let max = self.config.max_running;
-        self.running = self.running.saturating_sub(slots.clamp(1, max));
-        while let Some(next) = self.waiting.front() {
-            let need = self.calls.get(next).map_or(0, |c| c.slots.clamp(1, max));
-            if self.running.saturating_add(need) > max {
-                break;
-            }
-            if let Some(call) = self
-                .waiting
-                .pop_front()
-                .and_then(|n| self.calls.get_mut(&n))
-            {
-                call.running_since = Some(now);
-                self.running += need;
-            }
-        }
-    }
-
     /// Cancels a request's work (from `notifications/cancelled` or shutdown): marks it, emits
     /// [`Effect::Cancel`], and from now on nothing is sent for it.
     pub(super) fn cancel_call(&mut self, id: &RequestId) -> bool {
-        if self.calls.get(id).is_some_and(|c| c.wait.is_some()) {
+        if self.waits.remove(id).is_some() {
             // A job_wait: only the wait ends, never its job.
-            self.calls.remove(id);
+            self.timers.stop_call(id);
             return true;
         }
         match self.calls.get_mut(id) {
-            Some(call) if !call.cancelled => {
-                call.cancelled = true;
+            Some(call) if !call.is_cancelled() => {
+                call.state = match &call.state {
+                    CallState::Parked(park) => CallState::Cancelled {
+                        job: None,
+                        park: Some(*park),
+                    },
+                    CallState::Job(job) => CallState::Cancelled {
+                        job: Some(job.clone()),
+                        park: None,
+                    },
+                    _ => CallState::Cancelled {
+                        job: None,
+                        park: None,
+                    },
+                };
                 call.deadline = None; // its work is being stopped already
                 self.effects.push_back(Effect::Cancel(id.clone()));
+                self.sync_call_timers(id);
                 true
             }
             _ => false,
@@ -242,7 +143,12 @@ impl Peer {
 
     /// Cancels every request in flight (shutdown).
     pub fn cancel_all(&mut self) {
-        let ids: Vec<RequestId> = self.calls.keys().cloned().collect();
+        let ids: Vec<RequestId> = self
+            .calls
+            .keys()
+            .chain(self.waits.keys())
+            .cloned()
+            .collect();
         for id in ids {
             self.cancel_call(&id);
         }
@@ -279,19 +185,30 @@ impl Peer {
             return false;
         };
         if !progress.is_finite() || call.last_progress.is_some_and(|last| progress <= last) {
-            log::debug!("progress {progress} for {id} dropped: it must increase");
+            note!(
+                self,
+                Debug,
+                "progress {progress} for {id} dropped: it must increase"
+            );
             return false;
         }
         call.last_progress = Some(progress);
         call.last_total = total;
         call.last_report = now;
+        let version = call.version;
+        let heartbeat = now.checked_add(self.config.heartbeat);
+        self.timers.set_call(Kind::Heartbeat, id, heartbeat);
         let params = ProgressParams {
             progress_token: token,
             progress,
             total,
             message,
         };
-        let params = gate::progress(params, call.version);
+        self.push_progress(id, gate::progress(params, version))
+    }
+
+    /// Queues the progress notification of request `id`.
+    pub(super) fn push_progress(&mut self, id: &RequestId, params: ProgressParams) -> bool {
         let mut out = Vec::with_capacity(128);
         match crate::jsonrpc::write_notification(&mut out, method::PROGRESS, &params) {
             Ok(()) => {
@@ -303,7 +220,7 @@ impl Peer {
                 true
             }
             Err(e) => {
-                log::error!("could not write a progress notification: {e}");
+                note!(self, Error, "could not write a progress notification: {e}");
                 false
             }
         }
@@ -332,7 +249,7 @@ impl Peer {
             .calls
             .get(id)
             // A job's request was answered: nothing more is sent for it.
-            .filter(|c| !c.cancelled && c.parked.is_none() && c.job.is_none())
+            .filter(|c| c.is_live())
         else {
             return false;
         };
@@ -352,27 +269,38 @@ impl Peer {
         true
     }
 
-    pub(super) fn next_deadline(&self) -> Option<Instant> {
-        self.calls.values().filter_map(|c| c.deadline).min()
+    /// Brings the timers of call `id` in line with its record: its deadline, its background
+    /// delay (unless cancelled or parked), and its next heartbeat (while it has a live
+    /// progress token). A call no longer in the table has none.
+    pub(super) fn sync_call_timers(&mut self, id: &RequestId) {
+        let Some(c) = self.calls.get(id) else {
+            return self.timers.stop_call(id);
+        };
+        let background = c.background_at.filter(|_| c.may_background());
+        // A heartbeat interval too long for the clock means no heartbeat.
+        let heartbeat = c
+            .live_token()
+            .and(c.last_report.checked_add(self.config.heartbeat));
+        let deadline = c.deadline;
+        self.timers.set_call(Kind::Deadline, id, deadline);
+        self.timers.set_call(Kind::Background, id, background);
+        self.timers.set_call(Kind::Heartbeat, id, heartbeat);
     }
 
-    /// Emits [`Effect::Deadline`] for every running call whose deadline is due (once each).
-    /// A call still waiting for a free slot is answered at once instead, as one that never
+    /// The deadline of call `id` passed: [`Effect::Deadline`] for a running call (once). A
+    /// call still waiting for a free slot is answered at once instead, as one that never
     /// started ([`Effect::Unstarted`]): time spent queued counts towards its time limit.
-    fn fire_deadlines(&mut self, now: Instant) {
-        let mut due: Vec<(RequestId, Option<Instant>)> = Vec::new();
-        for (id, call) in &mut self.calls {
-            if let Some(deadline) = call.deadline.filter(|d| *d <= now) {
-                call.deadline = None;
-                let queued = call.running_since.is_none().then_some(deadline);
-                due.push((id.clone(), queued));
-            }
-        }
-        for (id, queued) in due {
-            match queued {
-                Some(deadline) => self.end_unstarted(now, &id, deadline),
-                None => self.effects.push_back(Effect::Deadline(id)),
-            }
+    pub(super) fn fire_deadline(&mut self, now: Instant, id: &RequestId) {
+        let Some(call) = self.calls.get_mut(id) else {
+            return;
+        };
+        let Some(deadline) = call.deadline.take() else {
+            return;
+        };
+        if call.running_since.is_none() {
+            self.end_unstarted(now, id, deadline);
+        } else {
+            self.effects.push_back(Effect::Deadline(id.clone()));
         }
     }
 
@@ -382,7 +310,9 @@ impl Peer {
         let Some(call) = self.calls.remove(id) else {
             return;
         };
-        self.free_slot(now, id, None);
+        self.timers.stop_call(id);
+        let max = self.config.max_running;
+        self.calls.release(now, id, None, max);
         self.forget_aliases(id);
         self.effects.push_back(Effect::Unstarted(id.clone()));
         let tool = call
@@ -390,7 +320,7 @@ impl Peer {
             .and_then(|t| self.catalog.tools.get(t))
             .map_or("The call", |t| t.name.as_str());
         let limit = deadline.saturating_duration_since(call.started);
-        let running = self.running;
+        let running = self.calls.running();
         let calls = if running == 1 { "call" } else { "calls" };
         let text = format!(
             "{tool} never started: it waited {} for a free slot behind {running} running {calls} \
@@ -400,69 +330,46 @@ impl Peer {
             self.config.max_running,
             human::setting(limit),
         );
-        log::info!("request {id} ({tool}) reached its deadline before it started");
+        note!(
+            self,
+            Info,
+            "request {id} ({tool}) reached its deadline before it started"
+        );
         self.answer(now, call, Reply::Tool(CallToolResult::error(text)));
     }
 
-    pub(super) fn next_heartbeat(&self) -> Option<Instant> {
-        self.calls
-            .values()
-            .filter(|c| c.live_token().is_some())
-            // A heartbeat interval too long for the clock means no heartbeat.
-            .filter_map(|c| c.last_report.checked_add(self.config.heartbeat))
-            .min()
-    }
-
-    /// Sends heartbeat progress for every call that has a token and has not reported for the
-    /// heartbeat interval. Without a tool-given total the value is the elapsed seconds; with
-    /// one, it creeps a thousandth of the remaining way towards it, so it always increases
-    /// and never passes the total. The message is the call's status, how long it has run, or,
-    /// for a call waiting for a free slot, how long it has waited and how many wait before it.
-    /// Calls whose server-side deadline is due get [`Effect::Deadline`].
-    pub fn handle_timeout(&mut self, now: Instant) {
-        self.fire_deadlines(now);
-        self.release_expired(now);
-        self.handle_jobs(now);
-        let due: Vec<RequestId> = self
-            .calls
-            .iter()
-            .filter(|(_, c)| {
-                c.live_token().is_some()
-                    && c.last_report
-                        .checked_add(self.config.heartbeat)
-                        .is_some_and(|due| now >= due)
-            })
-            .map(|(id, _)| id.clone())
-            .collect();
-        for id in due {
-            let ahead = self.waiting.iter().position(|w| *w == id);
-            let wait_line = self.wait_line(&id, now);
-            let max_running = self.config.max_running;
-            let Some(call) = self.calls.get_mut(&id) else {
-                continue;
-            };
-            call.last_report = now;
-            let elapsed = now.duration_since(call.started);
-            let (value, total) = match (call.last_progress, call.last_total) {
-                (Some(last), Some(total)) if total > last => {
-                    (last + (total - last) / 1000.0, Some(total))
-                }
-                (_, Some(_)) => continue,
-                (last, None) => {
-                    let secs = (elapsed.as_secs_f64() * 1000.0).round() / 1000.0;
-                    (last.map_or(secs, |l| secs.max(l + 0.001)), None)
-                }
-            };
-            let message = match (call.running_since, ahead) {
-                _ if wait_line.is_some() => wait_line.unwrap_or_default(),
-                (Some(since), _) => call
-                    .status
-                    .clone()
-                    .unwrap_or_else(|| format!("running for {}", human::elapsed(now - since))),
-                (None, ahead) => queued_message(elapsed, ahead.unwrap_or(0), max_running),
-            };
-            self.emit_progress(now, &id, value, total, Some(message));
-        }
+    /// Sends the heartbeat progress of call `id`, whose timer fired. Without a tool-given
+    /// total the value is the elapsed seconds; with one, it creeps a thousandth of the
+    /// remaining way towards it, so it always increases and never passes the total. The
+    /// message is the call's status, how long it has run, or, for a call waiting for a free
+    /// slot, how long it has waited and how many wait before it.
+    pub(super) fn heartbeat(&mut self, now: Instant, id: &RequestId) {
+        let ahead = self.calls.place_in_line(id);
+        let max_running = self.config.max_running;
+        let Some(call) = self.calls.get_mut(id) else {
+            return;
+        };
+        call.last_report = now;
+        let elapsed = now.duration_since(call.started);
+        let (value, total) = match (call.last_progress, call.last_total) {
+            (Some(last), Some(total)) if total > last => {
+                (last + (total - last) / 1000.0, Some(total))
+            }
+            (_, Some(_)) => return self.sync_call_timers(id),
+            (last, None) => {
+                let secs = (elapsed.as_secs_f64() * 1000.0).round() / 1000.0;
+                (last.map_or(secs, |l| secs.max(l + 0.001)), None)
+            }
+        };
+        let message = match (call.running_since, ahead) {
+            (Some(since), _) => call
+                .status
+                .clone()
+                .unwrap_or_else(|| format!("running for {}", human::elapsed(now - since))),
+            (None, ahead) => queued_message(elapsed, ahead.unwrap_or(0), max_running),
+        };
+        self.emit_progress(now, id, value, total, Some(message));
+        self.sync_call_timers(id);
     }
 
     pub(super) fn check_log_level(params: &Value) -> Result<Option<LogLevel>, ErrorObject> {

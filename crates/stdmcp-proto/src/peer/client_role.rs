@@ -2,6 +2,7 @@
 //! (sampling, elicitation, roots; MCP 2025-11-25, Client Features). Outbound ids count up; a cancelled
 //! request's late response and progress are dropped (§4.1).
 
+use super::diag::note;
 use std::time::Instant;
 
 use serde_json::{json, Map, Value};
@@ -77,7 +78,7 @@ impl Peer {
         let mut out = Vec::with_capacity(128);
         match jsonrpc::write_request(&mut out, &id, method, &Value::Object(params)) {
             Ok(()) => self.send_json(out),
-            Err(e) => log::error!("could not write a {method} request: {e}"),
+            Err(e) => note!(self, Error, "could not write a {method} request: {e}"),
         }
         self.outbound.insert(
             id.clone(),
@@ -125,7 +126,7 @@ impl Peer {
         params: Value,
         capability: &str,
     ) -> Result<RequestId, ErrorObject> {
-        let Some(inflight) = self.calls.get(call).filter(|c| !c.cancelled) else {
+        let Some(inflight) = self.calls.get(call).filter(|c| !c.is_cancelled()) else {
             return Err(ErrorObject::internal("the call is no longer running"));
         };
         if inflight.modern {
@@ -147,8 +148,13 @@ impl Peer {
     pub(super) fn handle_response(&mut self, r: Response) {
         match self.outbound.remove(&r.id) {
             Some(o) if !o.cancelled => self.effects.push_back(Effect::Response(r)),
-            Some(_) => log::debug!("late response to cancelled request {} dropped", r.id),
-            None => log::warn!("response to unknown request {} dropped", r.id),
+            Some(_) => note!(
+                self,
+                Debug,
+                "late response to cancelled request {} dropped",
+                r.id
+            ),
+            None => note!(self, Warn, "response to unknown request {} dropped", r.id),
         }
     }
 
@@ -179,7 +185,12 @@ impl Peer {
                 }
                 Ok(Message::Request(r)) => self.effects.push_back(Effect::Request(r)),
                 Err(invalid) => {
-                    log::warn!("invalid message from the server: {}", invalid.error.message);
+                    note!(
+                        self,
+                        Warn,
+                        "invalid message from the server: {}",
+                        invalid.error.message
+                    );
                     if let Some(id) = &invalid.id {
                         self.send_error(Some(id), &invalid.error);
                     }
@@ -189,7 +200,12 @@ impl Peer {
     }
 
     /// The error a client reports for a frame it could not parse (never sent back).
-    pub(super) fn client_parse_error(e: &ErrorObject) {
-        log::warn!("unparseable message from the server: {}", e.message);
+    pub(super) fn client_parse_error(&mut self, e: &ErrorObject) {
+        note!(
+            self,
+            Warn,
+            "unparseable message from the server: {}",
+            e.message
+        );
     }
 }

@@ -1,23 +1,18 @@
 //! Server role: the built-in tools over the job store, `job_wait`, `job_cancel` and `jobs`
-//! (README "Long runs: Jobs"). The peer answers them itself: `job_wait` is an entry of the
-//! call table that holds no worker, answered when its job ends or its time is up, with
+//! (README "Long runs: Jobs"). The peer answers them itself: `job_wait` is a pending wait of
+//! its own (not a call: it holds no slot and no worker), answered when its job ends or its time is up, with
 //! heartbeats that carry the job's latest output line; a cancel of it ends the wait only.
 
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use super::calls::Inflight;
-use super::jobs::{job_facts, JobState};
-use super::server_role::Terms;
+use super::jobs::{job_facts, JobState, WAIT_DEFAULT, WAIT_MAX};
+use super::terms::{progress_token, Terms};
+use super::timers::Kind;
 use super::{Catalog, Peer};
 use crate::jsonrpc::{Request, RequestId};
-use crate::mcp::{gate, CallToolResult, Tool};
-
-/// `job_wait`'s default wait, well below the shortest client timeout (about 60 s).
-pub const WAIT_DEFAULT: Duration = Duration::from_secs(40);
-/// The longest wait `job_wait` accepts.
-pub const WAIT_MAX: Duration = Duration::from_secs(50);
+use crate::mcp::{gate, CallToolResult, ClientCapabilities, ProgressParams, ProtocolVersion, Tool};
 
 /// Names of the built-in job tools.
 pub const JOB_TOOL_NAMES: [&str; 3] = ["job_wait", "job_cancel", "jobs"];
@@ -33,12 +28,50 @@ pub struct JobTools {
     pub list: usize,
 }
 
-/// A `job_wait` in progress.
+/// A pending `job_wait`: a request with no work of its own, answered when its job ends or
+/// its time is up, with heartbeats that carry the job's latest output line.
 #[derive(Clone, Debug)]
 pub(super) struct Wait {
+    /// The job waited for.
     pub job: String,
+    /// When the wait ends.
     pub until: Instant,
+    /// The revision of the answer.
+    pub version: ProtocolVersion,
+    /// 2026-07-28 path.
+    pub modern: bool,
+    pub progress_token: Option<Value>,
+    /// When the request arrived.
+    pub started: Instant,
+    pub last_report: Instant,
+    pub last_progress: Option<f64>,
 }
+
+impl Wait {
+    /// When its next heartbeat is due, if it has a progress token.
+    pub fn next_heartbeat(&self, interval: Duration) -> Option<Instant> {
+        self.progress_token
+            .as_ref()
+            .and(self.last_report.checked_add(interval))
+    }
+}
+
+/// A tool of the catalog has the name of a built-in job tool, which is reserved when some
+/// tool has a background delay ([`Catalog::add_job_tools`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReservedToolName(pub String);
+
+impl std::fmt::Display for ReservedToolName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "tool name {} is reserved for the built-in job tools when a tool has a background delay",
+            self.0
+        )
+    }
+}
+
+impl std::error::Error for ReservedToolName {}
 
 impl Catalog {
     /// True when some tool may become a job.
@@ -53,7 +86,7 @@ impl Catalog {
     /// job status, which the schema does not describe, and clients check results against a
     /// declared schema (the Python and TypeScript SDKs refuse a result without the structured
     /// content it promises). Its results still carry their `structuredContent`.
-    pub fn add_job_tools(&mut self) -> Result<(), String> {
+    pub fn add_job_tools(&mut self) -> Result<(), ReservedToolName> {
         if !self.has_background() || self.job_tools.is_some() {
             return Ok(());
         }
@@ -63,9 +96,7 @@ impl Catalog {
             }
         }
         if let Some(n) = JOB_TOOL_NAMES.iter().find(|n| self.tool_index(n).is_some()) {
-            return Err(format!(
-                "tool name {n} is reserved for the built-in job tools when a tool has a background delay"
-            ));
+            return Err(ReservedToolName((*n).to_owned()));
         }
         let id = json!({ "type": "string", "description": "The job's id, as the call that started it said (job-N)." });
         let defs = [
@@ -167,17 +198,23 @@ impl Peer {
             let r = self.job_result(now, id);
             return self.answer_tool(&req.id, terms, r);
         }
-        let mut call = Inflight::new(now, req.id.clone(), terms.version, terms.modern);
-        call.progress_token = super::server_role::meta(&req.params)
-            .and_then(|m| m.get("progressToken"))
-            .filter(|t| t.is_string() || t.is_number())
-            .cloned();
-        call.wait = Some(Wait {
+        let progress_token = progress_token(&req.params);
+        let wait = Wait {
             job: id.to_owned(),
             until: now + wait,
-        });
+            version: terms.version,
+            modern: terms.modern,
+            progress_token,
+            started: now,
+            last_report: now,
+            last_progress: None,
+        };
         // Holds no slot and no worker: it is only a pending answer.
-        self.calls.insert(req.id.clone(), call);
+        self.timers
+            .set_call(Kind::WaitEnd, &req.id, Some(wait.until));
+        let heartbeat = wait.next_heartbeat(self.config.heartbeat);
+        self.timers.set_call(Kind::Heartbeat, &req.id, heartbeat);
+        self.waits.insert(req.id.clone(), wait);
     }
 
     /// What `job_wait` returns for a job: its result in the tool's own shape once it ended,
@@ -246,9 +283,9 @@ impl Peer {
     /// Answers the `job_wait`s of a job that ended.
     pub(super) fn answer_waits(&mut self, now: Instant, job_id: &str) {
         let waits: Vec<RequestId> = self
-            .calls
+            .waits
             .iter()
-            .filter(|(_, c)| c.wait.as_ref().is_some_and(|w| w.job == job_id))
+            .filter(|(_, w)| w.job == job_id)
             .map(|(id, _)| id.clone())
             .collect();
         for id in waits {
@@ -256,39 +293,57 @@ impl Peer {
         }
     }
 
-    /// Answers the `job_wait`s whose time is up with their job's state.
-    pub(super) fn expire_waits(&mut self, now: Instant) {
-        let due: Vec<RequestId> = self
-            .calls
-            .iter()
-            .filter(|(_, c)| c.wait.as_ref().is_some_and(|w| w.until <= now))
-            .map(|(id, _)| id.clone())
-            .collect();
-        for id in due {
-            self.end_wait(now, &id);
-        }
-    }
-
-    fn end_wait(&mut self, now: Instant, id: &RequestId) {
-        let Some(call) = self.calls.remove(id) else {
+    /// Answers `job_wait` `id` (its job ended or its time is up) with its job's state.
+    pub(super) fn end_wait(&mut self, now: Instant, id: &RequestId) {
+        let Some(wait) = self.waits.remove(id) else {
             return;
         };
-        let Some(wait) = &call.wait else {
-            return;
-        };
+        self.timers.stop_call(id);
         let r = self.job_result(now, &wait.job);
         let terms = Terms {
-            version: call.version,
-            modern: call.modern,
-            caps: call.caps.clone(),
+            version: wait.version,
+            modern: wait.modern,
+            caps: ClientCapabilities::default(),
             log_level: None,
         };
         self.answer_tool(id, &terms, r);
     }
 
+    /// Sends the heartbeat progress of `job_wait` `id`, whose timer fired: the elapsed
+    /// seconds, with its job's latest output line.
+    pub(super) fn wait_heartbeat(&mut self, now: Instant, id: &RequestId) {
+        let message = self.wait_line(id, now);
+        let interval = self.config.heartbeat;
+        let Some(wait) = self.waits.get_mut(id) else {
+            return;
+        };
+        let message = message.unwrap_or_else(|| {
+            let elapsed = now.saturating_duration_since(wait.started);
+            format!("running for {}", crate::human::elapsed(elapsed))
+        });
+        wait.last_report = now;
+        let secs = now.duration_since(wait.started).as_secs_f64();
+        let secs = (secs * 1000.0).round() / 1000.0;
+        let value = wait.last_progress.map_or(secs, |l| secs.max(l + 0.001));
+        let token = wait.progress_token.clone();
+        if let Some(token) = token.filter(|_| wait.last_progress.is_none_or(|l| value > l)) {
+            wait.last_progress = Some(value);
+            let params = ProgressParams {
+                progress_token: token,
+                progress: value,
+                total: None,
+                message: Some(message),
+            };
+            let params = gate::progress(params, wait.version);
+            self.push_progress(id, params);
+        }
+        let next = self.waits.get(id).and_then(|w| w.next_heartbeat(interval));
+        self.timers.set_call(Kind::Heartbeat, id, next);
+    }
+
     /// The heartbeat message of a `job_wait`: its job's latest output line.
     pub(super) fn wait_line(&self, id: &RequestId, now: Instant) -> Option<String> {
-        let wait = self.calls.get(id)?.wait.as_ref()?;
+        let wait = self.waits.get(id)?;
         let job = self.jobs.get(&wait.job)?;
         let elapsed = crate::human::elapsed(job.elapsed(now));
         Some(match job.lines.back() {

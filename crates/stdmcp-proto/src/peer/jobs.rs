@@ -10,14 +10,21 @@
 //! retention time after the job ended; `job_wait` ([`super::job_tools`]) and `tasks/get`
 //! ([`super::tasks`]) read it from there.
 
+use super::diag::note;
 use std::collections::VecDeque;
 use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::{json, Value};
 
+use super::call::CallState;
 use super::Peer;
 use crate::jsonrpc::{ErrorObject, RequestId};
 use crate::mcp::{gate, CallToolResult, Content};
+
+/// `job_wait`'s default wait, well below the shortest client timeout (about 60 s).
+pub const WAIT_DEFAULT: Duration = Duration::from_secs(40);
+/// The longest wait `job_wait` accepts.
+pub const WAIT_MAX: Duration = Duration::from_secs(50);
 
 /// Output lines a job keeps (the latest ones).
 pub const JOB_LINES: usize = 5;
@@ -98,6 +105,35 @@ impl Store {
         self.jobs.iter_mut().find(|j| j.id == id)
     }
 
+    /// Forgets a job (its retention is over).
+    pub fn forget(&mut self, id: &str) {
+        self.jobs.retain(|j| j.id != id);
+    }
+
+    /// Makes room for one more job when `max` are kept: the oldest ended job gives way (its
+    /// id is returned). `Err(())` when every job kept still works.
+    pub fn make_room(&mut self, max: usize) -> Result<Option<String>, ()> {
+        if self.jobs.len() < max {
+            return Ok(None);
+        }
+        match self.jobs.iter().position(|j| j.ended.is_some()) {
+            Some(i) => Ok(Some(self.jobs.remove(i).id)),
+            None => Err(()),
+        }
+    }
+
+    /// Ends working job `id` in `state` at `now` (`wall`): true if it was working (an ended
+    /// job stays as it ended).
+    pub fn end(&mut self, id: &str, state: JobState, now: Instant, wall: SystemTime) -> bool {
+        let Some(job) = self.get_mut(id).filter(|j| j.state == JobState::Working) else {
+            return false;
+        };
+        job.state = state;
+        job.ended = Some(now);
+        job.updated_wall = wall;
+        true
+    }
+
     fn new_id(&mut self) -> String {
         self.next += 1;
         format!("job-{}", self.next)
@@ -118,70 +154,38 @@ pub(super) fn push_line(lines: &mut VecDeque<String>, line: &str) {
 impl Peer {
     /// The wall-clock time at `now`, from the clock reading taken with the configuration.
     pub(super) fn wall(&self, now: Instant) -> SystemTime {
-        let (instant, wall) = self.config.wall_origin;
+        let (instant, wall) = self.origin.unwrap_or((now, SystemTime::UNIX_EPOCH));
         wall + now.saturating_duration_since(instant)
-    }
-
-    pub(super) fn next_background(&self) -> Option<Instant> {
-        let calls = self.calls.values();
-        let background = calls.filter(|c| !c.cancelled && c.parked.is_none());
-        let next_call = background.filter_map(|c| c.background_at).min();
-        let next_expiry = self.jobs.jobs.iter().filter_map(|j| j.ended).min();
-        let next_expiry = next_expiry.and_then(|e| e.checked_add(self.config.job_retention));
-        let next_wait = self
-            .calls
-            .values()
-            .filter_map(|c| c.wait.as_ref())
-            .map(|w| w.until)
-            .min();
-        [next_call, next_expiry, next_wait]
-            .into_iter()
-            .flatten()
-            .min()
-    }
-
-    /// Turns the calls whose background delay passed into jobs, answers expired `job_wait`s
-    /// and forgets jobs whose retention time is over.
-    pub(super) fn handle_jobs(&mut self, now: Instant) {
-        let retention = self.config.job_retention;
-        self.jobs.jobs.retain(|j| {
-            j.ended
-                .is_none_or(|e| e.checked_add(retention).is_some_and(|x| x > now))
-        });
-        let due: Vec<RequestId> = self
-            .calls
-            .iter()
-            .filter(|(_, c)| !c.cancelled && c.parked.is_none())
-            .filter(|(_, c)| c.background_at.is_some_and(|t| t <= now))
-            .map(|(id, _)| id.clone())
-            .collect();
-        for id in due {
-            self.make_job(now, &id);
-        }
-        self.expire_waits(now);
     }
 
     /// Room for one more job: the oldest ended job gives way when the store is full.
     fn job_room(&mut self) -> bool {
-        if self.jobs.jobs.len() < self.config.max_jobs {
-            return true;
-        }
-        match self.jobs.jobs.iter().position(|j| j.ended.is_some()) {
-            Some(i) => {
-                let gone = self.jobs.jobs.remove(i);
-                log::info!("job {} forgotten early: the job store is full", gone.id);
+        match self.jobs.make_room(self.config.max_jobs) {
+            Ok(None) => true,
+            Ok(Some(gone)) => {
+                self.timers.set_job(&gone, None);
+                note!(
+                    self,
+                    Info,
+                    "job {gone} forgotten early: the job store is full"
+                );
                 true
             }
-            None => false,
+            Err(()) => false,
         }
     }
 
-    fn make_job(&mut self, now: Instant, id: &RequestId) {
+    /// Turns call `id`, whose background delay passed, into a job: its request is answered
+    /// with the job's status (or a task), its work goes on.
+    pub(super) fn make_job(&mut self, now: Instant, id: &RequestId) {
         if !self.job_room() {
             if let Some(call) = self.calls.get_mut(id) {
                 call.background_at = None;
             }
-            log::warn!(
+            self.sync_call_timers(id);
+            note!(
+                self,
+                Warn,
                 "request {id} stays a plain call: {} jobs are running already (STDMCP_MAX_JOBS)",
                 self.config.max_jobs
             );
@@ -193,14 +197,14 @@ impl Peer {
             return;
         };
         call.background_at = None;
-        call.job = Some(job_id.clone());
+        call.state = CallState::Job(job_id.clone());
         let tool = call
             .tool
             .and_then(|t| self.catalog.tools.get(t))
             .map(|t| t.name.clone())
             .unwrap_or_default();
         // The capabilities of the latest retry, for a call resumed after asking the client.
-        let tasks = call.modern && super::tasks::declared(&call.caps);
+        let tasks = call.modern && super::terms::declares_tasks(&call.caps);
         let (wire_id, version, modern) = (call.wire_id.clone(), call.version, call.modern);
         let job = Job {
             id: job_id.clone(),
@@ -214,7 +218,7 @@ impl Peer {
             lines: call.recent.clone(),
             input: None,
         };
-        log::info!("request {id} ({}) became {job_id}", job.tool);
+        note!(self, Info, "request {id} ({}) became {job_id}", job.tool);
         self.jobs.jobs.push(job);
         // The answer is the call's own response: taken out of the call table meanwhile, so
         // that a 2025-03-26 batch holding the request takes it (a response for an id in the
@@ -232,25 +236,30 @@ impl Peer {
         if let Some(inflight) = inflight {
             self.calls.insert(id.clone(), inflight);
         }
+        self.sync_call_timers(id);
     }
 
     /// A job's call ended: its outcome goes into the store (a cancelled job stays cancelled),
     /// and `job_wait`s on it are answered.
     pub(super) fn job_finished(&mut self, now: Instant, job_id: &str, outcome: super::Reply) {
         let wall = self.wall(now);
-        if let Some(job) = self.jobs.get_mut(job_id) {
-            if job.state == JobState::Working {
-                job.state = match outcome {
-                    super::Reply::Tool(r) => JobState::Completed(r),
-                    super::Reply::Error(e) => JobState::Failed(e),
-                    other => JobState::Failed(ErrorObject::internal(format!(
-                        "unexpected outcome of a tool call: {other:?}"
-                    ))),
-                };
-                job.ended = Some(now);
-                job.updated_wall = wall;
-                log::info!("{job_id} ended: {}", job.state.name());
-            }
+        let working = self
+            .jobs
+            .get(job_id)
+            .is_some_and(|j| j.state == JobState::Working);
+        if working {
+            let state = match outcome {
+                super::Reply::Tool(r) => JobState::Completed(r),
+                super::Reply::Error(e) => JobState::Failed(e),
+                other => JobState::Failed(ErrorObject::internal(format!(
+                    "unexpected outcome of a tool call: {other:?}"
+                ))),
+            };
+            let name = state.name();
+            self.jobs.end(job_id, state, now, wall);
+            note!(self, Info, "{job_id} ended: {name}");
+            let expiry = now.checked_add(self.config.job_retention);
+            self.timers.set_job(job_id, expiry);
         }
         self.answer_waits(now, job_id);
     }
@@ -259,18 +268,15 @@ impl Peer {
     /// its process group killed, and it is `cancelled` from now on. False if it has ended.
     pub(super) fn cancel_job(&mut self, now: Instant, job_id: &str) -> bool {
         let wall = self.wall(now);
-        let Some(job) = self
-            .jobs
-            .get_mut(job_id)
-            .filter(|j| j.state == JobState::Working)
-        else {
+        if !self.jobs.end(job_id, JobState::Cancelled, now, wall) {
             return false;
-        };
-        job.state = JobState::Cancelled;
-        job.ended = Some(now);
-        job.updated_wall = wall;
-        let key = job.key.clone();
-        self.cancel_call(&key);
+        }
+        let expiry = now.checked_add(self.config.job_retention);
+        self.timers.set_job(job_id, expiry);
+        let key = self.jobs.get(job_id).map(|j| j.key.clone());
+        if let Some(key) = key {
+            self.cancel_call(&key);
+        }
         self.answer_waits(now, job_id);
         true
     }
@@ -281,7 +287,7 @@ impl Peer {
             return;
         };
         push_line(&mut call.recent, line);
-        if let Some(job_id) = call.job.clone() {
+        if let Some(job_id) = call.job().cloned() {
             let wall = self.wall(now);
             if let Some(job) = self.jobs.get_mut(&job_id) {
                 push_line(&mut job.lines, line);
@@ -339,7 +345,7 @@ impl Peer {
         let retention = job_retention_text(self.config.job_retention);
         text.push_str(&format!(
             "Call job_wait {{\"id\": \"{job_id}\"}} to wait for its result (it returns after at most {} s; call it again while the job runs), or job_cancel {{\"id\": \"{job_id}\"}} to stop it. Jobs end when this server stops; a finished job's result is kept for {retention}.",
-            super::job_tools::WAIT_DEFAULT.as_secs()
+            WAIT_DEFAULT.as_secs()
         ));
         let mut r = CallToolResult::new(vec![Content::text(text)]);
         let mut meta = serde_json::Map::new();

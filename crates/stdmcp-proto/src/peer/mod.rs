@@ -3,36 +3,58 @@
 //! A [`Peer`] never reads or writes a stream, starts a thread or reads the clock. Its methods
 //! fall into four groups (the shape of quinn-proto's `Connection`):
 //!
-//! * inputs: [`Peer::handle_frame`] for every frame from the other side, and, in the server
+//! * inputs: [`Peer::handle_frame`] for every frame from the other side (or
+//!   [`Peer::handle_checked`], with the frame parsed and its tool arguments checked against
+//!   their schemas by the caller, outside whatever lock guards the peer), and, in the server
 //!   role, [`Peer::finish`], [`Peer::progress`], [`Peer::log`] and [`Peer::set_status`] for
 //!   what the work started by a request reports;
 //! * commands: [`Peer::request`], [`Peer::notify`] and [`Peer::cancel_request`] to talk to the
 //!   other side, and [`Peer::shutdown`];
-//! * time: [`Peer::poll_timeout`] says when [`Peer::handle_timeout`] must next be called (for
-//!   progress heartbeats, call deadlines, the background delay after which a call becomes a
-//!   job, the end of a `job_wait` and the expiry of ended jobs); every time-dependent call
-//!   takes `now`;
+//! * time: every timer (call deadlines, expiries of parked calls, the retention of ended
+//!   jobs, the background delay after which a call becomes a job, the end of a `job_wait`,
+//!   progress heartbeats) is an entry of one table ordered by when it is due, in the style
+//!   of quinn-proto: [`Peer::poll_timeout`] is its first entry, and [`Peer::handle_timeout`]
+//!   fires what is due, kind by kind in that order; every time-dependent call takes `now`;
 //! * outputs: [`Peer::poll_effect`] pops what the caller must do: write bytes, start or stop
-//!   work, deliver a response or a notification.
+//!   work, deliver a response or a notification; [`Peer::poll_diagnostic`] pops what the
+//!   peer would log (it has no logger).
 //!
-//! Call `poll_effect` until it returns `None` after every input or command.
+//! Call `poll_effect` until it returns `None` after every input or command, then drain
+//! `poll_diagnostic`. The peer uses only std and the wire modules (`framing`, `jsonrpc`,
+//! `mcp`, `schema`, `human`): no thread, no clock (the wall-clock origin of task timestamps
+//! and the source of `requestState` nonces come through [`Config`]).
+//!
+//! Inside, the server role is a front (this file, `server_role`, `modern`, and the
+//! `impl Peer` blocks that answer calls, jobs, tasks and parked calls) over sub-machines
+//! that know nothing of effects: the call table (`call`: each call's `CallState`-driven
+//! record and admission by slots), the parking of multi-round-trip calls (`parking`), the job
+//! store (`jobs`), pending `job_wait`s, the timer table (`timers`) and batches (`batch`).
 
+mod arguments;
 mod batch;
+mod call;
 mod calls;
 mod client_role;
+mod diag;
 mod job_tools;
 mod jobs;
 mod modern;
 mod mrtr;
+mod parking;
 mod server_role;
 mod subscriptions;
 mod task_input;
 mod tasks;
+mod terms;
 mod timeout;
+mod timers;
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
+
+use diag::note;
+use timers::{Kind, Subject, Timers};
 
 use serde::Serialize;
 use serde_json::Value;
@@ -44,13 +66,17 @@ use crate::mcp::{
     ResourceTemplate, Tool,
 };
 
+pub use arguments::ArgumentChecks;
 pub use calls::Reply;
 pub use client_role::ClientEra;
-pub use job_tools::{JobTools, JOB_TOOL_NAMES, WAIT_DEFAULT, WAIT_MAX};
+pub use diag::{Diagnostic, Level};
+pub use job_tools::{JobTools, ReservedToolName, JOB_TOOL_NAMES};
 pub use jobs::JOB_META;
-pub use mrtr::{auto_key, capability_of, kernel_random, Asked, InputRequest};
+pub use jobs::{WAIT_DEFAULT, WAIT_MAX};
+pub use mrtr::{auto_key, hash_random, Asked};
+pub use parking::{capability_of, InputRequest};
 pub use subscriptions::MAX_SUBSCRIPTIONS;
-pub use tasks::{declared as declares_tasks, TASKS_EXTENSION};
+pub use terms::{declares_tasks, TASKS_EXTENSION};
 pub use timeout::Timeout;
 
 /// Default interval of heartbeat progress (the 5 s of established prover servers).
@@ -125,8 +151,9 @@ pub struct Config {
     /// exceed it gets an error instead of `input_required`.
     pub max_parked: usize,
     /// Fills a buffer with unpredictable bytes: the nonce of each parked call's
-    /// `requestState` (default: [`kernel_random`]). The peer reads no clock and does no I/O of
-    /// its own; tests may pass a deterministic source.
+    /// `requestState` (default: [`hash_random`]; stdmcp's runtime passes the kernel's random
+    /// pool). The peer reads no clock and does no I/O of its own; tests may pass a
+    /// deterministic source.
     pub fill_random: fn(&mut [u8]),
     /// Serve only the handshake era: `server/discover` is answered with -32601 so that
     /// clients fall back to `initialize` (default false).
@@ -136,10 +163,14 @@ pub struct Config {
     pub max_jobs: usize,
     /// How long an ended job's result is kept (default [`DEFAULT_JOB_RETENTION`]).
     pub job_retention: Duration,
-    /// One reading of both clocks, taken when the configuration is made: task timestamps
-    /// (`createdAt`, `lastUpdatedAt`) are derived from the `now` each call gets, so the peer
-    /// itself never reads a clock.
-    pub wall_origin: (Instant, SystemTime),
+    /// One reading of both clocks, taken by the runtime: task timestamps (`createdAt`,
+    /// `lastUpdatedAt`) are derived from the `now` each call gets, so the peer itself never
+    /// reads a clock. Without it (the default), the first `now` the peer is given stands for
+    /// the Unix epoch.
+    pub wall_origin: Option<(Instant, SystemTime)>,
+    /// The most verbose [`Diagnostic`]s kept for [`Peer::poll_diagnostic`] (default
+    /// [`Level::Warn`]; `None`: none).
+    pub diagnostics: Option<Level>,
 }
 
 impl Default for Config {
@@ -151,11 +182,12 @@ impl Default for Config {
             max_running: usize::MAX,
             park_ttl: DEFAULT_PARK_TTL,
             max_parked: 64,
-            fill_random: kernel_random,
+            fill_random: hash_random,
             legacy_only: false,
             max_jobs: DEFAULT_MAX_JOBS,
             job_retention: DEFAULT_JOB_RETENTION,
-            wall_origin: (Instant::now(), SystemTime::now()),
+            wall_origin: None,
+            diagnostics: Some(Level::Warn),
         }
     }
 }
@@ -191,7 +223,7 @@ pub enum Work {
 
 /// A request whose work must be started (server role).
 #[derive(Clone, Debug, PartialEq)]
-pub struct Call {
+pub struct CallStart {
     /// The request id; report back with [`Peer::finish`].
     pub id: RequestId,
     /// What to do.
@@ -223,7 +255,7 @@ pub enum Effect {
         bytes: Vec<u8>,
     },
     /// Start this work; report its end with [`Peer::finish`].
-    Start(Call),
+    Start(CallStart),
     /// Stop the work of this request: it was cancelled, or the peer is shutting down.
     Cancel(RequestId),
     /// The server-side deadline of this request passed: stop its work. Unlike a cancel, the
@@ -264,25 +296,32 @@ pub struct Peer {
     /// Server role: the handshake-era session, once `initialize` was answered.
     handshake: Option<server_role::Handshake>,
     /// Server role: requests whose work is running or waiting to run.
-    calls: HashMap<RequestId, calls::Inflight>,
-    /// Server role: how many of `calls` run (the others wait in `waiting`).
-    running: usize,
-    /// Server role: requests waiting for a free slot, oldest first.
-    waiting: VecDeque<RequestId>,
+    calls: call::CallTable,
+    /// Server role: pending `job_wait`s, answered when their job ends or their time is up.
+    waits: HashMap<RequestId, job_tools::Wait>,
     /// Server role: open `subscriptions/listen` requests.
     listens: Vec<RequestId>,
     /// Server role, 2025-03-26: batches waiting for their responses.
-    batches: Vec<batch::Batch>,
+    batches: batch::Batches,
     /// Requests this side sent and not yet answered.
     outbound: HashMap<RequestId, client_role::Outbound>,
     next_id: i64,
     /// Server role, 2026-07-28: calls parked on `input_required` results.
-    parking: mrtr::Parking,
+    parking: parking::Parking,
     /// Server role: jobs (calls answered before their work ended) and their results.
     jobs: jobs::Store,
     /// Client role: how requests are framed into eras.
     client_era: ClientEra,
     closing: bool,
+    /// What the peer would log, for the runtime to drain.
+    diagnostics: diag::Diagnostics,
+    /// Schema verdicts on the arguments of the frame being handled ([`Peer::handle_checked`]).
+    checked: ArgumentChecks,
+    /// Every timer: deadlines, park expiries, job retention, background delays, `job_wait`
+    /// ends and heartbeats.
+    timers: Timers,
+    /// The instant [`Config::wall_origin`] stands for: its own, or the first `now` seen.
+    origin: Option<(Instant, SystemTime)>,
 }
 
 impl Peer {
@@ -299,19 +338,22 @@ impl Peer {
     fn new(role: Role, catalog: Arc<Catalog>, config: Config) -> Peer {
         Peer {
             role,
+            diagnostics: diag::Diagnostics::new(config.diagnostics),
+            origin: config.wall_origin,
+            timers: Timers::default(),
+            checked: ArgumentChecks::default(),
             config,
             catalog,
             effects: VecDeque::new(),
             framing: Framing::Newline,
             handshake: None,
-            calls: HashMap::new(),
-            running: 0,
-            waiting: VecDeque::new(),
+            calls: call::CallTable::default(),
+            waits: HashMap::new(),
             listens: Vec::new(),
-            batches: Vec::new(),
+            batches: batch::Batches::default(),
             outbound: HashMap::new(),
             next_id: 1,
-            parking: mrtr::Parking::default(),
+            parking: parking::Parking::default(),
             jobs: jobs::Store::default(),
             client_era: ClientEra::Legacy,
             closing: false,
@@ -343,14 +385,20 @@ impl Peer {
         self.framing = framing;
     }
 
-    /// Number of requests whose work is running (cancelled ones included until they end).
+    /// Number of requests in flight: those whose work is running or waits to run (cancelled
+    /// ones included until they end) and pending `job_wait`s.
     pub fn calls_in_flight(&self) -> usize {
-        self.calls.len()
+        self.calls.len() + self.waits.len()
     }
 
     /// The next effect, if any.
     pub fn poll_effect(&mut self) -> Option<Effect> {
         self.effects.pop_front()
+    }
+
+    /// The next diagnostic (what the peer would log), if any: drain after the effects.
+    pub fn poll_diagnostic(&mut self) -> Option<Diagnostic> {
+        self.diagnostics.pop()
     }
 
     /// Handles one frame from the other side.
@@ -368,14 +416,32 @@ impl Peer {
         parsed: Result<jsonrpc::Incoming, ErrorObject>,
     ) {
         self.framing = framing;
+        if self.origin.is_none() {
+            self.origin = Some((now, SystemTime::UNIX_EPOCH));
+        }
         match parsed {
-            Err(parse_error) if self.role == Role::Client => Peer::client_parse_error(&parse_error),
+            Err(parse_error) if self.role == Role::Client => self.client_parse_error(&parse_error),
             Err(parse_error) => self.send_error(None, &parse_error),
             Ok(incoming) => match self.role {
                 Role::Server => self.server_incoming(now, incoming),
                 Role::Client => self.client_incoming(now, incoming),
             },
         }
+    }
+
+    /// Handles a frame already parsed, whose `tools/call` arguments were checked with
+    /// [`Catalog::check_arguments`] (both outside whatever lock guards the peer): the same
+    /// answers as [`Peer::handle_parsed`], without validating under the lock.
+    pub fn handle_checked(
+        &mut self,
+        now: Instant,
+        framing: Framing,
+        parsed: Result<jsonrpc::Incoming, ErrorObject>,
+        checks: ArgumentChecks,
+    ) {
+        self.checked = checks;
+        self.handle_parsed(now, framing, parsed);
+        self.checked = ArgumentChecks::default();
     }
 
     /// Handles a frame the decoder had to discard: answered like a parse error.
@@ -385,7 +451,7 @@ impl Peer {
             format!("Parse error: {error}"),
         );
         match self.role {
-            Role::Client => Peer::client_parse_error(&e),
+            Role::Client => self.client_parse_error(&e),
             Role::Server => self.send_error(None, &e),
         }
     }
@@ -393,13 +459,32 @@ impl Peer {
     /// When [`Peer::handle_timeout`] must next be called: the next heartbeat, deadline,
     /// expiry of a parked call, background delay, end of a `job_wait` or job expiry.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        let next = [
-            self.next_heartbeat(),
-            self.next_deadline(),
-            self.next_park_expiry(),
-            self.next_background(),
-        ];
-        next.into_iter().flatten().min()
+        self.timers.next()
+    }
+
+    /// Fires every timer due at `now`, one kind after another: deadlines ([`Effect::Deadline`],
+    /// or [`Effect::Unstarted`] for a call still waiting for a slot), expired parked calls,
+    /// ended jobs whose retention is over, calls whose background delay passed (they become
+    /// jobs), `job_wait`s whose time is up, then heartbeat progress.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        for kind in Kind::ALL {
+            for subject in self.timers.take_due(kind, now) {
+                match subject {
+                    Subject::Call(id) => match kind {
+                        Kind::Deadline => self.fire_deadline(now, &id),
+                        Kind::Background => self.make_job(now, &id),
+                        Kind::WaitEnd => self.end_wait(now, &id),
+                        Kind::Heartbeat if self.waits.contains_key(&id) => {
+                            self.wait_heartbeat(now, &id)
+                        }
+                        Kind::Heartbeat => self.heartbeat(now, &id),
+                        Kind::ParkExpiry | Kind::JobRetention => {}
+                    },
+                    Subject::Park(park) => self.release_expired(park),
+                    Subject::Job(job) => self.jobs.forget(&job),
+                }
+            }
+        }
     }
 
     fn send_json(&mut self, json: Vec<u8>) {
@@ -428,7 +513,7 @@ impl Peer {
         let mut out = Vec::with_capacity(128);
         match jsonrpc::write_notification(&mut out, method, params) {
             Ok(()) => self.send_json(out),
-            Err(e) => log::error!("could not write a {method} notification: {e}"),
+            Err(e) => note!(self, Error, "could not write a {method} notification: {e}"),
         }
     }
 
@@ -436,19 +521,10 @@ impl Peer {
     /// holds the id, else a batch waiting for that id's work, once the work has ended (while
     /// it runs, a response with its id answers another request that reuses the id).
     fn respond_json(&mut self, id: &RequestId, json: Vec<u8>) {
-        let holds = |b: &batch::Batch| b.pending.contains(id);
-        let batch = match self.batches.iter().position(|b| b.open && holds(b)) {
-            Some(i) => Some(i),
-            None if self.calls.contains_key(id) => None,
-            None => self.batches.iter().position(holds),
-        };
-        match batch {
-            Some(i) => {
-                self.batches[i].take_pending(id);
-                self.batches[i].responses.push(json);
-                self.flush_batch(i);
-            }
-            None => self.send_json(json),
+        let running = self.calls.contains_key(id) || self.waits.contains_key(id);
+        match self.batches.file(id, json, running) {
+            batch::Filed::Alone(json) | batch::Filed::Completed(json) => self.send_json(json),
+            batch::Filed::Held => {}
         }
     }
 

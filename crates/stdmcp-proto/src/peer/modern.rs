@@ -8,7 +8,7 @@ use std::time::Instant;
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
-use super::server_role::{meta, Terms};
+use super::terms::{meta, Terms};
 use super::Peer;
 use crate::jsonrpc::{self, ErrorCode, ErrorObject, Request, RequestId};
 use crate::mcp::{meta_key, method, ClientCapabilities, ProtocolVersion};

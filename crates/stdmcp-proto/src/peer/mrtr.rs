@@ -25,28 +25,17 @@
 //! [`Config::fill_random`]: super::Config::fill_random
 //! [`Config::max_parked`]: super::Config::max_parked
 
-use std::collections::HashMap;
+use super::diag::note;
 use std::time::Instant;
 
 use serde_json::{json, Map, Value};
 
-use super::server_role::Terms;
+use super::call::CallState;
+use super::parking::{capability_of, InputRequest, Parked, NONCE_LEN};
+use super::terms::{progress_token, Terms};
 use super::{Effect, Peer};
 use crate::jsonrpc::{ErrorObject, Request, RequestId, Response};
 use crate::mcp::{method, missing_capability};
-
-/// One thing to ask the client: `method` is `elicitation/create`, `sampling/createMessage` or
-/// `roots/list`; `key` names the answer in `inputResponses` (empty: the peer picks
-/// `elicitation-1`, `sampling-2`, … numbered per call).
-#[derive(Clone, Debug, PartialEq)]
-pub struct InputRequest {
-    /// The key of the request in `inputRequests` and of its answer in `inputResponses`.
-    pub key: String,
-    /// The client method.
-    pub method: String,
-    /// Its params.
-    pub params: Value,
-}
 
 /// What [`Peer::ask`] did.
 #[derive(Clone, Debug, PartialEq)]
@@ -57,56 +46,18 @@ pub enum Asked {
     Parked(RequestId),
 }
 
-/// The client capability an input request needs, or `None` for a method that cannot be asked.
-pub fn capability_of(method_name: &str) -> Option<&'static str> {
-    match method_name {
-        method::ELICITATION_CREATE => Some("elicitation"),
-        method::SAMPLING_CREATE_MESSAGE => Some("sampling"),
-        method::ROOTS_LIST => Some("roots"),
-        _ => None,
+/// Fills `buf` from std's randomly keyed SipHash over a counter: the default
+/// [`Config::fill_random`](super::Config::fill_random), for a runtime that gives no better
+/// source (stdmcp's runtime passes the kernel's random pool). Reads no clock.
+pub fn hash_random(buf: &mut [u8]) {
+    use std::hash::{BuildHasher, Hasher};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNT: AtomicU64 = AtomicU64::new(0);
+    for chunk in buf.chunks_mut(8) {
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u64(COUNT.fetch_add(1, Ordering::Relaxed));
+        chunk.copy_from_slice(&h.finish().to_le_bytes()[..chunk.len()]);
     }
-}
-
-/// Fills `buf` with unpredictable bytes: the kernel's random pool (`getrandom(2)`), or, on a
-/// kernel without it (before 3.17), std's randomly keyed SipHash over a counter and the time.
-/// The default [`Config::fill_random`](super::Config::fill_random).
-pub fn kernel_random(buf: &mut [u8]) {
-    if let Err(e) = crate::random::fill(buf) {
-        log::warn!("getrandom failed ({e}): requestState nonce from std's hash keys");
-        use std::hash::{BuildHasher, Hasher};
-        static COUNT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-        for chunk in buf.chunks_mut(8) {
-            let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-            h.write_u64(COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
-            h.write(format!("{:?}", std::time::SystemTime::now()).as_bytes());
-            chunk.copy_from_slice(&h.finish().to_le_bytes()[..chunk.len()]);
-        }
-    }
-}
-
-/// The length of a `requestState` nonce, in bytes.
-const NONCE_LEN: usize = 16;
-
-/// A parked call.
-#[derive(Debug)]
-struct Parked {
-    /// The call's own id (of the request that started it).
-    call: RequestId,
-    round: u32,
-    pending: Vec<InputRequest>,
-    have: Map<String, Value>,
-    expires: Instant,
-    target: String,
-    /// Drawn when the call was parked; its `requestState` must carry it.
-    nonce: [u8; NONCE_LEN],
-}
-
-/// The parked calls and the ids retried requests go by.
-#[derive(Debug, Default)]
-pub(super) struct Parking {
-    parked: HashMap<i64, Parked>,
-    /// Id of a retried request -> id of the call it continues.
-    aliases: HashMap<RequestId, RequestId>,
 }
 
 /// What a request binds its state to: method and tool, prompt or URI.
@@ -143,53 +94,19 @@ pub(super) fn input_responses(params: &Value) -> Result<Map<String, Value>, Erro
 }
 
 impl Peer {
-    fn state_of(park: i64, p: &Parked) -> String {
-        let nonce: String = p.nonce.iter().map(|b| format!("{b:02x}")).collect();
-        format!("v1.{park}.{}.{nonce}", p.round)
-    }
-
-    /// The park and round a `requestState` names, if it is well formed; its nonce is
-    /// compared with the parked call's by [`nonce_matches`].
-    fn parse_state(state: &str) -> Option<(i64, u32, [u8; NONCE_LEN])> {
-        let mut parts = state.split('.');
-        let (Some("v1"), Some(park), Some(round), Some(hex), None) = (
-            parts.next(),
-            parts.next(),
-            parts.next(),
-            parts.next(),
-            parts.next(),
-        ) else {
-            return None;
-        };
-        if hex.len() != 2 * NONCE_LEN || !hex.is_ascii() {
-            return None;
-        }
-        let mut nonce = [0u8; NONCE_LEN];
-        for (i, b) in nonce.iter_mut().enumerate() {
-            *b = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).ok()?;
-        }
-        Some((park.parse().ok()?, round.parse().ok()?, nonce))
-    }
-
     /// The call a request id stands for: itself, or the call a retried request continues.
     pub(super) fn call_id_of(&self, wire: &RequestId) -> RequestId {
-        self.parking
-            .aliases
-            .get(wire)
-            .cloned()
-            .unwrap_or_else(|| wire.clone())
+        self.parking.call_id_of(wire)
     }
 
     /// Forgets the ids retried requests of `call` went by (the call ended).
     pub(super) fn forget_aliases(&mut self, call: &RequestId) {
-        if !self.parking.aliases.is_empty() {
-            self.parking.aliases.retain(|_, c| c != call);
-        }
+        self.parking.forget_aliases(call);
     }
 
     /// Number of calls parked, waiting for the client to retry.
     pub fn calls_parked(&self) -> usize {
-        self.parking.parked.len()
+        self.parking.len()
     }
 
     /// Asks the client for input on behalf of a 2026-07-28 call (server role). Answers the
@@ -202,8 +119,8 @@ impl Peer {
         requests: Vec<InputRequest>,
     ) -> Result<Asked, ErrorObject> {
         let limit = self.config.max_parked;
-        let parked_now = self.parking.parked.len();
-        let Some(c) = self.calls.get_mut(call).filter(|c| !c.cancelled) else {
+        let parked_now = self.parking.len();
+        let Some(c) = self.calls.get_mut(call).filter(|c| !c.is_cancelled()) else {
             return Err(ErrorObject::internal("the call is no longer running"));
         };
         let Some(target) = c.target.clone().filter(|_| c.modern) else {
@@ -211,11 +128,11 @@ impl Peer {
                 "only a 2026-07-28 tools/call, prompts/get or resources/read can ask the client for input",
             ));
         };
-        if c.job.is_some() {
+        if c.job().is_some() {
             // Its request was answered: a task asks through tasks/get and tasks/update.
             return self.ask_for_task(now, call, requests);
         }
-        if c.parked.is_some() {
+        if matches!(c.state, CallState::Parked(_)) {
             // Another thread of the same work asked already: one request has one answer.
             return Err(ErrorObject::internal(
                 "the call already waits for the client's input",
@@ -247,14 +164,15 @@ impl Peer {
         }
         let park = self.next_id;
         self.next_id += 1;
-        c.parked = Some(park);
+        c.state = CallState::Parked(park);
         c.input.clear();
         let wire = c.wire_id.clone();
         let expires = now + self.config.park_ttl;
         let mut nonce = [0u8; NONCE_LEN];
         (self.config.fill_random)(&mut nonce);
+        let call_id = call.clone();
         let parked = Parked {
-            call: call.clone(),
+            call: call_id,
             round: 1,
             pending,
             have,
@@ -262,24 +180,17 @@ impl Peer {
             target,
             nonce,
         };
-        self.parking.parked.insert(park, parked);
+        self.parking.insert(park, parked);
+        self.timers.set_park(park, Some(expires));
+        self.sync_call_timers(call);
         self.send_input_required(&wire, park);
         Ok(Asked::Parked(RequestId::number(park)))
     }
 
     fn send_input_required(&mut self, wire: &RequestId, park: i64) {
-        let Some(p) = self.parking.parked.get(&park) else {
+        let Some((requests, state)) = self.parking.asking(park) else {
             return;
         };
-        let requests: Map<String, Value> = p
-            .pending
-            .iter()
-            .map(|r| {
-                let v = json!({ "method": r.method, "params": r.params });
-                (r.key.clone(), v)
-            })
-            .collect();
-        let state = Self::state_of(park, p);
         let result = json!({ "inputRequests": requests, "requestState": state });
         self.send_modern_typed(wire, &result, false, "input_required");
     }
@@ -288,64 +199,54 @@ impl Peer {
     /// answered with `input_required` and no retry continues it: its result goes nowhere.
     pub fn release_park(&mut self, park: &RequestId) {
         self.release_task_input(park);
-        let parked = self
-            .parking
-            .parked
-            .iter()
-            .find_map(|(k, _)| (RequestId::number(*k) == *park).then_some(*k));
-        if let Some(p) = parked.and_then(|k| self.parking.parked.remove(&k)) {
+        let parked = self.parking.find(park);
+        if let Some((k, p)) = parked.and_then(|k| self.parking.remove(k).map(|p| (k, p))) {
+            self.timers.set_park(k, None);
             if let Some(c) = self.calls.get_mut(&p.call) {
-                c.parked = None;
-                c.cancelled = true;
+                c.state = CallState::Cancelled {
+                    job: None,
+                    park: None,
+                };
             }
+            self.sync_call_timers(&p.call);
         }
     }
 
     /// Cancels every parked call (the server stops taking requests, so no retry can come).
     pub(super) fn release_all_parked(&mut self) {
-        let calls: Vec<RequestId> = self
-            .parking
-            .parked
-            .values()
-            .map(|p| p.call.clone())
-            .collect();
+        let calls = self.parking.calls();
         for call in calls {
             self.cancel_call(&call);
         }
     }
 
-    pub(super) fn next_park_expiry(&self) -> Option<Instant> {
-        self.parking.parked.values().map(|p| p.expires).min()
+    /// The expiry of every parked call (for tests of the timer table).
+    #[cfg(test)]
+    pub(super) fn park_expiries(&self) -> Vec<(i64, Instant)> {
+        self.parking.expiries()
     }
 
-    /// Releases the parked calls the client did not retry in time: their work gets an error,
-    /// and their result goes nowhere (the request was answered with `input_required`).
-    pub(super) fn release_expired(&mut self, now: Instant) {
-        let due: Vec<i64> = self
-            .parking
-            .parked
-            .iter()
-            .filter(|(_, p)| p.expires <= now)
-            .map(|(k, _)| *k)
-            .collect();
-        for park in due {
-            let Some(p) = self.parking.parked.remove(&park) else {
-                continue;
-            };
-            log::info!(
-                "request {}: released, the client did not retry in time",
-                p.call
-            );
-            let ttl = crate::human::setting(self.config.park_ttl);
-            let e = ErrorObject::internal(format!(
-                "the client did not retry within {ttl}: the call was released"
-            ));
-            self.effects.push_back(Effect::Response(Response {
-                id: RequestId::number(park),
-                result: Err(e),
-            }));
-            self.cancel_call(&p.call);
-        }
+    /// Releases parked call `park`, whose client did not retry in time: its work gets an
+    /// error, and its result goes nowhere (the request was answered with `input_required`).
+    pub(super) fn release_expired(&mut self, park: i64) {
+        let Some(p) = self.parking.remove(park) else {
+            return;
+        };
+        note!(
+            self,
+            Info,
+            "request {}: released, the client did not retry in time",
+            p.call
+        );
+        let ttl = crate::human::setting(self.config.park_ttl);
+        let e = ErrorObject::internal(format!(
+            "the client did not retry within {ttl}: the call was released"
+        ));
+        self.effects.push_back(Effect::Response(Response {
+            id: RequestId::number(park),
+            result: Err(e),
+        }));
+        self.cancel_call(&p.call);
     }
 
     /// Handles a retried request that carries `requestState`; false when it carries none (a
@@ -387,18 +288,20 @@ impl Peer {
             c.wire_id = req.id.clone();
             c.caps = terms.caps.clone();
             c.log_level = terms.log_level;
-            c.progress_token = super::server_role::meta(&req.params)
-                .and_then(|m| m.get("progressToken"))
-                .filter(|t| t.is_string() || t.is_number())
-                .cloned();
+            c.progress_token = progress_token(&req.params);
             c.last_report = now;
             c.last_progress = None;
             if done {
-                c.parked = None;
+                c.state = match std::mem::replace(&mut c.state, CallState::Live) {
+                    CallState::Parked(_) => CallState::Live,
+                    CallState::Cancelled { job, .. } => CallState::Cancelled { job, park: None },
+                    other => other,
+                };
             }
         }
+        self.sync_call_timers(call);
         if req.id != *call {
-            self.parking.aliases.insert(req.id.clone(), call.clone());
+            self.parking.alias(req.id.clone(), call.clone());
         }
     }
 
@@ -410,57 +313,32 @@ impl Peer {
         state: &str,
         responses: Map<String, Value>,
     ) -> Result<(), ErrorObject> {
-        let integrity = || {
-            ErrorObject::invalid_params(
-                "requestState failed its integrity check: it was altered, belongs to another request, or was issued by another server process",
-            )
-        };
-        let (park, round, nonce) = Self::parse_state(state).ok_or_else(integrity)?;
         let ttl = self.config.park_ttl;
-        let p = self.parking.parked.get_mut(&park).ok_or_else(|| {
-            ErrorObject::invalid_params(format!(
-                "requestState refers to a call that no longer waits for input (it ended, or was released {} after asking), or was altered; send the request again without requestState",
-                crate::human::setting(ttl)
-            ))
-        })?;
-        if !nonce_matches(&p.nonce, &nonce) || p.target != target_of(req) {
-            return Err(integrity());
-        }
-        if p.round != round {
-            return Err(ErrorObject::invalid_params(
-                "requestState is from an earlier round of this request; retry with the newest one",
-            ));
-        }
-        let call = p.call.clone();
-        if req.id != call && self.calls.contains_key(&req.id) {
+        let (park, call) = match self.parking.check_retry(state, &target_of(req)) {
+            Ok(found) => found,
+            Err(refusal) => return Err(refusal.error(ttl)),
+        };
+        if req.id != call && (self.calls.contains_key(&req.id) || self.waits.contains_key(&req.id))
+        {
             return Err(ErrorObject::invalid_request(format!(
                 "Invalid request: id {} is already in use by a request in flight",
                 req.id
             )));
         }
-        for r in &p.pending {
-            if let Some(v) = responses.get(&r.key) {
-                p.have.insert(r.key.clone(), v.clone());
-            }
-        }
-        let have = &p.have;
-        p.pending.retain(|r| !have.contains_key(&r.key));
-        let undeclared = p
-            .pending
-            .iter()
-            .find(|r| capability_of(&r.method).is_some_and(|c| !terms.caps.has(c)))
-            .map(|r| missing_capability(capability_of(&r.method).unwrap_or(""), &r.method));
-        let done = p.pending.is_empty() || undeclared.is_some();
+        let (done, undeclared) =
+            self.parking
+                .take_answers(park, &responses, &terms.caps, now + ttl);
         if !done {
-            p.round += 1;
-            p.expires = now + ttl;
+            let expires = self.parking.expiry(park);
+            self.timers.set_park(park, expires);
         }
         self.follow_retry(now, &call, req, terms, done);
         if !done {
             self.send_input_required(&req.id, park);
             return Ok(());
         }
-        let p = self.parking.parked.remove(&park);
+        let p = self.parking.remove(park);
+        self.timers.set_park(park, None);
         let result = match undeclared {
             // The retried request dropped a capability the missing answers need: the work
             // learns so (and may go on without), instead of a request the client cannot answer.
@@ -473,11 +351,6 @@ impl Peer {
         }));
         Ok(())
     }
-}
-
-/// Whether two nonces are equal, in time that does not depend on where they differ.
-fn nonce_matches(a: &[u8; NONCE_LEN], b: &[u8; NONCE_LEN]) -> bool {
-    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 /// Every request must be askable, of a declared capability, under a key of its own.

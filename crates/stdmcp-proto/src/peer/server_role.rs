@@ -4,18 +4,20 @@
 //! the stateless 2026-07-28 path; `initialize` starts a handshake-era session; a session's
 //! requests use its negotiated revision; anything else is answered at once, never left silent.
 
+use super::diag::note;
 use std::time::Instant;
 
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
-use super::calls::Inflight;
-use super::{Call, Effect, Peer, Work};
+use super::arguments::validate_arguments;
+use super::call::Inflight;
+use super::terms::{meta, progress_token, Terms};
+use super::{CallStart, Effect, Peer, Work};
 use crate::jsonrpc::{self, ErrorObject, Incoming, Message, Notification, Request, RequestId};
 use crate::mcp::{
     self, gate, meta_key, method, ClientCapabilities, InitializeResult, LogLevel, ProtocolVersion,
 };
-use crate::schema;
 
 /// Methods this server answers once the era is known: before `initialize`, and without a
 /// 2026-07-28 `_meta`, these get -32602 saying how to proceed; any other method -32601.
@@ -44,19 +46,6 @@ pub(super) struct Handshake {
     pub client_capabilities: ClientCapabilities,
     /// What the client subscribed to (`resources/subscribe`).
     pub subscriptions: super::subscriptions::Subscriptions,
-}
-
-/// How one request is to be answered: which revision, which era's result shape.
-#[derive(Clone, Debug)]
-pub(super) struct Terms {
-    pub version: ProtocolVersion,
-    pub modern: bool,
-    pub caps: ClientCapabilities,
-    pub log_level: Option<LogLevel>,
-}
-
-pub(super) fn meta(params: &Value) -> Option<&Map<String, Value>> {
-    params.get("_meta").and_then(Value::as_object)
 }
 
 impl Peer {
@@ -92,11 +81,11 @@ impl Peer {
                 let id = self.call_id_of(&id);
                 if let Some(i) = self.listens.iter().position(|l| *l == id) {
                     self.listens.remove(i);
-                } else if self.calls.get(&id).is_some_and(|c| c.job.is_some()) {
+                } else if self.calls.get(&id).is_some_and(|c| c.job().is_some()) {
                     // Answered with a job: only job_cancel or tasks/cancel stop it now.
-                    log::debug!("cancel for {id} ignored: it goes on as a job");
+                    note!(self, Debug, "cancel for {id} ignored: it goes on as a job");
                 } else if !self.cancel_call(&id) {
-                    log::debug!("cancel for {id}, which is not running");
+                    note!(self, Debug, "cancel for {id}, which is not running");
                 }
             }
             _ => self.effects.push_back(Effect::Notification(n)),
@@ -110,7 +99,10 @@ impl Peer {
         }
         // Before anything else: a duplicate must not be answered as if it were the first
         // (JSON-RPC 2.0 ids are unique among requests in flight); the first one goes on.
-        if self.calls.contains_key(&req.id) || self.listens.contains(&req.id) {
+        if self.calls.contains_key(&req.id)
+            || self.waits.contains_key(&req.id)
+            || self.listens.contains(&req.id)
+        {
             let e = ErrorObject::invalid_request(format!(
                 "Invalid request: id {} is already in use by a request in flight",
                 jsonrpc::quote(&req.id.to_string())
@@ -243,7 +235,7 @@ impl Peer {
         }
         if modern && c.has_background() {
             // 2026-07-28 only: the extension does not exist in earlier revisions.
-            caps["extensions"] = json!({ super::tasks::TASKS_EXTENSION: {} });
+            caps["extensions"] = json!({ super::terms::TASKS_EXTENSION: {} });
         }
         caps
     }
@@ -449,9 +441,12 @@ impl Peer {
             return self.send_result(&req.id, &result);
         }
         // Arguments that fail the schema are a tool error the model can correct, in every
-        // revision (MCP 2025-11-25, Tools: Error Handling).
-        if let Err(problem) = schema::validate(&self.catalog.tools[index].input_schema, &arguments)
-        {
+        // revision (MCP 2025-11-25, Tools: Error Handling). The check was made before the
+        // peer was handed the frame, where the caller could ([`Peer::handle_checked`]).
+        let checked = self.checked.take(&req.id, index);
+        let verdict =
+            checked.unwrap_or_else(|| validate_arguments(&self.catalog, index, &arguments));
+        if let Err(problem) = verdict {
             let result = gate::call_result(
                 mcp::CallToolResult::error(format!(
                     "Invalid arguments for tool {name}: {}",
@@ -533,10 +528,7 @@ impl Peer {
             inflight.target = Some(super::mrtr::target_of(&req));
         }
         inflight.caps = terms.caps.clone();
-        inflight.progress_token = meta(&req.params)
-            .and_then(|m| m.get("progressToken"))
-            .filter(|t| t.is_string() || t.is_number())
-            .cloned();
+        inflight.progress_token = progress_token(&req.params);
         inflight.log_level = terms.log_level;
         inflight.cacheable = matches!(work, Work::ReadResource { .. });
         if let Work::CallTool { tool, arguments } = &work {
@@ -555,9 +547,11 @@ impl Peer {
         let deadline = inflight.deadline;
         // A call that may become a job reports its output lines even without a token.
         let wants_progress = inflight.progress_token.is_some() || inflight.background_at.is_some();
-        self.admit(&req.id, &mut inflight);
+        let max = self.config.max_running;
+        self.calls.admit(&req.id, &mut inflight, max);
         self.calls.insert(req.id.clone(), inflight);
-        self.effects.push_back(Effect::Start(Call {
+        self.sync_call_timers(&req.id);
+        self.effects.push_back(Effect::Start(CallStart {
             id: req.id,
             work,
             version: terms.version,

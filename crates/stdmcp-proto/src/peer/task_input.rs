@@ -12,7 +12,8 @@ use std::time::Instant;
 
 use serde_json::{json, Map, Value};
 
-use super::mrtr::{auto_key, check_requests, input_responses, Asked, InputRequest};
+use super::mrtr::{auto_key, check_requests, input_responses, Asked};
+use super::parking::InputRequest;
 use super::{Effect, Peer};
 use crate::jsonrpc::{ErrorObject, RequestId, Response};
 
@@ -52,7 +53,7 @@ impl Peer {
         let Some(c) = self.calls.get_mut(call) else {
             return Err(ErrorObject::internal("the call is no longer running"));
         };
-        if !(c.modern && super::tasks::declared(&c.caps)) {
+        if !(c.modern && super::terms::declares_tasks(&c.caps)) {
             return Err(ErrorObject::internal(
                 "a background job cannot ask the client for input (only a task of a client with the tasks extension can)",
             ));
@@ -62,7 +63,7 @@ impl Peer {
             r.key = auto_key(&r.method, c.asked);
         }
         check_requests(&c.caps, &requests)?;
-        let job_id = c.job.clone().unwrap_or_default();
+        let job_id = c.job().cloned().unwrap_or_default();
         let park = RequestId::number(self.next_id);
         self.next_id += 1;
         let wall = self.wall(now);

@@ -10,28 +10,17 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Map, Value};
 
 use super::jobs::JobState;
-use super::server_role::Terms;
+use super::terms::{declares_tasks as declared, Terms, TASKS_EXTENSION};
 use super::Peer;
 use crate::jsonrpc::{ErrorCode, ErrorObject, Request};
 use crate::mcp::gate;
 use crate::mcp::timestamp::iso8601;
-
-/// The extension's identifier.
-pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
 
 /// How often a client should poll `tasks/get` (`pollIntervalMs`).
 pub const POLL_INTERVAL: Duration = Duration::from_secs(1);
 
 /// The `tasks/*` methods of the extension.
 pub const TASK_METHODS: [&str; 3] = ["tasks/get", "tasks/update", "tasks/cancel"];
-
-/// True when these client capabilities declare the tasks extension.
-pub fn declared(caps: &crate::mcp::ClientCapabilities) -> bool {
-    caps.as_value()
-        .get("extensions")
-        .and_then(|e| e.get(TASKS_EXTENSION))
-        .is_some_and(Value::is_object)
-}
 
 impl Peer {
     /// The Task fields of a job (Tasks extension: `Task`): id, status, timestamps, TTL and

@@ -50,9 +50,7 @@ impl Reporter {
     /// As [`Ctx::set_status`].
     pub fn set_status(&self, message: impl Into<String>) {
         if self.wants_progress {
-            let message = message.into();
-            self.shared
-                .with_peer(|peer| peer.set_status(Instant::now(), &self.id, message));
+            self.shared.set_status(&self.id, message.into());
         }
     }
 

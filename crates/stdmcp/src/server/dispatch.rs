@@ -28,7 +28,7 @@ use crate::cancel::{CancelReason, CancelToken};
 use crate::jsonrpc::{ErrorObject, RequestId};
 use crate::mcp::template::match_template;
 use crate::mcp::{gate, CallToolResult, GetPromptResult, PromptMessage};
-use crate::peer::{Call, Effect, Peer, Reply, Work};
+use crate::peer::{CallStart, Effect, Peer, Reply, Work};
 
 /// What the main thread waits for.
 #[derive(Debug)]
@@ -48,7 +48,7 @@ pub(super) struct State {
     pub draining: bool,
     pub stopped: bool,
     /// Work to hand to the pool once the lock is released (waking a worker is a syscall).
-    jobs: Vec<Submitted>,
+    submitted: Vec<Submitted>,
     /// The writer must be woken once the lock is released.
     ring_writer: bool,
     /// Cancel tokens to fire once the lock is released (their hooks may take the lock).
@@ -64,12 +64,12 @@ struct Submitted {
     /// Slots of the concurrency limit it takes (a portfolio: one per member).
     slots: usize,
     token: CancelToken,
-    /// Taken by the job when it starts, or by the answer given without it.
+    /// Taken by the work item when it starts, or by the answer given without it.
     claim: Arc<Claim>,
-    job: super::pool::Job,
+    item: super::pool::WorkItem,
 }
 
-/// Who answers a call: the job that runs it, or (for a job left waiting for a busy worker,
+/// Who answers a call: the work item that runs it, or (for one left waiting for a busy worker,
 /// when no thread could be started) a cancel hook that answers it at its deadline, its
 /// cancellation or the shutdown, whichever comes first. Only the first to take it does.
 #[derive(Default)]
@@ -97,6 +97,10 @@ pub(crate) struct Shared {
     timer_started: AtomicBool,
     pub pool: Pool,
     pub handlers: Handlers,
+    /// The peer's catalog, for what needs it outside the lock (argument validation).
+    catalog: Arc<crate::peer::Catalog>,
+    /// The latest status line of each call, for the peer ([`Ctx::set_status`]).
+    status: super::status::StatusSlots,
 }
 
 impl Shared {
@@ -113,13 +117,15 @@ impl Shared {
             options.worker_stack,
         );
         Shared {
+            catalog: peer.catalog().clone(),
+            status: Default::default(),
             state: Mutex::new(State {
                 peer,
                 tokens: HashMap::new(),
                 waiters: HashMap::new(),
                 draining: false,
                 stopped: false,
-                jobs: Vec::new(),
+                submitted: Vec::new(),
                 ring_writer: false,
                 fire: Vec::new(),
             }),
@@ -139,27 +145,34 @@ impl Shared {
     /// Runs `f` on the state, then carries out the peer's effects.
     pub fn with_state<R>(self: &Arc<Self>, f: impl FnOnce(&mut State) -> R) -> R {
         let mut st = self.lock();
+        self.status.hand_to(&mut st.peer);
         let r = f(&mut st);
         self.apply(&mut st);
         self.release(st);
         r
     }
 
+    /// Keeps `line` as call `id`'s status: the message of its next heartbeat and its job's
+    /// latest line. Takes only the slots' lock, not the state's.
+    pub fn set_status(&self, id: &RequestId, line: String) {
+        self.status.set(id, line);
+    }
+
     /// Lets go of the lock, then does what needs no lock: wakes the writer, hands new work
     /// to the pool (both may be syscalls; the bytes were queued in order under the lock) and
     /// fires cancel tokens, whose hooks thus run on this thread without the lock.
     fn release(self: &Arc<Self>, mut st: MutexGuard<'_, State>) {
-        let jobs = std::mem::take(&mut st.jobs);
+        let submitted = std::mem::take(&mut st.submitted);
         let ring = std::mem::take(&mut st.ring_writer);
         let fire = std::mem::take(&mut st.fire);
         drop(st);
         if ring {
             self.out.ring();
         }
-        for s in jobs {
+        for s in submitted {
             let refusal = match s.refusal {
                 Some(why) => Some(why),
-                None => match self.pool.submit_slots(s.job, s.slots) {
+                None => match self.pool.submit_slots(s.item, s.slots) {
                     Ok(Placed::Running) => None,
                     Ok(Placed::Waiting(e)) => {
                         self.answer_if_waiting_at_cancel(
@@ -236,6 +249,7 @@ impl Shared {
                 Effect::Request(r) => log::debug!("request {} ignored", r.method),
             }
         }
+        super::diagnostics::log_diagnostics(&mut st.peer);
     }
 
     /// Wakes the timer thread so that it recomputes its next deadline; the first wake
@@ -269,7 +283,7 @@ impl Shared {
         true
     }
 
-    fn start(self: &Arc<Self>, st: &mut State, call: Call) {
+    fn start(self: &Arc<Self>, st: &mut State, call: CallStart) {
         let token = CancelToken::new();
         st.tokens.insert(call.id.clone(), token.clone());
         let deadline = call.deadline;
@@ -300,14 +314,14 @@ impl Shared {
         let (id, wants_progress) = (ctx.id.clone(), ctx.wants_progress);
         let claim = Arc::new(Claim::default());
         let claimed = Arc::clone(&claim);
-        st.jobs.push(Submitted {
+        st.submitted.push(Submitted {
             id,
             wants_progress,
             refusal,
             slots,
             token: ctx.cancel.clone(),
             claim,
-            job: Box::new(move || {
+            item: Box::new(move || {
                 if !claimed.take() {
                     return; // answered while it waited for a thread
                 }
@@ -434,7 +448,8 @@ impl Shared {
         self: &Arc<Self>,
         frames: Vec<Result<crate::framing::Frame, crate::framing::FrameError>>,
     ) {
-        // Parsing needs no state: it happens before the lock is taken.
+        // Parsing and the schema checks of tool arguments need no state: they happen before
+        // the lock is taken.
         let parsed: Vec<_> = frames
             .into_iter()
             .map(|f| {
@@ -442,7 +457,12 @@ impl Shared {
                     if log::log_enabled!(log::Level::Trace) {
                         log::trace!("< {}", String::from_utf8_lossy(&frame.body));
                     }
-                    (frame.framing, crate::jsonrpc::parse(&frame.body))
+                    let parsed = crate::jsonrpc::parse(&frame.body);
+                    let checks = match &parsed {
+                        Ok(incoming) => self.catalog.check_arguments(incoming),
+                        Err(_) => Default::default(),
+                    };
+                    (frame.framing, parsed, checks)
                 })
             })
             .collect();
@@ -451,7 +471,9 @@ impl Shared {
             let before = st.peer.poll_timeout();
             for p in parsed {
                 match p {
-                    Ok((framing, incoming)) => st.peer.handle_parsed(now, framing, incoming),
+                    Ok((framing, incoming, checks)) => {
+                        st.peer.handle_checked(now, framing, incoming, checks)
+                    }
                     Err(e) => {
                         log::warn!("discarded a frame: {e}");
                         st.peer.handle_frame_error(&e);

@@ -7,10 +7,12 @@
 
 mod bell;
 mod ctx;
+mod diagnostics;
 mod dispatch;
 mod outbox;
 mod pool;
 mod runtime;
+mod status;
 mod typed;
 
 use std::collections::HashMap;
@@ -29,6 +31,7 @@ pub use crate::peer::Timeout;
 use crate::peer::{self, Catalog};
 
 pub use ctx::{Ctx, Reporter};
+pub(crate) use diagnostics::{diagnostics_level, log_diagnostics};
 use pool::Pool;
 
 /// What a tool handler returns: `Err` becomes an `isError` result carrying the message.

@@ -12,8 +12,8 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread;
 use std::time::{Duration, Instant};
 
-/// A unit of work.
-pub type Job = Box<dyn FnOnce() + Send>;
+/// A unit of work handed to a worker thread (not an MCP job: see `peer::JOB_META`).
+pub type WorkItem = Box<dyn FnOnce() + Send>;
 
 /// Where a submitted job went.
 #[derive(Debug)]
@@ -31,13 +31,13 @@ struct Counts {
     total: usize,
     /// Threads waiting for a job that no queued job is reserved for.
     idle: usize,
-    /// Jobs submitted at the limit, which the next thread to free up takes.
+    /// Items submitted at the limit, which the next thread to free up takes.
     queued: usize,
     /// Slots held beyond their own thread by running jobs of more than one slot.
     held: usize,
-    /// Jobs waiting until all their slots are free at once, with their slot count, in
+    /// Items waiting until all their slots are free at once, with their slot count, in
     /// order; while one waits, every later job waits behind it.
-    parked: VecDeque<(Job, usize)>,
+    parked: VecDeque<(WorkItem, usize)>,
 }
 
 impl Counts {
@@ -79,7 +79,7 @@ const SPINS: u32 = 50;
 /// its own, a wake-up later than the one before it (docs/bench.md, pipelined echo).
 #[derive(Default)]
 struct Queue {
-    jobs: Mutex<Jobs>,
+    jobs: Mutex<Items>,
     ready: Condvar,
     len: AtomicUsize,
     /// Workers spinning in `recv`: each looks at the queue again before it sleeps.
@@ -89,8 +89,8 @@ struct Queue {
 }
 
 #[derive(Default)]
-struct Jobs {
-    queue: VecDeque<Job>,
+struct Items {
+    queue: VecDeque<WorkItem>,
     /// Workers asleep on `ready`.
     sleeping: usize,
     /// A sleeper was notified and has not woken yet.
@@ -98,11 +98,11 @@ struct Jobs {
 }
 
 impl Queue {
-    fn lock(&self) -> MutexGuard<'_, Jobs> {
+    fn lock(&self) -> MutexGuard<'_, Items> {
         self.jobs.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn send(&self, job: Job) {
+    fn send(&self, job: WorkItem) {
         let mut q = self.lock();
         q.queue.push_back(job);
         self.len.store(q.queue.len(), Ordering::SeqCst);
@@ -110,7 +110,7 @@ impl Queue {
     }
 
     /// Wakes a sleeper for the jobs queued, unless a spinning or waking worker will take them.
-    fn wake_one(&self, mut q: MutexGuard<'_, Jobs>) {
+    fn wake_one(&self, mut q: MutexGuard<'_, Items>) {
         let wake = !q.queue.is_empty()
             && !q.waking
             && q.sleeping > 0
@@ -125,7 +125,7 @@ impl Queue {
     }
 
     /// Takes the next job and hands on the wake-up if more are queued.
-    fn pop(&self, mut q: MutexGuard<'_, Jobs>) -> Option<Job> {
+    fn pop(&self, mut q: MutexGuard<'_, Items>) -> Option<WorkItem> {
         let job = q.queue.pop_front();
         self.len.store(q.queue.len(), Ordering::SeqCst);
         self.wake_one(q);
@@ -133,7 +133,7 @@ impl Queue {
     }
 
     /// The next job; None when the pool is gone, or when `timeout` passed first.
-    fn recv(&self, timeout: Option<Duration>) -> Option<Job> {
+    fn recv(&self, timeout: Option<Duration>) -> Option<WorkItem> {
         self.spinning.fetch_add(1, Ordering::SeqCst);
         for _ in 0..SPINS {
             if self.len.load(Ordering::SeqCst) > 0 {
@@ -238,7 +238,7 @@ impl Pool {
     /// when the pool has no thread at all, the job comes back with the error, for the caller
     /// to answer its request.
     #[cfg(test)]
-    pub fn submit(&self, job: Job) -> Result<Placed, (Job, io::Error)> {
+    pub fn submit(&self, job: WorkItem) -> Result<Placed, (WorkItem, io::Error)> {
         self.submit_slots(job, 1)
     }
 
@@ -246,7 +246,11 @@ impl Pool {
     /// (at most the limit): it starts only when all its slots are free at once, and holds
     /// them until it ends (a portfolio's members, README "Portfolios"). A job of one slot
     /// that comes while such a job waits waits behind it.
-    pub fn submit_slots(&self, job: Job, slots: usize) -> Result<Placed, (Job, io::Error)> {
+    pub fn submit_slots(
+        &self,
+        job: WorkItem,
+        slots: usize,
+    ) -> Result<Placed, (WorkItem, io::Error)> {
         let max = self.inner.max;
         let slots = slots.clamp(1, max);
         let job = hold(&self.inner, job, slots);
@@ -277,7 +281,7 @@ impl Pool {
 /// Starts `job` where [`Counts::place`] put it. A new thread that cannot be started hands
 /// the job to a busy thread of the pool (the first to free up), or, with none, back to the
 /// caller with the error.
-fn launch(inner: &Arc<Inner>, job: Job, spawn: bool) -> Result<Placed, (Job, io::Error)> {
+fn launch(inner: &Arc<Inner>, job: WorkItem, spawn: bool) -> Result<Placed, (WorkItem, io::Error)> {
     if !spawn {
         inner.queue.send(job);
         return Ok(Placed::Running);
@@ -319,7 +323,7 @@ fn launch(inner: &Arc<Inner>, job: Job, spawn: bool) -> Result<Placed, (Job, io:
 }
 
 /// `job`, which gives back the slots it holds beyond its thread when it ends.
-fn hold(inner: &Arc<Inner>, job: Job, slots: usize) -> Job {
+fn hold(inner: &Arc<Inner>, job: WorkItem, slots: usize) -> WorkItem {
     if slots <= 1 {
         return job;
     }
@@ -339,7 +343,7 @@ fn hold(inner: &Arc<Inner>, job: Job, slots: usize) -> Job {
 /// After a job ended on a worker: the parked jobs that fit now, in order. The first runs on
 /// this worker; the others come with where [`Counts::place`] put them (they fit, so none is
 /// queued), to be launched once the lock is let go.
-type Unparked = (Option<Job>, Vec<(Job, bool)>);
+type Unparked = (Option<WorkItem>, Vec<(WorkItem, bool)>);
 
 fn unpark(max: usize, c: &mut Counts) -> Unparked {
     let mut others = Vec::new();
@@ -370,7 +374,7 @@ fn unpark(max: usize, c: &mut Counts) -> Unparked {
     (first, others)
 }
 
-fn worker(inner: Arc<Inner>, mut job: Option<Job>) {
+fn worker(inner: Arc<Inner>, mut job: Option<WorkItem>) {
     loop {
         if let Some(j) = job.take() {
             j();
@@ -433,7 +437,7 @@ mod tests {
     use super::*;
     use std::sync::Barrier;
 
-    fn submit(pool: &Pool, job: Job) {
+    fn submit(pool: &Pool, job: WorkItem) {
         assert!(pool.submit(job).is_ok(), "no thread for the job");
     }
 
@@ -544,7 +548,7 @@ mod tests {
         let job = |name: &'static str| {
             let (open, gate) = crossbeam_channel::bounded::<()>(1);
             let started = started.clone();
-            let job: Job = Box::new(move || {
+            let job: WorkItem = Box::new(move || {
                 started.send(name).unwrap();
                 let _ = gate.recv();
             });

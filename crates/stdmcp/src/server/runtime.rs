@@ -44,6 +44,9 @@ pub(super) fn serve(
     config.max_parked = options.max_waiting_calls;
     config.max_jobs = options.max_jobs.max(1);
     config.job_retention = options.job_retention;
+    config.fill_random = crate::random::kernel_random;
+    config.wall_origin = Some((Instant::now(), std::time::SystemTime::now()));
+    config.diagnostics = super::diagnostics::diagnostics_level();
     let mut catalog = server.catalog;
     if let Err(e) = catalog.add_job_tools() {
         log::error!("no job tools: {e}");

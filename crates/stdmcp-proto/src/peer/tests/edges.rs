@@ -4,11 +4,11 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde_json::json;
+use serde_json::{json, Value};
 
 use super::{call, catalog, H};
 use crate::jsonrpc::{RequestId, QUOTE_MAX};
-use crate::peer::{Config, Effect, Peer, Reply};
+use crate::peer::{Config, Effect, Level, Peer, Reply};
 
 fn limited(max_running: usize) -> H {
     let config = Config {
@@ -338,4 +338,64 @@ fn subscribers_are_told_of_updates_to_what_they_subscribed_to_and_no_more() {
     assert_eq!(r["result"], json!({}));
     assert_eq!(h.peer.resources_updated(|u| u == "test://t/1"), 0);
     assert!(h.drain().sent.is_empty());
+}
+
+#[test]
+fn diagnostics_are_queued_for_the_runtime_at_the_level_asked() {
+    let mut h = H::new();
+    h.peer = Peer::server(
+        Arc::new(catalog()),
+        Config {
+            diagnostics: Some(Level::Debug),
+            ..Config::default()
+        },
+    );
+    h.peer
+        .finish(h.now, &RequestId::number(99), Reply::Value(json!({})));
+    let d = h.peer.poll_diagnostic().unwrap();
+    assert_eq!(d.level, Level::Debug);
+    assert_eq!(d.message, "finish for unknown request 99");
+    assert_eq!(h.peer.poll_diagnostic(), None);
+    // Not wanted: not even formatted.
+    let mut h = H::new();
+    h.peer
+        .finish(h.now, &RequestId::number(99), Reply::Value(json!({})));
+    assert_eq!(h.peer.poll_diagnostic(), None);
+}
+
+#[test]
+fn arguments_checked_before_the_peer_is_handed_the_frame_are_not_validated_again() {
+    let mut h = limited(4);
+    let frame = |body: Value| {
+        let body = body.to_string().into_bytes();
+        crate::jsonrpc::parse(&body)
+    };
+    let bad = frame(call(json!(1), "echo", json!({"text": 5}), None));
+    let good = frame(call(json!(2), "echo", json!({"text": "x"}), None));
+    let catalog = h.peer.catalog().clone();
+    // The verdicts are the peer's own.
+    let now = h.now;
+    let checks = catalog.check_arguments(bad.as_ref().unwrap());
+    h.peer
+        .handle_checked(now, crate::framing::Framing::Newline, bad, checks);
+    let out = h.drain();
+    let text = out.sent[0]["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap();
+    assert!(
+        text.starts_with("Invalid arguments for tool echo: "),
+        "{text}"
+    );
+    assert_eq!(out.sent[0]["result"]["isError"], true);
+    let checks = catalog.check_arguments(good.as_ref().unwrap());
+    h.peer
+        .handle_checked(now, crate::framing::Framing::Newline, good, checks);
+    assert_eq!(h.drain().started.len(), 1);
+    // A verdict given is taken as it is: the peer does not validate under its lock.
+    let again = frame(call(json!(3), "echo", json!({"text": 5}), None));
+    let checks = catalog
+        .check_arguments(&frame(call(json!(3), "echo", json!({"text": "y"}), None)).unwrap());
+    h.peer
+        .handle_checked(now, crate::framing::Framing::Newline, again, checks);
+    assert_eq!(h.drain().started.len(), 1);
 }

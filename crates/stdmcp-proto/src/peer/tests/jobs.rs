@@ -5,7 +5,7 @@ use super::*;
 use crate::peer::Reply;
 
 /// The test catalog with `sleep` (index 2) becoming a job after 2 s, and the job tools.
-fn with_jobs(config: Config) -> H {
+pub(super) fn with_jobs(config: Config) -> H {
     let mut c = catalog();
     c.tool_background = vec![None, None, Some(Duration::from_secs(2)), None];
     c.add_job_tools().unwrap();
@@ -15,7 +15,7 @@ fn with_jobs(config: Config) -> H {
     }
 }
 
-fn init(h: &mut H) {
+pub(super) fn init(h: &mut H) {
     let out = h.req(json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}));
     assert_eq!(out.sent.len(), 1);
     h.req(json!({"jsonrpc":"2.0","method":"notifications/initialized"}));
@@ -250,7 +250,7 @@ fn task_times_follow_the_now_the_peer_is_given() {
     let start = Instant::now();
     let wall = std::time::UNIX_EPOCH + Duration::from_secs(1_795_000_000);
     let mut h = with_jobs(Config {
-        wall_origin: (start, wall),
+        wall_origin: Some((start, wall)),
         ..Config::default()
     });
     h.now = start;

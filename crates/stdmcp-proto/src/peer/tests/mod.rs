@@ -13,8 +13,11 @@ mod edges;
 mod jobs;
 mod mrtr;
 mod slots;
+mod timers;
+use super::timers::{Kind, Subject};
 use crate::framing::FrameDecoder;
 use crate::mcp::{LogLevel, PromptArgument, ToolAnnotations};
+use std::collections::HashMap;
 
 pub(super) fn catalog() -> Catalog {
     let tool = |name: &str, schema: Value| Tool {
@@ -94,7 +97,7 @@ struct H {
 #[derive(Debug, Default)]
 struct Out {
     sent: Vec<Value>,
-    started: Vec<Call>,
+    started: Vec<CallStart>,
     cancelled: Vec<RequestId>,
     other: Vec<Effect>,
 }
@@ -135,6 +138,7 @@ impl H {
     }
 
     fn drain(&mut self) -> Out {
+        check_timers(&self.peer);
         let mut out = Out::default();
         while let Some(e) = self.peer.poll_effect() {
             match e {
@@ -152,6 +156,15 @@ impl H {
             }
         }
         out
+    }
+
+    /// Advances the fake clock to the peer's next timeout and fires it (quinn-proto's
+    /// `step`): the timer table decides what happens, and when. `None` when no timer is set.
+    fn step(&mut self) -> Option<Out> {
+        let next = self.peer.poll_timeout()?;
+        self.now = self.now.max(next);
+        self.peer.handle_timeout(self.now);
+        Some(self.drain())
     }
 
     fn one(&mut self, v: Value) -> Value {
@@ -664,4 +677,53 @@ fn modern_resource_reads_carry_caching_hints() {
     h.peer
         .finish_tool(h.now, &RequestId::number(2), CallToolResult::text("x"));
     assert!(h.drain().sent[0]["result"].get("ttlMs").is_none());
+}
+
+/// The timers the records call for, found by scanning them (as `poll_timeout` did before
+/// the timer table): tests check that the table holds exactly these.
+fn timers_by_scan(peer: &Peer) -> HashMap<(Kind, Subject), Instant> {
+    let mut all = HashMap::new();
+    for (id, c) in peer.calls.iter() {
+        let call = || Subject::Call(id.clone());
+        let background = c.background_at.filter(|_| c.may_background());
+        let heartbeat = c
+            .live_token()
+            .and(c.last_report.checked_add(peer.config.heartbeat));
+        for (kind, when) in [
+            (Kind::Deadline, c.deadline),
+            (Kind::Background, background),
+            (Kind::Heartbeat, heartbeat),
+        ] {
+            if let Some(when) = when {
+                all.insert((kind, call()), when);
+            }
+        }
+    }
+    for (id, w) in &peer.waits {
+        all.insert((Kind::WaitEnd, Subject::Call(id.clone())), w.until);
+        if let Some(when) = w.next_heartbeat(peer.config.heartbeat) {
+            all.insert((Kind::Heartbeat, Subject::Call(id.clone())), when);
+        }
+    }
+    for (park, expires) in peer.park_expiries() {
+        all.insert((Kind::ParkExpiry, Subject::Park(park)), expires);
+    }
+    for job in &peer.jobs.jobs {
+        if let Some(end) = job
+            .ended
+            .and_then(|e| e.checked_add(peer.config.job_retention))
+        {
+            all.insert((Kind::JobRetention, Subject::Job(job.id.clone())), end);
+        }
+    }
+    all
+}
+
+/// Panics unless the timer table holds exactly the timers the records call for.
+pub(super) fn check_timers(peer: &Peer) {
+    assert_eq!(
+        peer.timers.entries(),
+        timers_by_scan(peer),
+        "timer table out of line"
+    );
 }
