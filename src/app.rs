@@ -29,23 +29,3 @@ pub mod manifest;
 pub mod options;
 pub mod session;
 pub mod spool;
-
-// The runtime's and the protocol's modules under the names this crate's code uses
-// (`crate::process::...`).
-use stdmcp::{beneath, process};
-use stdmcp_proto::{human, jsonrpc, mcp, peer};
-
-/// The runtime's cancel token, as `crate::cancel`.
-mod cancel {
-    pub(crate) use stdmcp::{CancelReason, CancelToken};
-}
-
-/// The runtime's tool API, as `crate::server`.
-mod server {
-    pub(crate) use stdmcp::{Ctx, Options, Reporter, Server, ToolDef, ToolError, ToolResult};
-}
-
-/// The runtime's random bytes, as `crate::random`.
-mod random {
-    pub(crate) use stdmcp::fill_random as fill;
-}

@@ -8,8 +8,8 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use crate::human;
 use crate::manifest::{self, ArgPart, Kind, Manifest, ManifestError};
+use stdmcp_proto::human;
 
 pub const HELP: &str = "\
 stdmcp: serve local programs to AI agents over MCP (stdio), and talk to MCP servers.

@@ -1,6 +1,6 @@
 //! The manifest's `background` key (README "Long runs: Jobs"): `{"afterSeconds": N}` on a
 //! tool or in `defaults`, or `false` on a tool to opt out of the defaults' delay. A call
-//! still running after N seconds is answered with a job ([`crate::server::ToolDef::background`]).
+//! still running after N seconds is answered with a job ([`stdmcp::ToolDef::background`]).
 
 use std::time::Duration;
 
@@ -87,8 +87,8 @@ pub(super) fn for_tool(
             &at,
             format!(
                 "{whose} ({}) must be less than the tool's timeoutSeconds ({}): the deadline would end every call before it became a job",
-                crate::human::setting(after),
-                crate::human::setting(timeout)
+                stdmcp_proto::human::setting(after),
+                stdmcp_proto::human::setting(timeout)
             ),
         );
         return None;
@@ -102,7 +102,7 @@ pub(super) fn check_reserved(tools: &[ToolSpec], errs: &mut Errors) {
         return;
     }
     for (i, t) in tools.iter().enumerate() {
-        if crate::peer::JOB_TOOL_NAMES.contains(&t.name.as_str()) {
+        if stdmcp_proto::peer::JOB_TOOL_NAMES.contains(&t.name.as_str()) {
             errs.add(
                 &format!("tools[{i}].name"),
                 format!(

@@ -1,6 +1,6 @@
 //! One call's remote-work hooks ([`super::remote`]): captures values from its first output
 //! lines, keeps its `onCancel` command registered with the watchdog while it runs
-//! ([`crate::process::on_cancel`]), and runs that command through the runner when the call
+//! ([`stdmcp::process::on_cancel`]), and runs that command through the runner when the call
 //! is abandoned (cancelled, timed out, or stopped by the server's shutdown).
 
 use std::collections::BTreeMap;
@@ -10,9 +10,9 @@ use std::sync::{Arc, Mutex};
 
 use super::remote::{self, CAPTURE_LINES};
 use super::ToolSpec;
-use crate::cancel::CancelToken;
-use crate::process::on_cancel::{Command, Registration};
-use crate::process::{self, RunSpec, Stream};
+use stdmcp::process::on_cancel::{Command, Registration};
+use stdmcp::process::{self, RunSpec, Stream};
+use stdmcp::CancelToken;
 
 /// A call's hooks.
 pub(super) struct Hooks {
@@ -147,11 +147,11 @@ fn run(cmd: &Command) -> String {
     match process::run(&spec, &CancelToken::new(), &mut |_| {}, Arc::new(|_, _| {})) {
         Ok(o) if o.timed_out => format!(
             "onCancel ({name}) timed out after {}.",
-            crate::human::setting(cmd.timeout)
+            stdmcp_proto::human::setting(cmd.timeout)
         ),
         Ok(o) if o.code == Some(0) => format!(
             "onCancel ({name}) ran in {}.",
-            crate::human::elapsed(o.duration)
+            stdmcp_proto::human::elapsed(o.duration)
         ),
         Ok(o) => format!(
             "onCancel ({name}) failed (exit code {:?}, signal {:?}): {}",

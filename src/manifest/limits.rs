@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use super::json::{Errors, Obj};
-use crate::process::Limits;
+use stdmcp::process::Limits;
 
 /// The resource limit keys of an object (`defaults`, a tool, a session kind): each one
 /// given replaces `base`'s.

@@ -11,12 +11,12 @@ use serde_json::{json, Value};
 use super::json::Errors;
 use super::logs::{HeldWorkdir, LogFile, Logs};
 use super::{Cwd, ToolSpec};
-use crate::jsonrpc::{ErrorCode, ErrorObject};
-use crate::mcp::timestamp::iso8601_seconds;
-use crate::mcp::{CallToolResult, ResourceContents, ResourceTemplate, ToolAnnotations};
-use crate::server::{Server, ToolDef, ToolError, ToolResult};
 use crate::spool::tool::{part_result, read_part, slice_contents, slice_params, str_arg, u64_arg};
 use crate::spool::{tail_slice, Stop, MAX_LIMIT};
+use stdmcp::jsonrpc::{ErrorCode, ErrorObject};
+use stdmcp::mcp::timestamp::iso8601_seconds;
+use stdmcp::mcp::{CallToolResult, ResourceContents, ResourceTemplate, ToolAnnotations};
+use stdmcp::{Server, ToolDef, ToolError, ToolResult};
 
 /// Names of the built-in tools a manifest tool may not take.
 const LIST: &str = "logs";
@@ -129,7 +129,7 @@ pub(super) fn updated_by<'a>(spec: &'a ToolSpec, args: &Value) -> impl Fn(&str) 
     let template = template(spec);
     move |uri: &str| {
         let Some(logs) = &spec.logs else { return false };
-        let Some(vars) = crate::mcp::template::match_template(&template, uri) else {
+        let Some(vars) = stdmcp::mcp::template::match_template(&template, uri) else {
             return false;
         };
         let var = |k: &str| vars.get(k).and_then(|v| decode(v));
@@ -197,7 +197,7 @@ fn cut_note(l: &super::logs::Listing) -> String {
         note.push_str(&format!(
             ", {} names not looked at (a directory of more than {} names, or more than {} paths at one level of a glob): there may be more logs",
             l.unsearched,
-            crate::beneath::MAX_NAMES,
+            stdmcp::beneath::MAX_NAMES,
             super::logs::MAX_FILES
         ));
     }

@@ -8,7 +8,7 @@
 //! directory like a path parameter ([`super::confine`]): a symlink that leads out is skipped.
 //!
 //! The server opens what it checked: the working directory is opened once, beneath its root,
-//! through descriptors ([`HeldWorkdir`], [`crate::beneath`]); every directory listed and every
+//! through descriptors ([`HeldWorkdir`], [`stdmcp::beneath`]); every directory listed and every
 //! log read is opened beneath that descriptor, at the place the check resolved, and only a
 //! regular file is read. A symlink or FIFO renamed into a checked name meanwhile is refused.
 
@@ -21,9 +21,9 @@ use serde_json::Value;
 
 use super::json::{Errors, Obj};
 use super::{confine, Cwd, Kind, ToolSpec};
-use crate::beneath::{beneath, Dir};
-use crate::mcp::{CallToolResult, Content};
 use crate::spool::{tail_slice, Stop};
+use stdmcp::beneath::{beneath, Dir};
+use stdmcp::mcp::{CallToolResult, Content};
 
 /// Most files a listing returns.
 pub const MAX_FILES: usize = 256;
@@ -159,8 +159,8 @@ impl Logs {
                     next.truncate(MAX_FILES);
                 } else {
                     // Matching names beyond this many are not even counted one by one.
-                    unsearched += next.len().saturating_sub(crate::beneath::MAX_NAMES);
-                    next.truncate(crate::beneath::MAX_NAMES);
+                    unsearched += next.len().saturating_sub(stdmcp::beneath::MAX_NAMES);
+                    next.truncate(stdmcp::beneath::MAX_NAMES);
                 }
                 frontier = next;
             }
@@ -212,7 +212,7 @@ pub struct Listing {
     /// Names matching a glob beyond the first [`MAX_FILES`] log files, neither listed nor
     /// opened (so some may turn out not to be regular files).
     pub left_out: usize,
-    /// Names not looked at: beyond [`crate::beneath::MAX_NAMES`] in one directory or matching
+    /// Names not looked at: beyond [`stdmcp::beneath::MAX_NAMES`] in one directory or matching
     /// the last component of a glob, or directories beyond [`MAX_FILES`] at one level of a
     /// glob (each counts one: its entries are unknown).
     pub unsearched: usize,
@@ -309,7 +309,7 @@ impl HeldWorkdir {
 }
 
 /// Adds to `next` the paths `rel/part` that exist (or, for a literal part, may exist);
-/// returns how many names of `rel` were not looked at (beyond [`crate::beneath::MAX_NAMES`]).
+/// returns how many names of `rel` were not looked at (beyond [`stdmcp::beneath::MAX_NAMES`]).
 fn expand(wd: &HeldWorkdir, rel: &str, part: &str, next: &mut Vec<String>) -> usize {
     let join = |name: &str| {
         if rel.is_empty() {

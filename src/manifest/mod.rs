@@ -38,9 +38,9 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::mcp::{Implementation, Tool, ToolAnnotations};
-use crate::process::{Limits, Stream};
-use crate::server::{Options, Server, ToolDef};
+use stdmcp::mcp::{Implementation, Tool, ToolAnnotations};
+use stdmcp::process::{Limits, Stream};
+use stdmcp::{Options, Server, ToolDef};
 
 /// The manifest served when none is configured.
 pub const DEFAULT_MANIFEST: &str = include_str!("default.json");
@@ -99,7 +99,7 @@ impl Default for Defaults {
             timeout: Duration::from_secs(60),
             kill_grace: Duration::from_secs(1),
             max_output_bytes: 64 * 1024,
-            heartbeat: crate::peer::DEFAULT_HEARTBEAT,
+            heartbeat: stdmcp_proto::peer::DEFAULT_HEARTBEAT,
             max_concurrent_calls: 16,
             env: BTreeMap::new(),
             pass_env: Vec::new(),

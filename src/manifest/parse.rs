@@ -11,8 +11,8 @@ use super::param;
 use super::{
     ArgPart, Cwd, Defaults, Kind, Manifest, ManifestError, Param, PathKind, ProgressLines, ToolSpec,
 };
-use crate::mcp::ToolAnnotations;
-use crate::process::Stream;
+use stdmcp::mcp::ToolAnnotations;
+use stdmcp::process::Stream;
 
 fn is_tool_name(s: &str) -> bool {
     (1..=128).contains(&s.len())

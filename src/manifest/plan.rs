@@ -12,11 +12,11 @@ use serde_json::{json, Map, Value};
 
 use super::value::{check, short, Checked, Use};
 use super::{ArgPart, Cwd, Kind, Param, PathKind, ToolSpec};
-use crate::mcp::Tool;
-use crate::process::minimal_environment;
+use stdmcp::mcp::Tool;
+use stdmcp::process::minimal_environment;
 
 pub use super::value::METACHARACTERS;
-pub use crate::process::INHERITED_ENV;
+pub use stdmcp::process::INHERITED_ENV;
 
 /// What one call runs.
 #[derive(Clone, Debug, PartialEq)]

@@ -21,9 +21,9 @@ use serde_json::{json, Map, Value};
 
 use super::run::{execute, How, Ran};
 use super::{plan, remote, ToolSpec};
-use crate::cancel::{CancelReason, CancelToken};
-use crate::mcp::{CallToolResult, Content};
-use crate::server::{Ctx, Reporter};
+use stdmcp::mcp::{CallToolResult, Content};
+use stdmcp::{CancelReason, CancelToken};
+use stdmcp::{Ctx, Reporter};
 
 /// What became of a member.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -185,7 +185,7 @@ pub fn describe(r: &Remote) -> Option<String> {
             "on cancel, deadline or shutdown runs: {} {} (within {})",
             program.display(),
             args.join(" "),
-            crate::human::setting(r.on_cancel_timeout)
+            stdmcp_proto::human::setting(r.on_cancel_timeout)
         ));
     }
     (!parts.is_empty()).then(|| parts.join("; "))
@@ -196,7 +196,7 @@ pub fn new_call_id() -> String {
     static NEXT: AtomicU64 = AtomicU64::new(1);
     format!(
         "{}-{}",
-        crate::process::marker_instance(),
+        stdmcp::process::marker_instance(),
         NEXT.fetch_add(1, Ordering::Relaxed)
     )
 }

@@ -12,12 +12,12 @@ use super::hooks::Hooks;
 use super::plan::{plan, Plan};
 use super::verdict::Tracker;
 use super::{remote, Cwd, Kind, ProgressLines, ToolSpec};
-use crate::beneath::{beneath, Dir};
-use crate::cancel::{CancelReason, CancelToken};
-use crate::mcp::{CallToolResult, Content};
-use crate::process::{self, Outcome, RunError, RunSpec, Stream};
-use crate::server::{Ctx, Reporter};
 use crate::spool::{stream_name as spool_name, Entry};
+use stdmcp::beneath::{beneath, Dir};
+use stdmcp::mcp::{CallToolResult, Content};
+use stdmcp::process::{self, Outcome, RunError, RunSpec, Stream};
+use stdmcp::{CancelReason, CancelToken};
+use stdmcp::{Ctx, Reporter};
 
 /// Runs one call of a manifest tool.
 pub fn call(
@@ -52,7 +52,7 @@ pub(super) fn ended(ctx: &Ctx, spec: &ToolSpec, args: &serde_json::Value, call_i
 /// How one run is made: its cancel token, call id, own deadline (if the peer does not fire
 /// one), and what each output line feeds besides the verdict.
 pub(super) struct How {
-    pub cancel: crate::cancel::CancelToken,
+    pub cancel: stdmcp::CancelToken,
     pub call_id: String,
     pub timeout: Option<Duration>,
     pub on_line: process::LineFn,
@@ -144,7 +144,7 @@ pub(super) fn execute(
     if let Some(note) = note {
         ran.result.content.push(Content::text(note));
     }
-    if pid.is_some() && crate::process::watchdog_missing() {
+    if pid.is_some() && stdmcp::process::watchdog_missing() {
         ran.result.content.push(Content::text(WITHOUT_WATCHDOG));
     }
     ran
@@ -394,7 +394,7 @@ fn verdict_of(spec: &ToolSpec, o: &Outcome, success: bool) -> Option<String> {
         Some(format!(
             "{} timed out after {}; its process group was killed.",
             spec.name,
-            crate::human::setting(spec.timeout)
+            stdmcp_proto::human::setting(spec.timeout)
         ))
     } else if o.cancelled {
         Some(format!(

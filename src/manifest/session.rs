@@ -249,7 +249,7 @@ fn timeouts(o: &Obj<'_>, d: &Defaults, errs: &mut Errors) -> (Duration, Duration
             &o.at("timeoutSeconds"),
             format!(
                 "is larger than maxTimeoutSeconds ({})",
-                crate::human::setting(max_timeout)
+                stdmcp_proto::human::setting(max_timeout)
             ),
         );
     }

@@ -242,7 +242,7 @@ fn find_prompt(buf: &[u8], re: &regex_lite::Regex) -> Option<usize> {
 /// back to the clock, the pid and a counter, which is unique but guessable (logged).
 pub fn fresh_marker() -> String {
     let mut b = [0u8; 16];
-    if let Err(e) = crate::random::fill(&mut b) {
+    if let Err(e) = stdmcp::fill_random(&mut b) {
         static COUNT: AtomicU64 = AtomicU64::new(0);
         log::warn!("getrandom failed ({e}): this session marker is unique but predictable");
         let t = std::time::SystemTime::now()

@@ -17,9 +17,9 @@ use crossbeam_channel::{Receiver, Sender};
 use super::answer::Pending;
 use super::feed::Feed;
 use super::kind::{Launch, SessionKind, Workdir};
-use crate::beneath::{beneath, Dir};
-use crate::process::interactive::{self, Interactive, InteractiveSpec};
-use crate::process::minimal_environment;
+use stdmcp::beneath::{beneath, Dir};
+use stdmcp::process::interactive::{self, Interactive, InteractiveSpec};
+use stdmcp::process::minimal_environment;
 
 /// Bytes of transcript kept per session.
 pub const TRANSCRIPT_BYTES: usize = 64 * 1024;

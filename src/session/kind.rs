@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::manifest::{ArgPart, Param};
-use crate::process::Limits;
+use stdmcp::process::Limits;
 
 /// How the end of an answer is recognised.
 #[derive(Clone, Debug)]

@@ -4,7 +4,7 @@
 //! A manifest's `sessions` array declares kinds ([`kind`]); each kind gets the tools
 //! `K_start`, `K_send`, `K_interrupt`, `K_stop` and `K_restart` (`tools.rs`, what they do in
 //! `ops.rs`). A session's program runs through the process runner
-//! ([`crate::process::interactive`]) in its own process group, owned by a thread that lives
+//! ([`stdmcp::process::interactive`]) in its own process group, owned by a thread that lives
 //! as long as it (`child.rs`). One input at a time: a send waits for its turn
 //! (`registry.rs`, which also stops idle sessions), writes the input, and waits until the
 //! answer ends by the kind's rule ([`answer`], `exchange.rs`); cancellation and deadlines

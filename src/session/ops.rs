@@ -10,7 +10,7 @@ pub use super::exchange::Caller;
 use super::exchange::{exchange, exchange_capped, ExchangeEnd, ExchangeWait, StopReason};
 use super::kind::{signal_name, Launch, SessionKind, Workdir};
 use super::registry::{Key, Refused, Registry, Turn};
-use crate::process::interactive::describe_exit;
+use stdmcp::process::interactive::describe_exit;
 
 /// A tool's answer: text, and whether it is an error.
 pub type OpResult = Result<String, String>;
@@ -262,7 +262,7 @@ fn already_running(
         label(key),
         p.pid,
         p.workdir.display(),
-        crate::human::elapsed(p.started.elapsed())
+        stdmcp_proto::human::elapsed(p.started.elapsed())
     );
     // Compared by what they give (the same values spelled otherwise, or a default given, are
     // the same start).
@@ -430,8 +430,8 @@ fn settle(
             let mut head = match why {
                 StopReason::Deadline => format!(
                     "Interrupted after {} (the send's timeout of {} passed); {} was sent to the program.",
-                    crate::human::elapsed(started.elapsed()),
-                    crate::human::setting(limit),
+                    stdmcp_proto::human::elapsed(started.elapsed()),
+                    stdmcp_proto::human::setting(limit),
                     signal_name(kind.interrupt_signal)
                 ),
                 StopReason::Cancelled => "Cancelled; the program was interrupted.".into(),

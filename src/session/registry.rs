@@ -282,7 +282,7 @@ impl Registry {
                 drop(inner);
                 for (key, proc, idle) in due {
                     log::info!("session {}/{} idle for {idle:?}: stopping it", key.0, key.1);
-                    let idle = crate::human::setting(idle);
+                    let idle = stdmcp_proto::human::setting(idle);
                     proc.note(format!("\n[stopped after {idle} idle]\n"));
                     let why = format!("idle for {idle} (idleSeconds)");
                     proc.kill(&why, REAP_WAIT);

@@ -5,8 +5,8 @@ use std::sync::{Arc, Mutex};
 use stdmcp::sync::lock;
 
 use super::answer::Sink;
-use crate::process::Stream;
 use crate::spool::{Entry, Spool};
+use stdmcp::process::Stream;
 
 /// The spool entry of one answer: begun on its first byte (`None` inside: the spool is off).
 type Slot = Arc<Mutex<Option<Option<Entry>>>>;

@@ -10,11 +10,11 @@ use serde_json::{json, Value};
 use super::kind::{signal_name, SessionKind, Workdir};
 use super::ops::{self, Caller, OpResult};
 use super::registry::Registry;
-use crate::cancel::CancelReason;
-use crate::jsonrpc::ErrorObject;
-use crate::mcp::{CallToolResult, Resource, ResourceContents, ResourceTemplate, ToolAnnotations};
-use crate::peer::Timeout;
-use crate::server::{Ctx, Server, ToolDef, ToolError, ToolResult};
+use stdmcp::jsonrpc::ErrorObject;
+use stdmcp::mcp::{CallToolResult, Resource, ResourceContents, ResourceTemplate, ToolAnnotations};
+use stdmcp::CancelReason;
+use stdmcp::{Ctx, Server, ToolDef, ToolError, ToolResult};
+use stdmcp_proto::peer::Timeout;
 
 /// Longest session name.
 const MAX_NAME: usize = 64;
@@ -348,7 +348,7 @@ fn list(reg: &Registry) -> CallToolResult {
         let state = e.state();
         let age_text = e.proc.as_ref().map_or_else(
             || "-".into(),
-            |p| crate::human::elapsed(now.duration_since(p.started)),
+            |p| stdmcp_proto::human::elapsed(now.duration_since(p.started)),
         );
         // The start parameters the program runs with (else those a restart will use).
         let params = e
@@ -366,7 +366,7 @@ fn list(reg: &Registry) -> CallToolResult {
             "{kind}/{name}: {state}, pid {}, workdir {}{shown}, age {age_text}, idle {}\n",
             pid.map_or_else(|| "-".into(), |p| p.to_string()),
             e.workdir.display(),
-            crate::human::elapsed(idle_for)
+            stdmcp_proto::human::elapsed(idle_for)
         ));
         rows.push(json!({"kind": kind, "name": name, "state": state, "pid": pid, "workdir": e.workdir, "startParameters": params, "ageSeconds": age, "idleSeconds": idle, "startedAt": started, "transcript": uri(kind, name)}));
     });
@@ -398,7 +398,7 @@ fn read_transcript(
         .with(&key, |e| stdmcp::sync::lock(&e.transcript).text())
         .ok_or_else(|| {
             ErrorObject::new(
-                crate::jsonrpc::ErrorCode::RESOURCE_NOT_FOUND,
+                stdmcp::jsonrpc::ErrorCode::RESOURCE_NOT_FOUND,
                 format!("no session {kind}/{name}: {u}"),
             )
         })?;

@@ -362,8 +362,8 @@ mod tests {
     #[test]
     fn a_cancelled_scan_stops() {
         let f = file("cancel", &b"a\n".repeat(1000));
-        let token = crate::cancel::CancelToken::new();
-        token.cancel(crate::cancel::CancelReason::Client);
+        let token = stdmcp::CancelToken::new();
+        token.cancel(stdmcp::CancelReason::Client);
         let e = grep(
             Some(&f),
             0,

@@ -1,9 +1,9 @@
 //! The output spool: every manifest call's complete stdout and stderr, kept in files so that
 //! a result whose text was cut (head and tail kept) loses nothing (README "Output spool").
 //!
-//! The runner ([`crate::process`]) appends each chunk of output to the call's
+//! The runner ([`stdmcp::process`]) appends each chunk of output to the call's
 //! [`Entry`] as it arrives; nothing is held in memory. The files live in one private
-//! directory, `spool/` in the server's private directory ([`crate::process::private_dir`],
+//! directory, `spool/` in the server's private directory ([`stdmcp::process::private_dir`],
 //! `$TMPDIR/stdmcp-<random>`, mode 0700), created on the first write and
 //! removed when serving ends (and by the watchdog, the runtime's `reaper.rs`, if the server is
 //! killed). All calls together keep at most a cap of bytes (`STDMCP_SPOOL_MAX_BYTES`,
@@ -12,7 +12,7 @@
 //! left the writing stream keeps what it has (a prefix) and is marked cut. A full disk
 //! (`ENOSPC`, `EDQUOT`) evicts the same way, one finished call at a time, and the write is
 //! retried. When the directory cannot be made because the disk is full or descriptors ran out
-//! ([`crate::process::private_dir::passing`]), nothing of that call is kept, and the next
+//! ([`stdmcp::process::private_dir::passing`]), nothing of that call is kept, and the next
 //! call tries again (once per call started); any other reason turns the spool off until the
 //! server restarts. Either way the cut note says which ([`Entry::why_not_kept`]).
 
@@ -31,8 +31,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 use stdmcp::sync::lock;
 
-use crate::beneath::Dir;
-use crate::process::Stream;
+use stdmcp::beneath::Dir;
+use stdmcp::process::Stream;
 
 /// Default cap on the bytes all kept outputs take together (1 GiB).
 pub const DEFAULT_MAX_BYTES: u64 = 1 << 30;
@@ -250,7 +250,7 @@ impl Spool {
     }
 
     /// Opens call `id`'s kept stream for reading (`None`: nothing was written to it yet).
-    /// Through descriptors ([`crate::beneath`]): the directory must still be this user's
+    /// Through descriptors ([`stdmcp::beneath`]): the directory must still be this user's
     /// private one, and the file a regular file in it (a symlink or FIFO put in its place by
     /// a program running as the same user is refused, without blocking).
     pub fn open(&self, id: &str, s: Stream) -> Result<(Option<File>, Kept), NotKept> {
@@ -322,7 +322,7 @@ impl Spool {
         match made {
             Ok(()) => st.created = true,
             Err((dir, e)) => {
-                let passing = crate::process::private_dir::passing(&e);
+                let passing = stdmcp::process::private_dir::passing(&e);
                 let dir = dir.map_or_else(
                     || "in the private directory".into(),
                     |d| d.display().to_string(),
@@ -349,10 +349,10 @@ impl Spool {
         if let Some(d) = self.dir.get() {
             return Ok(d);
         }
-        let private = crate::process::private_dir::try_get().map_err(|e| (None, e))?;
+        let private = stdmcp::process::private_dir::try_get().map_err(|e| (None, e))?;
         let dir = self.dir.get_or_init(|| private.join("spool"));
         // The watchdog learns the private directory's name now if it did not know it yet.
-        crate::process::start_watchdog();
+        stdmcp::process::start_watchdog();
         Ok(dir)
     }
 
@@ -505,8 +505,8 @@ impl Drop for EntryInner {
     }
 }
 
-/// The runner's sink for the call's output ([`crate::process::RunSpec::sink`]).
-impl crate::process::OutputSink for Entry {
+/// The runner's sink for the call's output ([`stdmcp::process::RunSpec::sink`]).
+impl stdmcp::process::OutputSink for Entry {
     fn write(&self, s: Stream, data: &[u8]) {
         Entry::write(self, s, data);
     }

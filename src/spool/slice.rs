@@ -9,7 +9,7 @@ use std::io;
 use std::os::unix::fs::FileExt;
 use std::time::Instant;
 
-use crate::cancel::CancelToken;
+use stdmcp::CancelToken;
 
 /// Bytes a read returns when it gives no `limit`.
 pub const DEFAULT_LIMIT: u64 = 64 * 1024;
@@ -38,7 +38,7 @@ impl Stop {
     }
 
     /// The call of `ctx`: its cancel token and deadline.
-    pub fn of(ctx: &crate::server::Ctx) -> Stop {
+    pub fn of(ctx: &stdmcp::Ctx) -> Stop {
         Stop::new(Some(ctx.cancel_token().clone()), ctx.deadline())
     }
 
@@ -204,7 +204,7 @@ mod tests {
     fn a_cancelled_read_stops() {
         let f = file("cancel", &[b'x'; 1000]);
         let token = CancelToken::new();
-        token.cancel(crate::cancel::CancelReason::Client);
+        token.cancel(stdmcp::CancelReason::Client);
         let stop = Stop::new(Some(token), None);
         let e = read_slice(Some(&f), 0, 100, &stop).unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::Interrupted);

@@ -12,10 +12,10 @@ use super::{
     grep, read_slice, stream_name, valid_id, Ended, Kept, Slice, Spool, Stop, DEFAULT_LIMIT,
     MAX_LIMIT, MAX_SCAN,
 };
-use crate::jsonrpc::{ErrorCode, ErrorObject};
-use crate::mcp::{CallToolResult, Content, ResourceContents, ResourceLink, ResourceTemplate};
-use crate::process::Stream;
-use crate::server::{Server, ToolDef, ToolError, ToolResult};
+use stdmcp::jsonrpc::{ErrorCode, ErrorObject};
+use stdmcp::mcp::{CallToolResult, Content, ResourceContents, ResourceLink, ResourceTemplate};
+use stdmcp::process::Stream;
+use stdmcp::{Server, ToolDef, ToolError, ToolResult};
 
 /// The name of the tool.
 pub const TOOL: &str = "output";
@@ -28,7 +28,7 @@ pub fn uri(call: &str, s: Stream) -> String {
 }
 
 /// A `resource_link` to a kept stream (MCP 2025-06-18, Tools: Resource Links); revisions
-/// before it get the link as a line of text ([`crate::mcp::gate`]).
+/// before it get the link as a line of text ([`stdmcp::mcp::gate`]).
 pub fn link(call: &str, s: Stream, bytes: u64) -> Content {
     Content::ResourceLink(Box::new(ResourceLink {
         uri: uri(call, s),
@@ -282,7 +282,7 @@ pub fn register(server: Server, spool: &Arc<Spool>) -> Server {
     let tool = ToolDef::new(TOOL, description, schema, move |ctx, args| {
         output(&s1, &args, &Stop::of(ctx))
     })
-    .annotations(crate::mcp::ToolAnnotations {
+    .annotations(stdmcp::mcp::ToolAnnotations {
         title: None,
         read_only_hint: Some(true),
         destructive_hint: Some(false),
@@ -305,6 +305,6 @@ pub fn register(server: Server, spool: &Arc<Spool>) -> Server {
         )
         .on_shutdown(move || {
             s3.clear();
-            crate::process::private_dir::release();
+            stdmcp::process::private_dir::release();
         })
 }

@@ -1,4 +1,4 @@
-//! Every file access of the proof cursor goes through [`crate::beneath`]: a path relative to
+//! Every file access of the proof cursor goes through [`stdmcp::beneath`]: a path relative to
 //! the kind's root is opened beneath the root's descriptor (no symlink, no `..` leads out of
 //! it), only a regular file is read (never a FIFO or device, never blocking), and a splice
 //! replaces the file atomically (a temporary file in the same directory, written and
@@ -8,7 +8,7 @@ use std::fmt;
 use std::io::{self, Read};
 use std::path::{Component, Path, PathBuf};
 
-use crate::beneath::Dir;
+use stdmcp::beneath::Dir;
 
 /// Largest proof file read, in bytes.
 pub const MAX_FILE: u64 = 8 * 1024 * 1024;

@@ -10,12 +10,12 @@ use serde_json::{json, Value};
 use super::actions::{self, CursorStore, Env};
 use super::check;
 use super::CursorSpec;
-use crate::peer::Timeout;
-use crate::server::{Ctx, ToolDef, ToolError};
 use crate::session::kind::{SessionKind, Workdir};
 use crate::session::ops::OpResult;
 use crate::session::registry::Registry;
 use crate::session::tools::{annotations, name_of, object, reply, session_param, with_call};
+use stdmcp::{Ctx, ToolDef, ToolError};
+use stdmcp_proto::peer::Timeout;
 
 type Action = dyn Fn(&Env<'_>, &Value) -> Result<OpResult, ToolError> + Send + Sync;
 
