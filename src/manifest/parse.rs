@@ -51,21 +51,18 @@ pub(super) fn manifest(v: &Value, base: &Path) -> Result<Manifest, Vec<ManifestE
         .get("defaults")
         .map_or_else(Defaults::default, |d| defaults(d, &mut errs));
     let roots = roots(&top, base, &mut errs);
+    let scope = Scope {
+        defaults: &defaults,
+        roots: &roots,
+        base,
+    };
     let title = top.string("title", &mut errs);
     let description = top.string("description", &mut errs);
     let instructions = top.string("instructions", &mut errs);
     let mut tools = Vec::new();
     match top.map.get("tools") {
         Some(Value::Array(items)) => {
-            tools = tool_list(
-                items,
-                &defaults,
-                &roots,
-                base,
-                skip_missing,
-                &mut skipped,
-                &mut errs,
-            );
+            tools = tool_list(items, scope, skip_missing, &mut skipped, &mut errs);
         }
         Some(_) => errs.add("tools", "must be an array"),
         None if top.map.contains_key("sessions") => {}
@@ -76,10 +73,8 @@ pub(super) fn manifest(v: &Value, base: &Path) -> Result<Manifest, Vec<ManifestE
     let tool_names = tools.iter().map(|t| t.name.clone()).collect();
     let sessions = super::session::sessions(
         top.map.get("sessions"),
-        &defaults,
-        &roots,
+        scope,
         &tool_names,
-        base,
         skip_missing.then_some(&mut skipped),
         &mut errs,
     );
@@ -100,13 +95,20 @@ pub(super) fn manifest(v: &Value, base: &Path) -> Result<Manifest, Vec<ManifestE
     })
 }
 
+/// What every tool and session kind of a manifest is read against: its defaults, its roots,
+/// and the directory its relative paths start from.
+#[derive(Clone, Copy)]
+pub(super) struct Scope<'a> {
+    pub(super) defaults: &'a Defaults,
+    pub(super) roots: &'a BTreeMap<String, PathBuf>,
+    pub(super) base: &'a Path,
+}
+
 /// The `tools` array: each tool checked, names unique, tools whose program is missing set
 /// aside in `skipped` when the manifest says so, portfolios checked.
 fn tool_list(
     items: &[Value],
-    defaults: &Defaults,
-    roots: &BTreeMap<String, PathBuf>,
-    base: &Path,
+    scope: Scope<'_>,
     skip_missing: bool,
     skipped: &mut Vec<super::missing::SkippedTool>,
     errs: &mut Errors,
@@ -117,9 +119,9 @@ fn tool_list(
     for (i, item) in items.iter().enumerate() {
         let path = format!("tools[{i}]");
         let mut own = Errors(Vec::new());
-        let parsed = tool(item, &path, defaults, roots, base, &mut own);
+        let parsed = tool(item, &path, scope, &mut own);
         let missing = skip_missing
-            .then(|| super::missing::take(item, &path, base, &mut own))
+            .then(|| super::missing::take(item, &path, scope.base, &mut own))
             .flatten();
         errs.0.append(&mut own.0);
         if let (Some(problem), Some(t)) = (missing, &parsed) {
@@ -249,14 +251,12 @@ pub(super) fn find_program(name: &str, base: &Path) -> Result<PathBuf, String> {
         })
 }
 
-fn tool(
-    v: &Value,
-    path: &str,
-    d: &Defaults,
-    roots: &BTreeMap<String, PathBuf>,
-    base: &Path,
-    errs: &mut Errors,
-) -> Option<ToolSpec> {
+fn tool(v: &Value, path: &str, scope: Scope<'_>, errs: &mut Errors) -> Option<ToolSpec> {
+    let Scope {
+        defaults: d,
+        roots,
+        base,
+    } = scope;
     let o = Obj::new(v, path, errs)?;
     if o.map.contains_key("portfolio") {
         let name = tool_name(&o, errs);

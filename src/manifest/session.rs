@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::json::{Errors, Obj};
 use super::limits::limits;
-use super::parse::{environment, program, resolve};
+use super::parse::{environment, program, resolve, Scope};
 use super::Defaults;
 use crate::session::kind::{AnswerMode, Pattern, SessionKind, Workdir, SIGNALS};
 
@@ -53,10 +53,8 @@ fn is_kind_name(s: &str) -> bool {
 /// The `sessions` array (absent: none). `tools` are the tool names already taken.
 pub(super) fn sessions(
     v: Option<&Value>,
-    d: &Defaults,
-    roots: &BTreeMap<String, PathBuf>,
+    scope: Scope<'_>,
     tools: &BTreeSet<String>,
-    base: &Path,
     mut skipped: Option<&mut Vec<super::SkippedTool>>,
     errs: &mut Errors,
 ) -> Vec<SessionKind> {
@@ -73,10 +71,12 @@ pub(super) fn sessions(
     for (i, item) in items.iter().enumerate() {
         let path = format!("sessions[{i}]");
         let mut own = Errors(Vec::new());
-        let k = kind(item, &path, d, roots, base, &mut own);
+        let k = kind(item, &path, scope, &mut own);
         // `missingPrograms: "skip"`: a kind whose program is missing is left out.
         let missing = match skipped.as_deref_mut() {
-            Some(list) => super::missing::take(item, &path, base, &mut own).map(|p| (list, p)),
+            Some(list) => {
+                super::missing::take(item, &path, scope.base, &mut own).map(|p| (list, p))
+            }
             None => None,
         };
         errs.0.append(&mut own.0);
@@ -109,14 +109,12 @@ pub(super) fn sessions(
     out
 }
 
-fn kind(
-    v: &Value,
-    path: &str,
-    d: &Defaults,
-    roots: &BTreeMap<String, PathBuf>,
-    base: &Path,
-    errs: &mut Errors,
-) -> Option<SessionKind> {
+fn kind(v: &Value, path: &str, scope: Scope<'_>, errs: &mut Errors) -> Option<SessionKind> {
+    let Scope {
+        defaults: d,
+        roots,
+        base,
+    } = scope;
     let o = Obj::new(v, path, errs)?;
     o.only(KEYS, errs);
     let name = o.required_string("name", errs).unwrap_or_default();

@@ -11,6 +11,9 @@
 use serde_json::Value;
 use std::fmt;
 
+/// A schema object: the keywords of one (sub)schema.
+type Keywords = serde_json::Map<String, Value>;
+
 const MAX_DEPTH: usize = 64;
 
 /// Checks `value` against `schema`; the error names the offending argument and the rule.
@@ -181,12 +184,7 @@ impl Validator<'_> {
         self.check_combinators(s, v, path, depth)
     }
 
-    fn check_number(
-        &self,
-        s: &serde_json::Map<String, Value>,
-        v: &Value,
-        path: &str,
-    ) -> Result<(), SchemaError> {
+    fn check_number(&self, s: &Keywords, v: &Value, path: &str) -> Result<(), SchemaError> {
         let Some(x) = v.as_f64() else { return Ok(()) };
         let bound = |k: &str| s.get(k).and_then(Value::as_f64);
         let fail = |rule: String| Err(SchemaError::rule(path, format!("{} {rule}", short(v))));
@@ -205,12 +203,7 @@ impl Validator<'_> {
         Ok(())
     }
 
-    fn check_string(
-        &self,
-        s: &serde_json::Map<String, Value>,
-        v: &Value,
-        path: &str,
-    ) -> Result<(), SchemaError> {
+    fn check_string(&self, s: &Keywords, v: &Value, path: &str) -> Result<(), SchemaError> {
         let Value::String(text) = v else {
             return Ok(());
         };
@@ -240,7 +233,7 @@ impl Validator<'_> {
 
     fn check_array(
         &self,
-        s: &serde_json::Map<String, Value>,
+        s: &Keywords,
         v: &Value,
         path: &mut String,
         depth: usize,
@@ -271,7 +264,7 @@ impl Validator<'_> {
 
     fn check_object(
         &self,
-        s: &serde_json::Map<String, Value>,
+        s: &Keywords,
         v: &Value,
         path: &mut String,
         depth: usize,
@@ -318,7 +311,7 @@ impl Validator<'_> {
 
     fn check_combinators(
         &self,
-        s: &serde_json::Map<String, Value>,
+        s: &Keywords,
         v: &Value,
         path: &mut String,
         depth: usize,
