@@ -123,44 +123,24 @@ fn lexicon(o: &Obj<'_>, errs: &mut Errors) -> Lexicon {
         line_comments: o.strings("lineComments", errs),
         ..Lexicon::default()
     };
-    for (i, c) in objects(o, "comments", errs) {
-        c.only(&["open", "close", "nested"], errs);
-        let Some((open, close)) = delimiters(&c, errs) else {
-            continue;
-        };
-        if open.is_empty() || close.is_empty() {
-            errs.add(
-                &format!("{}[{i}]", o.at("comments")),
-                "open and close must not be empty",
-            );
-            continue;
-        }
+    let nested = |c: &Obj<'_>, errs: &mut Errors| Some(c.boolean("nested", errs).unwrap_or(false));
+    for (open, close, nested) in delimited(o, "comments", "nested", nested, EMPTY, errs) {
         lex.comments.push(Comment {
             open,
             close,
-            nested: c.boolean("nested", errs).unwrap_or(false),
+            nested,
         });
     }
-    for (i, q) in objects(o, "strings", errs) {
-        q.only(&["open", "close", "escape"], errs);
-        let Some((open, close)) = delimiters(&q, errs) else {
-            continue;
-        };
-        let escape = q.string("escape", errs);
-        if open.is_empty()
-            || close.is_empty()
-            || escape.as_ref().is_some_and(|e| e.chars().count() != 1)
-        {
-            errs.add(
-                &format!("{}[{i}]", o.at("strings")),
-                "open and close must not be empty; escape is one character",
-            );
-            continue;
-        }
+    let escape = |q: &Obj<'_>, errs: &mut Errors| match q.string("escape", errs) {
+        Some(e) if e.chars().count() != 1 => None,
+        e => Some(e.and_then(|e| e.chars().next())),
+    };
+    let problem = "open and close must not be empty; escape is one character";
+    for (open, close, escape) in delimited(o, "strings", "escape", escape, problem, errs) {
         lex.strings.push(Quote {
             open,
             close,
-            escape: escape.and_then(|e| e.chars().next()),
+            escape,
         });
     }
     if lex.line_comments.iter().any(String::is_empty) {
@@ -170,10 +150,34 @@ fn lexicon(o: &Obj<'_>, errs: &mut Errors) -> Lexicon {
 }
 
 /// The `open` and `close` of a comment or string rule, both required.
-fn delimiters(o: &Obj<'_>, errs: &mut Errors) -> Option<(String, String)> {
-    let open = o.required_string("open", errs);
-    let close = o.required_string("close", errs);
-    Some((open?, close?))
+const EMPTY: &str = "open and close must not be empty";
+
+/// The delimiter pairs of the array `key` of `o`: each object's `open` and `close`, and what
+/// `third` makes of its one other key (`extra`); `problem` is said of an object with an empty
+/// delimiter or a third value `third` refuses.
+fn delimited<T>(
+    o: &Obj<'_>,
+    key: &str,
+    extra: &str,
+    third: impl Fn(&Obj<'_>, &mut Errors) -> Option<T>,
+    problem: &str,
+    errs: &mut Errors,
+) -> Vec<(String, String, T)> {
+    let mut out = Vec::new();
+    for (i, d) in objects(o, key, errs) {
+        d.only(&["open", "close", extra], errs);
+        let (Some(open), Some(close)) = (
+            d.required_string("open", errs),
+            d.required_string("close", errs),
+        ) else {
+            continue;
+        };
+        match third(&d, errs) {
+            Some(t) if !open.is_empty() && !close.is_empty() => out.push((open, close, t)),
+            _ => errs.add(&format!("{}[{i}]", o.at(key)), problem),
+        }
+    }
+    out
 }
 
 /// The objects of the array `key` (absent: none), with their indices.
