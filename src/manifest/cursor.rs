@@ -360,4 +360,31 @@ mod tests {
             );
         }
     }
+
+    #[test]
+    fn comment_and_string_delimiters_are_checked() {
+        let mut lex = good();
+        lex["comments"] = json!([{"open": "(*", "close": "*)", "nested": true}]);
+        lex["strings"] = json!([{"open": "\"", "close": "\"", "escape": "\\"}]);
+        assert!(errors(lex, true).is_empty());
+        let mut bad = good();
+        bad["comments"] = json!([{"open": "(*", "close": "*)"}, {"open": "", "close": "*)"},
+                                 {"open": "(*"}]);
+        bad["strings"] = json!([{"open": "\"", "close": "\"", "escape": "ab"},
+                                {"open": "'", "close": "", "tick": 1}]);
+        let e = errors(bad, true);
+        for want in [
+            "sessions[0].cursor.comments[1]: open and close must not be empty",
+            "sessions[0].cursor.comments[2].close: is required",
+            "sessions[0].cursor.strings[0]: open and close must not be empty; escape is one",
+            "sessions[0].cursor.strings[1]: open and close must not be empty; escape is one",
+            "sessions[0].cursor.strings[1].tick: unknown field",
+        ] {
+            assert!(
+                e.iter().any(|x| x.starts_with(want)),
+                "no {want:?} in {e:#?}"
+            );
+        }
+        assert!(!e.iter().any(|x| x.contains("comments[0]")), "{e:#?}");
+    }
 }
