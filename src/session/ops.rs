@@ -9,7 +9,7 @@ use super::child::Proc;
 pub use super::exchange::Caller;
 use super::exchange::{exchange, exchange_capped, ExchangeEnd, ExchangeWait, StopReason};
 use super::kind::{signal_name, Launch, SessionKind, Workdir};
-use super::registry::{Key, Refused, Registry, Turn};
+use super::registry::{key_of, Key, Refused, Registry, Turn};
 use stdmcp::process::interactive::describe_exit;
 
 /// A tool's answer: text, and whether it is an error.
@@ -173,7 +173,7 @@ pub fn start(
     (asked, params): (Option<&str>, serde_json::Map<String, serde_json::Value>),
     call: &Caller<'_>,
 ) -> OpResult {
-    let key = (kind.name.clone(), name.to_owned());
+    let key = key_of(kind, name);
     let asked = StartAsked {
         dir: asked.map(|a| workdir(kind, Some(a))).transpose()?,
         launch: (!params.is_empty())
@@ -345,7 +345,7 @@ pub fn send(
     (limit, cap): (Duration, usize),
     call: &Caller<'_>,
 ) -> OpResult {
-    let key = (kind.name.clone(), name.to_owned());
+    let key = key_of(kind, name);
     let started = Instant::now();
     let deadline = call.deadline;
     let turn = reg
@@ -488,7 +488,7 @@ fn restart_after_interrupt(
 
 /// `K_interrupt`.
 pub fn interrupt(reg: &Registry, kind: &SessionKind, name: &str) -> OpResult {
-    let key = (kind.name.clone(), name.to_owned());
+    let key = key_of(kind, name);
     let found = reg.with(&key, |e| (e.proc.clone().filter(|_| e.alive()), e.busy));
     match found {
         None => Err(format!("there is no {}", label(&key))),
@@ -517,7 +517,7 @@ pub fn stop(
     name: &str,
     call: &Caller<'_>,
 ) -> OpResult {
-    let key = (kind.name.clone(), name.to_owned());
+    let key = key_of(kind, name);
     if reg.with(&key, |_| ()).is_none() {
         return Ok(format!("There is no {}: nothing to stop.", label(&key)));
     }
@@ -550,7 +550,7 @@ pub fn restart(
     name: &str,
     call: &Caller<'_>,
 ) -> OpResult {
-    let key = (kind.name.clone(), name.to_owned());
+    let key = key_of(kind, name);
     let why = format!("{}_restart was called", kind.name);
     reg.kill(&key, &why);
     let dir = workdir(kind, None)?;

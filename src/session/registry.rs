@@ -19,6 +19,11 @@ const REAP_WAIT: Duration = Duration::from_secs(5);
 /// Key of a session: (kind, name).
 pub type Key = (String, String);
 
+/// The key of the session `name` of `kind`.
+pub fn key_of(kind: &SessionKind, name: &str) -> Key {
+    (kind.name.clone(), name.to_owned())
+}
+
 /// One named session.
 pub struct SessionEntry {
     pub kind: Arc<SessionKind>,

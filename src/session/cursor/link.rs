@@ -10,7 +10,7 @@ use super::super::child::Proc;
 use super::super::exchange::{exchange, ExchangeEnd, ExchangeWait, StopReason};
 use super::super::kind::SessionKind;
 use super::super::ops::{refused, start_in_turn, Caller};
-use super::super::registry::{Key, Registry, Turn};
+use super::super::registry::{key_of, Registry, Turn};
 
 /// Which program the cursor's state lives in: pid and start time.
 pub type Identity = (u32, SystemTime);
@@ -53,7 +53,7 @@ impl<'a> Link<'a> {
         dir: PathBuf,
         call: &'a Caller<'a>,
     ) -> Result<Link<'a>, String> {
-        let key: Key = (kind.name.clone(), name.to_owned());
+        let key = key_of(kind, name);
         let turn = reg
             .turn(kind, &key, || dir.clone(), call.cancelled, call.deadline)
             .map_err(|r| refused(&key, r, kind))?;
