@@ -165,15 +165,29 @@ fn started_line(key: &Key, proc: &Proc) -> String {
 /// Why the server kills its sessions' programs when it shuts down.
 pub const SHUTDOWN: &str = "the server is shutting down";
 
+/// The session an operation is on: session `name` of `kind`, in `reg`.
+#[derive(Clone, Copy)]
+pub struct Target<'a> {
+    pub reg: &'a Arc<Registry>,
+    pub kind: &'a Arc<SessionKind>,
+    pub name: &'a str,
+}
+
+impl Target<'_> {
+    /// The session's key in the registry.
+    pub fn key(&self) -> Key {
+        key_of(self.kind, self.name)
+    }
+}
+
 /// `K_start`.
 pub fn start(
-    reg: &Arc<Registry>,
-    kind: &Arc<SessionKind>,
-    name: &str,
+    on: Target<'_>,
     (asked, params): (Option<&str>, serde_json::Map<String, serde_json::Value>),
     call: &Caller<'_>,
 ) -> OpResult {
-    let key = key_of(kind, name);
+    let Target { reg, kind, .. } = on;
+    let key = on.key();
     let asked = StartAsked {
         dir: asked.map(|a| workdir(kind, Some(a))).transpose()?,
         launch: (!params.is_empty())
@@ -338,14 +352,13 @@ fn status(
 
 /// `K_send`.
 pub fn send(
-    reg: &Arc<Registry>,
-    kind: &Arc<SessionKind>,
-    name: &str,
+    on: Target<'_>,
     input: &str,
     (limit, cap): (Duration, usize),
     call: &Caller<'_>,
 ) -> OpResult {
-    let key = key_of(kind, name);
+    let Target { reg, kind, .. } = on;
+    let key = on.key();
     let started = Instant::now();
     let deadline = call.deadline;
     let turn = reg
@@ -487,8 +500,9 @@ fn restart_after_interrupt(
 }
 
 /// `K_interrupt`.
-pub fn interrupt(reg: &Registry, kind: &SessionKind, name: &str) -> OpResult {
-    let key = key_of(kind, name);
+pub fn interrupt(on: Target<'_>) -> OpResult {
+    let Target { reg, kind, .. } = on;
+    let key = on.key();
     let found = reg.with(&key, |e| (e.proc.clone().filter(|_| e.alive()), e.busy));
     match found {
         None => Err(format!("there is no {}", label(&key))),
@@ -511,13 +525,9 @@ pub fn interrupt(reg: &Registry, kind: &SessionKind, name: &str) -> OpResult {
 }
 
 /// `K_stop`.
-pub fn stop(
-    reg: &Arc<Registry>,
-    kind: &Arc<SessionKind>,
-    name: &str,
-    call: &Caller<'_>,
-) -> OpResult {
-    let key = key_of(kind, name);
+pub fn stop(on: Target<'_>, call: &Caller<'_>) -> OpResult {
+    let Target { reg, kind, .. } = on;
+    let key = on.key();
     if reg.with(&key, |_| ()).is_none() {
         return Ok(format!("There is no {}: nothing to stop.", label(&key)));
     }
@@ -544,13 +554,9 @@ pub fn stop(
 }
 
 /// `K_restart`.
-pub fn restart(
-    reg: &Arc<Registry>,
-    kind: &Arc<SessionKind>,
-    name: &str,
-    call: &Caller<'_>,
-) -> OpResult {
-    let key = key_of(kind, name);
+pub fn restart(on: Target<'_>, call: &Caller<'_>) -> OpResult {
+    let Target { reg, kind, .. } = on;
+    let key = on.key();
     let why = format!("{}_restart was called", kind.name);
     reg.kill(&key, &why);
     let dir = workdir(kind, None)?;

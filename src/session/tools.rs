@@ -8,7 +8,7 @@ use std::time::{Duration, Instant, SystemTime};
 use serde_json::{json, Value};
 
 use super::kind::{signal_name, SessionKind, Workdir};
-use super::ops::{self, Caller, OpResult};
+use super::ops::{self, Caller, OpResult, Target};
 use super::registry::Registry;
 use stdmcp::jsonrpc::ErrorObject;
 use stdmcp::mcp::{CallToolResult, Resource, ResourceContents, ResourceTemplate, ToolAnnotations};
@@ -130,7 +130,7 @@ fn kind_tools(reg: &Arc<Registry>, kind: &Arc<SessionKind>) -> Vec<ToolDef> {
                 signal_name(kind.interrupt_signal)
             ),
             annotations(false, false, false),
-            Box::new(|_, reg, kind, args| reply(ops::interrupt(reg, kind, &name_of(args)?))),
+            Box::new(|_, reg, kind, args| reply(ops::interrupt(Target { reg, kind, name: &name_of(args)? }))),
         ),
         simple_tool(
             reg,
@@ -140,7 +140,7 @@ fn kind_tools(reg: &Arc<Registry>, kind: &Arc<SessionKind>) -> Vec<ToolDef> {
             annotations(false, true, true),
             Box::new(|ctx, reg, kind, args| {
                 let name = name_of(args)?;
-                reply(with_call(ctx, |c| ops::stop(reg, kind, &name, c)))
+                reply(with_call(ctx, |c| ops::stop(Target { reg, kind, name: &name }, c)))
             }),
         )
         .timeout(STOP_WAIT),
@@ -155,7 +155,7 @@ fn kind_tools(reg: &Arc<Registry>, kind: &Arc<SessionKind>) -> Vec<ToolDef> {
             annotations(false, true, false),
             Box::new(|ctx, reg, kind, args| {
                 let name = name_of(args)?;
-                reply(with_call(ctx, |c| ops::restart(reg, kind, &name, c)))
+                reply(with_call(ctx, |c| ops::restart(Target { reg, kind, name: &name }, c)))
             }),
         )
         .timeout(starting),
@@ -230,7 +230,15 @@ fn start_tool(reg: &Arc<Registry>, kind: &Arc<SessionKind>) -> ToolDef {
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
         reply(with_call(ctx, |c| {
-            ops::start(reg, kind, &name, (wd, params), c)
+            ops::start(
+                Target {
+                    reg,
+                    kind,
+                    name: &name,
+                },
+                (wd, params),
+                c,
+            )
         }))
     });
     let schema = object(props, &required);
@@ -305,7 +313,16 @@ fn send_tool(reg: &Arc<Registry>, kind: &Arc<SessionKind>) -> ToolDef {
         // The same rule gave the call its deadline (`send_timeout`); this is for the reply.
         let limit = send_timeout(kind).for_call(args);
         reply(with_call(ctx, |c| {
-            ops::send(reg, kind, &name, input, (limit, cap), c)
+            ops::send(
+                Target {
+                    reg,
+                    kind,
+                    name: &name,
+                },
+                input,
+                (limit, cap),
+                c,
+            )
         }))
     });
     tool(
