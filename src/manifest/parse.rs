@@ -532,6 +532,22 @@ pub(super) fn args(
     out
 }
 
+/// The directory `dir` (relative to `base`) a fixed `cwd` names, resolved; `None` (with the
+/// error at `path`) when it is not a directory.
+pub(super) fn fixed_dir(path: &str, base: &Path, dir: &str, errs: &mut Errors) -> Option<PathBuf> {
+    match std::fs::canonicalize(resolve(base, dir)) {
+        Ok(c) if c.is_dir() => Some(c),
+        Ok(c) => {
+            errs.add(path, format!("{} is not a directory", c.display()));
+            None
+        }
+        Err(e) => {
+            errs.add(path, format!("cannot use {dir}: {e}"));
+            None
+        }
+    }
+}
+
 fn cwd(
     o: &Obj<'_>,
     params: &BTreeMap<String, Param>,
@@ -540,17 +556,7 @@ fn cwd(
 ) -> Option<Cwd> {
     let path = o.at("cwd");
     match o.map.get("cwd")? {
-        Value::String(dir) => match std::fs::canonicalize(resolve(base, dir)) {
-            Ok(c) if c.is_dir() => Some(Cwd::Fixed(c)),
-            Ok(c) => {
-                errs.add(&path, format!("{} is not a directory", c.display()));
-                None
-            }
-            Err(e) => {
-                errs.add(&path, format!("cannot use {dir}: {e}"));
-                None
-            }
-        },
+        Value::String(dir) => fixed_dir(&path, base, dir, errs).map(Cwd::Fixed),
         v @ Value::Object(_) => {
             let c = Obj::new(v, &path, errs)?;
             c.only(&["param"], errs);

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::json::{Errors, Obj};
 use super::limits::limits;
-use super::parse::{environment, program, resolve, Scope};
+use super::parse::{environment, fixed_dir, program, Scope};
 use super::Defaults;
 use crate::session::kind::{AnswerMode, Pattern, SessionKind, Workdir, SIGNALS};
 
@@ -277,17 +277,7 @@ fn workdir(
         errs.add(&o.at("workdir"), "cannot be used together with cwd");
     }
     if let Some(dir) = fixed {
-        return match std::fs::canonicalize(resolve(base, &dir)) {
-            Ok(c) if c.is_dir() => Workdir::Fixed(c),
-            Ok(c) => {
-                errs.add(&o.at("cwd"), format!("{} is not a directory", c.display()));
-                Workdir::Inherit
-            }
-            Err(e) => {
-                errs.add(&o.at("cwd"), format!("cannot use {dir}: {e}"));
-                Workdir::Inherit
-            }
-        };
+        return fixed_dir(&o.at("cwd"), base, &dir, errs).map_or(Workdir::Inherit, Workdir::Fixed);
     }
     let Some(w) = param.and_then(|v| Obj::new(v, &o.at("workdir"), errs)) else {
         return Workdir::Inherit;
@@ -469,5 +459,31 @@ mod tests {
         assert_eq!(errs, ["sessions: must be an array of session kinds"]);
         let errs = parse(json!({"name": "m"})).unwrap_err();
         assert_eq!(errs, ["tools: is required"]);
+    }
+
+    #[test]
+    fn a_fixed_cwd_must_be_a_directory_for_tools_and_kinds() {
+        let errs = parse(json!({"name": "m",
+            "tools": [{"name": "t", "description": "d", "program": "true", "cwd": "/etc/passwd"},
+                      {"name": "u", "description": "d", "program": "true", "cwd": "/no/such/dir"}],
+            "sessions": [{"name": "k", "description": "d", "program": "cat",
+                          "answer": {"mode": "nul"}, "cwd": "/etc/passwd"}]}))
+        .unwrap_err();
+        for want in [
+            "tools[0].cwd: /etc/passwd is not a directory",
+            "tools[1].cwd: cannot use /no/such/dir: ",
+            "sessions[0].cwd: /etc/passwd is not a directory",
+        ] {
+            assert!(
+                errs.iter().any(|e| e.starts_with(want)),
+                "no {want:?} in {errs:#?}"
+            );
+        }
+        let m = parse(json!({"name": "m",
+            "tools": [{"name": "t", "description": "d", "program": "true", "cwd": "/tmp"}],
+            "sessions": [{"name": "k", "description": "d", "program": "cat",
+                          "answer": {"mode": "nul"}, "cwd": "/tmp"}]}))
+        .unwrap();
+        assert!(matches!(&m.sessions[0].workdir, Workdir::Fixed(d) if d.is_dir()));
     }
 }
