@@ -119,7 +119,7 @@ fn kind_tools(reg: &Arc<Registry>, kind: &Arc<SessionKind>) -> Vec<ToolDef> {
     vec![
         start_tool(reg, kind).timeout(starting),
         send_tool(reg, kind),
-        simple_tool(
+        tool(
             reg,
             kind,
             "interrupt",
@@ -129,14 +129,16 @@ fn kind_tools(reg: &Arc<Registry>, kind: &Arc<SessionKind>) -> Vec<ToolDef> {
                 kind.name,
                 signal_name(kind.interrupt_signal)
             ),
+            session_only(),
             annotations(false, false, false),
             Box::new(|_, reg, kind, args| reply(ops::interrupt(Target { reg, kind, name: &name_of(args)? }))),
         ),
-        simple_tool(
+        tool(
             reg,
             kind,
             "stop",
             format!("Stop the {} session: its program is killed, its state lost.", kind.name),
+            session_only(),
             annotations(false, true, true),
             Box::new(|ctx, reg, kind, args| {
                 let name = name_of(args)?;
@@ -144,7 +146,7 @@ fn kind_tools(reg: &Arc<Registry>, kind: &Arc<SessionKind>) -> Vec<ToolDef> {
             }),
         )
         .timeout(STOP_WAIT),
-        simple_tool(
+        tool(
             reg,
             kind,
             "restart",
@@ -152,6 +154,7 @@ fn kind_tools(reg: &Arc<Registry>, kind: &Arc<SessionKind>) -> Vec<ToolDef> {
                 "Restart the {} session with a fresh program (its state is lost); returns the greeting.",
                 kind.name
             ),
+            session_only(),
             annotations(false, true, false),
             Box::new(|ctx, reg, kind, args| {
                 let name = name_of(args)?;
@@ -162,17 +165,9 @@ fn kind_tools(reg: &Arc<Registry>, kind: &Arc<SessionKind>) -> Vec<ToolDef> {
     ]
 }
 
-/// A tool whose only argument is `session`.
-fn simple_tool(
-    reg: &Arc<Registry>,
-    kind: &Arc<SessionKind>,
-    suffix: &str,
-    description: String,
-    hints: ToolAnnotations,
-    handler: Box<Handler>,
-) -> ToolDef {
-    let schema = object(json!({"session": session_param()}), &[]);
-    tool(reg, kind, suffix, description, schema, hints, handler)
+/// The input schema of a tool whose only argument is `session`.
+fn session_only() -> Value {
+    object(json!({"session": session_param()}), &[])
 }
 
 fn start_tool(reg: &Arc<Registry>, kind: &Arc<SessionKind>) -> ToolDef {
