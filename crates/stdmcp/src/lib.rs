@@ -110,6 +110,25 @@
 //! client that writes without reading can reach. At exit the writer writes everything queued,
 //! whole frames, for as long as the client keeps reading ([`server::Options::flush_stall`]).
 //!
+//! # Where the code departs from the design
+//!
+//! The design is a reader thread, a writer thread that alone owns stdout, a thread per call
+//! with an atomic cancel flag, a timer, and the sans-IO peer. Three departures from its first
+//! sketch, each measured (README "Architecture", `docs/bench-analysis.md`):
+//!
+//! * The writer's queue is the byte-bounded outbox above (a `Mutex<VecDeque>` and condition
+//!   variables), not a crossbeam channel: a push must never block (it happens under the
+//!   peer's lock), the bound is in bytes, and queued progress is replaced. Crossbeam's
+//!   receiver also spins and calls `sched_yield` before it sleeps, which on a CPU shared with
+//!   a busy process gave the CPU away for the rest of a time slice: 3,983 µs sequential p50
+//!   under contention for the worker pool's hand-off on a channel, 66–81 µs on a mutex and
+//!   condition variable; 3.99 ms against 0.12 ms for a session's stdin writer.
+//! * Threads are pooled: a worker that finished waits `Options::worker_keep_alive` for the
+//!   next call instead of exiting (a thread's clone, stack and exit were a tenth of a
+//!   `/bin/true` call). The pool decides nothing: the peer admits calls.
+//! * `signal-hook`, not `ctrlc`: SIGTERM and SIGHUP let the calls in flight finish, SIGINT
+//!   cancels them at once; `ctrlc` runs one closure for every signal without saying which.
+//!
 //! # Wire logging
 //!
 //! `RUST_LOG=stdmcp=trace` logs every frame in (`<`) and out (`>`) on stderr.
