@@ -33,18 +33,13 @@
 mod arguments;
 mod batch;
 mod call;
-mod calls;
 mod client_role;
 mod diag;
 mod job_tools;
 mod jobs;
-mod modern;
-mod mrtr;
 mod parking;
 mod server_role;
 mod subscriptions;
-mod task_input;
-mod tasks;
 mod terms;
 mod timeout;
 mod timers;
@@ -67,14 +62,13 @@ use crate::mcp::{
 };
 
 pub use arguments::ArgumentChecks;
-pub use calls::Reply;
 pub use client_role::ClientEra;
 pub use diag::{Diagnostic, Level};
 pub use job_tools::{JobTools, ReservedToolName, JOB_TOOL_NAMES};
 pub use jobs::JOB_META;
 pub use jobs::{WAIT_DEFAULT, WAIT_MAX};
-pub use mrtr::{auto_key, hash_random, Asked};
-pub use parking::{capability_of, InputRequest};
+pub use parking::{auto_key, capability_of, hash_random, Asked, InputRequest};
+pub use server_role::Reply;
 pub use subscriptions::MAX_SUBSCRIPTIONS;
 pub use terms::{declares_tasks, TASKS_EXTENSION};
 pub use timeout::Timeout;
@@ -298,7 +292,7 @@ pub struct Peer {
     /// Server role: requests whose work is running or waiting to run.
     calls: call::CallTable,
     /// Server role: pending `job_wait`s, answered when their job ends or their time is up.
-    waits: HashMap<RequestId, job_tools::Wait>,
+    waits: HashMap<RequestId, jobs::Wait>,
     /// Server role: open `subscriptions/listen` requests.
     listens: Vec<RequestId>,
     /// Server role, 2025-03-26: batches waiting for their responses.

@@ -4,6 +4,17 @@
 //! the stateless 2026-07-28 path; `initialize` starts a handshake-era session; a session's
 //! requests use its negotiated revision; anything else is answered at once, never left silent.
 
+mod batch;
+mod calls;
+mod jobs;
+mod modern;
+mod mrtr;
+mod subscriptions;
+mod task_input;
+mod tasks;
+
+pub use calls::Reply;
+
 use super::diag::note;
 use std::time::Instant;
 
@@ -522,10 +533,10 @@ impl Peer {
 
     fn start(&mut self, now: Instant, req: Request, terms: Terms, work: Work) {
         let mut inflight = Inflight::new(now, req.id.clone(), terms.version, terms.modern);
-        if terms.modern && super::mrtr::may_ask(&req.method) {
+        if terms.modern && super::parking::may_ask(&req.method) {
             // Checked by `resume` already; answers the work can take by key.
-            inflight.input = super::mrtr::input_responses(&req.params).unwrap_or_default();
-            inflight.target = Some(super::mrtr::target_of(&req));
+            inflight.input = super::parking::input_responses(&req.params).unwrap_or_default();
+            inflight.target = Some(super::parking::target_of(&req));
         }
         inflight.caps = terms.caps.clone();
         inflight.progress_token = progress_token(&req.params);
