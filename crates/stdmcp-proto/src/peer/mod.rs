@@ -33,9 +33,9 @@
 mod arguments;
 mod batch;
 mod call;
+mod catalog;
 mod client_role;
 mod diag;
-mod job_tools;
 mod jobs;
 mod parking;
 mod server_role;
@@ -56,15 +56,12 @@ use serde_json::Value;
 
 use crate::framing::{self, Frame, FrameError, Framing};
 use crate::jsonrpc::{self, ErrorObject, Notification, Request, RequestId};
-use crate::mcp::{
-    CallToolResult, ClientCapabilities, Implementation, Prompt, ProtocolVersion, Resource,
-    ResourceTemplate, Tool,
-};
+use crate::mcp::{CallToolResult, ClientCapabilities, ProtocolVersion};
 
 pub use arguments::ArgumentChecks;
+pub use catalog::{Catalog, JobTools, ReservedToolName, JOB_TOOL_NAMES};
 pub use client_role::ClientEra;
 pub use diag::{Diagnostic, Level};
-pub use job_tools::{JobTools, ReservedToolName, JOB_TOOL_NAMES};
 pub use jobs::JOB_META;
 pub use jobs::{WAIT_DEFAULT, WAIT_MAX};
 pub use parking::{auto_key, capability_of, hash_random, Asked, InputRequest};
@@ -84,45 +81,6 @@ pub const DEFAULT_JOB_RETENTION: Duration = Duration::from_secs(600);
 
 /// Default time a parked 2026-07-28 call waits for the client's retry.
 pub const DEFAULT_PARK_TTL: Duration = Duration::from_secs(300);
-
-/// What a server offers, as the protocol shows it. Handlers live elsewhere, by index.
-#[derive(Clone, Debug, Default)]
-#[non_exhaustive]
-pub struct Catalog {
-    /// `serverInfo`.
-    pub server_info: Implementation,
-    /// `instructions` (2025-03-26+).
-    pub instructions: Option<String>,
-    /// The tools, in the order `tools/list` shows them.
-    pub tools: Vec<Tool>,
-    /// The prompts.
-    pub prompts: Vec<Prompt>,
-    /// The resources.
-    pub resources: Vec<Resource>,
-    /// The resource templates.
-    pub resource_templates: Vec<ResourceTemplate>,
-    /// Client capabilities each tool needs (`"sampling"`, `"elicitation"`, `"roots"`), by
-    /// tool index; a call without them is refused before it starts.
-    pub tool_requirements: Vec<Vec<String>>,
-    /// How long each tool's calls may run, by tool index (missing: no deadline). When a
-    /// call's deadline passes, the peer emits [`Effect::Deadline`].
-    pub tool_timeouts: Vec<Option<Timeout>>,
-    /// Background delay of each tool's calls, by tool index (missing: none): a call still
-    /// running after it becomes a job (README "Long runs").
-    pub tool_background: Vec<Option<Duration>>,
-    /// Slots of `max_running` each tool's calls take, by tool index (missing: one): a
-    /// portfolio takes one per member, all at once (README "Portfolios").
-    pub tool_slots: Vec<usize>,
-    /// The built-in job tools, once [`Catalog::add_job_tools`] added them.
-    pub job_tools: Option<JobTools>,
-}
-
-impl Catalog {
-    /// The index of the tool called `name`.
-    pub fn tool_index(&self, name: &str) -> Option<usize> {
-        self.tools.iter().position(|t| t.name == name)
-    }
-}
 
 /// Settings of a peer.
 #[derive(Clone, Debug)]

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use super::*;
+use crate::mcp::{Implementation, Prompt, Resource, Tool};
 
 mod client;
 mod edges;

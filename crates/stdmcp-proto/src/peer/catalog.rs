@@ -1,12 +1,55 @@
-//! The built-in job tools as catalog entries, `job_wait`, `job_cancel` and `jobs` (README
-//! "Long runs: Jobs"): their names, definitions and indices ([`Catalog::add_job_tools`]). The
-//! server role answers them itself (`server_role::jobs`), from the job store.
+//! What a server offers, as the protocol shows it ([`Catalog`]): its tools with what each
+//! needs (client capabilities, deadline, background delay, slots), its prompts and
+//! resources, and the built-in job tools, `job_wait`, `job_cancel` and `jobs` (README "Long
+//! runs: Jobs"), as catalog entries ([`Catalog::add_job_tools`]). A leaf of the peer: the
+//! server role answers the job tools itself (`server_role::jobs`), from the job store.
+
+use std::time::Duration;
 
 use serde_json::json;
 
 use super::jobs::{WAIT_DEFAULT, WAIT_MAX};
-use super::Catalog;
-use crate::mcp::Tool;
+use super::timeout::Timeout;
+use crate::mcp::{Implementation, Prompt, Resource, ResourceTemplate, Tool};
+
+/// What a server offers, as the protocol shows it. Handlers live elsewhere, by index.
+#[derive(Clone, Debug, Default)]
+#[non_exhaustive]
+pub struct Catalog {
+    /// `serverInfo`.
+    pub server_info: Implementation,
+    /// `instructions` (2025-03-26+).
+    pub instructions: Option<String>,
+    /// The tools, in the order `tools/list` shows them.
+    pub tools: Vec<Tool>,
+    /// The prompts.
+    pub prompts: Vec<Prompt>,
+    /// The resources.
+    pub resources: Vec<Resource>,
+    /// The resource templates.
+    pub resource_templates: Vec<ResourceTemplate>,
+    /// Client capabilities each tool needs (`"sampling"`, `"elicitation"`, `"roots"`), by
+    /// tool index; a call without them is refused before it starts.
+    pub tool_requirements: Vec<Vec<String>>,
+    /// How long each tool's calls may run, by tool index (missing: no deadline). When a
+    /// call's deadline passes, the peer emits [`Effect::Deadline`].
+    pub tool_timeouts: Vec<Option<Timeout>>,
+    /// Background delay of each tool's calls, by tool index (missing: none): a call still
+    /// running after it becomes a job (README "Long runs").
+    pub tool_background: Vec<Option<Duration>>,
+    /// Slots of `max_running` each tool's calls take, by tool index (missing: one): a
+    /// portfolio takes one per member, all at once (README "Portfolios").
+    pub tool_slots: Vec<usize>,
+    /// The built-in job tools, once [`Catalog::add_job_tools`] added them.
+    pub job_tools: Option<JobTools>,
+}
+
+impl Catalog {
+    /// The index of the tool called `name`.
+    pub fn tool_index(&self, name: &str) -> Option<usize> {
+        self.tools.iter().position(|t| t.name == name)
+    }
+}
 
 /// Names of the built-in job tools.
 pub const JOB_TOOL_NAMES: [&str; 3] = ["job_wait", "job_cancel", "jobs"];
