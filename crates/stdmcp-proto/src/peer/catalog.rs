@@ -32,7 +32,8 @@ pub struct Catalog {
     /// tool index; a call without them is refused before it starts.
     pub tool_requirements: Vec<Vec<String>>,
     /// How long each tool's calls may run, by tool index (missing: no deadline). When a
-    /// call's deadline passes, the peer emits [`Effect::Deadline`].
+    /// call's deadline passes, the peer emits
+    /// [`Effect::Deadline`](super::Effect::Deadline).
     pub tool_timeouts: Vec<Option<Timeout>>,
     /// Background delay of each tool's calls, by tool index (missing: none): a call still
     /// running after it becomes a job (README "Long runs").

@@ -24,11 +24,20 @@
 //! `mcp`, `schema`, `human`): no thread, no clock (the wall-clock origin of task timestamps
 //! and the source of `requestState` nonces come through [`Config`]).
 //!
-//! Inside, the server role is a front (this file, `server_role`, `modern`, and the
-//! `impl Peer` blocks that answer calls, jobs, tasks and parked calls) over sub-machines
-//! that know nothing of effects: the call table (`call`: each call's `CallState`-driven
-//! record and admission by slots), the parking of multi-round-trip calls (`parking`), the job
-//! store (`jobs`), pending `job_wait`s, the timer table (`timers`) and batches (`batch`).
+//! Inside, the peer is a front over sub-machines. The front is this file (the [`Peer`] type,
+//! its inputs, effects and timers), `client_role`, and the server role, a directory of
+//! files by concern (`server_role/`: era selection and method tables, the handshake, the
+//! 2026-07-28 path, calls, jobs and the job tools, tasks, asking the client, subscriptions,
+//! batches); only the front implements `Peer`, and it turns what the sub-machines say into
+//! effects. The sub-machines are types with their own methods that know nothing of effects
+//! and import nothing of the front: the call table (`call`: each call's `CallState`-driven
+//! record and admission by slots), the parking of multi-round-trip calls (`parking`), the
+//! job store (`jobs`: jobs, a task's questions, pending `job_wait`s), batches (`batch`), a
+//! session's subscriptions (`subscriptions`) and the timer table (`timers`); beneath them
+//! are leaves: the catalog (`catalog`), each request's terms (`terms`), the argument checks
+//! (`arguments`), diagnostics (`diag`) and timeouts (`timeout`). No sub-machine imports
+//! the front or another role, and the server role's files take no items from each other in
+//! a loop (their methods call each other freely: they are one type's).
 
 mod arguments;
 mod batch;
