@@ -1,7 +1,10 @@
 //! The parking of 2026-07-28 calls that asked the client for input (Multi Round-Trip
 //! Requests): each parked call's pending questions, the answers gathered so far, its round
-//! and the nonce its `requestState` must carry, and the ids retried requests go by. A
-//! sub-machine of the peer: the peer turns what it says into responses and effects.
+//! and the nonce its `requestState` must carry, and the ids retried requests go by; and the
+//! checks of asking that need no peer (what a request may ask, the `inputResponses` it
+//! carries, the target its state binds to, automatic keys). A sub-machine of the peer: the
+//! server role (`server_role::mrtr`, `server_role::task_input`) turns what it says into
+//! responses and effects.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
