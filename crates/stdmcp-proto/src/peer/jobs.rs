@@ -8,7 +8,7 @@
 //! its slot, its cancel token and its process group, and ends with the server like any call.
 //! Its result is kept until the retention time after it ended.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::{json, Map, Value};
@@ -89,6 +89,8 @@ impl Job {
 #[derive(Debug, Default)]
 pub(super) struct Store {
     pub jobs: Vec<Job>,
+    /// The pending `job_wait`s on them.
+    pub waits: Waits,
     next: u64,
 }
 
@@ -210,5 +212,55 @@ impl Wait {
         self.progress_token
             .as_ref()
             .and(self.last_report.checked_add(interval))
+    }
+}
+
+/// The pending `job_wait`s, by request id.
+#[derive(Debug, Default)]
+pub(super) struct Waits(HashMap<RequestId, Wait>);
+
+impl Waits {
+    /// A new pending wait of request `id`.
+    pub fn add(&mut self, id: RequestId, wait: Wait) {
+        self.0.insert(id, wait);
+    }
+
+    pub fn get(&self, id: &RequestId) -> Option<&Wait> {
+        self.0.get(id)
+    }
+
+    pub fn get_mut(&mut self, id: &RequestId) -> Option<&mut Wait> {
+        self.0.get_mut(id)
+    }
+
+    /// Ends wait `id` (answered, cancelled or timed out).
+    pub fn remove(&mut self, id: &RequestId) -> Option<Wait> {
+        self.0.remove(id)
+    }
+
+    pub fn contains(&self, id: &RequestId) -> bool {
+        self.0.contains_key(id)
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn ids(&self) -> impl Iterator<Item = &RequestId> {
+        self.0.keys()
+    }
+
+    /// The waits on job `job`.
+    pub fn on(&self, job: &str) -> Vec<RequestId> {
+        self.0
+            .iter()
+            .filter(|(_, w)| w.job == job)
+            .map(|(id, _)| id.clone())
+            .collect()
+    }
+
+    #[cfg(test)]
+    pub fn iter(&self) -> impl Iterator<Item = (&RequestId, &Wait)> {
+        self.0.iter()
     }
 }

@@ -258,8 +258,6 @@ pub struct Peer {
     handshake: Option<server_role::Handshake>,
     /// Server role: requests whose work is running or waiting to run.
     calls: call::CallTable,
-    /// Server role: pending `job_wait`s, answered when their job ends or their time is up.
-    waits: HashMap<RequestId, jobs::Wait>,
     /// Server role: open `subscriptions/listen` requests.
     listens: Vec<RequestId>,
     /// Server role, 2025-03-26: batches waiting for their responses.
@@ -309,7 +307,6 @@ impl Peer {
             framing: Framing::Newline,
             handshake: None,
             calls: call::CallTable::default(),
-            waits: HashMap::new(),
             listens: Vec::new(),
             batches: batch::Batches::default(),
             outbound: HashMap::new(),
@@ -349,7 +346,7 @@ impl Peer {
     /// Number of requests in flight: those whose work is running or waits to run (cancelled
     /// ones included until they end) and pending `job_wait`s.
     pub fn calls_in_flight(&self) -> usize {
-        self.calls.len() + self.waits.len()
+        self.calls.len() + self.jobs.waits.len()
     }
 
     /// The next effect, if any.
@@ -435,7 +432,7 @@ impl Peer {
                         Kind::Deadline => self.fire_deadline(now, &id),
                         Kind::Background => self.make_job(now, &id),
                         Kind::WaitEnd => self.end_wait(now, &id),
-                        Kind::Heartbeat if self.waits.contains_key(&id) => {
+                        Kind::Heartbeat if self.jobs.waits.contains(&id) => {
                             self.wait_heartbeat(now, &id)
                         }
                         Kind::Heartbeat => self.heartbeat(now, &id),
@@ -482,7 +479,7 @@ impl Peer {
     /// holds the id, else a batch waiting for that id's work, once the work has ended (while
     /// it runs, a response with its id answers another request that reuses the id).
     fn respond_json(&mut self, id: &RequestId, json: Vec<u8>) {
-        let running = self.calls.contains_key(id) || self.waits.contains_key(id);
+        let running = self.calls.contains_key(id) || self.jobs.waits.contains(id);
         match self.batches.file(id, json, running) {
             batch::Filed::Alone(json) | batch::Filed::Completed(json) => self.send_json(json),
             batch::Filed::Held => {}

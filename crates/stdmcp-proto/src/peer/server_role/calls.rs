@@ -32,7 +32,7 @@ impl Peer {
     /// was cancelled; the entry is dropped either way, and the oldest waiting request (if
     /// any) starts running at `now`.
     pub fn finish(&mut self, now: Instant, id: &RequestId, outcome: Reply) {
-        if self.waits.contains_key(id) {
+        if self.jobs.waits.contains(id) {
             note!(self, Debug, "finish for {id}, a job_wait, ignored");
             return;
         }
@@ -111,7 +111,7 @@ impl Peer {
     /// Cancels a request's work (from `notifications/cancelled` or shutdown): marks it, emits
     /// [`Effect::Cancel`], and from now on nothing is sent for it.
     pub(in crate::peer) fn cancel_call(&mut self, id: &RequestId) -> bool {
-        if self.waits.remove(id).is_some() {
+        if self.jobs.waits.remove(id).is_some() {
             // A job_wait: only the wait ends, never its job.
             self.timers.stop_call(id);
             return true;
@@ -146,7 +146,7 @@ impl Peer {
         let ids: Vec<RequestId> = self
             .calls
             .keys()
-            .chain(self.waits.keys())
+            .chain(self.jobs.waits.ids())
             .cloned()
             .collect();
         for id in ids {

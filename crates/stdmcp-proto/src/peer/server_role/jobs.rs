@@ -302,7 +302,7 @@ impl Peer {
             .set_call(Kind::WaitEnd, &req.id, Some(wait.until));
         let heartbeat = wait.next_heartbeat(self.config.heartbeat);
         self.timers.set_call(Kind::Heartbeat, &req.id, heartbeat);
-        self.waits.insert(req.id.clone(), wait);
+        self.jobs.waits.add(req.id.clone(), wait);
     }
 
     /// What `job_wait` returns for a job: its result in the tool's own shape once it ended,
@@ -370,20 +370,14 @@ impl Peer {
 
     /// Answers the `job_wait`s of a job that ended.
     pub(in crate::peer) fn answer_waits(&mut self, now: Instant, job_id: &str) {
-        let waits: Vec<RequestId> = self
-            .waits
-            .iter()
-            .filter(|(_, w)| w.job == job_id)
-            .map(|(id, _)| id.clone())
-            .collect();
-        for id in waits {
+        for id in self.jobs.waits.on(job_id) {
             self.end_wait(now, &id);
         }
     }
 
     /// Answers `job_wait` `id` (its job ended or its time is up) with its job's state.
     pub(in crate::peer) fn end_wait(&mut self, now: Instant, id: &RequestId) {
-        let Some(wait) = self.waits.remove(id) else {
+        let Some(wait) = self.jobs.waits.remove(id) else {
             return;
         };
         self.timers.stop_call(id);
@@ -402,7 +396,7 @@ impl Peer {
     pub(in crate::peer) fn wait_heartbeat(&mut self, now: Instant, id: &RequestId) {
         let message = self.wait_line(id, now);
         let interval = self.config.heartbeat;
-        let Some(wait) = self.waits.get_mut(id) else {
+        let Some(wait) = self.jobs.waits.get_mut(id) else {
             return;
         };
         let message = message.unwrap_or_else(|| {
@@ -425,13 +419,17 @@ impl Peer {
             let params = gate::progress(params, wait.version);
             self.push_progress(id, params);
         }
-        let next = self.waits.get(id).and_then(|w| w.next_heartbeat(interval));
+        let next = self
+            .jobs
+            .waits
+            .get(id)
+            .and_then(|w| w.next_heartbeat(interval));
         self.timers.set_call(Kind::Heartbeat, id, next);
     }
 
     /// The heartbeat message of a `job_wait`: its job's latest output line.
     pub(in crate::peer) fn wait_line(&self, id: &RequestId, now: Instant) -> Option<String> {
-        let wait = self.waits.get(id)?;
+        let wait = self.jobs.waits.get(id)?;
         let job = self.jobs.get(&wait.job)?;
         let elapsed = crate::human::elapsed(job.elapsed(now));
         Some(match job.lines.back() {

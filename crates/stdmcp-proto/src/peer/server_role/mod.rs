@@ -108,7 +108,7 @@ impl Peer {
         // Before anything else: a duplicate must not be answered as if it were the first
         // (JSON-RPC 2.0 ids are unique among requests in flight); the first one goes on.
         if self.calls.contains_key(&req.id)
-            || self.waits.contains_key(&req.id)
+            || self.jobs.waits.contains(&req.id)
             || self.listens.contains(&req.id)
         {
             let e = ErrorObject::invalid_request(format!(

@@ -263,7 +263,7 @@ impl Peer {
             Ok(found) => found,
             Err(refusal) => return Err(refusal.error(ttl)),
         };
-        if req.id != call && (self.calls.contains_key(&req.id) || self.waits.contains_key(&req.id))
+        if req.id != call && (self.calls.contains_key(&req.id) || self.jobs.waits.contains(&req.id))
         {
             return Err(ErrorObject::invalid_request(format!(
                 "Invalid request: id {} is already in use by a request in flight",

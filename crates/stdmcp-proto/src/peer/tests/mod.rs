@@ -700,7 +700,7 @@ fn timers_by_scan(peer: &Peer) -> HashMap<(Kind, Subject), Instant> {
             }
         }
     }
-    for (id, w) in &peer.waits {
+    for (id, w) in peer.jobs.waits.iter() {
         all.insert((Kind::WaitEnd, Subject::Call(id.clone())), w.until);
         if let Some(when) = w.next_heartbeat(peer.config.heartbeat) {
             all.insert((Kind::Heartbeat, Subject::Call(id.clone())), when);
