@@ -88,13 +88,38 @@ impl Job {
 /// The jobs of a server.
 #[derive(Debug, Default)]
 pub(super) struct Store {
-    pub jobs: Vec<Job>,
+    /// Oldest first.
+    jobs: Vec<Job>,
     /// The pending `job_wait`s on them.
     pub waits: Waits,
     next: u64,
 }
 
 impl Store {
+    /// Keeps a new job (room made: see [`Store::make_room`]).
+    pub fn add(&mut self, job: Job) {
+        self.jobs.push(job);
+    }
+
+    /// The jobs kept, oldest first.
+    pub fn iter(&self) -> impl Iterator<Item = &Job> {
+        self.jobs.iter()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.jobs.is_empty()
+    }
+
+    /// The work waiting for answers under `park` stopped waiting (cancelled, deadline): its
+    /// task's questions are withdrawn.
+    pub fn withdraw_input(&mut self, park: &RequestId) {
+        for job in &mut self.jobs {
+            if job.input.as_ref().is_some_and(|i| i.park == *park) {
+                job.input = None;
+            }
+        }
+    }
+
     pub fn get(&self, id: &str) -> Option<&Job> {
         self.jobs.iter().find(|j| j.id == id)
     }

@@ -89,7 +89,7 @@ impl Peer {
             input: None,
         };
         note!(self, Info, "request {id} ({}) became {job_id}", job.tool);
-        self.jobs.jobs.push(job);
+        self.jobs.add(job);
         // The answer is the call's own response: taken out of the call table meanwhile, so
         // that a 2025-03-26 batch holding the request takes it (a response for an id in the
         // table is otherwise sent alone, as that of another request reusing the id).
@@ -342,11 +342,11 @@ impl Peer {
     }
 
     fn job_list(&self, now: Instant) -> CallToolResult {
-        if self.jobs.jobs.is_empty() {
+        if self.jobs.is_empty() {
             return CallToolResult::text("No jobs.");
         }
         let mut text = String::new();
-        for j in &self.jobs.jobs {
+        for j in self.jobs.iter() {
             text.push_str(&format!(
                 "{}  {}  {}  {}",
                 j.id,
@@ -362,7 +362,7 @@ impl Peer {
             }
             text.push('\n');
         }
-        let facts: Vec<Value> = self.jobs.jobs.iter().map(|j| job_facts(j, now)).collect();
+        let facts: Vec<Value> = self.jobs.iter().map(|j| job_facts(j, now)).collect();
         let mut r = CallToolResult::text(text);
         r.structured_content = Some(json!({ "jobs": facts }));
         r

@@ -143,7 +143,7 @@ impl Peer {
     /// Releases a parked call whose work stopped waiting (cancelled, deadline). Its request was
     /// answered with `input_required` and no retry continues it: its result goes nowhere.
     pub fn release_park(&mut self, park: &RequestId) {
-        self.release_task_input(park);
+        self.jobs.withdraw_input(park);
         let parked = self.parking.find(park);
         if let Some((k, p)) = parked.and_then(|k| self.parking.remove(k).map(|p| (k, p))) {
             self.timers.set_park(k, None);

@@ -93,13 +93,4 @@ impl Peer {
         }
         Ok(())
     }
-
-    /// The work stopped waiting for its questions (cancelled, deadline): they are withdrawn.
-    pub(in crate::peer) fn release_task_input(&mut self, park: &RequestId) {
-        for job in &mut self.jobs.jobs {
-            if job.input.as_ref().is_some_and(|i| i.park == *park) {
-                job.input = None;
-            }
-        }
-    }
 }

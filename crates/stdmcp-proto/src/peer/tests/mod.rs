@@ -709,7 +709,7 @@ fn timers_by_scan(peer: &Peer) -> HashMap<(Kind, Subject), Instant> {
     for (park, expires) in peer.park_expiries() {
         all.insert((Kind::ParkExpiry, Subject::Park(park)), expires);
     }
-    for job in &peer.jobs.jobs {
+    for job in peer.jobs.iter() {
         if let Some(end) = job
             .ended
             .and_then(|e| e.checked_add(peer.config.job_retention))
