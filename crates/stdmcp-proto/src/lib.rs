@@ -8,8 +8,10 @@
 //!
 //! * [`framing`]: the frame decoder (newline-delimited JSON or `Content-Length`) and encoder.
 //! * [`jsonrpc`], [`mcp`]: wire types for protocol revisions 2024-11-05 to 2026-07-28.
-//! * [`peer`]: the protocol state machine, server and client role (`server_role`,
-//!   `client_role`); its timer table (heartbeats, deadlines) is read with
+//! * [`peer`]: the protocol state machine, a front (the `Peer` type, `client_role`, and the
+//!   server role, `server_role/`) over sub-machines that know nothing of effects (the call
+//!   table, the parking of multi-round-trip calls, the job store, batches, subscriptions,
+//!   the timer table); its timer table (heartbeats, deadlines, expiries) is read with
 //!   `Peer::poll_timeout` and fired with `Peer::handle_timeout`.
 //! * [`schema`]: the JSON Schema subset tool arguments are validated against.
 //! * [`human`]: durations written for people, in messages and descriptions.

@@ -4,7 +4,7 @@
 
 use serde_json::{Map, Value};
 
-use super::Catalog;
+use super::catalog::Catalog;
 use crate::jsonrpc::{Incoming, Message, RequestId};
 use crate::mcp::method;
 use crate::schema;

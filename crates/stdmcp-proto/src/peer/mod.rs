@@ -24,27 +24,31 @@
 //! `mcp`, `schema`, `human`): no thread, no clock (the wall-clock origin of task timestamps
 //! and the source of `requestState` nonces come through [`Config`]).
 //!
-//! Inside, the server role is a front (this file, `server_role`, `modern`, and the
-//! `impl Peer` blocks that answer calls, jobs, tasks and parked calls) over sub-machines
-//! that know nothing of effects: the call table (`call`: each call's `CallState`-driven
-//! record and admission by slots), the parking of multi-round-trip calls (`parking`), the job
-//! store (`jobs`), pending `job_wait`s, the timer table (`timers`) and batches (`batch`).
+//! Inside, the peer is a front over sub-machines. The front is this file (the [`Peer`] type,
+//! its inputs, effects and timers), `client_role`, and the server role, a directory of
+//! files by concern (`server_role/`: era selection and method tables, the handshake, the
+//! 2026-07-28 path, calls, jobs and the job tools, tasks, asking the client, subscriptions,
+//! batches); only the front implements `Peer`, and it turns what the sub-machines say into
+//! effects. The sub-machines are types with their own methods that know nothing of effects
+//! and import nothing of the front: the call table (`call`: each call's `CallState`-driven
+//! record and admission by slots), the parking of multi-round-trip calls (`parking`), the
+//! job store (`jobs`: jobs, a task's questions, pending `job_wait`s), batches (`batch`), a
+//! session's subscriptions (`subscriptions`) and the timer table (`timers`); beneath them
+//! are leaves: the catalog (`catalog`), each request's terms (`terms`), the argument checks
+//! (`arguments`), diagnostics (`diag`) and timeouts (`timeout`). No sub-machine imports
+//! the front or another role, and the server role's files take no items from each other in
+//! a loop (their methods call each other freely: they are one type's).
 
 mod arguments;
 mod batch;
 mod call;
-mod calls;
+mod catalog;
 mod client_role;
 mod diag;
-mod job_tools;
 mod jobs;
-mod modern;
-mod mrtr;
 mod parking;
 mod server_role;
 mod subscriptions;
-mod task_input;
-mod tasks;
 mod terms;
 mod timeout;
 mod timers;
@@ -61,20 +65,16 @@ use serde_json::Value;
 
 use crate::framing::{self, Frame, FrameError, Framing};
 use crate::jsonrpc::{self, ErrorObject, Notification, Request, RequestId};
-use crate::mcp::{
-    CallToolResult, ClientCapabilities, Implementation, Prompt, ProtocolVersion, Resource,
-    ResourceTemplate, Tool,
-};
+use crate::mcp::{CallToolResult, ClientCapabilities, ProtocolVersion};
 
 pub use arguments::ArgumentChecks;
-pub use calls::Reply;
+pub use catalog::{Catalog, JobTools, ReservedToolName, JOB_TOOL_NAMES};
 pub use client_role::ClientEra;
 pub use diag::{Diagnostic, Level};
-pub use job_tools::{JobTools, ReservedToolName, JOB_TOOL_NAMES};
 pub use jobs::JOB_META;
 pub use jobs::{WAIT_DEFAULT, WAIT_MAX};
-pub use mrtr::{auto_key, hash_random, Asked};
-pub use parking::{capability_of, InputRequest};
+pub use parking::{auto_key, capability_of, hash_random, Asked, InputRequest};
+pub use server_role::Reply;
 pub use subscriptions::MAX_SUBSCRIPTIONS;
 pub use terms::{declares_tasks, TASKS_EXTENSION};
 pub use timeout::Timeout;
@@ -90,45 +90,6 @@ pub const DEFAULT_JOB_RETENTION: Duration = Duration::from_secs(600);
 
 /// Default time a parked 2026-07-28 call waits for the client's retry.
 pub const DEFAULT_PARK_TTL: Duration = Duration::from_secs(300);
-
-/// What a server offers, as the protocol shows it. Handlers live elsewhere, by index.
-#[derive(Clone, Debug, Default)]
-#[non_exhaustive]
-pub struct Catalog {
-    /// `serverInfo`.
-    pub server_info: Implementation,
-    /// `instructions` (2025-03-26+).
-    pub instructions: Option<String>,
-    /// The tools, in the order `tools/list` shows them.
-    pub tools: Vec<Tool>,
-    /// The prompts.
-    pub prompts: Vec<Prompt>,
-    /// The resources.
-    pub resources: Vec<Resource>,
-    /// The resource templates.
-    pub resource_templates: Vec<ResourceTemplate>,
-    /// Client capabilities each tool needs (`"sampling"`, `"elicitation"`, `"roots"`), by
-    /// tool index; a call without them is refused before it starts.
-    pub tool_requirements: Vec<Vec<String>>,
-    /// How long each tool's calls may run, by tool index (missing: no deadline). When a
-    /// call's deadline passes, the peer emits [`Effect::Deadline`].
-    pub tool_timeouts: Vec<Option<Timeout>>,
-    /// Background delay of each tool's calls, by tool index (missing: none): a call still
-    /// running after it becomes a job (README "Long runs").
-    pub tool_background: Vec<Option<Duration>>,
-    /// Slots of `max_running` each tool's calls take, by tool index (missing: one): a
-    /// portfolio takes one per member, all at once (README "Portfolios").
-    pub tool_slots: Vec<usize>,
-    /// The built-in job tools, once [`Catalog::add_job_tools`] added them.
-    pub job_tools: Option<JobTools>,
-}
-
-impl Catalog {
-    /// The index of the tool called `name`.
-    pub fn tool_index(&self, name: &str) -> Option<usize> {
-        self.tools.iter().position(|t| t.name == name)
-    }
-}
 
 /// Settings of a peer.
 #[derive(Clone, Debug)]
@@ -297,8 +258,6 @@ pub struct Peer {
     handshake: Option<server_role::Handshake>,
     /// Server role: requests whose work is running or waiting to run.
     calls: call::CallTable,
-    /// Server role: pending `job_wait`s, answered when their job ends or their time is up.
-    waits: HashMap<RequestId, job_tools::Wait>,
     /// Server role: open `subscriptions/listen` requests.
     listens: Vec<RequestId>,
     /// Server role, 2025-03-26: batches waiting for their responses.
@@ -348,7 +307,6 @@ impl Peer {
             framing: Framing::Newline,
             handshake: None,
             calls: call::CallTable::default(),
-            waits: HashMap::new(),
             listens: Vec::new(),
             batches: batch::Batches::default(),
             outbound: HashMap::new(),
@@ -388,7 +346,7 @@ impl Peer {
     /// Number of requests in flight: those whose work is running or waits to run (cancelled
     /// ones included until they end) and pending `job_wait`s.
     pub fn calls_in_flight(&self) -> usize {
-        self.calls.len() + self.waits.len()
+        self.calls.len() + self.jobs.waits.len()
     }
 
     /// The next effect, if any.
@@ -474,7 +432,7 @@ impl Peer {
                         Kind::Deadline => self.fire_deadline(now, &id),
                         Kind::Background => self.make_job(now, &id),
                         Kind::WaitEnd => self.end_wait(now, &id),
-                        Kind::Heartbeat if self.waits.contains_key(&id) => {
+                        Kind::Heartbeat if self.jobs.waits.contains(&id) => {
                             self.wait_heartbeat(now, &id)
                         }
                         Kind::Heartbeat => self.heartbeat(now, &id),
@@ -521,7 +479,7 @@ impl Peer {
     /// holds the id, else a batch waiting for that id's work, once the work has ended (while
     /// it runs, a response with its id answers another request that reuses the id).
     fn respond_json(&mut self, id: &RequestId, json: Vec<u8>) {
-        let running = self.calls.contains_key(id) || self.waits.contains_key(id);
+        let running = self.calls.contains_key(id) || self.jobs.waits.contains(id);
         match self.batches.file(id, json, running) {
             batch::Filed::Alone(json) | batch::Filed::Completed(json) => self.send_json(json),
             batch::Filed::Held => {}

@@ -1,14 +1,17 @@
 //! The parking of 2026-07-28 calls that asked the client for input (Multi Round-Trip
 //! Requests): each parked call's pending questions, the answers gathered so far, its round
-//! and the nonce its `requestState` must carry, and the ids retried requests go by. A
-//! sub-machine of the peer: the peer turns what it says into responses and effects.
+//! and the nonce its `requestState` must carry, and the ids retried requests go by; and the
+//! checks of asking that need no peer (what a request may ask, the `inputResponses` it
+//! carries, the target its state binds to, automatic keys). A sub-machine of the peer: the
+//! server role (`server_role::mrtr`, `server_role::task_input`) turns what it says into
+//! responses and effects.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Map, Value};
 
-use crate::jsonrpc::{ErrorObject, RequestId};
+use crate::jsonrpc::{ErrorObject, Request, RequestId};
 use crate::mcp::{method, missing_capability, ClientCapabilities};
 
 /// One thing to ask the client: `method` is `elicitation/create`, `sampling/createMessage` or
@@ -231,4 +234,91 @@ fn parse_state(state: &str) -> Option<(i64, u32, [u8; NONCE_LEN])> {
 /// Whether two nonces are equal, in time that does not depend on where they differ.
 fn nonce_matches(a: &[u8; NONCE_LEN], b: &[u8; NONCE_LEN]) -> bool {
     a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// What [`Peer::ask`](super::Peer::ask) did.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Asked {
+    /// The request carried every answer already: here they are, by key.
+    Answered(Map<String, Value>),
+    /// The call is parked; the answers arrive as [`Effect::Response`](super::Effect::Response) with this id.
+    Parked(RequestId),
+}
+
+/// Fills `buf` from std's randomly keyed SipHash over a counter: the default
+/// [`Config::fill_random`](super::Config::fill_random), for a runtime that gives no better
+/// source (stdmcp's runtime passes the kernel's random pool). Reads no clock.
+pub fn hash_random(buf: &mut [u8]) {
+    use std::hash::{BuildHasher, Hasher};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNT: AtomicU64 = AtomicU64::new(0);
+    for chunk in buf.chunks_mut(8) {
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u64(COUNT.fetch_add(1, Ordering::Relaxed));
+        chunk.copy_from_slice(&h.finish().to_le_bytes()[..chunk.len()]);
+    }
+}
+
+/// What a request binds its state to: method and tool, prompt or URI.
+pub(super) fn target_of(req: &Request) -> String {
+    let name = ["name", "uri"]
+        .iter()
+        .find_map(|k| req.params.get(*k).and_then(Value::as_str))
+        .unwrap_or("");
+    format!("{}\0{name}", req.method)
+}
+
+/// True for the methods that may answer `input_required`.
+pub(super) fn may_ask(method_name: &str) -> bool {
+    matches!(
+        method_name,
+        method::TOOLS_CALL | method::PROMPTS_GET | method::RESOURCES_READ
+    )
+}
+
+/// The `inputResponses` of a request, checked: an object of objects, or absent.
+pub(super) fn input_responses(params: &Value) -> Result<Map<String, Value>, ErrorObject> {
+    match params.get("inputResponses") {
+        None => Ok(Map::new()),
+        Some(Value::Object(m)) => match m.iter().find(|(_, v)| !v.is_object()) {
+            Some((k, _)) => Err(ErrorObject::invalid_params(format!(
+                "inputResponses.{k} must be an object (the client's result for that input request)"
+            ))),
+            None => Ok(m.clone()),
+        },
+        Some(_) => Err(ErrorObject::invalid_params(
+            "inputResponses must be an object mapping input request keys to results",
+        )),
+    }
+}
+
+/// Every request must be askable, of a declared capability, under a key of its own.
+pub(super) fn check_requests(
+    caps: &ClientCapabilities,
+    requests: &[InputRequest],
+) -> Result<(), ErrorObject> {
+    for (i, r) in requests.iter().enumerate() {
+        let Some(cap) = capability_of(&r.method) else {
+            return Err(ErrorObject::internal(format!(
+                    "{} cannot be asked of the client (only elicitation/create, sampling/createMessage, roots/list)",
+                    r.method
+                )));
+        };
+        if !caps.has(cap) {
+            return Err(missing_capability(cap, &r.method));
+        }
+        if requests[..i].iter().any(|o| o.key == r.key) {
+            return Err(ErrorObject::internal(format!(
+                "input key {} used twice",
+                r.key
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The key the `n`th automatic input request of a call gets (`elicitation-1`, …).
+pub fn auto_key(method_name: &str, n: u32) -> String {
+    let kind = method_name.split('/').next().unwrap_or("input");
+    format!("{kind}-{n}")
 }

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use super::*;
+use crate::mcp::{Implementation, Prompt, Resource, Tool};
 
 mod client;
 mod edges;
@@ -699,7 +700,7 @@ fn timers_by_scan(peer: &Peer) -> HashMap<(Kind, Subject), Instant> {
             }
         }
     }
-    for (id, w) in &peer.waits {
+    for (id, w) in peer.jobs.waits.iter() {
         all.insert((Kind::WaitEnd, Subject::Call(id.clone())), w.until);
         if let Some(when) = w.next_heartbeat(peer.config.heartbeat) {
             all.insert((Kind::Heartbeat, Subject::Call(id.clone())), when);
@@ -708,7 +709,7 @@ fn timers_by_scan(peer: &Peer) -> HashMap<(Kind, Subject), Instant> {
     for (park, expires) in peer.park_expiries() {
         all.insert((Kind::ParkExpiry, Subject::Park(park)), expires);
     }
-    for job in &peer.jobs.jobs {
+    for job in peer.jobs.iter() {
         if let Some(end) = job
             .ended
             .and_then(|e| e.checked_add(peer.config.job_retention))

@@ -8,10 +8,10 @@ use std::time::Instant;
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
-use super::terms::{meta, Terms};
-use super::Peer;
 use crate::jsonrpc::{self, ErrorCode, ErrorObject, Request, RequestId};
 use crate::mcp::{meta_key, method, ClientCapabilities, ProtocolVersion};
+use crate::peer::terms::{meta, Terms};
+use crate::peer::Peer;
 
 const REMOVED_IN_2026: [&str; 7] = [
     method::INITIALIZE,
@@ -24,7 +24,7 @@ const REMOVED_IN_2026: [&str; 7] = [
 ];
 
 impl Peer {
-    pub(super) fn modern_request(&mut self, now: Instant, req: Request, version: &Value) {
+    pub(in crate::peer) fn modern_request(&mut self, now: Instant, req: Request, version: &Value) {
         let Some(asked) = version.as_str() else {
             let e = ErrorObject::invalid_params(format!(
                 "_meta \"{}\" must be a string",
@@ -84,14 +84,14 @@ impl Peer {
                 );
                 self.send_error(Some(&req.id), &e)
             }
-            m if super::mrtr::may_ask(m) && self.resume(now, &req, &terms) => {}
+            m if crate::peer::parking::may_ask(m) && self.resume(now, &req, &terms) => {}
             _ => self.common_request(now, req, terms),
         }
     }
 
     /// Adds what every 2026-07-28 result carries: `resultType`, server info, and for
     /// cacheable results `ttlMs`/`cacheScope` (MCP 2026-07-28, Caching).
-    pub(super) fn send_modern_result<T: Serialize + ?Sized>(
+    pub(in crate::peer) fn send_modern_result<T: Serialize + ?Sized>(
         &mut self,
         id: &RequestId,
         result: &T,
@@ -101,7 +101,7 @@ impl Peer {
     }
 
     /// As [`Peer::send_modern_result`], with this `resultType`.
-    pub(super) fn send_modern_typed<T: Serialize + ?Sized>(
+    pub(in crate::peer) fn send_modern_typed<T: Serialize + ?Sized>(
         &mut self,
         id: &RequestId,
         result: &T,

@@ -2,17 +2,17 @@
 //! (strictly increasing, never after the response or the cancel; MCP 2025-11-25, Utilities: Cancellation and Progress),
 //! heartbeats and request-scoped log messages (§4.3).
 
-use super::diag::note;
+use crate::peer::diag::note;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use super::call::{CallState, Inflight};
-use super::timers::Kind;
-use super::{Effect, Peer};
 use crate::human;
 use crate::jsonrpc::{ErrorCode, ErrorObject, RequestId};
 use crate::mcp::{self, gate, method, CallToolResult, LogLevel, ProgressParams};
+use crate::peer::call::{CallState, Inflight};
+use crate::peer::timers::Kind;
+use crate::peer::{Effect, Peer};
 
 /// How the work of a request ended.
 #[derive(Clone, Debug, PartialEq)]
@@ -32,7 +32,7 @@ impl Peer {
     /// was cancelled; the entry is dropped either way, and the oldest waiting request (if
     /// any) starts running at `now`.
     pub fn finish(&mut self, now: Instant, id: &RequestId, outcome: Reply) {
-        if self.waits.contains_key(id) {
+        if self.jobs.waits.contains(id) {
             note!(self, Debug, "finish for {id}, a job_wait, ignored");
             return;
         }
@@ -110,8 +110,8 @@ impl Peer {
 
     /// Cancels a request's work (from `notifications/cancelled` or shutdown): marks it, emits
     /// [`Effect::Cancel`], and from now on nothing is sent for it.
-    pub(super) fn cancel_call(&mut self, id: &RequestId) -> bool {
-        if self.waits.remove(id).is_some() {
+    pub(in crate::peer) fn cancel_call(&mut self, id: &RequestId) -> bool {
+        if self.jobs.waits.remove(id).is_some() {
             // A job_wait: only the wait ends, never its job.
             self.timers.stop_call(id);
             return true;
@@ -146,7 +146,7 @@ impl Peer {
         let ids: Vec<RequestId> = self
             .calls
             .keys()
-            .chain(self.waits.keys())
+            .chain(self.jobs.waits.ids())
             .cloned()
             .collect();
         for id in ids {
@@ -208,7 +208,11 @@ impl Peer {
     }
 
     /// Queues the progress notification of request `id`.
-    pub(super) fn push_progress(&mut self, id: &RequestId, params: ProgressParams) -> bool {
+    pub(in crate::peer) fn push_progress(
+        &mut self,
+        id: &RequestId,
+        params: ProgressParams,
+    ) -> bool {
         let mut out = Vec::with_capacity(128);
         match crate::jsonrpc::write_notification(&mut out, method::PROGRESS, &params) {
             Ok(()) => {
@@ -272,7 +276,7 @@ impl Peer {
     /// Brings the timers of call `id` in line with its record: its deadline, its background
     /// delay (unless cancelled or parked), and its next heartbeat (while it has a live
     /// progress token). A call no longer in the table has none.
-    pub(super) fn sync_call_timers(&mut self, id: &RequestId) {
+    pub(in crate::peer) fn sync_call_timers(&mut self, id: &RequestId) {
         let Some(c) = self.calls.get(id) else {
             return self.timers.stop_call(id);
         };
@@ -290,7 +294,7 @@ impl Peer {
     /// The deadline of call `id` passed: [`Effect::Deadline`] for a running call (once). A
     /// call still waiting for a free slot is answered at once instead, as one that never
     /// started ([`Effect::Unstarted`]): time spent queued counts towards its time limit.
-    pub(super) fn fire_deadline(&mut self, now: Instant, id: &RequestId) {
+    pub(in crate::peer) fn fire_deadline(&mut self, now: Instant, id: &RequestId) {
         let Some(call) = self.calls.get_mut(id) else {
             return;
         };
@@ -343,7 +347,7 @@ impl Peer {
     /// remaining way towards it, so it always increases and never passes the total. The
     /// message is the call's status, how long it has run, or, for a call waiting for a free
     /// slot, how long it has waited and how many wait before it.
-    pub(super) fn heartbeat(&mut self, now: Instant, id: &RequestId) {
+    pub(in crate::peer) fn heartbeat(&mut self, now: Instant, id: &RequestId) {
         let ahead = self.calls.place_in_line(id);
         let max_running = self.config.max_running;
         let Some(call) = self.calls.get_mut(id) else {
@@ -372,7 +376,9 @@ impl Peer {
         self.sync_call_timers(id);
     }
 
-    pub(super) fn check_log_level(params: &Value) -> Result<Option<LogLevel>, ErrorObject> {
+    pub(in crate::peer) fn check_log_level(
+        params: &Value,
+    ) -> Result<Option<LogLevel>, ErrorObject> {
         match params
             .pointer("/_meta")
             .and_then(|m| m.get(mcp::meta_key::LOG_LEVEL))

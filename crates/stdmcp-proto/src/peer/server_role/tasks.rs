@@ -9,12 +9,12 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Map, Value};
 
-use super::jobs::JobState;
-use super::terms::{declares_tasks as declared, Terms, TASKS_EXTENSION};
-use super::Peer;
 use crate::jsonrpc::{ErrorCode, ErrorObject, Request};
 use crate::mcp::gate;
 use crate::mcp::timestamp::iso8601;
+use crate::peer::jobs::JobState;
+use crate::peer::terms::{declares_tasks as declared, Terms, TASKS_EXTENSION};
+use crate::peer::Peer;
 
 /// How often a client should poll `tasks/get` (`pollIntervalMs`).
 pub const POLL_INTERVAL: Duration = Duration::from_secs(1);
@@ -25,7 +25,7 @@ pub const TASK_METHODS: [&str; 3] = ["tasks/get", "tasks/update", "tasks/cancel"
 impl Peer {
     /// The Task fields of a job (Tasks extension: `Task`): id, status, timestamps, TTL and
     /// poll interval, in integer milliseconds.
-    pub(super) fn task_fields(&self, now: Instant, job_id: &str) -> Value {
+    pub(in crate::peer) fn task_fields(&self, now: Instant, job_id: &str) -> Value {
         let Some(job) = self.jobs.get(job_id) else {
             return json!({});
         };
@@ -61,7 +61,7 @@ impl Peer {
     }
 
     /// `tasks/get`, `tasks/update`, `tasks/cancel` of a 2026-07-28 request.
-    pub(super) fn task_request(&mut self, now: Instant, req: &Request, terms: &Terms) {
+    pub(in crate::peer) fn task_request(&mut self, now: Instant, req: &Request, terms: &Terms) {
         if !self.catalog.has_background() {
             return self.send_error(Some(&req.id), &ErrorObject::method_not_found(&req.method));
         }

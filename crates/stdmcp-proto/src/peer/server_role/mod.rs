@@ -1,8 +1,29 @@
-//! Server role: era selection, the handshake, the method tables of both eras, batches.
+//! The server role: the front that answers requests. Every part here is `impl Peer`: it
+//! asks the sub-machines (`peer::call`, `peer::parking`, `peer::jobs`, `peer::batch`,
+//! `peer::subscriptions`, `peer::timers`) and turns what they say into effects.
 //!
-//! Dispatch follows MCP 2026-07-28, Lifecycle: Backward Compatibility: a request whose `_meta` names a protocol version takes
-//! the stateless 2026-07-28 path; `initialize` starts a handshake-era session; a session's
-//! requests use its negotiated revision; anything else is answered at once, never left silent.
+//! This file holds era selection and the method tables of both eras. Dispatch follows MCP
+//! 2026-07-28, Lifecycle: Backward Compatibility: a request whose `_meta` names a protocol
+//! version takes the stateless 2026-07-28 path (`modern`); `initialize` starts a
+//! handshake-era session (`handshake`); a session's requests use its negotiated revision;
+//! anything else is answered at once, never left silent. The rest, by concern: the calls
+//! whose work runs, with their progress, heartbeats, cancels and deadlines (`calls`); jobs
+//! and the job tools (`jobs`); tasks and the questions a task asks (`tasks`, `task_input`);
+//! asking the client through `input_required` results (`mrtr`); resource subscriptions
+//! (`subscriptions`); 2025-03-26 batches (`batch`).
+
+mod batch;
+mod calls;
+mod handshake;
+mod jobs;
+mod modern;
+mod mrtr;
+mod subscriptions;
+mod task_input;
+mod tasks;
+
+pub use calls::Reply;
+pub(super) use handshake::Handshake;
 
 use super::diag::note;
 use std::time::Instant;
@@ -15,9 +36,7 @@ use super::call::Inflight;
 use super::terms::{meta, progress_token, Terms};
 use super::{CallStart, Effect, Peer, Work};
 use crate::jsonrpc::{self, ErrorObject, Incoming, Message, Notification, Request, RequestId};
-use crate::mcp::{
-    self, gate, meta_key, method, ClientCapabilities, InitializeResult, LogLevel, ProtocolVersion,
-};
+use crate::mcp::{self, gate, meta_key, method, LogLevel, ProtocolVersion};
 
 /// Methods this server answers once the era is known: before `initialize`, and without a
 /// 2026-07-28 `_meta`, these get -32602 saying how to proceed; any other method -32601.
@@ -36,17 +55,6 @@ const SESSION_METHODS: [&str; 13] = [
     method::COMPLETION_COMPLETE,
     method::LOGGING_SET_LEVEL,
 ];
-
-/// A handshake-era session (MCP 2025-11-25, Lifecycle).
-#[derive(Debug)]
-pub(super) struct Handshake {
-    pub version: ProtocolVersion,
-    pub initialized: bool,
-    pub log_level: Option<LogLevel>,
-    pub client_capabilities: ClientCapabilities,
-    /// What the client subscribed to (`resources/subscribe`).
-    pub subscriptions: super::subscriptions::Subscriptions,
-}
 
 impl Peer {
     pub(super) fn server_incoming(&mut self, now: Instant, incoming: Incoming) {
@@ -100,7 +108,7 @@ impl Peer {
         // Before anything else: a duplicate must not be answered as if it were the first
         // (JSON-RPC 2.0 ids are unique among requests in flight); the first one goes on.
         if self.calls.contains_key(&req.id)
-            || self.waits.contains_key(&req.id)
+            || self.jobs.waits.contains(&req.id)
             || self.listens.contains(&req.id)
         {
             let e = ErrorObject::invalid_request(format!(
@@ -176,72 +184,6 @@ impl Peer {
             .with_data(json!({ "supported": supported, "requested": asked }))
         };
         self.send_error(Some(&req.id), &e);
-    }
-
-    fn initialize(&mut self, req: Request) {
-        let Some(asked) = req.params.get("protocolVersion").and_then(Value::as_str) else {
-            let e =
-                ErrorObject::invalid_params("initialize needs params.protocolVersion (a string)");
-            return self.send_error(Some(&req.id), &e);
-        };
-        // Answer with the client's revision when supported, else the newest legacy one
-        // (MCP 2025-11-25, Lifecycle: Version Negotiation: answer with a supported
-        // version, never an error).
-        let version = ProtocolVersion::parse(asked)
-            .filter(|v| v.is_legacy())
-            .unwrap_or(ProtocolVersion::NEWEST_LEGACY);
-        let caps = req
-            .params
-            .get("capabilities")
-            .cloned()
-            .unwrap_or(Value::Null);
-        self.handshake = Some(Handshake {
-            version,
-            initialized: false,
-            log_level: None,
-            client_capabilities: ClientCapabilities::new(caps),
-            subscriptions: Default::default(),
-        });
-        let result = InitializeResult {
-            protocol_version: version.as_str().to_owned(),
-            capabilities: self.capabilities(version, false),
-            server_info: gate::implementation(&self.catalog.server_info, version),
-            instructions: self
-                .catalog
-                .instructions
-                .clone()
-                .filter(|_| version.has_2503_features()),
-        };
-        self.send_result(&req.id, &result);
-    }
-
-    /// The server's capabilities for a revision (MCP 2025-11-25, Lifecycle: Capability Negotiation;
-    /// 2026-07-28, Server Discovery).
-    pub(super) fn capabilities(&self, v: ProtocolVersion, modern: bool) -> Value {
-        let c = &self.catalog;
-        let mut caps = json!({ "tools": { "listChanged": false }, "logging": {} });
-        if !c.prompts.is_empty() {
-            caps["prompts"] = json!({ "listChanged": false });
-        }
-        if !c.resources.is_empty() || !c.resource_templates.is_empty() {
-            caps["resources"] = if modern {
-                json!({ "listChanged": false })
-            } else {
-                json!({ "subscribe": true, "listChanged": false })
-            };
-        }
-        if v.has_2503_features() && self.has_completions() {
-            caps["completions"] = json!({});
-        }
-        if modern && c.has_background() {
-            // 2026-07-28 only: the extension does not exist in earlier revisions.
-            caps["extensions"] = json!({ super::terms::TASKS_EXTENSION: {} });
-        }
-        caps
-    }
-
-    fn has_completions(&self) -> bool {
-        !self.catalog.prompts.is_empty() || !self.catalog.resource_templates.is_empty()
     }
 
     fn legacy_request(&mut self, now: Instant, req: Request, terms: Terms) {
@@ -522,10 +464,10 @@ impl Peer {
 
     fn start(&mut self, now: Instant, req: Request, terms: Terms, work: Work) {
         let mut inflight = Inflight::new(now, req.id.clone(), terms.version, terms.modern);
-        if terms.modern && super::mrtr::may_ask(&req.method) {
+        if terms.modern && super::parking::may_ask(&req.method) {
             // Checked by `resume` already; answers the work can take by key.
-            inflight.input = super::mrtr::input_responses(&req.params).unwrap_or_default();
-            inflight.target = Some(super::mrtr::target_of(&req));
+            inflight.input = super::parking::input_responses(&req.params).unwrap_or_default();
+            inflight.target = Some(super::parking::target_of(&req));
         }
         inflight.caps = terms.caps.clone();
         inflight.progress_token = progress_token(&req.params);

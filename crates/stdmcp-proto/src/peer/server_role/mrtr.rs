@@ -21,86 +21,31 @@
 //!   work sees an error and its result is dropped); at most [`Config::max_parked`] calls are
 //!   parked at once (each holds a worker thread).
 //!
-//! [`Config::park_ttl`]: super::Config::park_ttl
-//! [`Config::fill_random`]: super::Config::fill_random
-//! [`Config::max_parked`]: super::Config::max_parked
+//! [`Config::park_ttl`]: crate::peer::Config::park_ttl
+//! [`Config::fill_random`]: crate::peer::Config::fill_random
+//! [`Config::max_parked`]: crate::peer::Config::max_parked
 
-use super::diag::note;
+use crate::peer::diag::note;
 use std::time::Instant;
 
 use serde_json::{json, Map, Value};
 
-use super::call::CallState;
-use super::parking::{capability_of, InputRequest, Parked, NONCE_LEN};
-use super::terms::{progress_token, Terms};
-use super::{Effect, Peer};
 use crate::jsonrpc::{ErrorObject, Request, RequestId, Response};
-use crate::mcp::{method, missing_capability};
-
-/// What [`Peer::ask`] did.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Asked {
-    /// The request carried every answer already: here they are, by key.
-    Answered(Map<String, Value>),
-    /// The call is parked; the answers arrive as [`Effect::Response`] with this id.
-    Parked(RequestId),
-}
-
-/// Fills `buf` from std's randomly keyed SipHash over a counter: the default
-/// [`Config::fill_random`](super::Config::fill_random), for a runtime that gives no better
-/// source (stdmcp's runtime passes the kernel's random pool). Reads no clock.
-pub fn hash_random(buf: &mut [u8]) {
-    use std::hash::{BuildHasher, Hasher};
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static COUNT: AtomicU64 = AtomicU64::new(0);
-    for chunk in buf.chunks_mut(8) {
-        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-        h.write_u64(COUNT.fetch_add(1, Ordering::Relaxed));
-        chunk.copy_from_slice(&h.finish().to_le_bytes()[..chunk.len()]);
-    }
-}
-
-/// What a request binds its state to: method and tool, prompt or URI.
-pub(super) fn target_of(req: &Request) -> String {
-    let name = ["name", "uri"]
-        .iter()
-        .find_map(|k| req.params.get(*k).and_then(Value::as_str))
-        .unwrap_or("");
-    format!("{}\0{name}", req.method)
-}
-
-/// True for the methods that may answer `input_required`.
-pub(super) fn may_ask(method_name: &str) -> bool {
-    matches!(
-        method_name,
-        method::TOOLS_CALL | method::PROMPTS_GET | method::RESOURCES_READ
-    )
-}
-
-/// The `inputResponses` of a request, checked: an object of objects, or absent.
-pub(super) fn input_responses(params: &Value) -> Result<Map<String, Value>, ErrorObject> {
-    match params.get("inputResponses") {
-        None => Ok(Map::new()),
-        Some(Value::Object(m)) => match m.iter().find(|(_, v)| !v.is_object()) {
-            Some((k, _)) => Err(ErrorObject::invalid_params(format!(
-                "inputResponses.{k} must be an object (the client's result for that input request)"
-            ))),
-            None => Ok(m.clone()),
-        },
-        Some(_) => Err(ErrorObject::invalid_params(
-            "inputResponses must be an object mapping input request keys to results",
-        )),
-    }
-}
+use crate::peer::call::CallState;
+use crate::peer::parking::{
+    auto_key, check_requests, input_responses, target_of, Asked, InputRequest, Parked, NONCE_LEN,
+};
+use crate::peer::terms::{progress_token, Terms};
+use crate::peer::{Effect, Peer};
 
 impl Peer {
     /// The call a request id stands for: itself, or the call a retried request continues.
-    pub(super) fn call_id_of(&self, wire: &RequestId) -> RequestId {
+    pub(in crate::peer) fn call_id_of(&self, wire: &RequestId) -> RequestId {
         self.parking.call_id_of(wire)
     }
 
     /// Forgets the ids retried requests of `call` went by (the call ended).
-    pub(super) fn forget_aliases(&mut self, call: &RequestId) {
+    pub(in crate::peer) fn forget_aliases(&mut self, call: &RequestId) {
         self.parking.forget_aliases(call);
     }
 
@@ -198,7 +143,7 @@ impl Peer {
     /// Releases a parked call whose work stopped waiting (cancelled, deadline). Its request was
     /// answered with `input_required` and no retry continues it: its result goes nowhere.
     pub fn release_park(&mut self, park: &RequestId) {
-        self.release_task_input(park);
+        self.jobs.withdraw_input(park);
         let parked = self.parking.find(park);
         if let Some((k, p)) = parked.and_then(|k| self.parking.remove(k).map(|p| (k, p))) {
             self.timers.set_park(k, None);
@@ -213,7 +158,7 @@ impl Peer {
     }
 
     /// Cancels every parked call (the server stops taking requests, so no retry can come).
-    pub(super) fn release_all_parked(&mut self) {
+    pub(in crate::peer) fn release_all_parked(&mut self) {
         let calls = self.parking.calls();
         for call in calls {
             self.cancel_call(&call);
@@ -222,13 +167,13 @@ impl Peer {
 
     /// The expiry of every parked call (for tests of the timer table).
     #[cfg(test)]
-    pub(super) fn park_expiries(&self) -> Vec<(i64, Instant)> {
+    pub(in crate::peer) fn park_expiries(&self) -> Vec<(i64, Instant)> {
         self.parking.expiries()
     }
 
     /// Releases parked call `park`, whose client did not retry in time: its work gets an
     /// error, and its result goes nowhere (the request was answered with `input_required`).
-    pub(super) fn release_expired(&mut self, park: i64) {
+    pub(in crate::peer) fn release_expired(&mut self, park: i64) {
         let Some(p) = self.parking.remove(park) else {
             return;
         };
@@ -251,7 +196,7 @@ impl Peer {
 
     /// Handles a retried request that carries `requestState`; false when it carries none (a
     /// fresh call, which may carry `inputResponses` its work takes by key).
-    pub(super) fn resume(&mut self, now: Instant, req: &Request, terms: &Terms) -> bool {
+    pub(in crate::peer) fn resume(&mut self, now: Instant, req: &Request, terms: &Terms) -> bool {
         let responses = match input_responses(&req.params) {
             Ok(r) => r,
             Err(e) => {
@@ -318,7 +263,7 @@ impl Peer {
             Ok(found) => found,
             Err(refusal) => return Err(refusal.error(ttl)),
         };
-        if req.id != call && (self.calls.contains_key(&req.id) || self.waits.contains_key(&req.id))
+        if req.id != call && (self.calls.contains_key(&req.id) || self.jobs.waits.contains(&req.id))
         {
             return Err(ErrorObject::invalid_request(format!(
                 "Invalid request: id {} is already in use by a request in flight",
@@ -351,35 +296,4 @@ impl Peer {
         }));
         Ok(())
     }
-}
-
-/// Every request must be askable, of a declared capability, under a key of its own.
-pub(super) fn check_requests(
-    caps: &crate::mcp::ClientCapabilities,
-    requests: &[InputRequest],
-) -> Result<(), ErrorObject> {
-    for (i, r) in requests.iter().enumerate() {
-        let Some(cap) = capability_of(&r.method) else {
-            return Err(ErrorObject::internal(format!(
-                    "{} cannot be asked of the client (only elicitation/create, sampling/createMessage, roots/list)",
-                    r.method
-                )));
-        };
-        if !caps.has(cap) {
-            return Err(missing_capability(cap, &r.method));
-        }
-        if requests[..i].iter().any(|o| o.key == r.key) {
-            return Err(ErrorObject::internal(format!(
-                "input key {} used twice",
-                r.key
-            )));
-        }
-    }
-    Ok(())
-}
-
-/// The key the `n`th automatic input request of a call gets (`elicitation-1`, …).
-pub fn auto_key(method_name: &str, n: u32) -> String {
-    let kind = method_name.split('/').next().unwrap_or("input");
-    format!("{kind}-{n}")
 }

@@ -10,41 +10,16 @@
 
 use std::time::Instant;
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
-use super::mrtr::{auto_key, check_requests, input_responses, Asked};
-use super::parking::InputRequest;
-use super::{Effect, Peer};
 use crate::jsonrpc::{ErrorObject, RequestId, Response};
-
-/// Questions a task waits on.
-#[derive(Clone, Debug)]
-pub(super) struct TaskInput {
-    /// The id the answers go to.
-    pub park: RequestId,
-    pub pending: Vec<InputRequest>,
-    pub have: Map<String, Value>,
-}
-
-impl TaskInput {
-    /// `inputRequests` as `tasks/get` shows them (MRTR-shaped: key -> method and params).
-    pub fn requests(&self) -> Value {
-        let m: Map<String, Value> = self
-            .pending
-            .iter()
-            .map(|r| {
-                (
-                    r.key.clone(),
-                    json!({ "method": r.method, "params": r.params }),
-                )
-            })
-            .collect();
-        Value::Object(m)
-    }
-}
+use crate::peer::jobs::TaskInput;
+use crate::peer::parking::InputRequest;
+use crate::peer::parking::{auto_key, check_requests, input_responses, Asked};
+use crate::peer::{Effect, Peer};
 
 impl Peer {
-    pub(super) fn ask_for_task(
+    pub(in crate::peer) fn ask_for_task(
         &mut self,
         now: Instant,
         call: &RequestId,
@@ -53,7 +28,7 @@ impl Peer {
         let Some(c) = self.calls.get_mut(call) else {
             return Err(ErrorObject::internal("the call is no longer running"));
         };
-        if !(c.modern && super::terms::declares_tasks(&c.caps)) {
+        if !(c.modern && crate::peer::terms::declares_tasks(&c.caps)) {
             return Err(ErrorObject::internal(
                 "a background job cannot ask the client for input (only a task of a client with the tasks extension can)",
             ));
@@ -85,7 +60,7 @@ impl Peer {
     }
 
     /// `tasks/update`: answers by key; the work goes on once all are in.
-    pub(super) fn update_task(
+    pub(in crate::peer) fn update_task(
         &mut self,
         now: Instant,
         task_id: &str,
@@ -117,14 +92,5 @@ impl Peer {
             }
         }
         Ok(())
-    }
-
-    /// The work stopped waiting for its questions (cancelled, deadline): they are withdrawn.
-    pub(super) fn release_task_input(&mut self, park: &RequestId) {
-        for job in &mut self.jobs.jobs {
-            if job.input.as_ref().is_some_and(|i| i.park == *park) {
-                job.input = None;
-            }
-        }
     }
 }
