@@ -22,6 +22,7 @@ pub mod kind;
 mod ops;
 mod registry;
 mod spill;
+mod tool_parts;
 mod tools;
 
 use std::path::{Path, PathBuf};

@@ -9,7 +9,7 @@ use super::child::Proc;
 pub use super::exchange::Caller;
 use super::exchange::{exchange, exchange_capped, ExchangeEnd, ExchangeWait, StopReason};
 use super::kind::{signal_name, Launch, SessionKind, Workdir};
-use super::registry::{key_of, Key, Refused, Registry, Turn};
+use super::registry::{key_of, Key, Refused, Registry, Turn, SHUTDOWN};
 use stdmcp::process::interactive::describe_exit;
 
 /// A tool's answer: text, and whether it is an error.
@@ -161,9 +161,6 @@ fn started_line(key: &Key, proc: &Proc) -> String {
         proc.workdir.display()
     )
 }
-
-/// Why the server kills its sessions' programs when it shuts down.
-pub const SHUTDOWN: &str = "the server is shutting down";
 
 /// The session an operation is on: session `name` of `kind`, in `reg`.
 #[derive(Clone, Copy)]

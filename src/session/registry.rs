@@ -16,6 +16,9 @@ const TICK: Duration = Duration::from_millis(50);
 /// How long a kill may take to be reaped.
 const REAP_WAIT: Duration = Duration::from_secs(5);
 
+/// Why the server kills its sessions' programs when it shuts down.
+pub const SHUTDOWN: &str = "the server is shutting down";
+
 /// Key of a session: (kind, name).
 pub type Key = (String, String);
 
@@ -321,7 +324,7 @@ impl Registry {
         self.cond.notify_all();
         self.timer_cond.notify_all();
         for p in procs {
-            p.kill(super::ops::SHUTDOWN, REAP_WAIT);
+            p.kill(SHUTDOWN, REAP_WAIT);
         }
     }
 }

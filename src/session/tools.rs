@@ -3,21 +3,19 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, SystemTime};
 
 use serde_json::{json, Value};
 
 use super::kind::{signal_name, SessionKind, Workdir};
-use super::ops::{self, Caller, OpResult, Target};
+use super::ops::{self, Target};
 use super::registry::Registry;
+use super::tool_parts::{annotations, name_of, object, reply, session_param, with_call};
 use stdmcp::jsonrpc::ErrorObject;
 use stdmcp::mcp::{CallToolResult, Resource, ResourceContents, ResourceTemplate, ToolAnnotations};
-use stdmcp::CancelReason;
 use stdmcp::{Ctx, Server, ToolDef, ToolError, ToolResult};
 use stdmcp_proto::peer::Timeout;
 
-/// Longest session name.
-const MAX_NAME: usize = 64;
 /// Longest input of one send, in bytes.
 pub const MAX_INPUT: usize = 1024 * 1024;
 /// The largest `maxOutputBytes` a send may ask for (or the kind's, if larger).
@@ -25,67 +23,6 @@ pub const MAX_SEND_OUTPUT: usize = 1024 * 1024;
 
 fn max_send_output(kind: &SessionKind) -> usize {
     kind.max_output_bytes.max(MAX_SEND_OUTPUT)
-}
-
-pub(super) fn session_param() -> Value {
-    json!({"type": "string", "description": "The session's name (default \"default\"): sessions of one kind with different names are separate programs.", "pattern": "^[A-Za-z0-9_.-]{1,64}$"})
-}
-
-pub(super) fn name_of(args: &Value) -> Result<String, ToolError> {
-    match args.get("session") {
-        None | Some(Value::Null) => Ok("default".into()),
-        Some(Value::String(s))
-            if (1..=MAX_NAME).contains(&s.len())
-                && s.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c)) =>
-        {
-            Ok(s.clone())
-        }
-        Some(_) => Err(ToolError::msg(
-            "session must be 1-64 characters of A-Z a-z 0-9 _ . -",
-        )),
-    }
-}
-
-pub(super) fn reply(r: OpResult) -> ToolResult {
-    Ok(match r {
-        Ok(t) => CallToolResult::text(t),
-        Err(t) => CallToolResult::error(t),
-    })
-}
-
-pub(super) fn with_call<T>(ctx: &Ctx, f: impl FnOnce(&Caller<'_>) -> T) -> T {
-    let token = ctx.cancel_token().clone();
-    let reporter = ctx.reporter();
-    // The deadline fires the token too; the operations see it by `deadline` instead, so
-    // that they can tell the model the send timed out rather than that it was cancelled.
-    let cancelled = || token.is_cancelled() && token.reason() != Some(CancelReason::Deadline);
-    let shutdown = || token.reason() == Some(CancelReason::Shutdown);
-    let status = move |line: &str| reporter.set_status(line);
-    // Every session tool that waits has a deadline (see `kind_tools`); a day is a fallback.
-    let deadline = ctx
-        .deadline()
-        .unwrap_or_else(|| Instant::now() + Duration::from_secs(86_400));
-    f(&Caller {
-        cancelled: &cancelled,
-        deadline,
-        shutdown: &shutdown,
-        status: &status,
-    })
-}
-
-pub(super) fn annotations(read_only: bool, destructive: bool, idempotent: bool) -> ToolAnnotations {
-    ToolAnnotations {
-        title: None,
-        read_only_hint: Some(read_only),
-        destructive_hint: Some(destructive),
-        idempotent_hint: Some(idempotent),
-        open_world_hint: Some(false),
-    }
-}
-
-pub(super) fn object(properties: Value, required: &[&str]) -> Value {
-    json!({"type": "object", "properties": properties, "required": required, "additionalProperties": false})
 }
 
 type Handler = dyn Fn(&Ctx, &Arc<Registry>, &Arc<SessionKind>, &Value) -> ToolResult + Send + Sync;

@@ -13,7 +13,7 @@ use super::CursorSpec;
 use crate::session::kind::{SessionKind, Workdir};
 use crate::session::ops::OpResult;
 use crate::session::registry::Registry;
-use crate::session::tools::{annotations, name_of, object, reply, session_param, with_call};
+use crate::session::tool_parts::{annotations, name_of, object, reply, session_param, with_call};
 use stdmcp::{Ctx, ToolDef, ToolError};
 use stdmcp_proto::peer::Timeout;
 
