@@ -8,6 +8,7 @@ use serde_json::{json, Value};
 
 use super::*;
 
+mod admission;
 mod client;
 mod edges;
 mod jobs;
