@@ -21,10 +21,12 @@
 //! such sleeper. So the reader, which hands over the requests of one read together, pays one
 //! wake-up per read instead of one per request, and still every item starts on a thread of
 //! its own at once, a wake-up later than the one before it (docs/bench-analysis.md,
-//! pipelined echo).
+//! pipelined echo). A worker that is free before such a sleeper is woken (its item ended, or
+//! it spins) takes the sleeper's item over and runs it at once, and the sleeper stays idle:
+//! an item never waits for a wake-up while a thread is free.
 
 use std::io;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -73,7 +75,9 @@ struct Idle<T> {
     /// A woken worker has not taken its item yet: items for other sleepers wait in
     /// `to_wake` for it to wake the next.
     waking: bool,
-    /// Sleepers that were handed an item and are still to be woken, by the chain.
+    /// Sleepers that were handed an item and are still to be woken, by the chain. A worker
+    /// that goes idle meanwhile takes such an item over instead of waiting for one
+    /// ([`take_over`]), and the sleeper stays idle.
     to_wake: Vec<Arc<Slot<T>>>,
 }
 
@@ -84,6 +88,11 @@ struct Inner<T> {
     run: fn(T) -> Option<T>,
     /// Every `Pool` handle is gone: idle workers exit (set under `idle`'s lock).
     closed: AtomicBool,
+    /// Whether `to_wake` has entries (what a spinning worker looks at).
+    pending: AtomicBool,
+    /// Workers spinning on their slots: while one does, an item for a sleeper wakes nobody
+    /// (the spinner takes it over, or starts the chain when it stops spinning).
+    spinning: AtomicUsize,
     keep_alive: Duration,
     stack_size: usize,
 }
@@ -129,6 +138,8 @@ impl<T: Send + 'static> Pool<T> {
                 to_wake: Vec::new(),
             }),
             closed: AtomicBool::new(false),
+            pending: AtomicBool::new(false),
+            spinning: AtomicUsize::new(0),
             run,
             keep_alive,
             stack_size,
@@ -158,8 +169,10 @@ impl<T: Send + 'static> Pool<T> {
         if !wake {
             return Ok(()); // spinning: it sees the item by itself
         }
-        if idle.waking {
-            idle.to_wake.push(slot); // the woken worker wakes it in turn
+        if idle.waking || self.inner.spinning.load(Ordering::SeqCst) > 0 {
+            // The woken worker wakes it in turn, or a spinning one takes its item over.
+            idle.to_wake.push(slot);
+            self.inner.pending.store(true, Ordering::Release);
             return Ok(());
         }
         idle.waking = true;
@@ -181,8 +194,10 @@ impl<T: Send + 'static> Pool<T> {
     }
 }
 
+/// Wakes the sleeper of `slot`, which was seen asleep with its item put in, under the slot's
+/// lock: it waits already (it sets `asleep` and waits under that lock), so the wake-up needs
+/// no lock, and the woken thread does not block at once on a lock still held.
 fn notify<T>(slot: &Slot<T>) {
-    let _held = lock(&slot.held);
     slot.ready.notify_one();
 }
 
@@ -231,15 +246,13 @@ fn wait_for_item<T>(inner: &Inner<T>, slot: &Arc<Slot<T>>) -> Option<T> {
             idle.total -= 1;
             return None;
         }
+        if let Some(item) = take_over(inner, &mut idle) {
+            return Some(item);
+        }
         idle.stack.push(Arc::clone(slot));
     }
-    for _ in 0..SPINS {
-        if slot.full.load(Ordering::Acquire) {
-            if let Some(item) = take(slot) {
-                return Some(item);
-            }
-        }
-        std::hint::spin_loop();
+    if let Some(item) = spin(inner, slot) {
+        return Some(item);
     }
     let deadline = Instant::now() + inner.keep_alive;
     let mut held = lock(&slot.held);
@@ -281,6 +294,51 @@ fn wait_for_item<T>(inner: &Inner<T>, slot: &Arc<Slot<T>>) -> Option<T> {
     }
 }
 
+/// Looks at the slot, and at sleepers' items to take over, for a few microseconds.
+fn spin<T>(inner: &Inner<T>, slot: &Arc<Slot<T>>) -> Option<T> {
+    inner.spinning.fetch_add(1, Ordering::SeqCst);
+    let mut found = None;
+    for _ in 0..SPINS {
+        if slot.full.load(Ordering::Acquire) {
+            found = take(slot);
+            if found.is_some() {
+                break;
+            }
+        }
+        if inner.pending.load(Ordering::Acquire) {
+            found = take_over_spinning(inner, &mut lock(&inner.idle), slot);
+            if found.is_some() {
+                break;
+            }
+        }
+        std::hint::spin_loop();
+    }
+    inner.spinning.fetch_sub(1, Ordering::SeqCst);
+    // Items handed to sleepers while this worker spun may count on it (a submitter saw it
+    // spinning, under the lock taken here): it takes one over (unless it has its own), and
+    // wakes a sleeper for the others unless one is waking.
+    let mut idle = lock(&inner.idle);
+    if idle.to_wake.is_empty() {
+        return found;
+    }
+    if found.is_none() {
+        found = take_over_spinning(inner, &mut idle, slot);
+    }
+    if idle.waking {
+        return found;
+    }
+    let next = idle.to_wake.pop();
+    inner
+        .pending
+        .store(!idle.to_wake.is_empty(), Ordering::Release);
+    if let Some(next) = next {
+        idle.waking = true;
+        drop(idle);
+        notify(&next);
+    }
+    found
+}
+
 /// The item of a spinning worker, if there is one.
 fn take<T>(slot: &Slot<T>) -> Option<T> {
     let item = lock(&slot.held).item.take();
@@ -290,11 +348,52 @@ fn take<T>(slot: &Slot<T>) -> Option<T> {
     item
 }
 
+/// The item of a sleeper still to be woken (the first in `to_wake` whose item is still
+/// there), for a worker that is free now: it runs at once instead of after the wake-up, and
+/// the sleeper, idle again, goes back on the stack.
+fn take_over<T>(inner: &Inner<T>, idle: &mut Idle<T>) -> Option<T> {
+    let mut found = None;
+    while let Some(sleeper) = idle.to_wake.pop() {
+        let item = lock(&sleeper.held).item.take();
+        if let Some(item) = item {
+            sleeper.full.store(false, Ordering::Release);
+            // At the bottom: asleep, it is the last an item should go to.
+            idle.stack.insert(0, sleeper);
+            found = Some(item);
+            break;
+        }
+        // Woken by its time limit, it took its item itself.
+    }
+    inner
+        .pending
+        .store(!idle.to_wake.is_empty(), Ordering::Release);
+    found
+}
+
+/// [`take_over`] for a spinning worker, which is on the stack: it leaves the stack first,
+/// unless a submitter took it off already (its own item is then on its way).
+fn take_over_spinning<T>(inner: &Inner<T>, idle: &mut Idle<T>, me: &Arc<Slot<T>>) -> Option<T> {
+    if idle.to_wake.is_empty() {
+        return None;
+    }
+    let at = idle.stack.iter().position(|s| Arc::ptr_eq(s, me))?;
+    idle.stack.remove(at);
+    let item = take_over(inner, idle);
+    if item.is_none() {
+        idle.stack.push(Arc::clone(me));
+    }
+    item
+}
+
 /// A woken worker has its item: it wakes the next sleeper handed one meanwhile, if any.
 fn pass_wake<T>(inner: &Inner<T>, me: &Arc<Slot<T>>) {
     let mut idle = lock(&inner.idle);
     idle.to_wake.retain(|s| !Arc::ptr_eq(s, me));
-    match idle.to_wake.pop() {
+    let next = idle.to_wake.pop();
+    inner
+        .pending
+        .store(!idle.to_wake.is_empty(), Ordering::Release);
+    match next {
         Some(next) => {
             drop(idle);
             notify(&next);
@@ -445,6 +544,40 @@ mod tests {
         assert!(pool.submit(100).is_ok());
         wait_until("the chain never ended", || pool.idle_threads() == 1);
         assert_eq!(pool.threads(), 1, "the follow-ups ran on the same thread");
+    }
+
+    #[test]
+    fn bursts_from_several_threads_never_leave_a_job_waiting() {
+        // Short jobs handed over in bursts while workers finish, spin and fall asleep: every
+        // job runs (one left with a sleeper nobody wakes would hang the receive below).
+        let pool = pool(Duration::from_secs(10), 256 * 1024);
+        let (tx, rx) = crossbeam_channel::unbounded();
+        let submitters: Vec<_> = (0..4)
+            .map(|_| {
+                let (pool, tx) = (pool.clone(), tx.clone());
+                thread::spawn(move || {
+                    for burst in 0..200 {
+                        for _ in 0..(burst % 7 + 1) {
+                            let tx = tx.clone();
+                            submit(&pool, Box::new(move || tx.send(()).unwrap()));
+                        }
+                        if burst % 50 == 0 {
+                            thread::sleep(Duration::from_millis(2)); // let workers sleep
+                        }
+                    }
+                })
+            })
+            .collect();
+        for s in submitters {
+            s.join().unwrap();
+        }
+        let jobs: usize = 4 * (0..200).map(|b| b % 7 + 1).sum::<usize>();
+        for n in 0..jobs {
+            assert!(
+                rx.recv_timeout(Duration::from_secs(10)).is_ok(),
+                "job {n} of {jobs} never ran"
+            );
+        }
     }
 
     #[test]
