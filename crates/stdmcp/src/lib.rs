@@ -36,12 +36,12 @@
 //! │ stdmcp-reader  ├──────────►│ dispatcher: Mutex<Peer>   ├─────────►│ stdmcp-writer │
 //! │ FrameDecoder   │  (lock)   │ + cancel tokens, waiters  │ bounded  │ sole owner of │
 //! └────────────────┘           └──┬──────────▲─────────▲───┘ outbox   │ stdout        │
-//!                         Start   │  finish, │         │ heartbeats,└───────────────┘
-//!                         (pool)  │  progress│         │ deadlines
+//!                     Start (when │  finish, │         │ heartbeats,└───────────────┘
+//!                  admitted; pool)│  progress│         │ deadlines
 //!                       ┌─────────▼──────────┴──┐  ┌───┴───────────┐
 //!                       │ stdmcp-worker × N     │  │ stdmcp-timer  │
 //!                       │ one per call running; │  └───────────────┘
-//!                       │ more queue in the pool│
+//!                       │ idle ones reused      │
 //!                       └───────────────────────┘
 //! stdmcp-signals ──(SIGTERM, SIGHUP, SIGINT)──► main thread: shutdown sequence
 //! ```
@@ -56,18 +56,28 @@
 //! process killed at the end of a call is still dying after the call's one-second wait; it
 //! reaps such processes as they die, whether or not another call comes.
 //!
+//! The peer alone decides which call starts: it admits calls by the slots of
+//! [`Options::max_concurrent_calls`] (a portfolio takes one per member), keeps the others in
+//! its one waiting line, in arrival order, and emits a call's start only when it admits it;
+//! the dispatcher hands each start to the worker pool at once, and the pool, which has no
+//! queue, runs it on an idle worker or a new one.
+//!
 //! Every request is answered even when a thread cannot be started (`ulimit -u`, a pids
-//! cgroup): a worker's job then waits for a busy worker (and is answered at its deadline if
-//! none frees up by then), or, when there is none, the request is answered with an error; a call with a deadline is answered with an error when the timer
-//! cannot be started (the next call tries again). The reader, writer and signal threads are
+//! cgroup): the pool then gives the call back, and the peer puts it back at the head of its
+//! line and admits nothing more until a running call ends and frees a thread (a call waiting
+//! so is answered at its deadline with an error if none ends by then; a worker whose call
+//! ends runs it itself if still no thread can be started); when no other call runs, it is
+//! answered with an error at once. A call with a deadline is answered with an error when the
+//! timer cannot be started (the next call tries again). The reader, writer and signal threads are
 //! started before anything is read; without them the server does not start.
 //!
 //! The `stdmcp` command (package `stdmcp-cli`) adds threads of its own on this runtime, drawn
 //! here so that the whole process is in one place. A portfolio tool (README "Portfolios") runs
 //! each member on a `stdmcp-member` thread of its own, which runs the member's program as a
 //! command tool's worker does and outlives the portfolio's answer until its program is
-//! reaped; the worker waits for the members' ends on a channel. A call of a portfolio of N members counts as N calls against the limit, and
-//! the pool starts it only when all N are free (`Pool::submit_slots`).
+//! reaped; the worker waits for the members' ends on a channel. A call of a portfolio of N
+//! members counts as N calls against the limit, and the peer admits it only when all N are
+//! free (`Catalog::tool_slots`).
 //!
 //! The command's interactive sessions add threads of their own, per running session program
 //! (each through [`process::interactive`]):

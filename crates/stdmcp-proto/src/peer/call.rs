@@ -1,13 +1,18 @@
 //! The call table of the server role: one record per request whose work runs, waits to run,
 //! or waits for the client, with its life as one [`CallState`], and admission by the slots of
-//! `max_running` (the one waiting line: a call's work starts only when all its slots are free).
-//! A sub-machine of the peer: it knows nothing of effects or of the other parts.
+//! `max_running`: the one waiting line of the server (a call's work starts only when all its
+//! slots are free; the runtime has no queue of its own). A call waiting in line keeps the
+//! start the runtime gets when it is admitted. A start the runtime could not carry out (no
+//! thread could be started) comes back to the head of the line, and nothing more is admitted
+//! until a running call ends. A sub-machine of the peer: it knows nothing of effects or of the
+//! other parts.
 
 use std::collections::{HashMap, VecDeque};
 use std::time::Instant;
 
 use serde_json::{Map, Value};
 
+use super::CallStart;
 use crate::jsonrpc::RequestId;
 use crate::mcp::{ClientCapabilities, LogLevel, ProtocolVersion};
 
@@ -77,6 +82,11 @@ pub(super) struct Inflight {
     pub recent: VecDeque<String>,
     /// Slots of `max_running` the call takes (admitted all at once).
     pub slots: usize,
+    /// While the call waits in line: the start the runtime gets when it is admitted.
+    pub start: Option<CallStart>,
+    /// Why the runtime could not start the call's work the last time it was admitted (no
+    /// thread could be started), if it could not.
+    pub refused: Option<String>,
 }
 
 impl Inflight {
@@ -92,6 +102,8 @@ impl Inflight {
             background_at: None,
             recent: VecDeque::new(),
             slots: 1,
+            start: None,
+            refused: None,
             version,
             modern,
             cacheable: false,
@@ -143,6 +155,21 @@ pub(super) struct CallTable {
     running: usize,
     /// Calls waiting for free slots, oldest first.
     waiting: VecDeque<RequestId>,
+    /// A start came back (no thread could be started): nothing is admitted until a running
+    /// call ends and frees a thread.
+    blocked: bool,
+}
+
+/// What becomes of a start the runtime gave back ([`CallTable::refuse`]).
+#[derive(Debug, PartialEq)]
+pub(super) enum Refused {
+    /// Back at the head of the line, until a running call ends.
+    Waits,
+    /// Nothing else runs that could free a thread: the call must be answered now, and so
+    /// must these, refused before and waiting in line for the same reason.
+    Answer(Vec<RequestId>),
+    /// Not a call the table admitted (it ended meanwhile): nothing to do.
+    Unknown,
 }
 
 impl CallTable {
@@ -192,26 +219,44 @@ impl CallTable {
     }
 
     /// Admits a new call: running if its slots are free (and nobody waits), else waiting in
-    /// line (`running_since` unset).
-    pub fn admit(&mut self, id: &RequestId, call: &mut Inflight, max: usize) {
+    /// line (`running_since` unset). True when it runs.
+    pub fn admit(&mut self, id: &RequestId, call: &mut Inflight, max: usize) -> bool {
         let slots = call.slots.clamp(1, max);
-        if self.waiting.is_empty() && self.running.saturating_add(slots) <= max {
+        if self.waiting.is_empty() && !self.blocked && self.running.saturating_add(slots) <= max {
             self.running += slots;
+            true
         } else {
             call.running_since = None;
             self.waiting.push_back(id.clone());
+            false
         }
     }
 
-    /// A call left: its slots (`None`: its place in line) are free; the oldest waiting calls
-    /// take them, at `now`, while all the slots of each are free.
-    pub fn release(&mut self, now: Instant, id: &RequestId, slots: Option<usize>, max: usize) {
-        let Some(slots) = slots else {
-            self.waiting.retain(|w| w != id);
-            return;
-        };
-        self.running = self.running.saturating_sub(slots.clamp(1, max));
-        while let Some(next) = self.waiting.front() {
+    /// A call left: its slots (`None`: its place in line) are free. Returns the starts of
+    /// the calls admitted in its place ([`CallTable::admit_waiting`]).
+    pub fn release(
+        &mut self,
+        now: Instant,
+        id: &RequestId,
+        slots: Option<usize>,
+        max: usize,
+    ) -> Vec<CallStart> {
+        match slots {
+            Some(slots) => {
+                self.running = self.running.saturating_sub(slots.clamp(1, max));
+                // A running call ended: its thread is free.
+                self.blocked = false;
+            }
+            None => self.waiting.retain(|w| w != id),
+        }
+        self.admit_waiting(now, max)
+    }
+
+    /// The oldest waiting calls take the free slots, at `now`, while all the slots of each
+    /// are free (none while blocked); returns their starts.
+    fn admit_waiting(&mut self, now: Instant, max: usize) -> Vec<CallStart> {
+        let mut starts = Vec::new();
+        while let Some(next) = self.waiting.front().filter(|_| !self.blocked) {
             let need = self.calls.get(next).map_or(0, |c| c.slots.clamp(1, max));
             if self.running.saturating_add(need) > max {
                 break;
@@ -223,8 +268,56 @@ impl CallTable {
             {
                 call.running_since = Some(now);
                 self.running += need;
+                starts.extend(call.start.take());
             }
         }
+        starts
+    }
+
+    /// The runtime gave back the start of admitted call `id`: its slots are free again and it
+    /// goes back to the head of the line, keeping `start`, and nothing more is admitted until
+    /// a running call ends. When nothing else runs, no call will end to free a thread: the
+    /// call must be answered now, with every other call refused before and still in line.
+    pub fn refuse(&mut self, start: CallStart, why: &str, max: usize) -> Refused {
+        let id = start.id.clone();
+        let Some(call) = self
+            .calls
+            .get_mut(&id)
+            .filter(|c| c.running_since.is_some())
+        else {
+            return Refused::Unknown;
+        };
+        self.running = self.running.saturating_sub(call.slots.clamp(1, max));
+        call.running_since = None;
+        call.refused = Some(why.to_owned());
+        if self.running > 0 {
+            call.start = Some(start);
+            self.waiting.push_front(id);
+            self.blocked = true;
+            return Refused::Waits;
+        }
+        self.blocked = false;
+        let calls = &self.calls;
+        let (refused, rest) = self
+            .waiting
+            .drain(..)
+            .partition(|w| calls.get(w).is_some_and(|c| c.refused.is_some()));
+        self.waiting = rest;
+        let mut answer: Vec<RequestId> = refused.into();
+        answer.insert(0, id);
+        Refused::Answer(answer)
+    }
+
+    /// Takes call `id`, which waits in line, out of the table and the line (it was cancelled:
+    /// it never runs). Those behind it are admitted when a running call ends.
+    pub fn withdraw(&mut self, id: &RequestId) -> Option<Inflight> {
+        self.waiting.retain(|w| w != id);
+        self.calls.remove(id)
+    }
+
+    /// Admits what fits after calls were answered without running (see [`CallTable::refuse`]).
+    pub fn admit_now(&mut self, now: Instant, max: usize) -> Vec<CallStart> {
+        self.admit_waiting(now, max)
     }
 }
 

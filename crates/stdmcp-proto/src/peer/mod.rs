@@ -102,8 +102,8 @@ pub struct Config {
     pub page_size: usize,
     /// `ttlMs` on list results of the 2026-07-28 era (MCP 2026-07-28, Caching).
     pub list_ttl_ms: u64,
-    /// Requests whose work runs at once; later ones wait in arrival order for one to finish
-    /// (the runtime's worker pool has the same limit). Heartbeats of waiting requests say so.
+    /// Requests whose work runs at once; later ones wait in arrival order for one to finish,
+    /// and [`Effect::Start`] comes when one is admitted. Heartbeats of waiting requests say so.
     pub max_running: usize,
     /// How long a 2026-07-28 call parked on an `input_required` result waits for the client's
     /// retry before it is released (default 5 min).
@@ -215,7 +215,10 @@ pub enum Effect {
         /// One whole frame.
         bytes: Vec<u8>,
     },
-    /// Start this work; report its end with [`Peer::finish`].
+    /// Start this work now; report its end with [`Peer::finish`]. Emitted only when the
+    /// call is admitted (at once if its slots of [`Config::max_running`] are free, else when
+    /// they free up, in arrival order), so the caller needs no queue of its own; a start it
+    /// cannot carry out goes back with [`Peer::start_refused`].
     Start(CallStart),
     /// Stop the work of this request: it was cancelled, or the peer is shutting down.
     Cancel(RequestId),
@@ -494,10 +497,61 @@ impl Peer {
         }
     }
 
+    /// The runtime could not start the work of `start`, which the peer admitted (no thread
+    /// could be started: the user's process limit, a container's pids limit; `why` says
+    /// so). The call goes back to the head of the waiting line, and nothing more is admitted
+    /// until a running call ends and frees a thread; when nothing else runs, it is answered
+    /// at once with an error (and so is every call refused before that still waits), so that
+    /// every request is answered. A call cancelled since its start just ends.
+    pub fn start_refused(&mut self, now: Instant, start: CallStart, why: &str) {
+        let id = start.id.clone();
+        if self
+            .calls
+            .get(&id)
+            .is_some_and(call::Inflight::is_cancelled)
+        {
+            return self.finish(now, &id, Reply::Error(refusal(why)));
+        }
+        let max = self.config.max_running;
+        match self.calls.refuse(start, why, max) {
+            call::Refused::Waits => note!(
+                self,
+                Warn,
+                "request {id}: no thread could be started ({why}); it waits for a running call to end"
+            ),
+            call::Refused::Unknown => note!(self, Debug, "start of {id} given back: not running"),
+            call::Refused::Answer(ids) => {
+                for id in ids {
+                    let call = self.calls.get(&id);
+                    let why = call.and_then(|c| c.refused.as_deref()).unwrap_or(why);
+                    let e = refusal(&format!("no thread could be started to run it ({why})"));
+                    self.finish(now, &id, Reply::Error(e));
+                }
+                let starts = self.calls.admit_now(now, max);
+                self.start_admitted(starts);
+            }
+        }
+    }
+
+    /// Emits the starts of calls the call table admitted.
+    fn start_admitted(&mut self, starts: Vec<CallStart>) {
+        self.effects.extend(starts.into_iter().map(Effect::Start));
+    }
+
     /// Reports the end of a call's work as a tool result (server role).
     pub fn finish_tool(&mut self, now: Instant, id: &RequestId, result: CallToolResult) {
         self.finish(now, id, Reply::Tool(result));
     }
+}
+
+/// The error (-32603) of a request the server could not run for want of a thread (`why`:
+/// what happened); the runtime answers with it too when a thread it needs is missing.
+pub fn refusal(why: &str) -> ErrorObject {
+    ErrorObject::internal(format!(
+        "Internal error: the server could not run this request: {why}. The machine or \
+         the server's user is at its limit of processes and threads (ulimit -u, a \
+         container's pids limit); retry when other work has ended."
+    ))
 }
 
 #[cfg(test)]

@@ -22,7 +22,6 @@ use serde_json::{json, Value};
 use super::bell::Bell;
 
 use super::outbox::Outbox;
-use super::pool::Placed;
 use super::{Ctx, Handlers, Options, Pool};
 use crate::cancel::{CancelReason, CancelToken};
 use crate::jsonrpc::{ErrorObject, RequestId};
@@ -55,34 +54,33 @@ pub(super) struct State {
     fire: Vec<(CancelToken, CancelReason)>,
 }
 
-/// A call's work for the pool, with what answering it without running it takes.
+/// A call's work for the pool, or why it must be answered with an error instead of run.
 struct Submitted {
-    id: RequestId,
-    wants_progress: bool,
-    /// Why it must be answered with an error instead of run.
+    assignment: Assignment,
     refusal: Option<String>,
-    /// Slots of the concurrency limit it takes (a portfolio: one per member).
+}
+
+/// What a worker thread runs: a call the peer admitted.
+pub(crate) struct Assignment {
+    ctx: Ctx,
+    work: Work,
+    /// Slots of the concurrency limit it takes (for its start, if given back).
     slots: usize,
-    token: CancelToken,
-    /// Taken by the work item when it starts, or by the answer given without it.
-    claim: Arc<Claim>,
-    item: super::pool::WorkItem,
 }
 
-/// Who answers a call: the work item that runs it, or (for one left waiting for a busy worker,
-/// when no thread could be started) a cancel hook that answers it at its deadline, its
-/// cancellation or the shutdown, whichever comes first. Only the first to take it does.
-#[derive(Default)]
-struct Claim {
-    taken: AtomicBool,
-    /// The hook of a waiting job; unregistered when the job starts.
-    hook: Mutex<Option<crate::cancel::HookGuard>>,
-}
-
-impl Claim {
-    /// True for the first caller only.
-    fn take(&self) -> bool {
-        !self.taken.swap(true, Ordering::SeqCst)
+impl Assignment {
+    /// The start it was made from, to give back to the peer.
+    fn into_start(self) -> CallStart {
+        let Assignment { ctx, work, slots } = self;
+        CallStart {
+            id: ctx.id,
+            work,
+            version: ctx.version,
+            wants_progress: ctx.wants_progress,
+            client_capabilities: ctx.client_capabilities,
+            deadline: ctx.deadline,
+            slots,
+        }
     }
 }
 
@@ -95,7 +93,7 @@ pub(crate) struct Shared {
     /// Whether the timer thread runs: the first wake starts it, so that a session without
     /// deadlines, heartbeats or parked calls never does (cold start, docs/bench.md).
     timer_started: AtomicBool,
-    pub pool: Pool,
+    pub pool: Pool<Assignment>,
     pub handlers: Handlers,
     /// The peer's catalog, for what needs it outside the lock (argument validation).
     catalog: Arc<crate::peer::Catalog>,
@@ -111,11 +109,7 @@ impl Shared {
         handlers: Handlers,
         options: Options,
     ) -> Shared {
-        let pool = Pool::new(
-            options.max_concurrent_calls,
-            options.worker_keep_alive,
-            options.worker_stack,
-        );
+        let pool = Pool::new(work, options.worker_keep_alive, options.worker_stack);
         Shared {
             catalog: peer.catalog().clone(),
             status: Default::default(),
@@ -148,7 +142,7 @@ impl Shared {
         self.status.hand_to(&mut st.peer);
         let r = f(&mut st);
         self.apply(&mut st);
-        self.release(st);
+        self.release(st, false);
         r
     }
 
@@ -160,8 +154,10 @@ impl Shared {
 
     /// Lets go of the lock, then does what needs no lock: wakes the writer, hands new work
     /// to the pool (both may be syscalls; the bytes were queued in order under the lock) and
-    /// fires cancel tokens, whose hooks thus run on this thread without the lock.
-    fn release(self: &Arc<Self>, mut st: MutexGuard<'_, State>) {
+    /// fires cancel tokens, whose hooks thus run on this thread without the lock. A start no
+    /// thread could be started for goes back to the peer, unless `keep` (a worker whose call
+    /// just ended, about to be free): the first such is returned, for this thread to run.
+    fn release(self: &Arc<Self>, mut st: MutexGuard<'_, State>, keep: bool) -> Option<Assignment> {
         let submitted = std::mem::take(&mut st.submitted);
         let ring = std::mem::take(&mut st.ring_writer);
         let fire = std::mem::take(&mut st.fire);
@@ -169,31 +165,42 @@ impl Shared {
         if ring {
             self.out.ring();
         }
+        let mut kept = None;
         for s in submitted {
-            let refusal = match s.refusal {
-                Some(why) => Some(why),
-                None => match self.pool.submit_slots(s.item, s.slots) {
-                    Ok(Placed::Running) => None,
-                    Ok(Placed::Waiting(e)) => {
-                        self.answer_if_waiting_at_cancel(
-                            s.id.clone(),
-                            s.wants_progress,
-                            &s.token,
-                            s.claim,
-                            e,
-                        );
-                        None
-                    }
-                    Err((_, e)) => Some(format!("no thread could be started to run it ({e})")),
-                },
-            };
-            if let Some(why) = refusal {
-                self.refuse(&s.id, s.wants_progress, &why);
+            if let Some(why) = s.refusal {
+                let ctx = &s.assignment.ctx;
+                self.refuse(&ctx.id, ctx.wants_progress, &why);
+                continue;
+            }
+            match self.pool.submit(s.assignment) {
+                Ok(()) => {}
+                Err((a, _)) if keep && kept.is_none() => kept = Some(a),
+                Err((a, e)) => self.start_refused(a, &e),
             }
         }
         for (token, reason) in fire {
             token.cancel(reason);
         }
+        kept
+    }
+
+    /// Gives a start no thread could be started for back to the peer, which puts it back in
+    /// line (until a running call ends) or answers it (when none runs).
+    fn start_refused(self: &Arc<Self>, a: Assignment, e: &std::io::Error) {
+        log::warn!(
+            "cannot start a worker thread for request {} ({e})",
+            a.ctx.id
+        );
+        let (id, wants_progress) = (a.ctx.id.clone(), a.ctx.wants_progress);
+        let mut st = self.lock();
+        st.tokens.remove(&id);
+        st.peer
+            .start_refused(Instant::now(), a.into_start(), &e.to_string());
+        self.apply(&mut st);
+        if wants_progress {
+            self.out.end_progress(&id);
+        }
+        self.release(st, false);
     }
 
     /// Runs `f` on the peer, then carries out its effects.
@@ -234,7 +241,8 @@ impl Shared {
                     }
                 }
                 Effect::Unstarted(id) => {
-                    // Answered already: its job, still queued in the pool, returns at once.
+                    // Answered already, and never started (a call waiting in line has no
+                    // work and no token): nothing to stop.
                     if let Some(token) = st.tokens.remove(&id) {
                         st.fire.push((token, CancelReason::Unstarted));
                     }
@@ -283,6 +291,7 @@ impl Shared {
         true
     }
 
+    /// Prepares an admitted call's work for the pool, which gets it once the lock is let go.
     fn start(self: &Arc<Self>, st: &mut State, call: CallStart) {
         let token = CancelToken::new();
         st.tokens.insert(call.id.clone(), token.clone());
@@ -308,89 +317,16 @@ impl Shared {
             wants_progress: call.wants_progress,
             client_capabilities: call.client_capabilities,
         };
-        let (work, slots) = (call.work, call.slots);
-        // Submitted by `with_state` after the lock is released; the token is registered
-        // already, so a cancel that arrives first is seen when the job starts.
-        let (id, wants_progress) = (ctx.id.clone(), ctx.wants_progress);
-        let claim = Arc::new(Claim::default());
-        let claimed = Arc::clone(&claim);
+        // Submitted by `release` after the lock is let go; the token is registered already,
+        // so a cancel that arrives first is seen when the work starts.
         st.submitted.push(Submitted {
-            id,
-            wants_progress,
+            assignment: Assignment {
+                ctx,
+                work: call.work,
+                slots: call.slots,
+            },
             refusal,
-            slots,
-            token: ctx.cancel.clone(),
-            claim,
-            item: Box::new(move || {
-                if !claimed.take() {
-                    return; // answered while it waited for a thread
-                }
-                drop(
-                    claimed
-                        .hook
-                        .lock()
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .take(),
-                );
-                match ctx
-                    .cancel
-                    .is_cancelled()
-                    .then(|| ctx.cancel.reason())
-                    .flatten()
-                {
-                    // The peer answered it while it waited for this worker, and forgot it.
-                    Some(CancelReason::Unstarted) => return,
-                    // Cancelled while it waited: never answered, so nothing is run for it.
-                    Some(CancelReason::Client | CancelReason::Shutdown) => {
-                        let never = ErrorObject::internal("cancelled before it started");
-                        return ctx
-                            .shared
-                            .finish(&ctx.id, Reply::Error(never), ctx.wants_progress);
-                    }
-                    // A deadline that passed between the peer's start and this worker's: the
-                    // handler answers it (it timed out).
-                    _ => {}
-                }
-                let outcome = run(&ctx, work);
-                ctx.shared.finish(&ctx.id, outcome, ctx.wants_progress);
-            }),
         });
-    }
-
-    /// A job waits for a busy worker (no thread could be started for it): if its deadline
-    /// passes, or it is cancelled, before a worker takes it, it is answered then, without
-    /// running (a cancelled request is still never answered: the peer sees to that).
-    fn answer_if_waiting_at_cancel(
-        self: &Arc<Self>,
-        id: RequestId,
-        wants_progress: bool,
-        token: &CancelToken,
-        claim: Arc<Claim>,
-        why: std::io::Error,
-    ) {
-        let shared = Arc::downgrade(self);
-        let claimed = Arc::clone(&claim);
-        let hook = token.on_cancel(move || {
-            if let Some(shared) = shared.upgrade().filter(|_| claimed.take()) {
-                shared.refuse(
-                    &id,
-                    wants_progress,
-                    &format!(
-                        "it was still waiting for a worker thread when it was cancelled or its \
-                         deadline passed (none could be started: {why})"
-                    ),
-                );
-            }
-        });
-        // Kept until the job starts; a job that started already has dropped its slot's
-        // content, and the hook must not stay registered (it would hold the claim forever).
-        let mut slot = claim.hook.lock().unwrap_or_else(PoisonError::into_inner);
-        if claim.taken.load(Ordering::SeqCst) {
-            drop(slot);
-            drop(hook);
-        } else {
-            *slot = Some(hook);
-        }
     }
 
     /// Answers a call that could not be started with an error saying why (the server is out
@@ -398,25 +334,35 @@ impl Shared {
     /// It runs on the thread that submitted the call, which must not wait for the writer.
     fn refuse(self: &Arc<Self>, id: &RequestId, wants_progress: bool, why: &str) {
         log::error!("request {id} not run: {why}");
-        let error = ErrorObject::internal(format!(
-            "Internal error: the server could not run this request: {why}. The machine or \
-             the server's user is at its limit of processes and threads (ulimit -u, a \
-             container's pids limit); retry when other work has ended."
-        ));
-        self.settle(id, Reply::Error(error), wants_progress);
+        let error = crate::peer::refusal(why);
+        self.settle(id, Reply::Error(error), wants_progress, false);
     }
 
     /// Hands a call's outcome to the peer, which queues the response at once (a computed
     /// result is never lost to a cancel that comes while the writer is behind); then, without
     /// the lock, the worker waits while the writer's queue is full, so that it starts no new
     /// work until the client reads.
-    fn finish(self: &Arc<Self>, id: &RequestId, outcome: Reply, wants_progress: bool) {
-        self.settle(id, outcome, wants_progress);
+    /// Returns a call the peer admitted meanwhile that no new thread could be started for,
+    /// for this worker to run next.
+    fn finish(
+        self: &Arc<Self>,
+        id: &RequestId,
+        outcome: Reply,
+        wants_progress: bool,
+    ) -> Option<Assignment> {
+        let next = self.settle(id, outcome, wants_progress, true);
         self.out.wait_for_room();
+        next
     }
 
-    /// Hands a call's outcome to the peer and forgets the call.
-    fn settle(self: &Arc<Self>, id: &RequestId, outcome: Reply, wants_progress: bool) {
+    /// Hands a call's outcome to the peer and forgets the call (`keep`: see [`Shared::release`]).
+    fn settle(
+        self: &Arc<Self>,
+        id: &RequestId,
+        outcome: Reply,
+        wants_progress: bool,
+        keep: bool,
+    ) -> Option<Assignment> {
         let mut st = self.lock();
         st.tokens.remove(id);
         st.peer.finish(Instant::now(), id, outcome);
@@ -427,7 +373,7 @@ impl Shared {
         if st.draining && st.peer.calls_in_flight() == 0 {
             let _ = self.events.send(Lifecycle::Idle);
         }
-        self.release(st);
+        self.release(st, keep)
     }
 
     /// The next time the timer must act (the peer's next heartbeat or deadline), and
@@ -511,6 +457,23 @@ impl Shared {
         // A timer that never started has nothing to stop; one that did sees `stopped`.
         self.timer.ring();
     }
+}
+
+/// Runs an admitted call on a worker thread and reports its end; returns the call this thread
+/// runs next, if the pool could start no thread for one admitted meanwhile.
+fn work(a: Assignment) -> Option<Assignment> {
+    let Assignment { ctx, work, .. } = a;
+    // Cancelled between its start and this worker's: never answered, nothing is run. (A
+    // deadline that passed meanwhile is the handler's to answer: it timed out.)
+    let reason = ctx.cancel.is_cancelled().then(|| ctx.cancel.reason());
+    if let Some(Some(CancelReason::Client | CancelReason::Shutdown)) = reason {
+        let never = ErrorObject::internal("cancelled before it started");
+        return ctx
+            .shared
+            .finish(&ctx.id, Reply::Error(never), ctx.wants_progress);
+    }
+    let outcome = run(&ctx, work);
+    ctx.shared.finish(&ctx.id, outcome, ctx.wants_progress)
 }
 
 /// Runs one piece of work on the worker thread; a panic becomes an error for this call only.

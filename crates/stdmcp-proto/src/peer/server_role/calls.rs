@@ -42,10 +42,12 @@ impl Peer {
         };
         self.timers.stop_call(id);
         let max = self.config.max_running;
-        self.calls
+        let starts = self
+            .calls
             .release(now, id, call.running_since.map(|_| call.slots), max);
         self.forget_aliases(id);
         self.answer(now, call, outcome);
+        self.start_admitted(starts);
     }
 
     /// Answers a call taken out of the table: its request, its job, or nobody (cancelled).
@@ -117,6 +119,11 @@ impl Peer {
             return true;
         }
         match self.calls.get_mut(id) {
+            // Still waiting in line: it has no work to stop, and leaves now, unanswered.
+            Some(call) if call.running_since.is_none() => {
+                self.withdraw(id);
+                true
+            }
             Some(call) if !call.is_cancelled() => {
                 call.state = match &call.state {
                     CallState::Parked(park) => CallState::Cancelled {
@@ -139,6 +146,21 @@ impl Peer {
             }
             _ => false,
         }
+    }
+
+    /// Takes call `id`, cancelled while it waited in line, out of the table: it never runs.
+    fn withdraw(&mut self, id: &RequestId) {
+        let Some(call) = self.calls.withdraw(id) else {
+            return;
+        };
+        self.timers.stop_call(id);
+        self.forget_aliases(id);
+        self.forget_in_batches(&call.wire_id);
+        note!(
+            self,
+            Debug,
+            "request {id} was cancelled while queued: it never runs"
+        );
     }
 
     /// Cancels every request in flight (shutdown).
@@ -316,9 +338,18 @@ impl Peer {
         };
         self.timers.stop_call(id);
         let max = self.config.max_running;
-        self.calls.release(now, id, None, max);
+        let starts = self.calls.release(now, id, None, max);
         self.forget_aliases(id);
         self.effects.push_back(Effect::Unstarted(id.clone()));
+        if let Some(why) = &call.refused {
+            // It waited for a thread, not for a slot.
+            let why = format!(
+                "it was still waiting for a worker thread when its deadline passed (none \
+                 could be started: {why})"
+            );
+            self.answer(now, call, Reply::Error(super::refusal(&why)));
+            return self.start_admitted(starts);
+        }
         let tool = call
             .tool
             .and_then(|t| self.catalog.tools.get(t))
@@ -340,6 +371,7 @@ impl Peer {
             "request {id} ({tool}) reached its deadline before it started"
         );
         self.answer(now, call, Reply::Tool(CallToolResult::error(text)));
+        self.start_admitted(starts);
     }
 
     /// Sends the heartbeat progress of call `id`, whose timer fired. Without a tool-given

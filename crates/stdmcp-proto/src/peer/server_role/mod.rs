@@ -490,18 +490,25 @@ impl Peer {
         // A call that may become a job reports its output lines even without a token.
         let wants_progress = inflight.progress_token.is_some() || inflight.background_at.is_some();
         let max = self.config.max_running;
-        self.calls.admit(&req.id, &mut inflight, max);
-        self.calls.insert(req.id.clone(), inflight);
-        self.sync_call_timers(&req.id);
-        self.effects.push_back(Effect::Start(CallStart {
-            id: req.id,
+        let start = CallStart {
+            id: req.id.clone(),
             work,
             version: terms.version,
             wants_progress,
             client_capabilities: terms.caps,
             deadline,
             slots,
-        }));
+        };
+        // Started when admitted: now, or when slots free up (the start waits in the call).
+        let admitted = match self.calls.admit(&req.id, &mut inflight, max) {
+            true => Some(start),
+            false => inflight.start.replace(start).and(None),
+        };
+        self.calls.insert(req.id.clone(), inflight);
+        self.sync_call_timers(&req.id);
+        if let Some(start) = admitted {
+            self.effects.push_back(Effect::Start(start));
+        }
     }
 
     /// Stops accepting requests: new ones are answered with an error at once; work in flight

@@ -10,7 +10,8 @@ use super::{call, catalog, H};
 use crate::jsonrpc::{RequestId, QUOTE_MAX};
 use crate::peer::{Config, Effect, Level, Peer, Reply};
 
-fn limited(max_running: usize) -> H {
+/// A server peer after `initialize` whose `max_running` is `max_running`.
+pub(super) fn limited(max_running: usize) -> H {
     let config = Config {
         max_running,
         ..Config::default()
@@ -29,11 +30,14 @@ fn heartbeats_of_waiting_calls_say_they_are_queued() {
     let t0 = h.now;
     for (id, token) in [(1, "a"), (2, "b"), (3, "c")] {
         let started = h.req(call(json!(id), "sleep", json!({}), Some(json!(token))));
-        assert_eq!(
-            started.started.len(),
-            1,
-            "the runtime queues the work itself"
-        );
+        // Only an admitted call's work starts: the runtime has no queue of its own.
+        let ids: Vec<_> = started.started.iter().map(|c| c.id.clone()).collect();
+        let expected = if id == 1 {
+            vec![RequestId::number(1)]
+        } else {
+            vec![]
+        };
+        assert_eq!(ids, expected, "call {id}");
     }
     h.peer.handle_timeout(t0 + Duration::from_secs(5));
     let sent = h.drain().sent;
@@ -56,7 +60,9 @@ fn heartbeats_of_waiting_calls_say_they_are_queued() {
     let t7 = t0 + Duration::from_secs(7);
     h.peer
         .finish(t7, &RequestId::number(1), Reply::Value(json!({})));
-    h.drain();
+    let started = h.drain().started;
+    assert_eq!(started.len(), 1, "{started:?}");
+    assert_eq!(started[0].id, RequestId::number(2));
     h.peer.handle_timeout(t0 + Duration::from_secs(10));
     let sent = h.drain().sent;
     assert_eq!(sent.len(), 2, "{sent:?}");

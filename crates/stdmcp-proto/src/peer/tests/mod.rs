@@ -9,6 +9,7 @@ use serde_json::{json, Value};
 use super::*;
 use crate::mcp::{Implementation, Prompt, Resource, Tool};
 
+mod admission;
 mod client;
 mod edges;
 mod jobs;
