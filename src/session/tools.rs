@@ -211,51 +211,15 @@ fn send_tool(reg: &Arc<Registry>, kind: &Arc<SessionKind>) -> ToolDef {
         &["input"],
     );
     let handler: Box<Handler> = Box::new(|ctx, reg, kind, args| {
-        let name = name_of(args)?;
-        let input = args
-            .get("input")
-            .and_then(Value::as_str)
-            .ok_or_else(|| ToolError::msg("input (a string) is required"))?;
-        if input.len() > MAX_INPUT || (kind.input_nul && input.contains('\0')) {
-            return Err(ToolError::msg(format!(
-                "input must be at most {MAX_INPUT} bytes (and without NUL for this kind)"
-            )));
-        }
-        match args.get("timeout") {
-            None | Some(Value::Null) => {}
-            Some(t) if t.as_f64().is_some_and(|t| t > 0.0 && t.is_finite()) => {}
-            Some(_) => {
-                return Err(ToolError::msg(
-                    "timeout must be a positive number of seconds",
-                ))
-            }
-        }
-        let cap = match args.get("maxOutputBytes") {
-            None | Some(Value::Null) => kind.max_output_bytes,
-            Some(v) => match v.as_u64() {
-                Some(n) if (1..=max_send_output(kind) as u64).contains(&n) => n as usize,
-                _ => {
-                    return Err(ToolError::msg(format!(
-                        "maxOutputBytes must be an integer from 1 to {}",
-                        max_send_output(kind)
-                    )))
-                }
-            },
-        };
+        let (name, input, cap) = send_args(kind, args)?;
         // The same rule gave the call its deadline (`send_timeout`); this is for the reply.
         let limit = send_timeout(kind).for_call(args);
-        reply(with_call(ctx, |c| {
-            ops::send(
-                Target {
-                    reg,
-                    kind,
-                    name: &name,
-                },
-                input,
-                (limit, cap),
-                c,
-            )
-        }))
+        let on = Target {
+            reg,
+            kind,
+            name: &name,
+        };
+        reply(with_call(ctx, |c| ops::send(on, input, (limit, cap), c)))
     });
     tool(
         reg,
@@ -267,6 +231,45 @@ fn send_tool(reg: &Arc<Registry>, kind: &Arc<SessionKind>) -> ToolDef {
         handler,
     )
     .timeout_rule(send_timeout(kind))
+}
+
+/// A send's session name, input and output cap, checked.
+fn send_args<'a>(
+    kind: &SessionKind,
+    args: &'a Value,
+) -> Result<(String, &'a str, usize), ToolError> {
+    let name = name_of(args)?;
+    let input = args
+        .get("input")
+        .and_then(Value::as_str)
+        .ok_or_else(|| ToolError::msg("input (a string) is required"))?;
+    if input.len() > MAX_INPUT || (kind.input_nul && input.contains('\0')) {
+        return Err(ToolError::msg(format!(
+            "input must be at most {MAX_INPUT} bytes (and without NUL for this kind)"
+        )));
+    }
+    match args.get("timeout") {
+        None | Some(Value::Null) => {}
+        Some(t) if t.as_f64().is_some_and(|t| t > 0.0 && t.is_finite()) => {}
+        Some(_) => {
+            return Err(ToolError::msg(
+                "timeout must be a positive number of seconds",
+            ))
+        }
+    }
+    let cap = match args.get("maxOutputBytes") {
+        None | Some(Value::Null) => kind.max_output_bytes,
+        Some(v) => match v.as_u64() {
+            Some(n) if (1..=max_send_output(kind) as u64).contains(&n) => n as usize,
+            _ => {
+                return Err(ToolError::msg(format!(
+                    "maxOutputBytes must be an integer from 1 to {}",
+                    max_send_output(kind)
+                )))
+            }
+        },
+    };
+    Ok((name, input, cap))
 }
 
 /// A send's deadline: its `timeout` argument, else the kind's, at most the kind's largest.

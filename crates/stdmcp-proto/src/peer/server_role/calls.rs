@@ -347,7 +347,7 @@ impl Peer {
                 "it was still waiting for a worker thread when its deadline passed (none \
                  could be started: {why})"
             );
-            self.answer(now, call, Reply::Error(super::refusal(&why)));
+            self.answer(now, call, Reply::Error(crate::peer::refusal(&why)));
             return self.start_admitted(starts);
         }
         let tool = call
