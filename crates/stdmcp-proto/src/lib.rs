@@ -20,7 +20,7 @@
 //!
 //! The runtime logs every frame; see the `stdmcp` crate.
 #![deny(clippy::print_stdout, clippy::dbg_macro)]
-#![warn(missing_docs)]
+#![warn(missing_docs, unreachable_pub)]
 
 pub mod framing;
 pub mod human;

@@ -8,10 +8,10 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, RecvTimeoutError};
 use serde_json::{json, Value};
 
-use crate::framing::{self, Frame, FrameDecoder, FrameError};
 use crate::jsonrpc::{ErrorObject, Notification, Request, RequestId, Response};
 use crate::mcp::{method, Implementation, ProtocolVersion};
-use crate::peer::{ClientEra, Config, Effect, Peer};
+use stdmcp_proto::framing::{self, Frame, FrameDecoder, FrameError};
+use stdmcp_proto::peer::{ClientEra, Config, Effect, Peer};
 
 /// What the client waits for.
 #[derive(Debug)]

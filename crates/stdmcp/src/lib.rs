@@ -148,10 +148,6 @@
 mod cancel;
 mod random;
 mod reaper;
-// TEMPORARY(#22 merge): the server's internals (dispatch, outbox, pool) still mark items `pub`
-// that no one outside reaches; they are being rewritten on another branch, so their
-// visibilities are narrowed after the merge, and this `allow` goes.
-#[allow(unreachable_pub)]
 mod server;
 // The FFI of the crate (killpg, kill, waitpid, prctl, setrlimit, setpriority, close_range,
 // poll) is in `process` and `reaper`, the descriptor-relative opens (openat, openat2,
@@ -162,12 +158,10 @@ pub mod client;
 pub mod process;
 pub mod sync;
 
-// The protocol crate's modules, under the names the runtime's own code uses
-// (`crate::peer::...`); public where the API takes or returns their types.
+// The protocol crate's types the API takes or returns.
 /// What [`Server::catalog`] returns and what [`Ctx::ask`] takes, from the protocol crate's
 /// peer (which itself is not part of this API: the runtime drives it).
 pub use stdmcp_proto::peer::{Catalog, InputRequest};
-use stdmcp_proto::{framing, peer};
 pub use stdmcp_proto::{jsonrpc, mcp};
 
 pub use cancel::{CancelReason, CancelToken};

@@ -36,7 +36,7 @@ pub fn fill(buf: &mut [u8]) -> io::Result<()> {
 
 /// Fills `buf` with unpredictable bytes: the kernel's random pool (`getrandom(2)`), or, on a
 /// kernel without it (before 3.17), std's randomly keyed SipHash over a counter and the time.
-/// The runtime's [`crate::peer::Config::fill_random`] (the nonce of each parked call's
+/// The runtime's [`stdmcp_proto::peer::Config::fill_random`] (the nonce of each parked call's
 /// `requestState`).
 pub(crate) fn kernel_random(buf: &mut [u8]) {
     if let Err(e) = fill(buf) {

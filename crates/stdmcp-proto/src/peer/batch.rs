@@ -38,7 +38,7 @@ pub(super) enum Filed {
 
 impl Batches {
     /// A batch is being read; these are its requests.
-    pub fn open(&mut self, pending: Vec<RequestId>) {
+    pub(super) fn open(&mut self, pending: Vec<RequestId>) {
         self.0.push(Batch {
             pending,
             responses: Vec::new(),
@@ -49,7 +49,7 @@ impl Batches {
     /// Files the response to request `id`: in the batch being read if it holds the id, else
     /// (unless `running`: while its work runs, a response with its id answers another
     /// request that reuses the id) in a batch waiting for that id's work.
-    pub fn file(&mut self, id: &RequestId, json: Vec<u8>, running: bool) -> Filed {
+    pub(super) fn file(&mut self, id: &RequestId, json: Vec<u8>, running: bool) -> Filed {
         let holds = |b: &Batch| b.pending.contains(id);
         let batch = match self.0.iter().position(|b| b.open && holds(b)) {
             Some(i) => Some(i),
@@ -68,14 +68,14 @@ impl Batches {
     }
 
     /// Files the error for an invalid item of the batch being read.
-    pub fn file_invalid(&mut self, json: Vec<u8>) {
+    pub(super) fn file_invalid(&mut self, json: Vec<u8>) {
         if let Some(b) = self.0.iter_mut().find(|b| b.open) {
             b.responses.push(json);
         }
     }
 
     /// The batch being read was read to its end: its array, if it is complete.
-    pub fn close(&mut self) -> Option<Vec<u8>> {
+    pub(super) fn close(&mut self) -> Option<Vec<u8>> {
         let i = self.0.iter().position(|b| b.open)?;
         self.0[i].open = false;
         self.flush(i)
@@ -83,7 +83,7 @@ impl Batches {
 
     /// Request `id` of a waiting batch will never be answered (cancelled): its batch's array,
     /// if that completes it.
-    pub fn forget(&mut self, id: &RequestId) -> Option<Vec<u8>> {
+    pub(super) fn forget(&mut self, id: &RequestId) -> Option<Vec<u8>> {
         let i = self.0.iter().position(|b| b.pending.contains(id))?;
         self.0[i].take_pending(id);
         self.flush(i)

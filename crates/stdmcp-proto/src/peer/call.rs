@@ -90,7 +90,12 @@ pub(super) struct Inflight {
 }
 
 impl Inflight {
-    pub fn new(now: Instant, id: RequestId, version: ProtocolVersion, modern: bool) -> Inflight {
+    pub(super) fn new(
+        now: Instant,
+        id: RequestId,
+        version: ProtocolVersion,
+        modern: bool,
+    ) -> Inflight {
         Inflight {
             wire_id: id,
             target: None,
@@ -173,54 +178,54 @@ pub(super) enum Refused {
 }
 
 impl CallTable {
-    pub fn get(&self, id: &RequestId) -> Option<&Inflight> {
+    pub(super) fn get(&self, id: &RequestId) -> Option<&Inflight> {
         self.calls.get(id)
     }
 
-    pub fn get_mut(&mut self, id: &RequestId) -> Option<&mut Inflight> {
+    pub(super) fn get_mut(&mut self, id: &RequestId) -> Option<&mut Inflight> {
         self.calls.get_mut(id)
     }
 
-    pub fn contains_key(&self, id: &RequestId) -> bool {
+    pub(super) fn contains_key(&self, id: &RequestId) -> bool {
         self.calls.contains_key(id)
     }
 
     /// Puts a record in the table (admission aside: see [`CallTable::admit`]).
-    pub fn insert(&mut self, id: RequestId, call: Inflight) {
+    pub(super) fn insert(&mut self, id: RequestId, call: Inflight) {
         self.calls.insert(id, call);
     }
 
     /// Takes a record out of the table (its slots aside: see [`CallTable::release`]).
-    pub fn remove(&mut self, id: &RequestId) -> Option<Inflight> {
+    pub(super) fn remove(&mut self, id: &RequestId) -> Option<Inflight> {
         self.calls.remove(id)
     }
 
-    pub fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         self.calls.len()
     }
 
-    pub fn keys(&self) -> impl Iterator<Item = &RequestId> {
+    pub(super) fn keys(&self) -> impl Iterator<Item = &RequestId> {
         self.calls.keys()
     }
 
     #[cfg(test)]
-    pub fn iter(&self) -> impl Iterator<Item = (&RequestId, &Inflight)> {
+    pub(super) fn iter(&self) -> impl Iterator<Item = (&RequestId, &Inflight)> {
         self.calls.iter()
     }
 
     /// Slots held by the calls admitted.
-    pub fn running(&self) -> usize {
+    pub(super) fn running(&self) -> usize {
         self.running
     }
 
     /// How many calls wait before call `id`, if it waits for free slots.
-    pub fn place_in_line(&self, id: &RequestId) -> Option<usize> {
+    pub(super) fn place_in_line(&self, id: &RequestId) -> Option<usize> {
         self.waiting.iter().position(|w| w == id)
     }
 
     /// Admits a new call: running if its slots are free (and nobody waits), else waiting in
     /// line (`running_since` unset). True when it runs.
-    pub fn admit(&mut self, id: &RequestId, call: &mut Inflight, max: usize) -> bool {
+    pub(super) fn admit(&mut self, id: &RequestId, call: &mut Inflight, max: usize) -> bool {
         let slots = call.slots.clamp(1, max);
         if self.waiting.is_empty() && !self.blocked && self.running.saturating_add(slots) <= max {
             self.running += slots;
@@ -234,7 +239,7 @@ impl CallTable {
 
     /// A call left: its slots (`None`: its place in line) are free. Returns the starts of
     /// the calls admitted in its place ([`CallTable::admit_waiting`]).
-    pub fn release(
+    pub(super) fn release(
         &mut self,
         now: Instant,
         id: &RequestId,
@@ -278,7 +283,7 @@ impl CallTable {
     /// goes back to the head of the line, keeping `start`, and nothing more is admitted until
     /// a running call ends. When nothing else runs, no call will end to free a thread: the
     /// call must be answered now, with every other call refused before and still in line.
-    pub fn refuse(&mut self, start: CallStart, why: &str, max: usize) -> Refused {
+    pub(super) fn refuse(&mut self, start: CallStart, why: &str, max: usize) -> Refused {
         let id = start.id.clone();
         let Some(call) = self
             .calls
@@ -310,13 +315,13 @@ impl CallTable {
 
     /// Takes call `id`, which waits in line, out of the table and the line (it was cancelled:
     /// it never runs). Those behind it are admitted when a running call ends.
-    pub fn withdraw(&mut self, id: &RequestId) -> Option<Inflight> {
+    pub(super) fn withdraw(&mut self, id: &RequestId) -> Option<Inflight> {
         self.waiting.retain(|w| w != id);
         self.calls.remove(id)
     }
 
     /// Admits what fits after calls were answered without running (see [`CallTable::refuse`]).
-    pub fn admit_now(&mut self, now: Instant, max: usize) -> Vec<CallStart> {
+    pub(super) fn admit_now(&mut self, now: Instant, max: usize) -> Vec<CallStart> {
         self.admit_waiting(now, max)
     }
 }

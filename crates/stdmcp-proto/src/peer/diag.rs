@@ -37,7 +37,7 @@ pub(super) struct Diagnostics {
 }
 
 impl Diagnostics {
-    pub fn new(max: Option<Level>) -> Diagnostics {
+    pub(super) fn new(max: Option<Level>) -> Diagnostics {
         Diagnostics {
             max,
             queue: VecDeque::new(),
@@ -45,18 +45,18 @@ impl Diagnostics {
     }
 
     /// Whether a diagnostic at `level` is kept (checked before its message is formatted).
-    pub fn wants(&self, level: Level) -> bool {
+    pub(super) fn wants(&self, level: Level) -> bool {
         self.max.is_some_and(|max| level <= max)
     }
 
-    pub fn push(&mut self, level: Level, message: String) {
+    pub(super) fn push(&mut self, level: Level, message: String) {
         if self.queue.len() == MAX_QUEUED {
             self.queue.pop_front();
         }
         self.queue.push_back(Diagnostic { level, message });
     }
 
-    pub fn pop(&mut self) -> Option<Diagnostic> {
+    pub(super) fn pop(&mut self) -> Option<Diagnostic> {
         self.queue.pop_front()
     }
 }

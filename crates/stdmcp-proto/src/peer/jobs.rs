@@ -23,7 +23,7 @@ pub const WAIT_DEFAULT: Duration = Duration::from_secs(40);
 pub const WAIT_MAX: Duration = Duration::from_secs(50);
 
 /// Output lines a job keeps (the latest ones).
-pub const JOB_LINES: usize = 5;
+pub(super) const JOB_LINES: usize = 5;
 
 /// The `_meta` key of a job status result.
 pub const JOB_META: &str = "stdmcp/job";
@@ -40,7 +40,7 @@ pub(super) enum JobState {
 }
 
 impl JobState {
-    pub fn name(&self) -> &'static str {
+    pub(super) fn name(&self) -> &'static str {
         match self {
             JobState::Working => "working",
             JobState::Completed(_) => "completed",
@@ -71,14 +71,14 @@ pub(super) struct Job {
 
 impl Job {
     /// The task status: `input_required` while a working task waits for answers.
-    pub fn status(&self) -> &'static str {
+    pub(super) fn status(&self) -> &'static str {
         match (&self.state, &self.input) {
             (JobState::Working, Some(_)) => "input_required",
             (state, _) => state.name(),
         }
     }
 
-    pub fn elapsed(&self, now: Instant) -> Duration {
+    pub(super) fn elapsed(&self, now: Instant) -> Duration {
         self.ended
             .unwrap_or(now)
             .saturating_duration_since(self.started)
@@ -97,22 +97,22 @@ pub(super) struct Store {
 
 impl Store {
     /// Keeps a new job (room made: see [`Store::make_room`]).
-    pub fn add(&mut self, job: Job) {
+    pub(super) fn add(&mut self, job: Job) {
         self.jobs.push(job);
     }
 
     /// The jobs kept, oldest first.
-    pub fn iter(&self) -> impl Iterator<Item = &Job> {
+    pub(super) fn iter(&self) -> impl Iterator<Item = &Job> {
         self.jobs.iter()
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(super) fn is_empty(&self) -> bool {
         self.jobs.is_empty()
     }
 
     /// The work waiting for answers under `park` stopped waiting (cancelled, deadline): its
     /// task's questions are withdrawn.
-    pub fn withdraw_input(&mut self, park: &RequestId) {
+    pub(super) fn withdraw_input(&mut self, park: &RequestId) {
         for job in &mut self.jobs {
             if job.input.as_ref().is_some_and(|i| i.park == *park) {
                 job.input = None;
@@ -120,22 +120,22 @@ impl Store {
         }
     }
 
-    pub fn get(&self, id: &str) -> Option<&Job> {
+    pub(super) fn get(&self, id: &str) -> Option<&Job> {
         self.jobs.iter().find(|j| j.id == id)
     }
 
-    pub fn get_mut(&mut self, id: &str) -> Option<&mut Job> {
+    pub(super) fn get_mut(&mut self, id: &str) -> Option<&mut Job> {
         self.jobs.iter_mut().find(|j| j.id == id)
     }
 
     /// Forgets a job (its retention is over).
-    pub fn forget(&mut self, id: &str) {
+    pub(super) fn forget(&mut self, id: &str) {
         self.jobs.retain(|j| j.id != id);
     }
 
     /// Makes room for one more job when `max` are kept: the oldest ended job gives way (its
     /// id is returned). `Err(())` when every job kept still works.
-    pub fn make_room(&mut self, max: usize) -> Result<Option<String>, ()> {
+    pub(super) fn make_room(&mut self, max: usize) -> Result<Option<String>, ()> {
         if self.jobs.len() < max {
             return Ok(None);
         }
@@ -147,7 +147,13 @@ impl Store {
 
     /// Ends working job `id` in `state` at `now` (`wall`): true if it was working (an ended
     /// job stays as it ended).
-    pub fn end(&mut self, id: &str, state: JobState, now: Instant, wall: SystemTime) -> bool {
+    pub(super) fn end(
+        &mut self,
+        id: &str,
+        state: JobState,
+        now: Instant,
+        wall: SystemTime,
+    ) -> bool {
         let Some(job) = self.get_mut(id).filter(|j| j.state == JobState::Working) else {
             return false;
         };
@@ -158,7 +164,7 @@ impl Store {
     }
 
     /// A fresh job id (job-N).
-    pub fn new_id(&mut self) -> String {
+    pub(super) fn new_id(&mut self) -> String {
         self.next += 1;
         format!("job-{}", self.next)
     }
@@ -197,7 +203,7 @@ pub(super) struct TaskInput {
 
 impl TaskInput {
     /// `inputRequests` as `tasks/get` shows them (MRTR-shaped: key -> method and params).
-    pub fn requests(&self) -> Value {
+    pub(super) fn requests(&self) -> Value {
         let m: Map<String, Value> = self
             .pending
             .iter()
@@ -233,7 +239,7 @@ pub(super) struct Wait {
 
 impl Wait {
     /// When its next heartbeat is due, if it has a progress token.
-    pub fn next_heartbeat(&self, interval: Duration) -> Option<Instant> {
+    pub(super) fn next_heartbeat(&self, interval: Duration) -> Option<Instant> {
         self.progress_token
             .as_ref()
             .and(self.last_report.checked_add(interval))
@@ -246,37 +252,37 @@ pub(super) struct Waits(HashMap<RequestId, Wait>);
 
 impl Waits {
     /// A new pending wait of request `id`.
-    pub fn add(&mut self, id: RequestId, wait: Wait) {
+    pub(super) fn add(&mut self, id: RequestId, wait: Wait) {
         self.0.insert(id, wait);
     }
 
-    pub fn get(&self, id: &RequestId) -> Option<&Wait> {
+    pub(super) fn get(&self, id: &RequestId) -> Option<&Wait> {
         self.0.get(id)
     }
 
-    pub fn get_mut(&mut self, id: &RequestId) -> Option<&mut Wait> {
+    pub(super) fn get_mut(&mut self, id: &RequestId) -> Option<&mut Wait> {
         self.0.get_mut(id)
     }
 
     /// Ends wait `id` (answered, cancelled or timed out).
-    pub fn remove(&mut self, id: &RequestId) -> Option<Wait> {
+    pub(super) fn remove(&mut self, id: &RequestId) -> Option<Wait> {
         self.0.remove(id)
     }
 
-    pub fn contains(&self, id: &RequestId) -> bool {
+    pub(super) fn contains(&self, id: &RequestId) -> bool {
         self.0.contains_key(id)
     }
 
-    pub fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         self.0.len()
     }
 
-    pub fn ids(&self) -> impl Iterator<Item = &RequestId> {
+    pub(super) fn ids(&self) -> impl Iterator<Item = &RequestId> {
         self.0.keys()
     }
 
     /// The waits on job `job`.
-    pub fn on(&self, job: &str) -> Vec<RequestId> {
+    pub(super) fn on(&self, job: &str) -> Vec<RequestId> {
         self.0
             .iter()
             .filter(|(_, w)| w.job == job)
@@ -285,7 +291,7 @@ impl Waits {
     }
 
     #[cfg(test)]
-    pub fn iter(&self) -> impl Iterator<Item = (&RequestId, &Wait)> {
+    pub(super) fn iter(&self) -> impl Iterator<Item = (&RequestId, &Wait)> {
         self.0.iter()
     }
 }

@@ -75,7 +75,7 @@ pub(super) enum RetryRefusal {
 
 impl RetryRefusal {
     /// The -32602 error that says so (`ttl`: how long a parked call waits).
-    pub fn error(self, ttl: Duration) -> ErrorObject {
+    pub(super) fn error(self, ttl: Duration) -> ErrorObject {
         ErrorObject::invalid_params(match self {
             RetryRefusal::Integrity => "requestState failed its integrity check: it was altered, belongs to another request, or was issued by another server process".to_owned(),
             RetryRefusal::Gone => format!(
@@ -89,20 +89,20 @@ impl RetryRefusal {
 
 impl Parking {
     /// Number of calls parked.
-    pub fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         self.parked.len()
     }
 
-    pub fn insert(&mut self, park: i64, parked: Parked) {
+    pub(super) fn insert(&mut self, park: i64, parked: Parked) {
         self.parked.insert(park, parked);
     }
 
-    pub fn remove(&mut self, park: i64) -> Option<Parked> {
+    pub(super) fn remove(&mut self, park: i64) -> Option<Parked> {
         self.parked.remove(&park)
     }
 
     /// The park a park id names, if that call is parked.
-    pub fn find(&self, park: &RequestId) -> Option<i64> {
+    pub(super) fn find(&self, park: &RequestId) -> Option<i64> {
         self.parked
             .keys()
             .find(|k| RequestId::number(**k) == *park)
@@ -110,23 +110,23 @@ impl Parking {
     }
 
     /// The calls parked.
-    pub fn calls(&self) -> Vec<RequestId> {
+    pub(super) fn calls(&self) -> Vec<RequestId> {
         self.parked.values().map(|p| p.call.clone()).collect()
     }
 
     /// When parked call `park` is released unless retried.
-    pub fn expiry(&self, park: i64) -> Option<Instant> {
+    pub(super) fn expiry(&self, park: i64) -> Option<Instant> {
         self.parked.get(&park).map(|p| p.expires)
     }
 
     /// Every parked call's expiry (for tests of the timer table).
     #[cfg(test)]
-    pub fn expiries(&self) -> Vec<(i64, Instant)> {
+    pub(super) fn expiries(&self) -> Vec<(i64, Instant)> {
         self.parked.iter().map(|(k, p)| (*k, p.expires)).collect()
     }
 
     /// The call a request id stands for: itself, or the call a retried request continues.
-    pub fn call_id_of(&self, wire: &RequestId) -> RequestId {
+    pub(super) fn call_id_of(&self, wire: &RequestId) -> RequestId {
         self.aliases
             .get(wire)
             .cloned()
@@ -134,19 +134,19 @@ impl Parking {
     }
 
     /// Retried request `retry` continues `call`.
-    pub fn alias(&mut self, retry: RequestId, call: RequestId) {
+    pub(super) fn alias(&mut self, retry: RequestId, call: RequestId) {
         self.aliases.insert(retry, call);
     }
 
     /// Forgets the ids retried requests of `call` went by (the call ended).
-    pub fn forget_aliases(&mut self, call: &RequestId) {
+    pub(super) fn forget_aliases(&mut self, call: &RequestId) {
         if !self.aliases.is_empty() {
             self.aliases.retain(|_, c| c != call);
         }
     }
 
     /// What parked call `park` asks now: its `inputRequests` and `requestState`.
-    pub fn asking(&self, park: i64) -> Option<(Map<String, Value>, String)> {
+    pub(super) fn asking(&self, park: i64) -> Option<(Map<String, Value>, String)> {
         let p = self.parked.get(&park)?;
         let requests = p
             .pending
@@ -162,7 +162,11 @@ impl Parking {
 
     /// The parked call a retry's `requestState` continues (park id, call id): it must name a
     /// parked call of the same request (`target`) with its nonce and current round.
-    pub fn check_retry(&self, state: &str, target: &str) -> Result<(i64, RequestId), RetryRefusal> {
+    pub(super) fn check_retry(
+        &self,
+        state: &str,
+        target: &str,
+    ) -> Result<(i64, RequestId), RetryRefusal> {
         let (park, round, nonce) = parse_state(state).ok_or(RetryRefusal::Integrity)?;
         let p = self.parked.get(&park).ok_or(RetryRefusal::Gone)?;
         if !nonce_matches(&p.nonce, &nonce) || p.target != target {
@@ -177,7 +181,7 @@ impl Parking {
     /// Takes the answers a retry carries for parked call `park`. Returns whether the call is
     /// done waiting (every question answered, or one left that the retry's capabilities
     /// cannot answer: that error), else starts its next round, waiting until `expires`.
-    pub fn take_answers(
+    pub(super) fn take_answers(
         &mut self,
         park: i64,
         responses: &Map<String, Value>,

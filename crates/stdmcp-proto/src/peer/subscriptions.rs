@@ -17,7 +17,7 @@ pub(super) struct Subscriptions {
 impl Subscriptions {
     /// Subscribes to `uri` (again: a no-op); false when [`MAX_SUBSCRIPTIONS`] other URIs are
     /// subscribed to already.
-    pub fn subscribe(&mut self, uri: &str) -> bool {
+    pub(super) fn subscribe(&mut self, uri: &str) -> bool {
         if !self.uris.contains(uri) && self.uris.len() >= MAX_SUBSCRIPTIONS {
             return false;
         }
@@ -26,12 +26,12 @@ impl Subscriptions {
     }
 
     /// Unsubscribes from `uri` (not subscribed to: a no-op).
-    pub fn unsubscribe(&mut self, uri: &str) {
+    pub(super) fn unsubscribe(&mut self, uri: &str) {
         self.uris.remove(uri);
     }
 
     /// The URIs subscribed to that `changed` accepts, in order.
-    pub fn matching(&self, changed: impl Fn(&str) -> bool) -> Vec<String> {
+    pub(super) fn matching(&self, changed: impl Fn(&str) -> bool) -> Vec<String> {
         self.uris.iter().filter(|u| changed(u)).cloned().collect()
     }
 }

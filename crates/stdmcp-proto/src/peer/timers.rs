@@ -27,7 +27,7 @@ pub(super) enum Kind {
 
 impl Kind {
     /// Every kind, in firing order.
-    pub const ALL: [Kind; 6] = [
+    pub(super) const ALL: [Kind; 6] = [
         Kind::Deadline,
         Kind::ParkExpiry,
         Kind::JobRetention,
@@ -104,7 +104,7 @@ impl Timers {
     }
 
     /// Sets the timer of `kind` of call `id` to `when` (`None`: stops it).
-    pub fn set_call(&mut self, kind: Kind, id: &RequestId, when: Option<Instant>) {
+    pub(super) fn set_call(&mut self, kind: Kind, id: &RequestId, when: Option<Instant>) {
         let i = call_slot(kind);
         let slots = match self.calls.get_mut(id) {
             Some(slots) => slots,
@@ -119,14 +119,14 @@ impl Timers {
     }
 
     /// Stops every timer of call `id` (it left the call table).
-    pub fn stop_call(&mut self, id: &RequestId) {
+    pub(super) fn stop_call(&mut self, id: &RequestId) {
         for place in self.calls.remove(id).into_iter().flatten().flatten() {
             self.order.remove(&place);
         }
     }
 
     /// Sets the expiry of parked call `park` (`None`: stops it).
-    pub fn set_park(&mut self, park: i64, when: Option<Instant>) {
+    pub(super) fn set_park(&mut self, park: i64, when: Option<Instant>) {
         let mut slot = self.parks.remove(&park);
         let key = || (Kind::ParkExpiry, Subject::Park(park));
         Timers::reset(&mut self.order, &mut self.seq, &mut slot, key, when);
@@ -136,7 +136,7 @@ impl Timers {
     }
 
     /// Sets the end of job `job`'s retention (`None`: stops it).
-    pub fn set_job(&mut self, job: &str, when: Option<Instant>) {
+    pub(super) fn set_job(&mut self, job: &str, when: Option<Instant>) {
         let mut slot = self.jobs.get(job).copied();
         let key = || (Kind::JobRetention, Subject::Job(job.to_owned()));
         Timers::reset(&mut self.order, &mut self.seq, &mut slot, key, when);
@@ -151,12 +151,12 @@ impl Timers {
     }
 
     /// When the next timer is due: the table's first entry.
-    pub fn next(&self) -> Option<Instant> {
+    pub(super) fn next(&self) -> Option<Instant> {
         self.order.keys().next().map(|(when, _)| *when)
     }
 
     /// Takes the timers of `kind` due at `now` out of the table, earliest first.
-    pub fn take_due(&mut self, kind: Kind, now: Instant) -> Vec<Subject> {
+    pub(super) fn take_due(&mut self, kind: Kind, now: Instant) -> Vec<Subject> {
         let due: Vec<Place> = self
             .order
             .range(..=(now, u64::MAX))
@@ -191,7 +191,7 @@ impl Timers {
 
     /// Every timer set, for tests that check the table against the records it indexes.
     #[cfg(test)]
-    pub fn entries(&self) -> HashMap<(Kind, Subject), Instant> {
+    pub(super) fn entries(&self) -> HashMap<(Kind, Subject), Instant> {
         self.order.iter().map(|(p, k)| (k.clone(), p.0)).collect()
     }
 }

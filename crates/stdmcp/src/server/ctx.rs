@@ -10,7 +10,7 @@ use super::dispatch::Shared;
 use crate::cancel::{CancelReason, CancelToken};
 use crate::jsonrpc::{ErrorObject, RequestId};
 use crate::mcp::{method, ClientCapabilities, LogLevel, ProtocolVersion};
-use crate::peer::{auto_key, capability_of, Asked, InputRequest};
+use stdmcp_proto::peer::{auto_key, capability_of, Asked, InputRequest};
 
 /// The context of one call, handed to its handler on the worker thread.
 pub struct Ctx {

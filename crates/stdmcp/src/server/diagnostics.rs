@@ -1,7 +1,7 @@
 //! The peer's diagnostics, written to the log: the peer itself has no logger (it does no
 //! I/O), so the runtime drains what it noted after its effects.
 
-use crate::peer::{self, Peer};
+use stdmcp_proto::peer::{self, Peer};
 
 /// The most verbose peer diagnostics the logger would write.
 pub(crate) fn diagnostics_level() -> Option<peer::Level> {

@@ -27,7 +27,7 @@ use crate::cancel::{CancelReason, CancelToken};
 use crate::jsonrpc::{ErrorObject, RequestId};
 use crate::mcp::template::match_template;
 use crate::mcp::{gate, CallToolResult, GetPromptResult, PromptMessage};
-use crate::peer::{CallStart, Effect, Peer, Reply, Work};
+use stdmcp_proto::peer::{CallStart, Effect, Peer, Reply, Work};
 
 /// What the main thread waits for.
 #[derive(Debug)]
@@ -96,13 +96,13 @@ pub(crate) struct Shared {
     pub pool: Pool<Assignment>,
     pub handlers: Handlers,
     /// The peer's catalog, for what needs it outside the lock (argument validation).
-    catalog: Arc<crate::peer::Catalog>,
+    catalog: Arc<stdmcp_proto::peer::Catalog>,
     /// The latest status line of each call, for the peer ([`Ctx::set_status`]).
     status: super::status::StatusSlots,
 }
 
 impl Shared {
-    pub fn new(
+    pub(super) fn new(
         peer: Peer,
         out: Outbox,
         events: Sender<Lifecycle>,
@@ -137,7 +137,7 @@ impl Shared {
     }
 
     /// Runs `f` on the state, then carries out the peer's effects.
-    pub fn with_state<R>(self: &Arc<Self>, f: impl FnOnce(&mut State) -> R) -> R {
+    pub(super) fn with_state<R>(self: &Arc<Self>, f: impl FnOnce(&mut State) -> R) -> R {
         let mut st = self.lock();
         self.status.hand_to(&mut st.peer);
         let r = f(&mut st);
@@ -148,7 +148,7 @@ impl Shared {
 
     /// Keeps `line` as call `id`'s status: the message of its next heartbeat and its job's
     /// latest line. Takes only the slots' lock, not the state's.
-    pub fn set_status(&self, id: &RequestId, line: String) {
+    pub(super) fn set_status(&self, id: &RequestId, line: String) {
         self.status.set(id, line);
     }
 
@@ -204,7 +204,7 @@ impl Shared {
     }
 
     /// Runs `f` on the peer, then carries out its effects.
-    pub fn with_peer<R>(self: &Arc<Self>, f: impl FnOnce(&mut Peer) -> R) -> R {
+    pub(super) fn with_peer<R>(self: &Arc<Self>, f: impl FnOnce(&mut Peer) -> R) -> R {
         self.with_state(|st| f(&mut st.peer))
     }
 
@@ -334,7 +334,7 @@ impl Shared {
     /// It runs on the thread that submitted the call, which must not wait for the writer.
     fn refuse(self: &Arc<Self>, id: &RequestId, wants_progress: bool, why: &str) {
         log::error!("request {id} not run: {why}");
-        let error = crate::peer::refusal(why);
+        let error = stdmcp_proto::peer::refusal(why);
         self.settle(id, Reply::Error(error), wants_progress, false);
     }
 
@@ -378,21 +378,21 @@ impl Shared {
 
     /// The next time the timer must act (the peer's next heartbeat or deadline), and
     /// whether the timer must stop.
-    pub fn next_wake(&self) -> (Option<Instant>, bool) {
+    pub(super) fn next_wake(&self) -> (Option<Instant>, bool) {
         let st = self.lock();
         (st.peer.poll_timeout(), st.stopped)
     }
 
     /// Heartbeats and deadlines that are due.
-    pub fn on_timer(self: &Arc<Self>) {
+    pub(super) fn on_timer(self: &Arc<Self>) {
         let now = Instant::now();
         self.with_peer(|peer| peer.handle_timeout(now));
     }
 
     /// Handles frames from the reader under one lock.
-    pub fn handle_frames(
+    pub(super) fn handle_frames(
         self: &Arc<Self>,
-        frames: Vec<Result<crate::framing::Frame, crate::framing::FrameError>>,
+        frames: Vec<Result<stdmcp_proto::framing::Frame, stdmcp_proto::framing::FrameError>>,
     ) {
         // Parsing and the schema checks of tool arguments need no state: they happen before
         // the lock is taken.
@@ -436,7 +436,7 @@ impl Shared {
     }
 
     /// Stops accepting requests; calls in flight go on (`drain`), or are cancelled (`cancel`).
-    pub fn close(self: &Arc<Self>, cancel: bool) -> usize {
+    pub(super) fn close(self: &Arc<Self>, cancel: bool) -> usize {
         self.with_state(|st| {
             st.draining = true;
             if cancel {
@@ -448,11 +448,11 @@ impl Shared {
         })
     }
 
-    pub fn calls_in_flight(&self) -> usize {
+    pub(super) fn calls_in_flight(&self) -> usize {
         self.lock().peer.calls_in_flight()
     }
 
-    pub fn stop_timer(&self) {
+    pub(super) fn stop_timer(&self) {
         self.lock().stopped = true;
         // A timer that never started has nothing to stop; one that did sees `stopped`.
         self.timer.ring();

@@ -27,8 +27,8 @@ use crate::mcp::{
     CallToolResult, GetPromptResult, Implementation, Prompt, Resource, ResourceContents,
     ResourceTemplate, Tool, ToolAnnotations,
 };
-pub use crate::peer::Timeout;
-use crate::peer::{self, Catalog};
+pub use stdmcp_proto::peer::Timeout;
+use stdmcp_proto::peer::{self, Catalog};
 
 pub use ctx::{Ctx, Reporter};
 pub(crate) use diagnostics::{diagnostics_level, log_diagnostics};
@@ -222,7 +222,7 @@ impl Default for Options {
             heartbeat: peer::DEFAULT_HEARTBEAT,
             drain: Duration::from_millis(1500),
             stop_wait: Duration::from_secs(3),
-            max_frame_len: crate::framing::DEFAULT_MAX_FRAME_LEN,
+            max_frame_len: stdmcp_proto::framing::DEFAULT_MAX_FRAME_LEN,
             max_concurrent_calls: 1024,
             worker_stack: 1024 * 1024,
             worker_keep_alive: Duration::from_secs(30),

@@ -101,7 +101,7 @@ pub(crate) fn outbox(limit: usize) -> (Outbox, Inbox) {
 impl Outbox {
     /// Queues a frame without waking the writer; true if it must be woken with
     /// [`Outbox::ring`] (which may happen later, outside a lock). Never blocks.
-    pub fn push(&self, bytes: Vec<u8>) -> bool {
+    pub(super) fn push(&self, bytes: Vec<u8>) -> bool {
         let mut q = self.0.lock();
         let ring = q.append(bytes, None);
         self.0.queued.store(q.bytes, Ordering::Relaxed);
@@ -110,7 +110,7 @@ impl Outbox {
 
     /// Queues a progress frame of call `id`, replacing the call's progress frame that is
     /// still queued if there is one. Never blocks; returns as [`Outbox::push`].
-    pub fn push_progress(&self, id: &RequestId, bytes: Vec<u8>) -> bool {
+    pub(super) fn push_progress(&self, id: &RequestId, bytes: Vec<u8>) -> bool {
         let mut q = self.0.lock();
         if let Some(&seq) = q.progress.get(id) {
             let i = usize::try_from(seq - q.head).unwrap_or(usize::MAX);
@@ -129,7 +129,7 @@ impl Outbox {
 
     /// The call has ended: a later progress frame with its id (a new call reusing the id)
     /// must not replace one queued before the response.
-    pub fn end_progress(&self, id: &RequestId) {
+    pub(super) fn end_progress(&self, id: &RequestId) {
         let mut q = self.0.lock();
         if !q.progress.is_empty() {
             if let Some(seq) = q.progress.remove(id) {
@@ -144,14 +144,14 @@ impl Outbox {
     }
 
     /// Wakes the writer.
-    pub fn ring(&self) {
+    pub(super) fn ring(&self) {
         self.0.ring();
     }
 
     /// Backpressure for the frame just pushed: blocks while the limit or more is queued (and
     /// stdout still works). Returns at once on threads marked with
     /// [`never_wait_on_this_thread`].
-    pub fn wait_for_room(&self) {
+    pub(super) fn wait_for_room(&self) {
         if !NEVER_WAIT.with(Cell::get) {
             self.wait_for_room_always(1);
         }
@@ -159,7 +159,7 @@ impl Outbox {
 
     /// As [`Outbox::wait_for_room`], but returns as soon as `token` is cancelled too (a
     /// cancelled call sends nothing more, and should end soon).
-    pub fn wait_for_room_unless(&self, token: &CancelToken) {
+    pub(super) fn wait_for_room_unless(&self, token: &CancelToken) {
         if NEVER_WAIT.with(Cell::get) {
             return;
         }
@@ -183,7 +183,7 @@ impl Outbox {
     }
 
     /// Blocks while `factor` times the limit or more is queued, on any thread.
-    pub fn wait_for_room_always(&self, factor: usize) {
+    pub(super) fn wait_for_room_always(&self, factor: usize) {
         let limit = self.0.limit.saturating_mul(factor);
         if self.0.queued.load(Ordering::Relaxed) < limit {
             return; // the common case, without the lock
@@ -200,19 +200,19 @@ impl Outbox {
     }
 
     /// Tells the writer to write what is queued, then stop. Frames pushed later are dropped.
-    pub fn close(&self) {
+    pub(super) fn close(&self) {
         self.0.lock().closed = true;
         self.0.ring();
     }
 
     /// Bytes written to stdout so far (grows while the client reads).
-    pub fn written(&self) -> u64 {
+    pub(super) fn written(&self) -> u64 {
         self.0.written.load(Ordering::Relaxed)
     }
 
     /// Bytes queued now.
     #[cfg(test)]
-    pub fn queued(&self) -> usize {
+    pub(super) fn queued(&self) -> usize {
         self.0.lock().bytes
     }
 }
@@ -235,7 +235,7 @@ impl Queue {
 impl Inbox {
     /// Moves queued frames into `batch` until it holds about `max` bytes, sleeping while
     /// there are none; false once the queue is closed and empty. Writer thread only.
-    pub fn recv(&self, batch: &mut Vec<Vec<u8>>, max: usize) -> bool {
+    pub(super) fn recv(&self, batch: &mut Vec<Vec<u8>>, max: usize) -> bool {
         let _ = self.0.writer.set(thread::current());
         let mut q = self.0.lock();
         while q.items.is_empty() {
@@ -273,12 +273,12 @@ impl Inbox {
     }
 
     /// Counts bytes accepted by stdout.
-    pub fn wrote(&self, n: usize) {
+    pub(super) fn wrote(&self, n: usize) {
         self.0.written.fetch_add(n as u64, Ordering::Relaxed);
     }
 
     /// stdout is gone: drop what is queued and what comes later, and release every waiter.
-    pub fn broken(&self) {
+    pub(super) fn broken(&self) {
         let mut q = self.0.lock();
         q.broken = true;
         q.items.clear();

@@ -113,7 +113,7 @@ impl<T> Drop for Handle<T> {
 }
 
 /// The pool. Cloning shares it.
-pub struct Pool<T> {
+pub(super) struct Pool<T> {
     _handle: Arc<Handle<T>>,
     inner: Arc<Inner<T>>,
 }
@@ -129,7 +129,7 @@ impl<T> Clone for Pool<T> {
 
 impl<T: Send + 'static> Pool<T> {
     /// A pool whose threads run items with `run`; idle threads exit after `keep_alive`.
-    pub fn new(run: fn(T) -> Option<T>, keep_alive: Duration, stack_size: usize) -> Pool<T> {
+    pub(super) fn new(run: fn(T) -> Option<T>, keep_alive: Duration, stack_size: usize) -> Pool<T> {
         let inner = Arc::new(Inner {
             idle: Mutex::new(Idle {
                 stack: Vec::new(),
@@ -153,7 +153,7 @@ impl<T: Send + 'static> Pool<T> {
     /// Runs `item` at once, on an idle thread or a new one. When neither is possible (no
     /// thread can be started: the user's process limit, a container's pid limit), the item
     /// comes back intact with the error, for the caller to decide what becomes of it.
-    pub fn submit(&self, item: T) -> Result<(), (T, io::Error)> {
+    pub(super) fn submit(&self, item: T) -> Result<(), (T, io::Error)> {
         let mut idle = lock(&self.inner.idle);
         let Some(slot) = idle.stack.pop() else {
             idle.total += 1;

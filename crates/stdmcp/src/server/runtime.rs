@@ -11,8 +11,8 @@ use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use super::dispatch::{Lifecycle, Shared};
 use super::outbox::{outbox, Inbox};
 use super::Server;
-use crate::framing::{self, FrameDecoder};
-use crate::peer::{self, Peer};
+use stdmcp_proto::framing::{self, FrameDecoder};
+use stdmcp_proto::peer::{self, Peer};
 
 const READ_CHUNK: usize = 64 * 1024;
 /// Bytes the writer takes from its queue at a time.

@@ -9,8 +9,8 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 use crate::jsonrpc::RequestId;
-use crate::peer::Peer;
 use crate::sync::lock;
+use stdmcp_proto::peer::Peer;
 
 /// The slots of the calls that set a line since the peer last saw them.
 #[derive(Default)]
@@ -22,7 +22,7 @@ pub(super) struct StatusSlots {
 
 impl StatusSlots {
     /// Keeps `line` as call `id`'s latest, replacing the one the peer has not seen yet.
-    pub fn set(&self, id: &RequestId, line: String) {
+    pub(super) fn set(&self, id: &RequestId, line: String) {
         let mut lines = lock(&self.lines);
         match lines.get_mut(id) {
             Some(slot) => *slot = line,
@@ -34,7 +34,7 @@ impl StatusSlots {
     }
 
     /// Hands the lines set since the last time to the peer (whose lock the caller holds).
-    pub fn hand_to(&self, peer: &mut Peer) {
+    pub(super) fn hand_to(&self, peer: &mut Peer) {
         if !self.any.swap(false, Ordering::Acquire) {
             return;
         }

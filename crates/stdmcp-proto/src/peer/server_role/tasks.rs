@@ -17,10 +17,10 @@ use crate::peer::terms::{declares_tasks as declared, Terms, TASKS_EXTENSION};
 use crate::peer::Peer;
 
 /// How often a client should poll `tasks/get` (`pollIntervalMs`).
-pub const POLL_INTERVAL: Duration = Duration::from_secs(1);
+pub(super) const POLL_INTERVAL: Duration = Duration::from_secs(1);
 
 /// The `tasks/*` methods of the extension.
-pub const TASK_METHODS: [&str; 3] = ["tasks/get", "tasks/update", "tasks/cancel"];
+pub(super) const TASK_METHODS: [&str; 3] = ["tasks/get", "tasks/update", "tasks/cancel"];
 
 impl Peer {
     /// The Task fields of a job (Tasks extension: `Task`): id, status, timestamps, TTL and
