@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{mpsc, Arc, Mutex, PoisonError};
+use std::sync::{mpsc, Arc, Mutex};
 use std::thread;
 use std::time::Instant;
 
@@ -71,7 +71,7 @@ struct Board {
 
 impl Board {
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Member>> {
-        self.members.lock().unwrap_or_else(PoisonError::into_inner)
+        stdmcp::sync::lock(&self.members)
     }
 
     /// A member's line: kept as its latest, and the heartbeat names every member's state.

@@ -6,7 +6,7 @@
 //! and every thread of the server waited with it: a `/bin/true` tool ran about 4 ms per call
 //! under contention against rmcp's 1.3 ms (docs/bench.md, contention).
 
-use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::Instant;
 
 /// Rung by any thread, waited on by one.
@@ -25,7 +25,7 @@ struct State {
 
 impl Bell {
     fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+        crate::sync::lock(&self.state)
     }
 
     /// Wakes the waiter, or the next wait if none is waiting now.
@@ -60,8 +60,7 @@ impl Bell {
                 break false;
             }
             st.asleep = Some(deadline);
-            let waited = self.ring.wait_timeout(st, deadline - now);
-            st = waited.unwrap_or_else(PoisonError::into_inner).0;
+            st = crate::sync::wait_timeout(&self.ring, st, deadline - now).0;
         };
         st.asleep = None;
         rung

@@ -16,7 +16,7 @@
 use std::cell::Cell;
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::thread::{self, Thread};
 
 use crate::cancel::CancelToken;
@@ -57,7 +57,7 @@ struct Inner {
 
 impl Inner {
     fn lock(&self) -> MutexGuard<'_, Queue> {
-        self.queue.lock().unwrap_or_else(PoisonError::into_inner)
+        crate::sync::lock(&self.queue)
     }
 
     fn ring(&self) {
@@ -177,7 +177,7 @@ impl Outbox {
         let mut q = self.0.lock();
         q.waiting += 1;
         while q.bytes >= limit && !q.broken && !token.is_cancelled() {
-            q = self.0.room.wait(q).unwrap_or_else(PoisonError::into_inner);
+            q = crate::sync::wait(&self.0.room, q);
         }
         q.waiting -= 1;
     }
@@ -194,7 +194,7 @@ impl Outbox {
         }
         q.waiting += 1;
         while q.bytes >= limit && !q.broken {
-            q = self.0.room.wait(q).unwrap_or_else(PoisonError::into_inner);
+            q = crate::sync::wait(&self.0.room, q);
         }
         q.waiting -= 1;
     }

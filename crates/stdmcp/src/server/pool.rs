@@ -27,17 +27,15 @@
 
 use std::io;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Condvar, Mutex};
+
+use crate::sync::{lock, wait, wait_timeout};
 use std::thread;
 use std::time::{Duration, Instant};
 
 /// How often an idle worker looks at its slot before it sleeps: a few microseconds, in which
 /// an item handed over at once needs no wake-up.
 const SPINS: u32 = 50;
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
-}
 
 /// The hand-off slot of one worker.
 struct Slot<T> {
@@ -278,19 +276,12 @@ fn wait_for_item<T>(inner: &Inner<T>, slot: &Arc<Slot<T>>) -> Option<T> {
             held = lock(&slot.held);
             held.asleep = true;
             while held.item.is_none() {
-                held = slot
-                    .ready
-                    .wait(held)
-                    .unwrap_or_else(PoisonError::into_inner);
+                held = wait(&slot.ready, held);
             }
             continue;
         }
         held.asleep = true;
-        held = slot
-            .ready
-            .wait_timeout(held, left)
-            .unwrap_or_else(PoisonError::into_inner)
-            .0;
+        held = wait_timeout(&slot.ready, held, left).0;
     }
 }
 

@@ -35,7 +35,8 @@ impl StatusSlots {
 
     /// Hands the lines set since the last time to the peer (whose lock the caller holds).
     pub(super) fn hand_to(&self, peer: &mut Peer) {
-        if !self.any.swap(false, Ordering::Acquire) {
+        // A load first: the common case (no line set) then writes nothing to the shared flag.
+        if !self.any.load(Ordering::Relaxed) || !self.any.swap(false, Ordering::Acquire) {
             return;
         }
         let lines = std::mem::take(&mut *lock(&self.lines));
