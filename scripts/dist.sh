@@ -8,7 +8,8 @@
 #    non-PIE, optimised for size; why musl and a pinned nightly: see there). Each must have no
 #    interpreter and no NEEDED entry (readelf) and be under MAX_BYTES (default 2 MB,
 #    2,000,000 bytes; on 2026-11-26, with the proof cursor, portfolios and the descriptor-based
-#    file access, x86_64 1,701,584 and aarch64 1,508,328; before them 1,426,864 and 1,284,848).
+#    file access, x86_64 1,701,584 and aarch64 1,508,328; before them 1,426,864 and 1,284,848;
+#    after the workspace and peer restructuring of #22, 1,759,664 and 1,553,768).
 # 2. x86_64 in an empty root (a directory holding only the binary, /tmp and /dev/null; chroot
 #    as root, else `unshare -r` chroot): `stdmcp serve` with the built-in manifest starts,
 #    answers tools/list and says on stderr which tools it left out for want of their programs;
