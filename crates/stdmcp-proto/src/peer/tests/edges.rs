@@ -12,12 +12,17 @@ use crate::peer::{Config, Effect, Level, Peer, Reply};
 
 /// A server peer after `initialize` whose `max_running` is `max_running`.
 pub(super) fn limited(max_running: usize) -> H {
+    limited_with(catalog(), max_running)
+}
+
+/// An initialized server peer over catalog `c` that runs at most `max_running` calls at once.
+pub(super) fn limited_with(c: crate::peer::Catalog, max_running: usize) -> H {
     let config = Config {
         max_running,
         ..Config::default()
     };
     let mut h = H {
-        peer: Peer::server(Arc::new(catalog()), config),
+        peer: Peer::server(Arc::new(c), config),
         now: Instant::now(),
     };
     h.req(json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}));
@@ -220,15 +225,7 @@ fn a_queued_call_ends_at_its_deadline_even_when_it_became_a_job() {
     let mut c = catalog();
     c.tool_background = vec![None, None, Some(Duration::from_secs(2)), None];
     c.add_job_tools().unwrap();
-    let config = Config {
-        max_running: 1,
-        ..Config::default()
-    };
-    let mut h = H {
-        peer: Peer::server(Arc::new(c), config),
-        now: Instant::now(),
-    };
-    h.req(json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}));
+    let mut h = limited_with(c, 1);
     let t0 = h.now;
     h.req(call(json!(1), "sleep", json!({}), None));
     h.req(call(json!(2), "sleep", json!({}), None));

@@ -1,28 +1,19 @@
 //! Calls that take several slots of `max_running` (portfolios): admitted all at once, in
 //! order.
 
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::json;
 
 use super::{call, catalog, H};
 use crate::jsonrpc::RequestId;
-use crate::peer::{Config, Peer, Reply};
+use crate::peer::Reply;
 
 #[test]
 fn a_call_of_several_slots_waits_until_all_are_free_and_later_calls_wait_behind_it() {
     let mut c = catalog();
     c.tool_slots = vec![1, 1, 2, 1]; // `sleep` is a portfolio of two
-    let config = Config {
-        max_running: 3,
-        ..Config::default()
-    };
-    let mut h = H {
-        peer: Peer::server(Arc::new(c), config),
-        now: Instant::now(),
-    };
-    h.req(json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}));
+    let mut h = super::edges::limited_with(c, 3);
     let t0 = h.now;
     for (id, tool, token) in [
         (1, "sleep", "a"),
