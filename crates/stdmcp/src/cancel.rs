@@ -29,9 +29,6 @@ pub enum CancelReason {
     Deadline,
     /// The server is shutting down.
     Shutdown,
-    /// The call's deadline passed while it waited for a free slot: it was answered as never
-    /// started, and its work must not start.
-    Unstarted,
 }
 
 type Hook = Box<dyn Fn() + Send>;

@@ -240,13 +240,10 @@ impl Shared {
                         st.fire.push((token.clone(), CancelReason::Deadline));
                     }
                 }
-                Effect::Unstarted(id) => {
-                    // Answered already, and never started (a call waiting in line has no
-                    // work and no token): nothing to stop.
-                    if let Some(token) = st.tokens.remove(&id) {
-                        st.fire.push((token, CancelReason::Unstarted));
-                    }
-                }
+                // Answered by the peer, and never started: a call waiting in line has no work
+                // and no token (its start is emitted only when it is admitted, and a start
+                // given back loses its token), so there is nothing to stop.
+                Effect::Unstarted(_) => {}
                 Effect::Response(r) => match st.waiters.remove(&r.id) {
                     Some(tx) => {
                         let _ = tx.try_send(r.result);
