@@ -16,7 +16,7 @@ use common::{
 };
 use serde_json::{json, Value};
 
-const WAYS: [&str; 4] = ["setsid", "double", "nohup", "tree"];
+const WAYS: [&str; 5] = ["setsid", "double", "nohup", "tree", "thread"];
 
 /// How the server starts a tool: `Hook` with a pre-exec hook (fork, then the hardening and the
 /// limits before exec), which a resource limit (here `nice` in the defaults) requires; `Spawn`

@@ -337,17 +337,21 @@ pub fn fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
-/// True while `pid` is a live process (a zombie counts as gone).
+/// True while `pid` is a live process. A zombie counts as gone, unless threads of it still
+/// run (its first thread exited: `Z` with more than one thread).
 pub fn alive(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => {
-            stat.rsplit(')')
-                .next()
-                .and_then(|s| s.split_whitespace().next())
-                != Some("Z")
-        }
-        Err(_) => false,
-    }
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return false;
+    };
+    // Fields from the state (3) on; the thread count is field 20.
+    let fields: Vec<&str> = stat
+        .rsplit(')')
+        .next()
+        .unwrap_or_default()
+        .split_whitespace()
+        .collect();
+    let threads: i64 = fields.get(17).and_then(|t| t.parse().ok()).unwrap_or(1);
+    fields.first() != Some(&"Z") || threads > 1
 }
 
 /// Waits (failing after PATIENCE) until none of `pids` is alive.

@@ -27,6 +27,7 @@ mod orphans;
 pub use orphans::instance as marker_instance;
 pub(crate) mod owned;
 pub mod private_dir;
+mod procfs;
 mod server_process;
 mod spawn;
 mod spec;

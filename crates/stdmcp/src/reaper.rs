@@ -10,8 +10,9 @@
 //! When the pipe reaches EOF — the server exited or died, however — the shell
 //! sends SIGKILL to every group still listed, then to every process whose
 //! environment carries this server's call marker (`STDMCP_CALL=<instance>.`,
-//! see [`crate::process::orphans`]; found with `grep -z` over
-//! `/proc/*/environ`, again until none is left), and exits. The marker scan
+//! see [`crate::process::orphans`]; found with `grep -z` over every thread's
+//! `/proc/*/task/*/environ`, so a process whose first thread exited is found through another,
+//! again until none is left), and exits. The marker scan
 //! finds what left the process groups (`setsid`, double forks) and was
 //! reparented to init when the server died; it looks once more a second later,
 //! for a program that was between `posix_spawn` and its exec (no marker yet)
@@ -63,9 +64,9 @@ zok=0
 printf 'x\0' | grep -qz x 2>/dev/null && zok=1
 marked() {
   if [ "$zok" = 1 ]; then
-    grep -lzs -e "^STDMCP_CALL=$inst\." /proc/[0-9]*/environ 2>/dev/null
+    grep -lzs -e "^STDMCP_CALL=$inst\." /proc/[0-9]*/task/[0-9]*/environ 2>/dev/null
   else
-    for f in /proc/[0-9]*/environ; do
+    for f in /proc/[0-9]*/task/[0-9]*/environ; do
       tr '\0' '\n' 2>/dev/null <"$f" | grep -q -e "^STDMCP_CALL=$inst\." && echo "$f"
     done
   fi
@@ -78,7 +79,7 @@ while [ "$round" -lt 50 ]; do
   [ -n "$found" ] || break
   for f in $found; do
     p=${f#/proc/}
-    kill -KILL "${p%/environ}" 2>/dev/null
+    kill -KILL "${p%%/*}" 2>/dev/null
   done
 done
 # A program started just before the server died may not carry the marker yet (between
@@ -88,7 +89,7 @@ if [ -n "$inst" ]; then
     sleep 1
     for f in $(marked); do
       p=${f#/proc/}
-      kill -KILL "${p%/environ}" 2>/dev/null
+      kill -KILL "${p%%/*}" 2>/dev/null
     done
   ) &
 fi

@@ -10,20 +10,32 @@
 //! `Child::wait` needs). The watchdog (`reaper`) looks for the instance's marker
 //! when the server dies.
 //!
+//! A process caught between two programs (inside `execve`) or exiting shows no environment
+//! for a moment: the sweep cannot tell whose it is, so it looks again, after a short pause
+//! when nothing else is left to kill, rather than end with it unjudged ([`procfs::marked`]).
+//!
 //! What escapes: a process that both leaves the call's process group (`setsid`, `setpgid`)
 //! and replaces its environment with one without the marker (`env -i`, `execve` with a new
-//! environment), and a process that cannot be signalled (another user's, setuid).
+//! environment), a process that cannot be signalled (another user's, setuid), and, when the
+//! server is not root, one that left the group and made itself non-dumpable
+//! (`PR_SET_DUMPABLE` 0: its environment cannot be read).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Once, OnceLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use super::procfs::{self, stat, Marked, Stat};
+
 /// The environment variable that marks a call's processes.
 pub(crate) const MARKER: &str = "STDMCP_CALL";
 
 /// Kill-and-rescan rounds before giving up on a process that keeps forking.
 const ROUNDS: usize = 50;
+/// The first pause before a round that only has processes it cannot judge yet (between two
+/// programs, or exiting); it doubles up to [`MAX_UNSURE_PAUSE`].
+const UNSURE_PAUSE: Duration = Duration::from_micros(100);
+const MAX_UNSURE_PAUSE: Duration = Duration::from_millis(10);
 /// How long [`sweep`] waits for killed processes to die so it can reap them.
 const REAP_WAIT: Duration = Duration::from_secs(1);
 
@@ -63,53 +75,6 @@ pub(super) fn become_subreaper() {
             }
         }
     });
-}
-
-/// One line of `/proc/PID/stat`.
-#[derive(Clone, Copy, Debug)]
-struct Stat {
-    pid: i32,
-    state: u8,
-    ppid: i32,
-    pgid: i32,
-    sid: i32,
-    start: u64,
-}
-
-/// Reads `/proc/PID/stat` into a buffer on the stack: one `read` (the kernel writes the
-/// whole line at once), no allocation. A sweep reads this file for every pid of the call's
-/// window, or of every process of the machine, so this is most of what it costs
-/// (docs/bench.md). The command name is read lossily: a process whose name is not UTF-8 is
-/// not skipped.
-fn stat(pid: i32) -> Option<Stat> {
-    use std::io::Read;
-    // The line is well under 1 KiB: a 16-byte name and 50 numbers.
-    let mut buf = [0u8; 2048];
-    let mut f = std::fs::File::open(format!("/proc/{pid}/stat")).ok()?;
-    let mut n = 0;
-    while n < buf.len() && !buf[..n].ends_with(b"\n") {
-        match f.read(&mut buf[n..]) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(_) => return None,
-        }
-    }
-    parse_stat(pid, &String::from_utf8_lossy(&buf[..n]))
-}
-
-/// Parse a `/proc/PID/stat` line; the command name may hold spaces and parentheses.
-fn parse_stat(pid: i32, text: &str) -> Option<Stat> {
-    let (_, rest) = text.rsplit_once(") ")?;
-    let f: Vec<&str> = rest.split_whitespace().collect();
-    Some(Stat {
-        pid,
-        state: *f.first()?.as_bytes().first()?,
-        ppid: f.get(1)?.parse().ok()?,
-        pgid: f.get(2)?.parse().ok()?,
-        sid: f.get(3)?.parse().ok()?,
-        start: f.get(19)?.parse().ok()?,
-    })
 }
 
 /// Process and thread ids handed out per second that no machine outruns (a many-core host
@@ -182,12 +147,6 @@ fn descendants(root: i32, procs: &[Stat]) -> Vec<Stat> {
     out
 }
 
-/// True if `pid`'s environment contains `needle` (`NAME=value`) as a whole entry.
-fn has_env(pid: i32, needle: &[u8]) -> bool {
-    std::fs::read(format!("/proc/{pid}/environ"))
-        .is_ok_and(|env| env.split(|&b| b == 0).any(|entry| entry == needle))
-}
-
 /// Kill every process of the call whose leader (process group `pgid`, environment marker
 /// `marker`) was just reaped, and reap the ones reparented to us. With `spawned`, the time the
 /// leader was spawned, a short call's sweep reads only the pids handed out since
@@ -202,40 +161,56 @@ fn has_env(pid: i32, needle: &[u8]) -> bool {
 #[allow(unsafe_code)]
 pub(super) fn sweep(pgid: libc::pid_t, marker: &str, spawned: Option<Instant>) {
     let me = std::process::id() as i32;
-    // Our session id reads 0 when its leader is outside our PID namespace (a container);
-    // children that stayed in our session read 0 as well, so the comparison still holds.
-    let my_sid = stat(me).map(|p| p.sid);
-    let needle = format!("{MARKER}={marker}").into_bytes();
+    let call = Call {
+        pgid,
+        me,
+        // Our session id reads 0 when its leader is outside our PID namespace (a container);
+        // children that stayed in our session read 0 as well, so the comparison still holds.
+        my_sid: stat(me).map(|p| p.sid),
+        needle: format!("{MARKER}={marker}").into_bytes(),
+    };
     let mut found: BTreeMap<i32, u64> = BTreeMap::new();
     // Zombie children of ours that are not the call's by the rules below: reaped at the end
     // unless a `Child` waits for them (`owned`).
     let mut strays: BTreeMap<i32, u64> = BTreeMap::new();
+    let mut unsure = Vec::new();
+    let mut pause = UNSURE_PAUSE;
     for _ in 0..ROUNDS {
         super::signal_group(pgid, libc::SIGKILL);
         let mut live = 0;
+        unsure.clear();
         for p in descendants(me, &processes(pgid, spawned)) {
-            let zombie = p.state == b'Z' || p.state == b'X';
-            let ours = if zombie {
-                p.pgid == pgid || (p.ppid == me && my_sid.is_some_and(|s| p.sid != s))
-            } else {
-                p.pgid == pgid || has_env(p.pid, &needle)
-            };
-            if !ours {
-                if zombie && p.ppid == me {
+            match call.judge(&p) {
+                Verdict::Kill => {
+                    found.insert(p.pid, p.start);
+                    live += 1;
+                    // SAFETY: kill has no memory-safety preconditions.
+                    unsafe { libc::kill(p.pid, libc::SIGKILL) };
+                }
+                Verdict::Reap => {
+                    found.insert(p.pid, p.start);
+                }
+                Verdict::Stray => {
                     strays.insert(p.pid, p.start);
                 }
-                continue;
-            }
-            found.insert(p.pid, p.start);
-            if !zombie {
-                live += 1;
-                // SAFETY: kill has no memory-safety preconditions.
-                unsafe { libc::kill(p.pid, libc::SIGKILL) };
+                Verdict::Unsure => unsure.push(p.pid),
+                Verdict::Other => {}
             }
         }
-        if live == 0 {
+        if live == 0 && unsure.is_empty() {
             break;
         }
+        if live == 0 {
+            // Only processes between two programs, or exiting: give them a moment.
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(MAX_UNSURE_PAUSE);
+        }
+    }
+    if !unsure.is_empty() {
+        log::warn!(
+            "processes {unsure:?} could not be told to be of the call or not (replacing their \
+             program or exiting all along); they were not killed"
+        );
     }
     let waiting = reap(found, Instant::now() + REAP_WAIT);
     if !strays.is_empty() && super::owned::REAP_STRAYS.load(Ordering::Relaxed) {
@@ -247,6 +222,54 @@ pub(super) fn sweep(pgid: libc::pid_t, marker: &str, spawned: Option<Instant>) {
         }
     }
     later::keep(waiting);
+}
+
+/// What a sweep does with one descendant of ours.
+enum Verdict {
+    /// The call's, alive: killed.
+    Kill,
+    /// The call's, dead: reaped.
+    Reap,
+    /// Dead, our child, not known to be the call's: reaped at the end unless a `Child` owns it.
+    Stray,
+    /// Cannot be told now (between two programs, or exiting): looked at again.
+    Unsure,
+    /// Not the call's.
+    Other,
+}
+
+/// The call a sweep is for.
+struct Call {
+    pgid: libc::pid_t,
+    me: i32,
+    my_sid: Option<i32>,
+    /// `STDMCP_CALL=<marker>`, a whole entry of the environment.
+    needle: Vec<u8>,
+}
+
+impl Call {
+    fn judge(&self, p: &Stat) -> Verdict {
+        if p.is_dead() {
+            // A zombie's environment cannot be read: in the call's group, or our child in
+            // another session (the middle of a double fork), it is the call's.
+            let other_session = self.my_sid.is_some_and(|s| p.sid != s);
+            return if p.pgid == self.pgid || (p.ppid == self.me && other_session) {
+                Verdict::Reap
+            } else if p.ppid == self.me {
+                Verdict::Stray
+            } else {
+                Verdict::Other
+            };
+        }
+        if p.pgid == self.pgid {
+            return Verdict::Kill;
+        }
+        match procfs::marked(p, &self.needle) {
+            Marked::Yes => Verdict::Kill,
+            Marked::No => Verdict::Other,
+            Marked::Unsure => Verdict::Unsure,
+        }
+    }
 }
 
 /// Reap the processes of `found` (pid -> start time) that are or become our zombie children;
@@ -275,7 +298,7 @@ fn reap_one(pid: i32, start: u64, dying: &BTreeSet<i32>) -> bool {
     if p.start != start {
         return true;
     }
-    if p.state != b'Z' && p.state != b'X' {
+    if !p.is_dead() {
         return false;
     }
     if p.ppid != std::process::id() as i32 {
@@ -379,49 +402,6 @@ mod tests {
     }
 
     #[test]
-    fn stat_reads_this_process() {
-        let me = std::process::id() as i32;
-        let p = stat(me).expect("own stat");
-        assert_eq!(p.pid, me);
-        // The session id is 0 inside a PID namespace whose session leader is outside it.
-        assert!(p.start > 0 && p.sid >= 0);
-    }
-
-    #[test]
-    #[allow(clippy::disallowed_methods)] // a bare child with an odd name, to read its stat
-    fn stat_reads_a_process_whose_name_is_not_utf8() {
-        use std::os::unix::ffi::OsStrExt;
-        // The kernel names a process after the file name it was executed by: a symbolic
-        // link to `sleep` whose name has a byte that is not UTF-8 gives such a name (a link,
-        // not a copy: writing an executable races with other tests' forks, ETXTBSY). The
-        // sweep must still see it (it once read the line as UTF-8 and skipped it).
-        let dir = std::env::temp_dir().join(format!("stdmcp-orphans-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("temp dir");
-        let exe = dir.join(std::ffi::OsStr::from_bytes(b"sl\xffp"));
-        std::os::unix::fs::symlink("/bin/sleep", &exe).expect("link to sleep");
-        let mut child = std::process::Command::new(&exe)
-            .arg("30")
-            .spawn()
-            .expect("start sleep by the link");
-        let pid = child.id() as i32;
-        let seen = stat(pid);
-        let _ = child.kill();
-        let _ = child.wait();
-        let _ = std::fs::remove_file(&exe);
-        let _ = std::fs::remove_dir(&dir);
-        let p = seen.expect("the stat of a process whose name is not UTF-8");
-        assert_eq!((p.pid, p.ppid), (pid, std::process::id() as i32));
-    }
-
-    #[test]
-    fn stat_reads_a_session_id_of_zero_in_a_container() {
-        // Containers (CI) run us in a session whose leader is outside our PID namespace.
-        let line = "7 (a) b) S 1 7 0 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 42 0 0";
-        let p = parse_stat(7, line).expect("parsed");
-        assert_eq!((p.pid, p.ppid, p.pgid, p.sid, p.start), (7, 1, 7, 0, 42));
-    }
-
-    #[test]
     #[allow(clippy::disallowed_methods)] // bare children, to see where their pids fall
     fn the_pid_window_holds_what_a_recent_leader_started_and_closes_for_long_calls() {
         let spawned = Instant::now();
@@ -484,6 +464,9 @@ mod tests {
             pgid: pid,
             sid: 1,
             start: 1,
+            threads: 1,
+            env_start: 1,
+            env_end: 2,
         };
         let all = [proc(10, 1), proc(11, 10), proc(12, 11), proc(13, 1)];
         let d: Vec<i32> = descendants(10, &all).iter().map(|p| p.pid).collect();

@@ -1,0 +1,226 @@
+//! What `/proc` says about one process: its `stat` line, and whether its environment carries
+//! a call's marker.
+//!
+//! Both change under the reader. A process replacing its program (`execve`) reports an empty
+//! environment between the new address space and the new program's stack, and an exiting one
+//! reports an empty environment once its memory is gone and before it is a zombie: neither
+//! tells whose it is, so [`marked`] answers [`Marked::Unsure`] and the sweep looks again. A
+//! process whose first thread exited while others run shows as a zombie (`Z`) though it is
+//! alive ([`Stat::is_dead`] counts its threads) and has no environment of its own to read:
+//! [`marked`] reads it through one of its live threads.
+
+/// One line of `/proc/PID/stat`.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Stat {
+    pub(super) pid: i32,
+    pub(super) state: u8,
+    pub(super) ppid: i32,
+    pub(super) pgid: i32,
+    pub(super) sid: i32,
+    pub(super) start: u64,
+    /// Threads of the process (its first one included while the process lives).
+    pub(super) threads: i64,
+    /// Where its environment starts and ends in its memory: 0 while an `execve` builds the
+    /// new program's stack and once the memory is gone (0 too on kernels before 3.5).
+    pub(super) env_start: u64,
+    pub(super) env_end: u64,
+}
+
+impl Stat {
+    /// Dead: a zombie (or being reaped) with no thread left running. A process whose first
+    /// thread exited while others run also shows `Z`, and lives.
+    pub(super) fn is_dead(&self) -> bool {
+        matches!(self.state, b'Z' | b'X') && self.threads <= 1
+    }
+}
+
+/// Reads `/proc/PID/stat` into a buffer on the stack: one `read` (the kernel writes the
+/// whole line at once), no allocation. A sweep reads this file for every pid of the call's
+/// window, or of every process of the machine, so this is most of what it costs
+/// (docs/bench.md). The command name is read lossily: a process whose name is not UTF-8 is
+/// not skipped.
+pub(super) fn stat(pid: i32) -> Option<Stat> {
+    use std::io::Read;
+    // The line is well under 1 KiB: a 16-byte name and 52 numbers.
+    let mut buf = [0u8; 2048];
+    let mut f = std::fs::File::open(format!("/proc/{pid}/stat")).ok()?;
+    let mut n = 0;
+    while n < buf.len() && !buf[..n].ends_with(b"\n") {
+        match f.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return None,
+        }
+    }
+    parse_stat(pid, &String::from_utf8_lossy(&buf[..n]))
+}
+
+/// Parse a `/proc/PID/stat` line; the command name may hold spaces and parentheses. Field
+/// numbers are those of proc(5), counted from 1 (the pid).
+fn parse_stat(pid: i32, text: &str) -> Option<Stat> {
+    let (_, rest) = text.rsplit_once(") ")?;
+    // `rest` starts at field 3, the state.
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let field = |n: usize| f.get(n - 3).copied();
+    let optional = |n: usize| field(n).and_then(|v| v.parse().ok()).unwrap_or(0);
+    Some(Stat {
+        pid,
+        state: *field(3)?.as_bytes().first()?,
+        ppid: field(4)?.parse().ok()?,
+        pgid: field(5)?.parse().ok()?,
+        sid: field(6)?.parse().ok()?,
+        threads: field(20)?.parse().ok()?,
+        start: field(22)?.parse().ok()?,
+        env_start: optional(50),
+        env_end: optional(51),
+    })
+}
+
+/// What a process's environment says about a call's marker.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Marked {
+    Yes,
+    No,
+    /// Cannot be told now (the process is replacing its program or exiting): look again.
+    Unsure,
+}
+
+/// Whether process `p` (its stat just read) has `needle` (`NAME=value`) as a whole entry of
+/// its environment. A process that cannot be read (gone, another user's) is `No`; an empty
+/// environment is `No` only when `p`'s stat says the program really has none (`env -i`).
+pub(super) fn marked(p: &Stat, needle: &[u8]) -> Marked {
+    match std::fs::read(format!("/proc/{}/environ", p.pid)) {
+        Ok(env) if !env.is_empty() => carries(&env, needle),
+        Ok(_) if p.env_end != 0 && p.env_start == p.env_end => Marked::No,
+        Ok(_) => Marked::Unsure,
+        Err(_) if p.threads > 1 => marked_through_threads(p.pid, needle),
+        Err(_) => Marked::No,
+    }
+}
+
+fn carries(env: &[u8], needle: &[u8]) -> Marked {
+    if env.split(|&b| b == 0).any(|entry| entry == needle) {
+        Marked::Yes
+    } else {
+        Marked::No
+    }
+}
+
+/// The environment of a process whose first thread exited, read through another thread (they
+/// share it).
+fn marked_through_threads(pid: i32, needle: &[u8]) -> Marked {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Marked::No; // gone
+    };
+    for task in tasks.flatten() {
+        let name = task.file_name();
+        if name.to_str() == Some(&pid.to_string()) {
+            continue;
+        }
+        if let Ok(env) = std::fs::read(task.path().join("environ")) {
+            if !env.is_empty() {
+                return carries(&env, needle);
+            }
+        }
+    }
+    Marked::Unsure
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stat_reads_this_process() {
+        let me = std::process::id() as i32;
+        let p = stat(me).expect("own stat");
+        assert_eq!(p.pid, me);
+        // The session id is 0 inside a PID namespace whose session leader is outside it.
+        assert!(p.start > 0 && p.sid >= 0);
+    }
+
+    #[test]
+    #[allow(clippy::disallowed_methods)] // a bare child with an odd name, to read its stat
+    fn stat_reads_a_process_whose_name_is_not_utf8() {
+        use std::os::unix::ffi::OsStrExt;
+        // The kernel names a process after the file name it was executed by: a symbolic
+        // link to `sleep` whose name has a byte that is not UTF-8 gives such a name (a link,
+        // not a copy: writing an executable races with other tests' forks, ETXTBSY). The
+        // sweep must still see it (it once read the line as UTF-8 and skipped it).
+        let dir = std::env::temp_dir().join(format!("stdmcp-orphans-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let exe = dir.join(std::ffi::OsStr::from_bytes(b"sl\xffp"));
+        std::os::unix::fs::symlink("/bin/sleep", &exe).expect("link to sleep");
+        let mut child = std::process::Command::new(&exe)
+            .arg("30")
+            .spawn()
+            .expect("start sleep by the link");
+        let pid = child.id() as i32;
+        let seen = stat(pid);
+        let _ = child.kill();
+        let _ = child.wait();
+        let _ = std::fs::remove_file(&exe);
+        let _ = std::fs::remove_dir(&dir);
+        let p = seen.expect("the stat of a process whose name is not UTF-8");
+        assert_eq!((p.pid, p.ppid), (pid, std::process::id() as i32));
+    }
+
+    #[test]
+    fn stat_reads_a_session_id_of_zero_in_a_container() {
+        // Containers (CI) run us in a session whose leader is outside our PID namespace.
+        let line = "7 (a) b) S 1 7 0 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 42 0 0";
+        let p = parse_stat(7, line).expect("parsed");
+        assert_eq!((p.pid, p.ppid, p.pgid, p.sid, p.start), (7, 1, 7, 0, 42));
+    }
+
+    #[test]
+    fn stat_reads_threads_and_where_the_environment_is() {
+        let me = stat(std::process::id() as i32).expect("own stat");
+        assert!(me.threads >= 1, "{me:?}");
+        assert!(me.env_start != 0 && me.env_end > me.env_start, "{me:?}");
+        assert!(!me.is_dead());
+        let mut zombie = me;
+        zombie.state = b'Z';
+        zombie.threads = 1;
+        assert!(zombie.is_dead());
+        // Its first thread exited, another runs.
+        zombie.threads = 2;
+        assert!(!zombie.is_dead());
+    }
+
+    #[test]
+    fn this_process_is_read_as_marked_by_its_own_variables() {
+        let me = stat(std::process::id() as i32).expect("own stat");
+        let env = std::fs::read(format!("/proc/{}/environ", me.pid)).expect("own environ");
+        let first = env.split(|&b| b == 0).next().expect("an entry").to_vec();
+        assert_eq!(marked(&me, &first), Marked::Yes);
+        // A prefix of an entry is not the entry.
+        assert_eq!(marked(&me, &first[..first.len() - 1]), Marked::No);
+    }
+
+    #[test]
+    #[allow(clippy::disallowed_methods)] // a bare child with no environment at all
+    fn an_empty_environment_is_no_marker_and_not_a_program_being_replaced() {
+        let mut child = std::process::Command::new("/bin/sleep")
+            .arg("30")
+            .env_clear()
+            .spawn()
+            .expect("sleep with no environment");
+        let pid = child.id() as i32;
+        // Until its exec has built the new stack, the child is rightly unsure; not after.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        let seen = loop {
+            let p = stat(pid).expect("child stat");
+            match marked(&p, b"STDMCP_CALL=x") {
+                Marked::Unsure if std::time::Instant::now() < deadline => {
+                    std::thread::yield_now();
+                }
+                m => break m,
+            }
+        };
+        let _ = child.kill();
+        let _ = child.wait();
+        assert_eq!(seen, Marked::No);
+    }
+}
