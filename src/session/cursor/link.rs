@@ -196,12 +196,17 @@ impl<'a> Link<'a> {
 }
 
 /// True when `pid` has exited (a zombie not yet reaped, or no longer there): a program
-/// killed between two calls is noticed before an input is sent to it.
+/// killed between two calls is noticed before an input is sent to it. A program whose first
+/// thread exited while others run also shows `Z`, and is not gone.
 fn gone(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Err(_) => true,
-        Ok(stat) => stat
-            .rsplit_once(')')
-            .is_some_and(|(_, rest)| rest.trim_start().starts_with(['Z', 'X'])),
-    }
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return true;
+    };
+    let Some((_, rest)) = stat.rsplit_once(')') else {
+        return false;
+    };
+    // From the state (field 3) on; the thread count is field 20.
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let threads: i64 = fields.get(17).and_then(|t| t.parse().ok()).unwrap_or(1);
+    fields.first().is_some_and(|s| s.starts_with(['Z', 'X'])) && threads <= 1
 }
