@@ -335,25 +335,24 @@ impl Peer {
         }
     }
 
-    fn call_tool(&mut self, now: Instant, req: Request, terms: Terms) {
-        let params = match &req.params {
-            Value::Object(p) => p,
-            _ => {
-                return self.send_error(
-                    Some(&req.id),
-                    &ErrorObject::invalid_params("tools/call needs params with a tool name"),
-                )
-            }
+    fn call_tool(&mut self, now: Instant, mut req: Request, terms: Terms) {
+        let Value::Object(params) = &mut req.params else {
+            return self.send_error(
+                Some(&req.id),
+                &ErrorObject::invalid_params("tools/call needs params with a tool name"),
+            );
         };
+        // Taken out, not copied: nothing reads a call's `params.arguments` after this.
+        let arguments = params.remove("arguments");
         let Some(name) = params.get("name").and_then(Value::as_str) else {
             return self.send_error(
                 Some(&req.id),
                 &ErrorObject::invalid_params("tools/call needs params.name (a string)"),
             );
         };
-        let arguments = match params.get("arguments") {
+        let arguments = match arguments {
             None | Some(Value::Null) => Value::Object(Map::new()),
-            Some(a @ Value::Object(_)) => a.clone(),
+            Some(a @ Value::Object(_)) => a,
             Some(_) => {
                 return self.send_error(
                     Some(&req.id),
