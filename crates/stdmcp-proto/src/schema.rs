@@ -548,8 +548,14 @@ mod tests {
         // And what they let through.
         let passes = [
             (json!({"const": 1}), json!(1)),
-            (json!({"anyOf": [{"type": "string"}, {"type": "integer"}]}), json!(1)),
-            (json!({"oneOf": [{"type": "integer"}, {"type": "string"}]}), json!(1)),
+            (
+                json!({"anyOf": [{"type": "string"}, {"type": "integer"}]}),
+                json!(1),
+            ),
+            (
+                json!({"oneOf": [{"type": "integer"}, {"type": "string"}]}),
+                json!(1),
+            ),
             (json!({"not": {"type": "null"}}), json!(0)),
             (json!({"pattern": "^a$", "format": "email"}), json!("b")),
         ];
