@@ -34,8 +34,21 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 /// How often an idle worker looks at its slot before it sleeps: a few microseconds, in which
-/// an item handed over at once needs no wake-up.
+/// an item handed over at once needs no wake-up. Only where threads of this process can run
+/// at the same time ([`spins_for`]).
 const SPINS: u32 = 50;
+
+/// The spin of an idle worker for `cpus` CPUs this process may use (its affinity and CPU
+/// quota, `available_parallelism`): none on one CPU, where nothing can hand an item over
+/// while the worker spins and the spin only delays the thread that would (the reader, the
+/// writer). Measured with the benchmark's `seq` group, which pins the driver and the server
+/// to one CPU: sequential p50 28.5 µs with the spin, 26.4 µs without (docs/bench-analysis.md).
+fn spins_for(cpus: Option<usize>) -> u32 {
+    match cpus {
+        Some(1) => 0,
+        _ => SPINS,
+    }
+}
 
 /// The hand-off slot of one worker.
 struct Slot<T> {
@@ -93,6 +106,8 @@ struct Inner<T> {
     spinning: AtomicUsize,
     keep_alive: Duration,
     stack_size: usize,
+    /// How often an idle worker looks at its slot before it sleeps ([`spins_for`]).
+    spins: u32,
 }
 
 /// Held by every `Pool` handle; the last one dropped lets idle workers exit.
@@ -128,6 +143,16 @@ impl<T> Clone for Pool<T> {
 impl<T: Send + 'static> Pool<T> {
     /// A pool whose threads run items with `run`; idle threads exit after `keep_alive`.
     pub(super) fn new(run: fn(T) -> Option<T>, keep_alive: Duration, stack_size: usize) -> Pool<T> {
+        let cpus = thread::available_parallelism().ok().map(usize::from);
+        Pool::with_spins(run, keep_alive, stack_size, spins_for(cpus))
+    }
+
+    fn with_spins(
+        run: fn(T) -> Option<T>,
+        keep_alive: Duration,
+        stack_size: usize,
+        spins: u32,
+    ) -> Pool<T> {
         let inner = Arc::new(Inner {
             idle: Mutex::new(Idle {
                 stack: Vec::new(),
@@ -141,6 +166,7 @@ impl<T: Send + 'static> Pool<T> {
             run,
             keep_alive,
             stack_size,
+            spins,
         });
         Pool {
             _handle: Arc::new(Handle(Arc::clone(&inner))),
@@ -249,8 +275,10 @@ fn wait_for_item<T>(inner: &Inner<T>, slot: &Arc<Slot<T>>) -> Option<T> {
         }
         idle.stack.push(Arc::clone(slot));
     }
-    if let Some(item) = spin(inner, slot) {
-        return Some(item);
+    if inner.spins > 0 {
+        if let Some(item) = spin(inner, slot) {
+            return Some(item);
+        }
     }
     let deadline = Instant::now() + inner.keep_alive;
     let mut held = lock(&slot.held);
@@ -289,7 +317,7 @@ fn wait_for_item<T>(inner: &Inner<T>, slot: &Arc<Slot<T>>) -> Option<T> {
 fn spin<T>(inner: &Inner<T>, slot: &Arc<Slot<T>>) -> Option<T> {
     inner.spinning.fetch_add(1, Ordering::SeqCst);
     let mut found = None;
-    for _ in 0..SPINS {
+    for _ in 0..inner.spins {
         if slot.full.load(Ordering::Acquire) {
             found = take(slot);
             if found.is_some() {
@@ -427,6 +455,18 @@ mod tests {
         Pool::new(call, keep_alive, stack_size)
     }
 
+    /// Both ways an idle worker waits: spinning first (several CPUs), or not (one CPU).
+    fn pools(keep_alive: Duration) -> [Pool<Job>; 2] {
+        [SPINS, 0].map(|spins| Pool::with_spins(call, keep_alive, 256 * 1024, spins))
+    }
+
+    #[test]
+    fn idle_workers_spin_only_where_threads_run_at_once() {
+        assert_eq!(spins_for(Some(1)), 0);
+        assert_eq!(spins_for(Some(2)), SPINS);
+        assert_eq!(spins_for(None), SPINS);
+    }
+
     fn submit(pool: &Pool<Job>, job: Job) {
         assert!(pool.submit(job).is_ok(), "no thread for the job");
     }
@@ -493,11 +533,16 @@ mod tests {
 
     #[test]
     fn a_burst_for_sleeping_workers_starts_every_job_at_once() {
-        let pool = pool(Duration::from_secs(60), 256 * 1024);
-        let start = |n: usize| start_all(&pool, n);
+        for pool in pools(Duration::from_secs(60)) {
+            a_burst_for_sleeping_workers_starts_every_job_at_once_in(&pool);
+        }
+    }
+
+    fn a_burst_for_sleeping_workers_starts_every_job_at_once_in(pool: &Pool<Job>) {
+        let start = |n: usize| start_all(pool, n);
         start(8).wait();
         // All eight asleep: the burst below wakes one, and each woken worker the next.
-        wait_until("workers never slept", || sleeping(&pool) == 8);
+        wait_until("workers never slept", || sleeping(pool) == 8);
         // Eight jobs that each wait for all the others: they finish only if all eight run at
         // once on the eight idle threads (a job left waiting behind another would hang).
         let (done, finished) = crossbeam_channel::bounded(1);
@@ -512,7 +557,7 @@ mod tests {
         );
         assert_eq!(pool.threads(), 8, "the burst reused the sleeping threads");
         // And the chain is whole again: the next burst starts every job too.
-        wait_until("workers never slept again", || sleeping(&pool) == 8);
+        wait_until("workers never slept again", || sleeping(pool) == 8);
         start(8).wait();
     }
 
@@ -541,7 +586,12 @@ mod tests {
     fn bursts_from_several_threads_never_leave_a_job_waiting() {
         // Short jobs handed over in bursts while workers finish, spin and fall asleep: every
         // job runs (one left with a sleeper nobody wakes would hang the receive below).
-        let pool = pool(Duration::from_secs(10), 256 * 1024);
+        for pool in pools(Duration::from_secs(10)) {
+            bursts_never_leave_a_job_waiting_in(&pool);
+        }
+    }
+
+    fn bursts_never_leave_a_job_waiting_in(pool: &Pool<Job>) {
         let (tx, rx) = crossbeam_channel::unbounded();
         let submitters: Vec<_> = (0..4)
             .map(|_| {
