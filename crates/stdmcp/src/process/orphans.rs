@@ -10,9 +10,10 @@
 //! `Child::wait` needs). The watchdog (`reaper`) looks for the instance's marker
 //! when the server dies.
 //!
-//! A process caught between two programs (inside `execve`) or exiting shows no environment
-//! for a moment: the sweep cannot tell whose it is, so it looks again, after a short pause
-//! when nothing else is left to kill, rather than end with it unjudged ([`procfs::marked`]).
+//! A process caught between two programs (inside `execve`) shows no environment for a moment:
+//! the sweep cannot tell whose it is, so it looks again, after a short pause when nothing else
+//! is left to kill, rather than end with it unjudged. An exiting one shows none either, but
+//! needs no killing: it is judged as the zombie it will be ([`procfs::marked`]).
 //!
 //! What escapes: a process that both leaves the call's process group (`setsid`, `setpgid`)
 //! and replaces its environment with one without the marker (`env -i`, `execve` with a new
@@ -173,6 +174,7 @@ pub(super) fn sweep(pgid: libc::pid_t, marker: &str, spawned: Option<Instant>) {
     // Zombie children of ours that are not the call's by the rules below: reaped at the end
     // unless a `Child` waits for them (`owned`).
     let mut strays: BTreeMap<i32, u64> = BTreeMap::new();
+    let mut dying: BTreeMap<i32, u64> = BTreeMap::new();
     let mut unsure = Vec::new();
     let mut pause = UNSURE_PAUSE;
     for _ in 0..ROUNDS {
@@ -193,6 +195,9 @@ pub(super) fn sweep(pgid: libc::pid_t, marker: &str, spawned: Option<Instant>) {
                 Verdict::Stray => {
                     strays.insert(p.pid, p.start);
                 }
+                Verdict::Dying => {
+                    dying.insert(p.pid, p.start);
+                }
                 Verdict::Unsure => unsure.push(p.pid),
                 Verdict::Other => {}
             }
@@ -201,7 +206,7 @@ pub(super) fn sweep(pgid: libc::pid_t, marker: &str, spawned: Option<Instant>) {
             break;
         }
         if live == 0 {
-            // Only processes between two programs, or exiting: give them a moment.
+            // Only processes between two programs: give them a moment.
             std::thread::sleep(pause);
             pause = (pause * 2).min(MAX_UNSURE_PAUSE);
         }
@@ -209,10 +214,11 @@ pub(super) fn sweep(pgid: libc::pid_t, marker: &str, spawned: Option<Instant>) {
     if !unsure.is_empty() {
         log::warn!(
             "processes {unsure:?} could not be told to be of the call or not (replacing their \
-             program or exiting all along); they were not killed"
+             program all along); they were not killed"
         );
     }
-    let waiting = reap(found, Instant::now() + REAP_WAIT);
+    let mut waiting = reap(found, Instant::now() + REAP_WAIT);
+    waiting.extend(dying);
     if !strays.is_empty() && super::owned::REAP_STRAYS.load(Ordering::Relaxed) {
         let _no_spawns = super::owned::no_spawns();
         for (pid, start) in strays {
@@ -225,6 +231,7 @@ pub(super) fn sweep(pgid: libc::pid_t, marker: &str, spawned: Option<Instant>) {
 }
 
 /// What a sweep does with one descendant of ours.
+#[derive(Debug, PartialEq, Eq)]
 enum Verdict {
     /// The call's, alive: killed.
     Kill,
@@ -232,7 +239,9 @@ enum Verdict {
     Reap,
     /// Dead, our child, not known to be the call's: reaped at the end unless a `Child` owns it.
     Stray,
-    /// Cannot be told now (between two programs, or exiting): looked at again.
+    /// Exiting, the call's: reaped once dead, by the thread that reaps what a sweep leaves.
+    Dying,
+    /// Cannot be told now (between two programs): looked at again.
     Unsure,
     /// Not the call's.
     Other,
@@ -252,13 +261,17 @@ impl Call {
         if p.is_dead() {
             // A zombie's environment cannot be read: in the call's group, or our child in
             // another session (the middle of a double fork), it is the call's.
-            let other_session = self.my_sid.is_some_and(|s| p.sid != s);
-            return if p.pgid == self.pgid || (p.ppid == self.me && other_session) {
+            return self.judge_ending(p, Verdict::Reap);
+        }
+        if p.is_exiting() {
+            // It needs no killing, and its environment may be gone with its memory: judged
+            // as the zombie it is about to be. The call's group is waited for, as the killed
+            // are; anything else is not: it may be stuck on its way out for long, and every
+            // later sweep would wait for it again.
+            return if p.pgid == self.pgid {
                 Verdict::Reap
-            } else if p.ppid == self.me {
-                Verdict::Stray
             } else {
-                Verdict::Other
+                self.judge_ending(p, Verdict::Dying)
             };
         }
         if p.pgid == self.pgid {
@@ -268,6 +281,22 @@ impl Call {
             Marked::Yes => Verdict::Kill,
             Marked::No => Verdict::Other,
             Marked::Unsure => Verdict::Unsure,
+            // All its threads are exiting (its first one exited earlier).
+            Marked::Exiting => self.judge_ending(p, Verdict::Dying),
+        }
+    }
+
+    /// A process that is dead or exiting, whose environment cannot be read: `reap` when it is
+    /// the call's (in its group, or our child in another session), else a stray if it is our
+    /// child.
+    fn judge_ending(&self, p: &Stat, reap: Verdict) -> Verdict {
+        let other_session = self.my_sid.is_some_and(|s| p.sid != s);
+        if p.pgid == self.pgid || (p.ppid == self.me && other_session) {
+            reap
+        } else if p.ppid == self.me {
+            Verdict::Stray
+        } else {
+            Verdict::Other
         }
     }
 }
@@ -456,6 +485,56 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::disallowed_methods)] // a bare child, left a zombie to read its stat
+    #[allow(unsafe_code)]
+    fn an_exiting_process_is_judged_as_the_zombie_it_will_be_not_looked_at_again() {
+        // A zombie's stat reads as that of a process stuck on its way out (memory gone, not a
+        // zombie yet) once its state says running and its flags exiting. Its environment
+        // cannot be read (empty, or ESRCH on recent kernels): its flags alone decide.
+        let mut child = std::process::Command::new("sleep")
+            .arg("1000")
+            .spawn()
+            .expect("sleep");
+        let pid = child.id() as i32;
+        // SAFETY: kill has no memory-safety preconditions; the child is ours.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let zombie = loop {
+            match stat(pid) {
+                Some(p) if p.is_dead() => break p,
+                _ => assert!(Instant::now() < deadline, "{pid} never died"),
+            }
+            std::thread::yield_now();
+        };
+        let exiting = Stat {
+            state: b'R',
+            flags: 0x4,
+            ..zombie
+        };
+        let me = std::process::id() as i32;
+        let sid = zombie.sid;
+        let call = |pgid, my_sid| Call {
+            pgid,
+            me,
+            my_sid: Some(my_sid),
+            needle: b"STDMCP_CALL=nobody".to_vec(),
+        };
+        let verdicts = [
+            // In the call's group: reaped, not killed (nor counted as alive).
+            call(zombie.pgid, sid).judge(&exiting),
+            // Our child in another session: the call's, reaped without waiting for it.
+            call(-1, sid + 1).judge(&exiting),
+            // Our child in our session: a stray.
+            call(-1, sid).judge(&exiting),
+            // Someone else's child: not the call's.
+            call(-1, sid + 1).judge(&Stat { ppid: 1, ..exiting }),
+        ];
+        let _ = child.wait();
+        use Verdict::*;
+        assert_eq!(verdicts, [Reap, Dying, Stray, Other], "{exiting:?}");
+    }
+
+    #[test]
     fn descendants_follow_parents() {
         let proc = |pid, ppid| Stat {
             pid,
@@ -463,6 +542,7 @@ mod tests {
             ppid,
             pgid: pid,
             sid: 1,
+            flags: 0,
             start: 1,
             threads: 1,
             env_start: 1,

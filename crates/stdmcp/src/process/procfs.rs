@@ -2,12 +2,14 @@
 //! a call's marker.
 //!
 //! Both change under the reader. A process replacing its program (`execve`) reports an empty
-//! environment between the new address space and the new program's stack, and an exiting one
-//! reports an empty environment once its memory is gone and before it is a zombie: neither
-//! tells whose it is, so [`marked`] answers [`Marked::Unsure`] and the sweep looks again. A
-//! process whose first thread exited while others run shows as a zombie (`Z`) though it is
-//! alive ([`Stat::is_dead`] counts its threads) and has no environment of its own to read:
-//! [`marked`] reads it through one of its live threads.
+//! environment between the new address space and the new program's stack: that does not tell
+//! whose it is, so [`marked`] answers [`Marked::Unsure`] and the sweep looks again. An exiting
+//! one has no environment to read either (empty, or an error on recent kernels) once its
+//! memory is gone and before it is a zombie, possibly for long (stuck in the kernel on its way
+//! out); it needs no killing, and its flags say it is exiting ([`Stat::is_exiting`]), so the
+//! sweep does not look at it again. A process whose first thread exited while others run
+//! shows as a zombie (`Z`) though it is alive ([`Stat::is_dead`] counts its threads) and has
+//! no environment of its own to read: [`marked`] reads it through one of its live threads.
 
 /// One line of `/proc/PID/stat`.
 #[derive(Clone, Copy, Debug)]
@@ -17,6 +19,8 @@ pub(super) struct Stat {
     pub(super) ppid: i32,
     pub(super) pgid: i32,
     pub(super) sid: i32,
+    /// The kernel's flags of its (first) thread (`PF_*`).
+    pub(super) flags: u64,
     pub(super) start: u64,
     /// Threads of the process (its first one included while the process lives).
     pub(super) threads: i64,
@@ -32,7 +36,15 @@ impl Stat {
     pub(super) fn is_dead(&self) -> bool {
         matches!(self.state, b'Z' | b'X') && self.threads <= 1
     }
+
+    /// On its way out: its one thread is exiting (`PF_EXITING`), it is not a zombie yet.
+    pub(super) fn is_exiting(&self) -> bool {
+        self.flags & PF_EXITING != 0 && self.threads <= 1 && !self.is_dead()
+    }
 }
+
+/// The task flag of a thread that is exiting (`include/linux/sched.h`; stable since 2.6).
+const PF_EXITING: u64 = 0x4;
 
 /// Reads `/proc/PID/stat` into a buffer on the stack: one `read` (the kernel writes the
 /// whole line at once), no allocation. A sweep reads this file for every pid of the call's
@@ -70,6 +82,7 @@ fn parse_stat(pid: i32, text: &str) -> Option<Stat> {
         ppid: field(4)?.parse().ok()?,
         pgid: field(5)?.parse().ok()?,
         sid: field(6)?.parse().ok()?,
+        flags: optional(9),
         threads: field(20)?.parse().ok()?,
         start: field(22)?.parse().ok()?,
         env_start: optional(50),
@@ -82,8 +95,10 @@ fn parse_stat(pid: i32, text: &str) -> Option<Stat> {
 pub(super) enum Marked {
     Yes,
     No,
-    /// Cannot be told now (the process is replacing its program or exiting): look again.
+    /// Cannot be told now (the process is replacing its program): look again.
     Unsure,
+    /// Cannot be told, and needs no telling: every thread of the process is exiting.
+    Exiting,
 }
 
 /// Whether process `p` (its stat just read) has `needle` (`NAME=value`) as a whole entry of
@@ -108,14 +123,18 @@ fn carries(env: &[u8], needle: &[u8]) -> Marked {
 }
 
 /// The environment of a process whose first thread exited, read through another thread (they
-/// share it).
+/// share it). When none has one to show and all of them are exiting, the process is.
 fn marked_through_threads(pid: i32, needle: &[u8]) -> Marked {
     let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
         return Marked::No; // gone
     };
+    let mut all_exiting = true;
     for task in tasks.flatten() {
         let name = task.file_name();
-        if name.to_str() == Some(&pid.to_string()) {
+        let Some(tid) = name.to_str().and_then(|n| n.parse::<i32>().ok()) else {
+            continue;
+        };
+        if tid == pid {
             continue;
         }
         if let Ok(env) = std::fs::read(task.path().join("environ")) {
@@ -123,8 +142,17 @@ fn marked_through_threads(pid: i32, needle: &[u8]) -> Marked {
                 return carries(&env, needle);
             }
         }
+        let flags = std::fs::read_to_string(task.path().join("stat"))
+            .ok()
+            .and_then(|line| parse_stat(tid, &line))
+            .map_or(0, |t| t.flags);
+        all_exiting &= flags & PF_EXITING != 0;
     }
-    Marked::Unsure
+    if all_exiting {
+        Marked::Exiting
+    } else {
+        Marked::Unsure
+    }
 }
 
 #[cfg(test)]
@@ -169,9 +197,12 @@ mod tests {
     #[test]
     fn stat_reads_a_session_id_of_zero_in_a_container() {
         // Containers (CI) run us in a session whose leader is outside our PID namespace.
-        let line = "7 (a) b) S 1 7 0 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 42 0 0";
+        let line = "7 (a) b) S 1 7 0 0 -1 4194308 0 0 0 0 0 0 0 0 20 0 1 0 42 0 0";
         let p = parse_stat(7, line).expect("parsed");
         assert_eq!((p.pid, p.ppid, p.pgid, p.sid, p.start), (7, 1, 7, 0, 42));
+        // Field 9, the flags: this one is exiting (PF_EXITING, 0x4).
+        assert_eq!(p.flags, 0x40_0004);
+        assert!(p.is_exiting());
     }
 
     #[test]
