@@ -27,7 +27,7 @@
 
 use std::io;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
 
 use crate::sync::{lock, wait, wait_timeout};
 use std::thread;
@@ -106,8 +106,18 @@ struct Inner<T> {
     spinning: AtomicUsize,
     keep_alive: Duration,
     stack_size: usize,
-    /// How often an idle worker looks at its slot before it sleeps ([`spins_for`]).
-    spins: u32,
+    /// How often an idle worker looks at its slot before it sleeps ([`spins_for`]), found
+    /// when a worker first goes idle: reading the CPU quota opens a few files, which the
+    /// server's start need not wait for.
+    spins: OnceLock<u32>,
+}
+
+impl<T> Inner<T> {
+    fn spins(&self) -> u32 {
+        *self
+            .spins
+            .get_or_init(|| spins_for(thread::available_parallelism().ok().map(usize::from)))
+    }
 }
 
 /// Held by every `Pool` handle; the last one dropped lets idle workers exit.
@@ -143,15 +153,14 @@ impl<T> Clone for Pool<T> {
 impl<T: Send + 'static> Pool<T> {
     /// A pool whose threads run items with `run`; idle threads exit after `keep_alive`.
     pub(super) fn new(run: fn(T) -> Option<T>, keep_alive: Duration, stack_size: usize) -> Pool<T> {
-        let cpus = thread::available_parallelism().ok().map(usize::from);
-        Pool::with_spins(run, keep_alive, stack_size, spins_for(cpus))
+        Pool::with_spins(run, keep_alive, stack_size, OnceLock::new())
     }
 
     fn with_spins(
         run: fn(T) -> Option<T>,
         keep_alive: Duration,
         stack_size: usize,
-        spins: u32,
+        spins: OnceLock<u32>,
     ) -> Pool<T> {
         let inner = Arc::new(Inner {
             idle: Mutex::new(Idle {
@@ -264,6 +273,7 @@ fn worker<T: Send + 'static>(inner: &Arc<Inner<T>>, mut item: Option<T>) {
 /// Goes idle and waits for the next item: spins, then sleeps; `None` when the pool is gone
 /// or `keep_alive` passed (the thread is then out of the pool's books).
 fn wait_for_item<T>(inner: &Inner<T>, slot: &Arc<Slot<T>>) -> Option<T> {
+    let spins = inner.spins();
     {
         let mut idle = lock(&inner.idle);
         if inner.closed.load(Ordering::Acquire) {
@@ -275,8 +285,8 @@ fn wait_for_item<T>(inner: &Inner<T>, slot: &Arc<Slot<T>>) -> Option<T> {
         }
         idle.stack.push(Arc::clone(slot));
     }
-    if inner.spins > 0 {
-        if let Some(item) = spin(inner, slot) {
+    if spins > 0 {
+        if let Some(item) = spin(inner, slot, spins) {
             return Some(item);
         }
     }
@@ -314,10 +324,10 @@ fn wait_for_item<T>(inner: &Inner<T>, slot: &Arc<Slot<T>>) -> Option<T> {
 }
 
 /// Looks at the slot, and at sleepers' items to take over, for a few microseconds.
-fn spin<T>(inner: &Inner<T>, slot: &Arc<Slot<T>>) -> Option<T> {
+fn spin<T>(inner: &Inner<T>, slot: &Arc<Slot<T>>, spins: u32) -> Option<T> {
     inner.spinning.fetch_add(1, Ordering::SeqCst);
     let mut found = None;
-    for _ in 0..inner.spins {
+    for _ in 0..spins {
         if slot.full.load(Ordering::Acquire) {
             found = take(slot);
             if found.is_some() {
@@ -457,7 +467,7 @@ mod tests {
 
     /// Both ways an idle worker waits: spinning first (several CPUs), or not (one CPU).
     fn pools(keep_alive: Duration) -> [Pool<Job>; 2] {
-        [SPINS, 0].map(|spins| Pool::with_spins(call, keep_alive, 256 * 1024, spins))
+        [SPINS, 0].map(|spins| Pool::with_spins(call, keep_alive, 256 * 1024, spins.into()))
     }
 
     #[test]
