@@ -7,6 +7,7 @@
 
 use std::borrow::Cow;
 use std::fmt;
+use std::sync::Arc;
 
 use serde::de::{Deserialize, Deserializer};
 use serde::ser::{Serialize, Serializer};
@@ -14,24 +15,26 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 
 /// A request id, exactly as the sender wrote it (MCP 2025-11-25, Base Protocol: Requests: a string or
-/// an integer, never null).
+/// an integer, never null). The text is shared: a call's id is kept in several tables at once
+/// (the call table, its timers, the runtime's cancellation tokens), and a copy costs a count,
+/// not an allocation.
 #[derive(Clone, PartialEq, Eq, Hash)]
 pub enum RequestId {
     /// An integer id; the text holds its digits as sent (so `9007199254740993` survives).
-    Number(Box<str>),
+    Number(Arc<str>),
     /// A string id.
-    String(Box<str>),
+    String(Arc<str>),
 }
 
 impl RequestId {
     /// An integer id.
     pub fn number(n: i64) -> RequestId {
-        RequestId::Number(n.to_string().into_boxed_str())
+        RequestId::Number(n.to_string().into())
     }
 
     /// A string id.
     pub fn string(s: impl Into<String>) -> RequestId {
-        RequestId::String(s.into().into_boxed_str())
+        RequestId::String(s.into().into())
     }
 
     /// Reads an id from its raw JSON text; `None` for anything but a string or an integer.
@@ -39,7 +42,7 @@ impl RequestId {
         let raw = raw.trim();
         if raw.starts_with('"') {
             let s: String = serde_json::from_str(raw).ok()?;
-            return Some(RequestId::String(s.into_boxed_str()));
+            return Some(RequestId::String(s.into()));
         }
         let digits = raw.strip_prefix('-').unwrap_or(raw);
         if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
@@ -53,7 +56,7 @@ impl RequestId {
         match v {
             Value::String(s) => Some(RequestId::String(s.as_str().into())),
             Value::Number(n) if n.is_i64() || n.is_u64() => {
-                Some(RequestId::Number(n.to_string().into_boxed_str()))
+                Some(RequestId::Number(n.to_string().into()))
             }
             _ => None,
         }
@@ -519,6 +522,9 @@ fn write_params<T: Serialize + ?Sized>(out: &mut Vec<u8>, params: &T) -> Result<
     }
     Ok(())
 }
+
+mod id_map;
+pub use id_map::{IdHasher, IdHashing, IdMap};
 
 #[cfg(test)]
 mod tests;

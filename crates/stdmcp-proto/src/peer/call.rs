@@ -7,12 +7,13 @@
 //! until a running call ends. A sub-machine of the peer: it knows nothing of effects or of the
 //! other parts.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::time::Instant;
 
 use serde_json::{Map, Value};
 
 use super::CallStart;
+use crate::jsonrpc::IdMap;
 use crate::jsonrpc::RequestId;
 use crate::mcp::{ClientCapabilities, LogLevel, ProtocolVersion};
 
@@ -155,7 +156,7 @@ impl Inflight {
 /// The requests in flight and the line of those waiting for free slots.
 #[derive(Debug, Default)]
 pub(super) struct CallTable {
-    calls: HashMap<RequestId, Inflight>,
+    calls: IdMap<Inflight>,
     /// Slots held by admitted calls.
     running: usize,
     /// Calls waiting for free slots, oldest first.

@@ -8,12 +8,13 @@
 //! its slot, its cancel token and its process group, and ends with the server like any call.
 //! Its result is kept until the retention time after it ended.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::{json, Map, Value};
 
 use super::parking::InputRequest;
+use crate::jsonrpc::IdMap;
 use crate::jsonrpc::{ErrorObject, RequestId};
 use crate::mcp::{CallToolResult, ProtocolVersion};
 
@@ -248,7 +249,7 @@ impl Wait {
 
 /// The pending `job_wait`s, by request id.
 #[derive(Debug, Default)]
-pub(super) struct Waits(HashMap<RequestId, Wait>);
+pub(super) struct Waits(IdMap<Wait>);
 
 impl Waits {
     /// A new pending wait of request `id`.

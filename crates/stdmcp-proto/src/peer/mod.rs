@@ -53,7 +53,7 @@ mod terms;
 mod timeout;
 mod timers;
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -64,6 +64,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::framing::{self, Frame, FrameError, Framing};
+use crate::jsonrpc::IdMap;
 use crate::jsonrpc::{self, ErrorObject, Notification, Request, RequestId};
 use crate::mcp::{CallToolResult, ClientCapabilities, ProtocolVersion};
 
@@ -266,7 +267,7 @@ pub struct Peer {
     /// Server role, 2025-03-26: batches waiting for their responses.
     batches: batch::Batches,
     /// Requests this side sent and not yet answered.
-    outbound: HashMap<RequestId, client_role::Outbound>,
+    outbound: IdMap<client_role::Outbound>,
     next_id: i64,
     /// Server role, 2026-07-28: calls parked on `input_required` results.
     parking: parking::Parking,
@@ -312,7 +313,7 @@ impl Peer {
             calls: call::CallTable::default(),
             listens: Vec::new(),
             batches: batch::Batches::default(),
-            outbound: HashMap::new(),
+            outbound: IdMap::default(),
             next_id: 1,
             parking: parking::Parking::default(),
             jobs: jobs::Store::default(),

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Map, Value};
 
+use crate::jsonrpc::IdMap;
 use crate::jsonrpc::{ErrorObject, Request, RequestId};
 use crate::mcp::{method, missing_capability, ClientCapabilities};
 
@@ -59,7 +60,7 @@ pub(super) struct Parked {
 pub(super) struct Parking {
     parked: HashMap<i64, Parked>,
     /// Id of a retried request -> id of the call it continues.
-    aliases: HashMap<RequestId, RequestId>,
+    aliases: IdMap<RequestId>,
 }
 
 /// Why a retry's `requestState` continues no parked call.

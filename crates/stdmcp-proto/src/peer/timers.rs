@@ -5,6 +5,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::time::Instant;
 
+use crate::jsonrpc::IdMap;
 use crate::jsonrpc::RequestId;
 
 /// What a timer does when it fires. [`super::Peer::handle_timeout`] fires the due timers one
@@ -59,7 +60,7 @@ pub(super) struct Timers {
     /// Every timer, in the order it is due.
     order: BTreeMap<Place, (Kind, Subject)>,
     /// The timers of each call that has one, by kind.
-    calls: HashMap<RequestId, [Option<Place>; CALL_KINDS]>,
+    calls: IdMap<[Option<Place>; CALL_KINDS]>,
     parks: HashMap<i64, Place>,
     jobs: HashMap<String, Place>,
     seq: u64,

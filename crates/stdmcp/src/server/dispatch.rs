@@ -15,6 +15,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
+use stdmcp_proto::jsonrpc::IdMap;
 
 use crossbeam_channel::Sender;
 use serde_json::{json, Value};
@@ -41,9 +42,9 @@ pub(super) enum Lifecycle {
 
 pub(super) struct State {
     pub peer: Peer,
-    pub tokens: HashMap<RequestId, CancelToken>,
+    pub tokens: IdMap<CancelToken>,
     /// Server→client requests waiting for the client's answer.
-    pub waiters: HashMap<RequestId, Sender<Result<Value, ErrorObject>>>,
+    pub waiters: IdMap<Sender<Result<Value, ErrorObject>>>,
     pub draining: bool,
     pub stopped: bool,
     /// Work to hand to the pool once the lock is released (waking a worker is a syscall).
@@ -115,8 +116,8 @@ impl Shared {
             status: Default::default(),
             state: Mutex::new(State {
                 peer,
-                tokens: HashMap::new(),
-                waiters: HashMap::new(),
+                tokens: IdMap::default(),
+                waiters: IdMap::default(),
                 draining: false,
                 stopped: false,
                 submitted: Vec::new(),

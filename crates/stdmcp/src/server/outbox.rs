@@ -14,10 +14,11 @@
 //! * [`Outbox::close`] tells the writer to write what is queued and stop.
 
 use std::cell::Cell;
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::thread::{self, Thread};
+use stdmcp_proto::jsonrpc::IdMap;
 
 use crate::cancel::CancelToken;
 use crate::jsonrpc::RequestId;
@@ -35,7 +36,7 @@ struct Queue {
     head: u64,
     bytes: usize,
     /// Calls with a progress frame in the queue, and its sequence number.
-    progress: HashMap<RequestId, u64>,
+    progress: IdMap<u64>,
     closed: bool,
     /// stdout is gone: frames are dropped and nobody waits.
     broken: bool,

@@ -3,10 +3,10 @@
 //! a heartbeat, `job_wait` or `jobs` always sees the newest line and output lines never
 //! contend for the peer (no thread, no throttle).
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
+use stdmcp_proto::jsonrpc::IdMap;
 
 use crate::jsonrpc::RequestId;
 use crate::sync::lock;
@@ -15,7 +15,7 @@ use stdmcp_proto::peer::Peer;
 /// The slots of the calls that set a line since the peer last saw them.
 #[derive(Default)]
 pub(super) struct StatusSlots {
-    lines: Mutex<HashMap<RequestId, String>>,
+    lines: Mutex<IdMap<String>>,
     /// Whether `lines` may hold something (spares its lock when it does not).
     any: AtomicBool,
 }
