@@ -18,8 +18,7 @@ use crate::jsonrpc::RequestId;
 use crate::mcp::{ClientCapabilities, LogLevel, ProtocolVersion};
 
 /// Where a call is in its life. Orthogonal to it is whether its work holds its slots
-/// ([`Inflight::running_since`]; `None`: queued): a call may become a job, or be cancelled,
-/// while it waits in line.
+/// ([`Admission`]): a call may become a job, or be cancelled, while it waits in line.
 #[derive(Clone, Debug, PartialEq)]
 pub(super) enum CallState {
     /// Its request is answered when its work ends; progress, heartbeats and logs flow.
@@ -40,11 +39,27 @@ pub(super) enum CallState {
     },
 }
 
+/// Whether a call's work holds its slots of `max_running`, or waits in line for them.
+#[derive(Debug)]
+pub(super) enum Admission {
+    /// Its work runs (or is being started), since then.
+    Running { since: Instant },
+    /// It waits in line, with the start the runtime gets when it is admitted.
+    Queued {
+        start: CallStart,
+        /// Why the runtime could not start it the last time it was admitted (no thread could
+        /// be started), if it could not.
+        refused: Option<String>,
+    },
+}
+
 /// One request whose work runs, waits to run, or waits for the client (server role).
 #[derive(Debug)]
 pub(super) struct Inflight {
     /// Where the call is in its life.
     pub state: CallState,
+    /// Whether its work holds its slots.
+    pub admission: Admission,
     pub version: ProtocolVersion,
     /// 2026-07-28 path: results carry `resultType` and server info.
     pub modern: bool,
@@ -55,8 +70,6 @@ pub(super) struct Inflight {
     pub log_level: Option<LogLevel>,
     /// When the request arrived.
     pub started: Instant,
-    /// When its work started; `None` while it waits for a free slot.
-    pub running_since: Option<Instant>,
     pub last_report: Instant,
     pub last_progress: Option<f64>,
     pub last_total: Option<f64>,
@@ -83,11 +96,6 @@ pub(super) struct Inflight {
     pub recent: VecDeque<String>,
     /// Slots of `max_running` the call takes (admitted all at once).
     pub slots: usize,
-    /// While the call waits in line: the start the runtime gets when it is admitted.
-    pub start: Option<CallStart>,
-    /// Why the runtime could not start the call's work the last time it was admitted (no
-    /// thread could be started), if it could not.
-    pub refused: Option<String>,
 }
 
 impl Inflight {
@@ -108,15 +116,13 @@ impl Inflight {
             background_at: None,
             recent: VecDeque::new(),
             slots: 1,
-            start: None,
-            refused: None,
             version,
             modern,
             cacheable: false,
             progress_token: None,
             log_level: None,
             started: now,
-            running_since: Some(now),
+            admission: Admission::Running { since: now },
             last_report: now,
             last_progress: None,
             last_total: None,
@@ -143,6 +149,25 @@ impl Inflight {
     pub(super) fn job(&self) -> Option<&String> {
         match &self.state {
             CallState::Job(job) | CallState::Cancelled { job: Some(job), .. } => Some(job),
+            _ => None,
+        }
+    }
+
+    /// When its work started; `None` while it waits in line.
+    pub(super) fn running_since(&self) -> Option<Instant> {
+        match self.admission {
+            Admission::Running { since } => Some(since),
+            Admission::Queued { .. } => None,
+        }
+    }
+
+    /// Why the runtime could not start its work when it was last admitted, if it waits in
+    /// line for that reason.
+    pub(super) fn refused(&self) -> Option<&str> {
+        match &self.admission {
+            Admission::Queued {
+                refused: Some(why), ..
+            } => Some(why),
             _ => None,
         }
     }
@@ -224,17 +249,25 @@ impl CallTable {
         self.waiting.iter().position(|w| w == id)
     }
 
-    /// Admits a new call: running if its slots are free (and nobody waits), else waiting in
-    /// line (`running_since` unset). True when it runs.
-    pub(super) fn admit(&mut self, id: &RequestId, call: &mut Inflight, max: usize) -> bool {
+    /// Admits a new call: running if its slots are free (and nobody waits): its `start` comes
+    /// back, to be carried out now; else it waits in line, keeping `start`.
+    pub(super) fn admit(
+        &mut self,
+        call: &mut Inflight,
+        start: CallStart,
+        max: usize,
+    ) -> Option<CallStart> {
         let slots = call.slots.clamp(1, max);
         if self.waiting.is_empty() && !self.blocked && self.running.saturating_add(slots) <= max {
             self.running += slots;
-            true
+            Some(start)
         } else {
-            call.running_since = None;
-            self.waiting.push_back(id.clone());
-            false
+            self.waiting.push_back(start.id.clone());
+            call.admission = Admission::Queued {
+                start,
+                refused: None,
+            };
+            None
         }
     }
 
@@ -272,9 +305,13 @@ impl CallTable {
                 .pop_front()
                 .and_then(|n| self.calls.get_mut(&n))
             {
-                call.running_since = Some(now);
+                let running = Admission::Running { since: now };
+                if let Admission::Queued { start, .. } =
+                    std::mem::replace(&mut call.admission, running)
+                {
+                    starts.push(start);
+                }
                 self.running += need;
-                starts.extend(call.start.take());
             }
         }
         starts
@@ -289,15 +326,16 @@ impl CallTable {
         let Some(call) = self
             .calls
             .get_mut(&id)
-            .filter(|c| c.running_since.is_some())
+            .filter(|c| c.running_since().is_some())
         else {
             return Refused::Unknown;
         };
         self.running = self.running.saturating_sub(call.slots.clamp(1, max));
-        call.running_since = None;
-        call.refused = Some(why.to_owned());
+        call.admission = Admission::Queued {
+            start,
+            refused: Some(why.to_owned()),
+        };
         if self.running > 0 {
-            call.start = Some(start);
             self.waiting.push_front(id);
             self.blocked = true;
             return Refused::Waits;
@@ -307,7 +345,7 @@ impl CallTable {
         let (refused, rest) = self
             .waiting
             .drain(..)
-            .partition(|w| calls.get(w).is_some_and(|c| c.refused.is_some()));
+            .partition(|w| calls.get(w).is_some_and(|c| c.refused().is_some()));
         self.waiting = rest;
         let mut answer: Vec<RequestId> = refused.into();
         answer.insert(0, id);
@@ -340,7 +378,17 @@ mod tests {
         let add = |table: &mut CallTable, n: i64, slots: usize| {
             let mut call = Inflight::new(t0, id(n), v, false);
             call.slots = slots;
-            table.admit(&id(n), &mut call, 2);
+            let start = CallStart {
+                id: id(n),
+                work: super::super::Work::ReadResource { uri: "x:".into() },
+                version: v,
+                wants_progress: false,
+                client_capabilities: ClientCapabilities::default(),
+                deadline: None,
+                slots,
+            };
+            let started = table.admit(&mut call, start, 2);
+            assert_eq!(started.is_some(), n == 1, "call {n}");
             table.insert(id(n), call);
         };
         add(&mut table, 1, 1);
@@ -353,8 +401,11 @@ mod tests {
         table.remove(&id(1));
         table.release(t1, &id(1), Some(1), 2);
         assert_eq!(table.running(), 2);
-        assert_eq!(table.get(&id(2)).and_then(|c| c.running_since), Some(t1));
-        assert_eq!(table.get(&id(3)).and_then(|c| c.running_since), None);
+        assert_eq!(
+            table.get(&id(2)).and_then(Inflight::running_since),
+            Some(t1)
+        );
+        assert_eq!(table.get(&id(3)).and_then(Inflight::running_since), None);
         assert_eq!(table.place_in_line(&id(3)), Some(0));
     }
 }

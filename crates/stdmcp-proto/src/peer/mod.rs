@@ -30,8 +30,9 @@
 //! 2026-07-28 path, calls, jobs and the job tools, tasks, asking the client, subscriptions,
 //! batches); only the front implements `Peer`, and it turns what the sub-machines say into
 //! effects. The sub-machines are types with their own methods that know nothing of effects
-//! and import nothing of the front: the call table (`call`: each call's `CallState`-driven
-//! record and admission by slots), the parking of multi-round-trip calls (`parking`), the
+//! and import nothing of the front: the call table (`call`: each call's record, its life a
+//! `CallState` and its place an `Admission`, running or queued with its start; admission by
+//! slots), the parking of multi-round-trip calls (`parking`), the
 //! job store (`jobs`: jobs, a task's questions, pending `job_wait`s), batches (`batch`), a
 //! session's subscriptions (`subscriptions`) and the timer table (`timers`); beneath them
 //! are leaves: the catalog (`catalog`), each request's terms (`terms`), the argument checks
@@ -524,7 +525,7 @@ impl Peer {
             call::Refused::Answer(ids) => {
                 for id in ids {
                     let call = self.calls.get(&id);
-                    let why = call.and_then(|c| c.refused.as_deref()).unwrap_or(why);
+                    let why = call.and_then(call::Inflight::refused).unwrap_or(why);
                     let e = refusal(&format!("no thread could be started to run it ({why})"));
                     self.finish(now, &id, Reply::Error(e));
                 }

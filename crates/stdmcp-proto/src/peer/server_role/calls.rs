@@ -44,7 +44,7 @@ impl Peer {
         let max = self.config.max_running;
         let starts = self
             .calls
-            .release(now, id, call.running_since.map(|_| call.slots), max);
+            .release(now, id, call.running_since().map(|_| call.slots), max);
         self.forget_aliases(id);
         self.answer(now, call, outcome);
         self.start_admitted(starts);
@@ -120,7 +120,7 @@ impl Peer {
         }
         match self.calls.get_mut(id) {
             // Still waiting in line: it has no work to stop, and leaves now, unanswered.
-            Some(call) if call.running_since.is_none() => {
+            Some(call) if call.running_since().is_none() => {
                 self.withdraw(id);
                 true
             }
@@ -323,7 +323,7 @@ impl Peer {
         let Some(deadline) = call.deadline.take() else {
             return;
         };
-        if call.running_since.is_none() {
+        if call.running_since().is_none() {
             self.end_unstarted(now, id, deadline);
         } else {
             self.effects.push_back(Effect::Deadline(id.clone()));
@@ -341,7 +341,7 @@ impl Peer {
         let starts = self.calls.release(now, id, None, max);
         self.forget_aliases(id);
         self.effects.push_back(Effect::Unstarted(id.clone()));
-        if let Some(why) = &call.refused {
+        if let Some(why) = call.refused() {
             // It waited for a thread, not for a slot.
             let why = format!(
                 "it was still waiting for a worker thread when its deadline passed (none \
@@ -397,7 +397,7 @@ impl Peer {
                 (last.map_or(secs, |l| secs.max(l + 0.001)), None)
             }
         };
-        let message = match (call.running_since, ahead) {
+        let message = match (call.running_since(), ahead) {
             (Some(since), _) => call
                 .status
                 .clone()

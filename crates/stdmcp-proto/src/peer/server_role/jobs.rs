@@ -172,7 +172,7 @@ impl Peer {
             && self
                 .calls
                 .get(&job.key)
-                .is_some_and(|c| c.running_since.is_none())
+                .is_some_and(|c| c.running_since().is_none())
     }
 
     /// The answer that says a job is not done yet (or how it ended, for `jobs`): text for the

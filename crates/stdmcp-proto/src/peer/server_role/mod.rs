@@ -499,10 +499,7 @@ impl Peer {
             slots,
         };
         // Started when admitted: now, or when slots free up (the start waits in the call).
-        let admitted = match self.calls.admit(&req.id, &mut inflight, max) {
-            true => Some(start),
-            false => inflight.start.replace(start).and(None),
-        };
+        let admitted = self.calls.admit(&mut inflight, start, max);
         self.calls.insert(req.id.clone(), inflight);
         self.sync_call_timers(&req.id);
         if let Some(start) = admitted {
