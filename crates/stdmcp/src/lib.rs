@@ -136,7 +136,7 @@
 //! * Threads are pooled: a worker that finished waits `Options::worker_keep_alive` for the
 //!   next call instead of exiting (a thread's clone, stack and exit were a tenth of a
 //!   `/bin/true` call). The pool decides nothing: the peer admits calls. An idle worker spins
-//!   briefly before it sleeps only where the process may use more than one CPU.
+//!   briefly before it sleeps only where the process may run on more than one CPU.
 //! * `signal-hook`, not `ctrlc`: SIGTERM and SIGHUP let the calls in flight finish, SIGINT
 //!   cancels them at once; `ctrlc` runs one closure for every signal without saying which.
 //!

@@ -38,16 +38,31 @@ use std::time::{Duration, Instant};
 /// at the same time ([`spins_for`]).
 const SPINS: u32 = 50;
 
-/// The spin of an idle worker for `cpus` CPUs this process may use (its affinity and CPU
-/// quota, `available_parallelism`): none on one CPU, where nothing can hand an item over
-/// while the worker spins and the spin only delays the thread that would (the reader, the
-/// writer). Measured with the benchmark's `seq` group, which pins the driver and the server
-/// to one CPU: sequential p50 28.5 µs with the spin, 26.4 µs without (docs/bench-analysis.md).
+/// The spin of an idle worker for `cpus` CPUs this process may run on ([`cpus`]): none on one
+/// CPU, where nothing can hand an item over while the worker spins and the spin only delays
+/// the thread that would (the reader, the writer). Measured with the benchmark's `seq` group,
+/// which pins the driver and the server to one CPU: sequential p50 28.5 µs with the spin,
+/// 26.4 µs without (docs/bench-analysis.md).
 fn spins_for(cpus: Option<usize>) -> u32 {
     match cpus {
         Some(1) => 0,
         _ => SPINS,
     }
+}
+
+/// The CPUs the calling thread may run on (its affinity, which threads inherit: `taskset`,
+/// cpusets), `None` when it cannot be read (over 1024 CPUs). Not std's
+/// `available_parallelism`, which also parses the cgroup's CPU quota: a quota throttles the
+/// process but still lets its threads run at the same time, and the parser was 5.5 KB of
+/// the binary.
+#[allow(unsafe_code)]
+fn cpus() -> Option<usize> {
+    let mut mask = [0u64; 16];
+    // SAFETY: the kernel writes at most `size_of_val(&mask)` bytes into `mask`.
+    let r = unsafe {
+        libc::sched_getaffinity(0, std::mem::size_of_val(&mask), mask.as_mut_ptr().cast())
+    };
+    (r == 0).then(|| mask.iter().map(|w| w.count_ones() as usize).sum())
 }
 
 /// The hand-off slot of one worker.
@@ -107,16 +122,13 @@ struct Inner<T> {
     keep_alive: Duration,
     stack_size: usize,
     /// How often an idle worker looks at its slot before it sleeps ([`spins_for`]), found
-    /// when a worker first goes idle: reading the CPU quota opens a few files, which the
-    /// server's start need not wait for.
+    /// when a worker first goes idle ([`cpus`]), off the server's start.
     spins: OnceLock<u32>,
 }
 
 impl<T> Inner<T> {
     fn spins(&self) -> u32 {
-        *self
-            .spins
-            .get_or_init(|| spins_for(thread::available_parallelism().ok().map(usize::from)))
+        *self.spins.get_or_init(|| spins_for(cpus()))
     }
 }
 
@@ -475,6 +487,13 @@ mod tests {
         assert_eq!(spins_for(Some(1)), 0);
         assert_eq!(spins_for(Some(2)), SPINS);
         assert_eq!(spins_for(None), SPINS);
+        // This process may run on at least one CPU, as many as std says.
+        let std_says = thread::available_parallelism().ok().map(usize::from);
+        assert!(
+            cpus() >= Some(1) && cpus() >= std_says,
+            "{:?} {std_says:?}",
+            cpus()
+        );
     }
 
     fn submit(pool: &Pool<Job>, job: Job) {
