@@ -34,7 +34,7 @@ pub(crate) const MARKER: &str = "STDMCP_CALL";
 /// Kill-and-rescan rounds before giving up on a process that keeps forking.
 const ROUNDS: usize = 50;
 /// The first pause before a round that only has processes it cannot judge yet (between two
-/// programs, or exiting); it doubles up to [`MAX_UNSURE_PAUSE`].
+/// programs); it doubles up to [`MAX_UNSURE_PAUSE`].
 const UNSURE_PAUSE: Duration = Duration::from_micros(100);
 const MAX_UNSURE_PAUSE: Duration = Duration::from_millis(10);
 /// How long [`sweep`] waits for killed processes to die so it can reap them.
@@ -192,9 +192,11 @@ pub(super) fn sweep(pgid: libc::pid_t, marker: &str, spawned: Option<Instant>) {
                 Verdict::Reap => {
                     found.insert(p.pid, p.start);
                 }
-                Verdict::Stray => {
+                Verdict::Stray if super::owned::REAP_STRAYS.load(Ordering::Relaxed) => {
                     strays.insert(p.pid, p.start);
                 }
+                // The program does not let the runner reap strays (`reap_stray_children`).
+                Verdict::Stray => {}
                 Verdict::Dying => {
                     dying.insert(p.pid, p.start);
                 }
@@ -219,15 +221,19 @@ pub(super) fn sweep(pgid: libc::pid_t, marker: &str, spawned: Option<Instant>) {
     }
     let mut waiting = reap(found, Instant::now() + REAP_WAIT);
     waiting.extend(dying);
-    if !strays.is_empty() && super::owned::REAP_STRAYS.load(Ordering::Relaxed) {
-        let _no_spawns = super::owned::no_spawns();
-        for (pid, start) in strays {
-            if !super::owned::is_owned(pid) {
-                reap_one(pid, start, &BTreeSet::new());
-            }
-        }
+    reap_strays(&mut strays);
+    later::keep(waiting, strays);
+}
+
+/// Reaps the strays (pid -> start time) that are dead and that no `Child` waits for; keeps
+/// those still on their way out.
+fn reap_strays(strays: &mut BTreeMap<i32, u64>) {
+    if strays.is_empty() {
+        return;
     }
-    later::keep(waiting);
+    let _no_spawns = super::owned::no_spawns();
+    let none = BTreeSet::new();
+    strays.retain(|&pid, &mut start| !super::owned::is_owned(pid) && !reap_one(pid, start, &none));
 }
 
 /// What a sweep does with one descendant of ours.
@@ -237,7 +243,8 @@ enum Verdict {
     Kill,
     /// The call's, dead: reaped.
     Reap,
-    /// Dead, our child, not known to be the call's: reaped at the end unless a `Child` owns it.
+    /// Dead or exiting, our child, not known to be the call's: reaped once dead unless a
+    /// `Child` owns it (at the end of the sweep, or later by the reaping thread).
     Stray,
     /// Exiting, the call's: reaped once dead, by the thread that reaps what a sweep leaves.
     Dying,
@@ -340,34 +347,60 @@ fn reap_one(pid: i32, start: u64, dying: &BTreeSet<i32>) -> bool {
     r == pid || r < 0
 }
 
-/// Killed processes that had not died when their sweep ended: reaped as soon as they die,
-/// by one thread of the process (`stdmcp-reap`) started the first time there is one, whether
-/// or not another call comes. The thread polls them (every 10 ms at first, then less often,
-/// at least every second) while any is left, and sleeps while none is.
+/// Processes a sweep could not reap because they had not died when it ended (killed, or on
+/// their way out): reaped as soon as they die, by one thread of the process (`stdmcp-reap`)
+/// started the first time there is one, whether or not another call comes. The thread polls
+/// them (every 10 ms at first, then less often, at least every second) while any is left,
+/// and sleeps while none is.
 mod later {
-    use super::{reap_one, BTreeMap, BTreeSet, Duration};
+    use super::{reap_one, reap_strays, BTreeMap, BTreeSet, Duration};
     use crate::sync;
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::{Condvar, Mutex, MutexGuard};
 
-    static LEFT: Mutex<BTreeMap<i32, u64>> = Mutex::new(BTreeMap::new());
+    /// Pid -> start time of each process left to reap.
+    struct Left {
+        /// The calls' (killed, or exiting in a call's group or another session).
+        calls: BTreeMap<i32, u64>,
+        /// Strays: our children not known to be a call's, reaped unless a `Child` owns them.
+        strays: BTreeMap<i32, u64>,
+    }
+
+    impl Left {
+        fn is_empty(&self) -> bool {
+            self.calls.is_empty() && self.strays.is_empty()
+        }
+
+        /// Reaps what has died; keeps the rest.
+        fn look(&mut self) {
+            let dying: BTreeSet<i32> = self.calls.keys().copied().collect();
+            self.calls
+                .retain(|&pid, &mut start| !reap_one(pid, start, &dying));
+            reap_strays(&mut self.strays);
+        }
+    }
+
+    static LEFT: Mutex<Left> = Mutex::new(Left {
+        calls: BTreeMap::new(),
+        strays: BTreeMap::new(),
+    });
     static MORE: Condvar = Condvar::new();
     static STARTED: AtomicBool = AtomicBool::new(false);
 
-    fn left() -> MutexGuard<'static, BTreeMap<i32, u64>> {
+    fn left() -> MutexGuard<'static, Left> {
         sync::lock(&LEFT)
     }
 
-    /// Hands over killed processes (pid -> start time) still to reap.
-    pub(super) fn keep(waiting: BTreeMap<i32, u64>) {
+    /// Hands over the calls' processes and the strays (pid -> start time) still to reap.
+    pub(super) fn keep(calls: BTreeMap<i32, u64>, strays: BTreeMap<i32, u64>) {
         let mut left = left();
-        if waiting.is_empty() && left.is_empty() {
+        if calls.is_empty() && strays.is_empty() && left.is_empty() {
             return;
         }
-        left.extend(waiting);
+        left.calls.extend(calls);
+        left.strays.extend(strays);
         // Without the thread (it could not be started), each sweep takes one look.
-        let dying: BTreeSet<i32> = left.keys().copied().collect();
-        left.retain(|&pid, &mut start| !reap_one(pid, start, &dying));
+        left.look();
         let empty = left.is_empty();
         drop(left);
         if !empty {
@@ -386,7 +419,7 @@ mod later {
             .spawn(run);
         if let Err(e) = started {
             log::warn!(
-                "cannot start the thread that reaps killed processes ({e}): they are \
+                "cannot start the thread that reaps ended processes ({e}): they are \
                  reaped at the end of a later call"
             );
             STARTED.store(false, Ordering::SeqCst);
@@ -404,8 +437,7 @@ mod later {
                 continue;
             }
             left = sync::wait_timeout(&MORE, left, pause).0;
-            let dying: BTreeSet<i32> = left.keys().copied().collect();
-            left.retain(|&pid, &mut start| !reap_one(pid, start, &dying));
+            left.look();
             pause = (pause * 2).min(Duration::from_secs(1));
         }
     }
@@ -413,7 +445,8 @@ mod later {
     /// Processes still to reap.
     #[cfg(test)]
     pub(super) fn count() -> usize {
-        left().len()
+        let left = left();
+        left.calls.len() + left.strays.len()
     }
 }
 
@@ -460,44 +493,52 @@ mod tests {
         }
     }
 
-    #[test]
-    #[allow(clippy::disallowed_methods)] // a bare child, killed and left to the sweep's thread
-    #[allow(unsafe_code)]
-    fn a_process_that_outlived_its_sweep_is_reaped_without_another_sweep() {
+    /// A bare `sleep` child (no runner's `Child` owns it), its pid and start time.
+    #[allow(clippy::disallowed_methods)] // a bare child, to leave to the sweep's thread
+    fn bare_sleep() -> (std::process::Child, i32, u64) {
         let child = std::process::Command::new("sleep")
             .arg("1000")
             .spawn()
             .expect("sleep");
         let pid = child.id() as i32;
         let start = stat(pid).expect("stat").start;
-        // Alive when its sweep ended (stuck in the kernel, say): kept for later.
-        later::keep(BTreeMap::from([(pid, start)]));
-        assert!(later::count() >= 1);
-        // SAFETY: kill has no memory-safety preconditions; the child is ours.
+        (child, pid, start)
+    }
+
+    #[allow(unsafe_code)]
+    fn kill(pid: i32) {
+        // SAFETY: kill has no memory-safety preconditions; the child is the test's.
         unsafe { libc::kill(pid, libc::SIGKILL) };
-        // No other sweep: the thread reaps it (it is gone from /proc, not a zombie).
+    }
+
+    /// Waits until `pid` (started at `start`) is reaped: gone from /proc, not a zombie.
+    fn wait_reaped(pid: i32, start: u64) {
         let deadline = Instant::now() + Duration::from_secs(20);
         while stat(pid).is_some_and(|p| p.start == start) {
             assert!(Instant::now() < deadline, "{pid} was never reaped");
             std::thread::sleep(Duration::from_millis(5));
         }
+    }
+
+    #[test]
+    fn a_process_that_outlived_its_sweep_is_reaped_without_another_sweep() {
+        let (child, pid, start) = bare_sleep();
+        // Alive when its sweep ended (stuck in the kernel, say): kept for later.
+        later::keep(BTreeMap::from([(pid, start)]), BTreeMap::new());
+        assert!(later::count() >= 1);
+        kill(pid);
+        // No other sweep: the thread reaps it.
+        wait_reaped(pid, start);
         drop(child);
     }
 
     #[test]
-    #[allow(clippy::disallowed_methods)] // a bare child, left a zombie to read its stat
-    #[allow(unsafe_code)]
     fn an_exiting_process_is_judged_as_the_zombie_it_will_be_not_looked_at_again() {
         // A zombie's stat reads as that of a process stuck on its way out (memory gone, not a
         // zombie yet) once its state says running and its flags exiting. Its environment
         // cannot be read (empty, or ESRCH on recent kernels): its flags alone decide.
-        let mut child = std::process::Command::new("sleep")
-            .arg("1000")
-            .spawn()
-            .expect("sleep");
-        let pid = child.id() as i32;
-        // SAFETY: kill has no memory-safety preconditions; the child is ours.
-        unsafe { libc::kill(pid, libc::SIGKILL) };
+        let (mut child, pid, _) = bare_sleep();
+        kill(pid);
         let deadline = Instant::now() + Duration::from_secs(20);
         let zombie = loop {
             match stat(pid) {
@@ -532,6 +573,17 @@ mod tests {
         let _ = child.wait();
         use Verdict::*;
         assert_eq!(verdicts, [Reap, Dying, Stray, Other], "{exiting:?}");
+    }
+
+    #[test]
+    fn a_stray_on_its_way_out_is_reaped_once_dead_without_another_sweep() {
+        let (child, pid, start) = bare_sleep();
+        kill(pid);
+        // A sweep met it exiting, not yet dead, and no `Child` is registered for it (this one
+        // is bare): handed over as a stray.
+        later::keep(BTreeMap::new(), BTreeMap::from([(pid, start)]));
+        wait_reaped(pid, start);
+        drop(child);
     }
 
     #[test]

@@ -46,16 +46,20 @@ impl Stat {
 /// The task flag of a thread that is exiting (`include/linux/sched.h`; stable since 2.6).
 const PF_EXITING: u64 = 0x4;
 
-/// Reads `/proc/PID/stat` into a buffer on the stack: one `read` (the kernel writes the
-/// whole line at once), no allocation. A sweep reads this file for every pid of the call's
-/// window, or of every process of the machine, so this is most of what it costs
-/// (docs/bench.md). The command name is read lossily: a process whose name is not UTF-8 is
-/// not skipped.
+/// Reads `/proc/PID/stat`. A sweep reads this file for every pid of the call's window, or of
+/// every process of the machine, so this is most of what it costs (docs/bench.md).
 pub(super) fn stat(pid: i32) -> Option<Stat> {
+    read_stat(&format!("/proc/{pid}/stat"), pid)
+}
+
+/// Reads the `stat` file at `path` (of process or thread `pid`) into a buffer on the stack:
+/// one `read` (the kernel writes the whole line at once), no allocation. The command name is
+/// read lossily: a process whose name is not UTF-8 is not skipped.
+fn read_stat(path: &str, pid: i32) -> Option<Stat> {
     use std::io::Read;
     // The line is well under 1 KiB: a 16-byte name and 52 numbers.
     let mut buf = [0u8; 2048];
-    let mut f = std::fs::File::open(format!("/proc/{pid}/stat")).ok()?;
+    let mut f = std::fs::File::open(path).ok()?;
     let mut n = 0;
     while n < buf.len() && !buf[..n].ends_with(b"\n") {
         match f.read(&mut buf[n..]) {
@@ -102,16 +106,25 @@ pub(super) enum Marked {
 }
 
 /// Whether process `p` (its stat just read) has `needle` (`NAME=value`) as a whole entry of
-/// its environment. A process that cannot be read (gone, another user's) is `No`; an empty
-/// environment is `No` only when `p`'s stat says the program really has none (`env -i`).
+/// its environment. A process that cannot be read (gone, another user's, non-dumpable) is
+/// `No`; an empty environment is `No` only when `p`'s stat says the program really has none
+/// (`env -i`). A process whose first thread has no memory left (it exited while others run)
+/// is read through its other threads: its `environ` fails with `ESRCH` (recent kernels) or
+/// reads empty (older ones).
 pub(super) fn marked(p: &Stat, needle: &[u8]) -> Marked {
     match std::fs::read(format!("/proc/{}/environ", p.pid)) {
         Ok(env) if !env.is_empty() => carries(&env, needle),
         Ok(_) if p.env_end != 0 && p.env_start == p.env_end => Marked::No,
+        Ok(_) if p.threads > 1 => marked_through_threads(p.pid, needle),
         Ok(_) => Marked::Unsure,
-        Err(_) if p.threads > 1 => marked_through_threads(p.pid, needle),
+        Err(e) if p.threads > 1 && has_no_memory(&e) => marked_through_threads(p.pid, needle),
         Err(_) => Marked::No,
     }
+}
+
+/// The error of reading the environment of a thread with no memory (exited or exiting).
+fn has_no_memory(e: &std::io::Error) -> bool {
+    e.raw_os_error() == Some(libc::ESRCH)
 }
 
 fn carries(env: &[u8], needle: &[u8]) -> Marked {
@@ -123,12 +136,14 @@ fn carries(env: &[u8], needle: &[u8]) -> Marked {
 }
 
 /// The environment of a process whose first thread exited, read through another thread (they
-/// share it). When none has one to show and all of them are exiting, the process is.
+/// share it). When none has one to show and every other thread is exiting, the process is.
+/// When no other thread is left, or one has no environment yet is not exiting (the process
+/// is replacing its program: `execve` ends the other threads first), look again.
 fn marked_through_threads(pid: i32, needle: &[u8]) -> Marked {
     let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
         return Marked::No; // gone
     };
-    let mut all_exiting = true;
+    let (mut seen, mut all_exiting) = (false, true);
     for task in tasks.flatten() {
         let name = task.file_name();
         let Some(tid) = name.to_str().and_then(|n| n.parse::<i32>().ok()) else {
@@ -137,18 +152,22 @@ fn marked_through_threads(pid: i32, needle: &[u8]) -> Marked {
         if tid == pid {
             continue;
         }
-        if let Ok(env) = std::fs::read(task.path().join("environ")) {
-            if !env.is_empty() {
-                return carries(&env, needle);
-            }
+        match std::fs::read(task.path().join("environ")) {
+            Ok(env) if !env.is_empty() => return carries(&env, needle),
+            Ok(_) => {}
+            Err(e) if has_no_memory(&e) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue, // gone
+            Err(_) => return Marked::No, // not ours to read, as for a single thread
         }
-        let flags = std::fs::read_to_string(task.path().join("stat"))
-            .ok()
-            .and_then(|line| parse_stat(tid, &line))
+        let path = task.path().join("stat");
+        let flags = path
+            .to_str()
+            .and_then(|path| read_stat(path, tid))
             .map_or(0, |t| t.flags);
+        seen = true;
         all_exiting &= flags & PF_EXITING != 0;
     }
-    if all_exiting {
+    if seen && all_exiting {
         Marked::Exiting
     } else {
         Marked::Unsure
