@@ -1,15 +1,16 @@
 //! Tables keyed by request id. A call's id is looked up in several of them per call (the call
 //! table, its timers, the runtime's cancellation tokens and progress counters), so the hash
-//! is on every request's path: std's SipHash cost more than the rest of a lookup of a short id
-//! (about 1.5% of the server's time in the pipelined benchmark, docs/bench-analysis.md).
+//! is on every request's path: std's SipHash and the table operations around it were 1.4% of
+//! the server's samples in the pipelined benchmark (docs/bench-analysis.md).
 //!
 //! [`IdHasher`] reads the id's bytes a word at a time (multiply and rotate, as rustc's
-//! `FxHasher`) and mixes the result (murmur3's finalizer) so that ids differing in their last
-//! bytes still spread over the table; it starts from a key drawn once per process from std's
-//! random state, so that colliding ids cannot be worked out ahead. That is not SipHash's
-//! guarantee, and need not be: the ids come from the one client the server serves, which
-//! could as well slow it down by sending more requests; ids made to collide would cost that
-//! client's own calls a longer scan.
+//! `FxHasher`), then its length, and mixes the result (murmur3's finalizer) so that ids
+//! differing in their last bytes still spread over the table. It starts from a key drawn once
+//! per process from std's random state, which spreads short ids (one word) differently in
+//! each process, but it does not resist ids made to collide: a client that sends long ids
+//! crafted for it can make them share a hash. That is not SipHash's guarantee, and need not
+//! be: the ids come from the one client the server serves, which could as well slow it down
+//! by sending more requests, and colliding ids cost that client's own calls a longer scan.
 
 use std::collections::hash_map::RandomState;
 use std::collections::HashMap;
@@ -60,6 +61,8 @@ impl IdHasher {
 
 impl Hasher for IdHasher {
     fn write(&mut self, bytes: &[u8]) {
+        // The length too: zero bytes at the end would not change the last word.
+        self.add(bytes.len() as u64);
         let mut chunks = bytes.chunks_exact(8);
         for chunk in &mut chunks {
             let mut word = [0u8; 8];
@@ -101,8 +104,9 @@ impl Hasher for IdHasher {
 mod tests {
     use super::*;
 
+    /// A fixed key, so that the tests do not depend on the process's draw.
     fn hash(id: &RequestId) -> u64 {
-        IdHashing::default().hash_one(id)
+        IdHashing { key: 0x5eed }.hash_one(id)
     }
 
     #[test]
@@ -114,6 +118,14 @@ mod tests {
         let a = RequestId::string("a-long-request-id-0001");
         let b = RequestId::string("a-long-request-id-0002");
         assert_ne!(hash(&a), hash(&b));
+        // Trailing zero bytes count.
+        assert_ne!(
+            hash(&RequestId::string("a")),
+            hash(&RequestId::string("a\0"))
+        );
+        // The process's own key hashes alike too.
+        let drawn = IdHashing::default();
+        assert_eq!(drawn.hash_one(&a), drawn.hash_one(a.clone()));
     }
 
     #[test]
