@@ -301,6 +301,14 @@ pub fn seal_inherited_fds() {
     SEALED.store(true, Ordering::SeqCst);
 }
 
+/// Whether process `pid` has ended or is ending: no longer there, a zombie not yet reaped, or
+/// on its way out (its one thread exiting, possibly stuck there). A program whose first thread
+/// exited while others run shows as a zombie, and has not ended. For a child that must not be
+/// given more work, such as a session's program killed between two calls.
+pub fn has_ended(pid: u32) -> bool {
+    i32::try_from(pid).map_or(true, procfs::has_ended)
+}
+
 /// Lets every sweep (the end of a call) also reap the zombie children of this process that
 /// no `Child` of the runner waits for: processes a call left in process groups of their own
 /// (`setpgid`, a shell's job control) that exited, and were reparented to this subreaper

@@ -414,12 +414,7 @@ mod tests {
     use std::process::Command;
 
     fn gone(pid: u32) -> bool {
-        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-            Err(_) => true,
-            Ok(s) => s
-                .rsplit_once(") ")
-                .is_some_and(|(_, rest)| rest.starts_with('Z') || rest.starts_with('X')),
-        }
+        crate::process::has_ended(pid)
     }
 
     #[test]

@@ -60,7 +60,11 @@ impl<'a> Link<'a> {
         let (proc, workdir, mut alive) = reg
             .with(&key, |e| (e.proc.clone(), e.workdir.clone(), e.alive()))
             .ok_or("the session vanished")?;
-        if alive && proc.as_ref().is_some_and(|p| gone(p.pid)) {
+        if alive
+            && proc
+                .as_ref()
+                .is_some_and(|p| stdmcp::process::has_ended(p.pid))
+        {
             // Killed from outside and not reaped yet: wait for its status.
             reg.kill(&key, "it had died (found by the proof cursor)");
             alive = false;
@@ -193,27 +197,4 @@ impl<'a> Link<'a> {
             }
         }
     }
-}
-
-/// True when `pid` has exited or is exiting (a zombie not yet reaped, a process on its way
-/// out, or no longer there): a program killed between two calls is noticed before an input
-/// is sent to it. A program whose first thread exited while others run also shows `Z`, and
-/// is not gone.
-fn gone(pid: u32) -> bool {
-    /// The task flag of a thread that is exiting (`include/linux/sched.h`).
-    const PF_EXITING: u64 = 0x4;
-    let Ok(stat) = std::fs::read(format!("/proc/{pid}/stat")) else {
-        return true;
-    };
-    let stat = String::from_utf8_lossy(&stat);
-    let Some((_, rest)) = stat.rsplit_once(')') else {
-        return false;
-    };
-    // From the state (field 3) on; the flags are field 9, the thread count field 20.
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    let number = |n: usize| fields.get(n - 3).and_then(|t| t.parse::<u64>().ok());
-    let one_thread = number(20).unwrap_or(1) <= 1;
-    let dead = fields.first().is_some_and(|s| s.starts_with(['Z', 'X']));
-    let exiting = number(9).unwrap_or(0) & PF_EXITING != 0;
-    (dead || exiting) && one_thread
 }

@@ -576,6 +576,26 @@ mod tests {
     }
 
     #[test]
+    fn a_process_has_ended_once_it_is_a_zombie_or_no_longer_there() {
+        let (mut child, pid, _) = bare_sleep();
+        assert!(!procfs::has_ended(pid), "a sleeping child");
+        assert!(
+            !procfs::has_ended(std::process::id() as i32),
+            "this process"
+        );
+        kill(pid);
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !stat(pid).is_some_and(|p| p.is_dead()) {
+            assert!(Instant::now() < deadline, "{pid} killed, never a zombie");
+            std::thread::yield_now();
+        }
+        assert!(procfs::has_ended(pid), "a zombie not reaped yet");
+        let _ = child.wait();
+        // No process has a pid above `pid_max` (at most 2^22): one that is not there has ended.
+        assert!(procfs::has_ended(i32::MAX), "no such process");
+    }
+
+    #[test]
     fn a_stray_on_its_way_out_is_reaped_once_dead_without_another_sweep() {
         let (child, pid, start) = bare_sleep();
         kill(pid);

@@ -39,8 +39,18 @@ impl Stat {
 
     /// On its way out: its one thread is exiting (`PF_EXITING`), it is not a zombie yet.
     pub(super) fn is_exiting(&self) -> bool {
-        self.flags & PF_EXITING != 0 && self.threads <= 1 && !self.is_dead()
+        self.thread_exiting() && self.threads <= 1 && !self.is_dead()
     }
+
+    /// Its (first) thread is exiting.
+    fn thread_exiting(&self) -> bool {
+        self.flags & PF_EXITING != 0
+    }
+}
+
+/// Whether process `pid` has ended or is ending: no longer there, a zombie, or on its way out.
+pub(super) fn has_ended(pid: i32) -> bool {
+    stat(pid).is_none_or(|p| p.is_dead() || p.is_exiting())
 }
 
 /// The task flag of a thread that is exiting (`include/linux/sched.h`; stable since 2.6).
@@ -159,13 +169,9 @@ fn marked_through_threads(pid: i32, needle: &[u8]) -> Marked {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue, // gone
             Err(_) => return Marked::No, // not ours to read, as for a single thread
         }
-        let path = task.path().join("stat");
-        let flags = path
-            .to_str()
-            .and_then(|path| read_stat(path, tid))
-            .map_or(0, |t| t.flags);
+        let thread = read_stat(&format!("/proc/{pid}/task/{tid}/stat"), tid);
         seen = true;
-        all_exiting &= flags & PF_EXITING != 0;
+        all_exiting &= thread.is_some_and(|t| t.thread_exiting());
     }
     if seen && all_exiting {
         Marked::Exiting
