@@ -13,8 +13,7 @@ use std::time::Instant;
 use serde_json::{Map, Value};
 
 use super::CallStart;
-use crate::jsonrpc::IdMap;
-use crate::jsonrpc::RequestId;
+use crate::jsonrpc::{IdMap, RequestId};
 use crate::mcp::{ClientCapabilities, LogLevel, ProtocolVersion};
 
 /// Where a call is in its life. Orthogonal to it is whether its work holds its slots

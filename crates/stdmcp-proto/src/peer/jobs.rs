@@ -14,8 +14,7 @@ use std::time::{Duration, Instant, SystemTime};
 use serde_json::{json, Map, Value};
 
 use super::parking::InputRequest;
-use crate::jsonrpc::IdMap;
-use crate::jsonrpc::{ErrorObject, RequestId};
+use crate::jsonrpc::{ErrorObject, IdMap, RequestId};
 use crate::mcp::{CallToolResult, ProtocolVersion};
 
 /// `job_wait`'s default wait, well below the shortest client timeout (about 60 s).

@@ -65,8 +65,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::framing::{self, Frame, FrameError, Framing};
-use crate::jsonrpc::IdMap;
-use crate::jsonrpc::{self, ErrorObject, Notification, Request, RequestId};
+use crate::jsonrpc::{self, ErrorObject, IdMap, Notification, Request, RequestId};
 use crate::mcp::{CallToolResult, ClientCapabilities, ProtocolVersion};
 
 pub use arguments::ArgumentChecks;

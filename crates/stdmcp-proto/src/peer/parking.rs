@@ -11,8 +11,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Map, Value};
 
-use crate::jsonrpc::IdMap;
-use crate::jsonrpc::{ErrorObject, Request, RequestId};
+use crate::jsonrpc::{ErrorObject, IdMap, Request, RequestId};
 use crate::mcp::{method, missing_capability, ClientCapabilities};
 
 /// One thing to ask the client: `method` is `elicitation/create`, `sampling/createMessage` or

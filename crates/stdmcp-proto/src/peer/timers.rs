@@ -5,8 +5,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::time::Instant;
 
-use crate::jsonrpc::IdMap;
-use crate::jsonrpc::RequestId;
+use crate::jsonrpc::{IdMap, RequestId};
 
 /// What a timer does when it fires. [`super::Peer::handle_timeout`] fires the due timers one
 /// kind after another, in this order.

@@ -15,7 +15,6 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
-use stdmcp_proto::jsonrpc::IdMap;
 
 use crossbeam_channel::Sender;
 use serde_json::{json, Value};
@@ -25,7 +24,7 @@ use super::bell::Bell;
 use super::outbox::Outbox;
 use super::{Ctx, Handlers, Options, Pool};
 use crate::cancel::{CancelReason, CancelToken};
-use crate::jsonrpc::{ErrorObject, RequestId};
+use crate::jsonrpc::{ErrorObject, IdMap, RequestId};
 use crate::mcp::template::match_template;
 use crate::mcp::{gate, CallToolResult, GetPromptResult, PromptMessage};
 use stdmcp_proto::peer::{CallStart, Effect, Peer, Reply, Work};

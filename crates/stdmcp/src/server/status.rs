@@ -6,9 +6,8 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
-use stdmcp_proto::jsonrpc::IdMap;
 
-use crate::jsonrpc::RequestId;
+use crate::jsonrpc::{IdMap, RequestId};
 use crate::sync::lock;
 use stdmcp_proto::peer::Peer;
 
