@@ -463,13 +463,12 @@ fn work(a: Assignment) -> Option<Assignment> {
     // Cancelled between its start and this worker's: never answered, nothing is run. (A
     // deadline that passed meanwhile is the handler's to answer: it timed out.)
     let reason = ctx.cancel.is_cancelled().then(|| ctx.cancel.reason());
-    if let Some(Some(CancelReason::Client | CancelReason::Shutdown)) = reason {
-        let never = ErrorObject::internal("cancelled before it started");
-        return ctx
-            .shared
-            .finish(&ctx.id, Reply::Error(never), ctx.wants_progress);
-    }
-    let outcome = run(&ctx, work);
+    let outcome = match reason {
+        Some(Some(CancelReason::Client | CancelReason::Shutdown)) => {
+            Reply::Error(ErrorObject::internal("cancelled before it started"))
+        }
+        _ => run(&ctx, work),
+    };
     ctx.shared.finish(&ctx.id, outcome, ctx.wants_progress)
 }
 
