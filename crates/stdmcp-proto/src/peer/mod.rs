@@ -12,9 +12,10 @@
 //!   other side, and [`Peer::shutdown`];
 //! * time: every timer (call deadlines, expiries of parked calls, the retention of ended
 //!   jobs, the background delay after which a call becomes a job, the end of a `job_wait`,
-//!   progress heartbeats) is an entry of one table ordered by when it is due, in the style
-//!   of quinn-proto: [`Peer::poll_timeout`] is its first entry, and [`Peer::handle_timeout`]
-//!   fires what is due, kind by kind in that order; every time-dependent call takes `now`;
+//!   progress heartbeats) is an entry of one table, keyed by kind and subject and found by
+//!   when it is due (a min-heap per kind), in the style of quinn-proto:
+//!   [`Peer::poll_timeout`] is its earliest entry, and [`Peer::handle_timeout`] fires what
+//!   is due, kind by kind in that order; every time-dependent call takes `now`;
 //! * outputs: [`Peer::poll_effect`] pops what the caller must do: write bytes, start or stop
 //!   work, deliver a response or a notification; [`Peer::poll_diagnostic`] pops what the
 //!   peer would log (it has no logger).
