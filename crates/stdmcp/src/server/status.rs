@@ -38,7 +38,7 @@ impl StatusSlots {
         if !self.any.load(Ordering::Relaxed) || !self.any.swap(false, Ordering::Acquire) {
             return;
         }
-        let lines = std::mem::take(&mut *lock(&self.lines));
+        let lines = lock(&self.lines).drain();
         let now = Instant::now();
         for (id, line) in lines {
             peer.set_status(now, &id, line);
