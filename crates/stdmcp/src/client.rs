@@ -3,12 +3,13 @@
 //! owns the peer, writes requests and waits for events.
 
 use std::io::{Read, Write};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Receiver, RecvTimeoutError};
 use serde_json::{json, Value};
 
 use crate::jsonrpc::{ErrorObject, Notification, Request, RequestId, Response};
+use crate::mailbox::{Mailbox, NoMessage};
 use crate::mcp::{method, Implementation, ProtocolVersion};
 use stdmcp_proto::framing::{self, Frame, FrameDecoder, FrameError};
 use stdmcp_proto::peer::{ClientEra, Config, Effect, Peer};
@@ -60,6 +61,13 @@ impl std::fmt::Display for ClientError {
 
 impl std::error::Error for ClientError {}
 
+impl Drop for Client {
+    fn drop(&mut self) {
+        // The reader thread stops at its next frame instead of keeping what nobody reads.
+        self.frames.close();
+    }
+}
+
 /// Which era to open a connection in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EraChoice {
@@ -80,7 +88,9 @@ pub const OPEN_WAIT: Duration = Duration::from_secs(30);
 pub struct Client {
     peer: Peer,
     writer: Box<dyn Write + Send>,
-    frames: Receiver<Result<Frame, FrameError>>,
+    /// Filled by the reader thread, closed by it at the end of the stream (and by the
+    /// client when dropped, which stops the reader at its next frame).
+    frames: Arc<Mailbox<Result<Frame, FrameError>>>,
     events: std::collections::VecDeque<Event>,
     closed: bool,
     /// What the server said about itself (from `initialize` or `server/discover`).
@@ -92,25 +102,27 @@ pub struct Client {
 impl Client {
     /// A client writing to `writer` and reading frames from `reader` (on its own thread).
     pub fn new(reader: Box<dyn Read + Send>, writer: Box<dyn Write + Send>) -> Client {
-        let (tx, rx) = crossbeam_channel::unbounded();
+        let mailbox = Arc::new(Mailbox::default());
+        let tx = Arc::clone(&mailbox);
         let spawned = std::thread::Builder::new()
             .name("stdmcp-client-reader".into())
             .spawn(move || {
                 let mut reader = reader;
                 let mut dec = FrameDecoder::default();
                 let read = framing::read_frames(&mut *reader, &mut dec, |frames| {
-                    let mut sent = frames.map(|f| tx.send(f).is_ok());
+                    let mut sent = frames.map(|f| tx.send(f));
                     sent.all(|ok| ok)
                 });
-                if matches!(read, Ok(false)) {
-                    return;
+                if !matches!(read, Ok(false)) {
+                    while let Some(f) = dec.finish() {
+                        tx.send(f);
+                    }
                 }
-                while let Some(f) = dec.finish() {
-                    let _ = tx.send(f);
-                }
+                tx.close();
             });
         if let Err(e) = spawned {
             log::error!("cannot start the client's reader thread: {e}");
+            mailbox.close();
         }
         Client {
             peer: Peer::client({
@@ -119,7 +131,7 @@ impl Client {
                 config
             }),
             writer,
-            frames: rx,
+            frames: mailbox,
             events: std::collections::VecDeque::new(),
             closed: false,
             server_info: Value::Null,
@@ -209,18 +221,11 @@ impl Client {
             if self.closed {
                 return Err(ClientError::Closed);
             }
-            let frame = match deadline {
-                Some(d) => self.frames.recv_deadline(d),
-                None => self
-                    .frames
-                    .recv()
-                    .map_err(|_| RecvTimeoutError::Disconnected),
-            };
-            match frame {
+            match self.frames.recv_until(deadline) {
                 Ok(Ok(f)) => self.peer.handle_frame(Instant::now(), f),
                 Ok(Err(e)) => self.peer.handle_frame_error(&e),
-                Err(RecvTimeoutError::Timeout) => return Err(ClientError::Timeout),
-                Err(RecvTimeoutError::Disconnected) => self.closed = true,
+                Err(NoMessage::TimedOut) => return Err(ClientError::Timeout),
+                Err(NoMessage::Closed) => self.closed = true,
             }
             self.flush_effects()?;
         }
@@ -292,6 +297,6 @@ impl Client {
 
     /// Drops the connection's write side, telling the server to finish.
     pub fn close(self) {
-        drop(self.writer);
+        drop(self);
     }
 }

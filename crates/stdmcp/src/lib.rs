@@ -132,7 +132,11 @@
 //!   receiver also spins and calls `sched_yield` before it sleeps, which on a CPU shared with
 //!   a busy process gave the CPU away for the rest of a time slice: 3,983 µs sequential p50
 //!   under contention for the worker pool's hand-off on a channel, 66–81 µs on a mutex and
-//!   condition variable; 3.99 ms against 0.12 ms for a session's stdin writer.
+//!   condition variable; 3.99 ms against 0.12 ms for a session's stdin writer. The other
+//!   waits on another thread (lifecycle events, the writer's end, a worker's wait for the
+//!   client's answer, the client's frames) are on a `Mailbox` (a mutex and a condition
+//!   variable) for the same reason, and because crossbeam compiles each channel type in its
+//!   three flavours: 24 KB of the `everything` binary for three message types.
 //! * Threads are pooled: a worker that finished waits `Options::worker_keep_alive` for the
 //!   next call instead of exiting (a thread's clone, stack and exit were a tenth of a
 //!   `/bin/true` call). The pool decides nothing: the peer admits calls. An idle worker spins
@@ -147,6 +151,7 @@
 #![warn(missing_docs, unreachable_pub)]
 
 mod cancel;
+mod mailbox;
 mod random;
 mod reaper;
 mod server;

@@ -9,6 +9,7 @@ use serde_json::{json, Map, Value};
 use super::dispatch::Shared;
 use crate::cancel::{CancelReason, CancelToken};
 use crate::jsonrpc::{ErrorObject, RequestId};
+use crate::mailbox::Mailbox;
 use crate::mcp::{method, ClientCapabilities, LogLevel, ProtocolVersion};
 use stdmcp_proto::peer::{auto_key, capability_of, Asked, InputRequest};
 
@@ -210,11 +211,11 @@ impl Ctx {
             }
             return Ok(answers);
         }
-        let (tx, rx) = crossbeam_channel::bounded(2);
+        let mailbox = Arc::new(Mailbox::default());
         let asked = self.shared.with_state(|st| {
             let asked = st.peer.ask(Instant::now(), &self.id, requests)?;
             if let Asked::Parked(park) = &asked {
-                st.waiters.insert(park.clone(), tx.clone());
+                st.waiters.insert(park.clone(), Arc::clone(&mailbox));
             }
             Ok::<_, ErrorObject>(asked)
         })?;
@@ -224,7 +225,7 @@ impl Ctx {
         };
         // The timer releases the park if the client never retries: it must see the new expiry.
         self.shared.wake_timer();
-        let answer = self.wait(&rx, tx);
+        let answer = self.wait(&mailbox);
         if answer.is_err() {
             self.shared.with_state(|st| {
                 if st.waiters.remove(&park).is_some() {
@@ -238,20 +239,18 @@ impl Ctx {
         }
     }
 
-    /// Waits for an answer on `rx`, or for the cancel or the deadline of the call.
+    /// Waits for an answer in `answer`, or for the cancel or the deadline of the call.
     fn wait(
         &self,
-        rx: &crossbeam_channel::Receiver<Result<Value, ErrorObject>>,
-        cancelled: crossbeam_channel::Sender<Result<Value, ErrorObject>>,
+        answer: &Arc<Mailbox<Result<Value, ErrorObject>>>,
     ) -> Result<Value, ErrorObject> {
+        let cancelled = Arc::clone(answer);
         let _guard = self.cancel.on_cancel(move || {
-            let _ = cancelled.try_send(Err(ErrorObject::internal("the call was cancelled")));
+            cancelled.send(Err(ErrorObject::internal("the call was cancelled")));
         });
-        let answer = match self.deadline {
-            Some(d) => rx.recv_deadline(d).ok(),
-            None => rx.recv().ok(),
-        };
-        answer.unwrap_or_else(|| Err(ErrorObject::internal("the call's deadline passed")))
+        answer
+            .recv_until(self.deadline)
+            .unwrap_or_else(|_| Err(ErrorObject::internal("the call's deadline passed")))
     }
 
     /// A server -> client request of the handshake era.
@@ -261,16 +260,16 @@ impl Ctx {
         params: Value,
         capability: &str,
     ) -> Result<Value, ErrorObject> {
-        let (tx, rx) = crossbeam_channel::bounded(2);
+        let mailbox = Arc::new(Mailbox::default());
         let out_id = self.shared.with_state(|st| {
             let id = st
                 .peer
                 .request_for_call(&self.id, method, params, capability)?;
-            st.waiters.insert(id.clone(), tx.clone());
+            st.waiters.insert(id.clone(), Arc::clone(&mailbox));
             Ok::<_, ErrorObject>(id)
         })?;
         self.shared.out.wait_for_room_unless(&self.cancel);
-        let answer = self.wait(&rx, tx);
+        let answer = self.wait(&mailbox);
         if answer.is_err() {
             self.shared.with_state(|st| {
                 if st.waiters.remove(&out_id).is_some() {

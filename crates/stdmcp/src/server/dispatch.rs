@@ -16,7 +16,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
-use crossbeam_channel::Sender;
 use serde_json::{json, Value};
 
 use super::bell::Bell;
@@ -25,6 +24,7 @@ use super::outbox::Outbox;
 use super::{Ctx, Handlers, Options, Pool};
 use crate::cancel::{CancelReason, CancelToken};
 use crate::jsonrpc::{ErrorObject, IdMap, RequestId};
+use crate::mailbox::Mailbox;
 use crate::mcp::template::match_template;
 use crate::mcp::{gate, CallToolResult, GetPromptResult, PromptMessage};
 use stdmcp_proto::peer::{CallStart, Effect, Peer, Reply, Work};
@@ -43,7 +43,7 @@ pub(super) struct State {
     pub peer: Peer,
     pub tokens: IdMap<CancelToken>,
     /// Server→client requests waiting for the client's answer.
-    pub waiters: IdMap<Sender<Result<Value, ErrorObject>>>,
+    pub waiters: IdMap<Arc<Mailbox<Result<Value, ErrorObject>>>>,
     pub draining: bool,
     pub stopped: bool,
     /// Work to hand to the pool once the lock is released (waking a worker is a syscall).
@@ -87,7 +87,7 @@ impl Assignment {
 pub(crate) struct Shared {
     state: Mutex<State>,
     pub out: Outbox,
-    pub events: Sender<Lifecycle>,
+    pub events: Arc<Mailbox<Lifecycle>>,
     /// Wakes the timer thread ([`super::runtime::timer`]).
     pub(super) timer: Bell,
     /// Whether the timer thread runs: the first wake starts it, so that a session without
@@ -105,7 +105,7 @@ impl Shared {
     pub(super) fn new(
         peer: Peer,
         out: Outbox,
-        events: Sender<Lifecycle>,
+        events: Arc<Mailbox<Lifecycle>>,
         handlers: Handlers,
         options: Options,
     ) -> Shared {
@@ -245,8 +245,8 @@ impl Shared {
                 // given back loses its token), so there is nothing to stop.
                 Effect::Unstarted(_) => {}
                 Effect::Response(r) => match st.waiters.remove(&r.id) {
-                    Some(tx) => {
-                        let _ = tx.try_send(r.result);
+                    Some(answer) => {
+                        answer.send(r.result);
                     }
                     None => log::debug!("response {} has no waiter", r.id),
                 },
@@ -368,7 +368,7 @@ impl Shared {
             self.out.end_progress(id);
         }
         if st.draining && st.peer.calls_in_flight() == 0 {
-            let _ = self.events.send(Lifecycle::Idle);
+            self.events.send(Lifecycle::Idle);
         }
         self.release(st, keep)
     }

@@ -6,11 +6,10 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
-
 use super::dispatch::{Lifecycle, Shared};
 use super::outbox::{outbox, Inbox};
 use super::Server;
+use crate::mailbox::{Mailbox, NoMessage};
 use stdmcp_proto::framing::{self, FrameDecoder};
 use stdmcp_proto::peer::{self, Peer};
 
@@ -53,49 +52,50 @@ pub(super) fn serve(
     }
     let peer = Peer::server(Arc::new(catalog), config);
     let (out_tx, out_rx) = outbox(options.max_outgoing_bytes);
-    let (ev_tx, ev_rx) = crossbeam_channel::unbounded::<Lifecycle>();
+    let events = Arc::new(Mailbox::<Lifecycle>::default());
     let shared = Arc::new(Shared::new(
         peer,
         out_tx.clone(),
-        ev_tx.clone(),
+        Arc::clone(&events),
         server.handlers,
         options.clone(),
     ));
 
-    let (written_tx, written_rx) = crossbeam_channel::bounded::<()>(1);
+    // Closed by the writer when it has written everything.
+    let written = Arc::new(Mailbox::<()>::default());
     spawn("stdmcp-writer", {
-        let ev = ev_tx.clone();
-        move || writer(output, &out_rx, &ev, &written_tx)
+        let (events, written) = (Arc::clone(&events), Arc::clone(&written));
+        move || writer(output, &out_rx, &events, &written)
     });
     spawn("stdmcp-reader", {
         let shared = shared.clone();
-        let ev = ev_tx.clone();
+        let events = Arc::clone(&events);
         let max = options.max_frame_len;
-        move || reader(input, shared, ev, max)
+        move || reader(input, shared, &events, max)
     });
     if signals {
-        start_signals(ev_tx);
+        start_signals(Arc::clone(&events));
     }
 
     // Cancel hooks fired by the shutdown sequence run on this thread: never wait for room.
     super::outbox::never_wait_on_this_thread();
-    let code = shutdown(&shared, &ev_rx, &options);
+    let code = shutdown(&shared, &events, &options);
     on_shutdown.into_iter().for_each(|f| f());
     shared.stop_timer();
     out_tx.close();
-    flush(&out_tx, &written_rx, options.flush_stall);
+    flush(&out_tx, &written, options.flush_stall);
     code
 }
 
 /// Waits for the writer to write everything queued, as long as the client keeps reading:
 /// it gives up only when no byte was accepted for `stall`. (Then the process exits, perhaps
 /// in the middle of a frame: a client that stopped reading for that long has gone.)
-fn flush(out: &super::outbox::Outbox, done: &Receiver<()>, stall: Duration) {
+fn flush(out: &super::outbox::Outbox, written: &Mailbox<()>, stall: Duration) {
     let mut seen = out.written();
     loop {
-        match done.recv_timeout(stall) {
-            Ok(()) | Err(RecvTimeoutError::Disconnected) => return,
-            Err(RecvTimeoutError::Timeout) => {
+        match written.recv_until(Some(Instant::now() + stall)) {
+            Ok(()) | Err(NoMessage::Closed) => return,
+            Err(NoMessage::TimedOut) => {
                 let now = out.written();
                 if now == seen {
                     log::warn!(
@@ -122,12 +122,12 @@ fn spawn(name: &str, f: impl FnOnce() + Send + 'static) {
 /// SIGINT cancels everything at once and exits 130; a closed stdout cancels and exits 0.
 fn shutdown(
     shared: &Arc<Shared>,
-    events: &Receiver<Lifecycle>,
+    events: &Mailbox<Lifecycle>,
     options: &super::Options,
 ) -> ExitCode {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
     let first = loop {
-        match events.recv() {
+        match events.recv_until(None) {
             Ok(Lifecycle::Idle) => continue,
             Ok(e) => break e,
             Err(_) => break Lifecycle::InputClosed,
@@ -161,12 +161,12 @@ fn shutdown(
 }
 
 /// Waits until no call is in flight or `deadline`; true if SIGINT arrived meanwhile.
-fn wait_idle(shared: &Shared, events: &Receiver<Lifecycle>, deadline: Instant) -> bool {
+fn wait_idle(shared: &Shared, events: &Mailbox<Lifecycle>, deadline: Instant) -> bool {
     loop {
         if shared.calls_in_flight() == 0 {
             return false;
         }
-        match events.recv_deadline(deadline) {
+        match events.recv_until(Some(deadline)) {
             Ok(Lifecycle::Signal(signal_hook::consts::SIGINT)) => return true,
             Ok(_) => continue,
             Err(_) => {
@@ -183,7 +183,7 @@ fn wait_idle(shared: &Shared, events: &Receiver<Lifecycle>, deadline: Instant) -
 fn reader(
     mut input: Box<dyn Read + Send>,
     shared: Arc<Shared>,
-    events: Sender<Lifecycle>,
+    events: &Mailbox<Lifecycle>,
     max_frame_len: usize,
 ) {
     super::outbox::never_wait_on_this_thread();
@@ -208,7 +208,7 @@ fn reader(
         shared.handle_frames(rest);
     }
     log::debug!("stdin closed");
-    let _ = events.send(Lifecycle::InputClosed);
+    events.send(Lifecycle::InputClosed);
 }
 
 /// The only owner of stdout. Takes what is queued (up to `WRITE_BATCH` bytes), copies small
@@ -218,8 +218,8 @@ fn reader(
 fn writer(
     mut output: Box<dyn Write + Send>,
     rx: &Inbox,
-    events: &Sender<Lifecycle>,
-    done: &Sender<()>,
+    events: &Mailbox<Lifecycle>,
+    written: &Mailbox<()>,
 ) {
     let mut batch = Vec::new();
     let mut buf = Vec::with_capacity(READ_CHUNK);
@@ -248,10 +248,10 @@ fn writer(
                 log::warn!("writing stdout failed: {e}");
             }
             rx.broken();
-            let _ = events.send(Lifecycle::OutputClosed);
+            events.send(Lifecycle::OutputClosed);
         }
     }
-    let _ = done.send(());
+    written.close();
 }
 
 /// `write_all`, counting the bytes stdout accepts as it goes (the shutdown sequence watches
@@ -294,12 +294,12 @@ pub(super) fn timer(shared: Arc<Shared>) {
     }
 }
 
-fn start_signals(events: Sender<Lifecycle>) {
+fn start_signals(events: Arc<Mailbox<Lifecycle>>) {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
     match signal_hook::iterator::Signals::new([SIGTERM, SIGINT, SIGHUP]) {
         Ok(mut signals) => spawn("stdmcp-signals", move || {
             for s in signals.forever() {
-                let _ = events.send(Lifecycle::Signal(s));
+                events.send(Lifecycle::Signal(s));
             }
         }),
         Err(e) => log::warn!("cannot handle signals: {e}"),

@@ -1,0 +1,132 @@
+//! Messages from any thread to one that waits for them, on a mutex and a condition variable:
+//! the main thread's lifecycle events, the writer's end, a tool's wait for the client's
+//! answer to its request, the client's frames.
+//!
+//! Not a crossbeam (or std) channel, for two measured reasons. A thread waiting on such a
+//! channel spins and calls `sched_yield` before it sleeps, and on a CPU shared with a busy
+//! process each yield can cost a time slice (`server/bell.rs`, docs/bench.md, contention).
+//! And each message type is its own copy of the channel's code, for the three kinds of
+//! channel it may be at run time: three message types were 19 KB of the `everything` binary.
+
+use std::collections::VecDeque;
+use std::sync::{Condvar, Mutex};
+use std::time::Instant;
+
+use crate::sync::{lock, wait, wait_timeout};
+
+/// Any thread sends, one receives. Unbounded: each use holds a few messages at most (a
+/// call's answer and its cancellation; a session's lifecycle events; the frames a client
+/// has not read yet, as many as the server sent).
+pub(crate) struct Mailbox<T> {
+    state: Mutex<State<T>>,
+    ready: Condvar,
+}
+
+struct State<T> {
+    queue: VecDeque<T>,
+    closed: bool,
+}
+
+/// Why a wait ended without a message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum NoMessage {
+    /// The deadline passed.
+    TimedOut,
+    /// The mailbox was closed, and every message sent before was received.
+    Closed,
+}
+
+impl<T> Default for Mailbox<T> {
+    fn default() -> Mailbox<T> {
+        Mailbox {
+            state: Mutex::new(State {
+                queue: VecDeque::new(),
+                closed: false,
+            }),
+            ready: Condvar::new(),
+        }
+    }
+}
+
+impl<T> Mailbox<T> {
+    /// Leaves `message` for the receiver, without waiting; false (and the message dropped)
+    /// once the mailbox is closed.
+    pub(crate) fn send(&self, message: T) -> bool {
+        let mut st = lock(&self.state);
+        if st.closed {
+            return false;
+        }
+        st.queue.push_back(message);
+        drop(st);
+        self.ready.notify_one();
+        true
+    }
+
+    /// No more messages: the receiver gets those already sent, then [`NoMessage::Closed`].
+    pub(crate) fn close(&self) {
+        lock(&self.state).closed = true;
+        self.ready.notify_all();
+    }
+
+    /// The next message, waiting for it until `deadline` (`None`: as long as it takes).
+    pub(crate) fn recv_until(&self, deadline: Option<Instant>) -> Result<T, NoMessage> {
+        let mut st = lock(&self.state);
+        loop {
+            if let Some(message) = st.queue.pop_front() {
+                return Ok(message);
+            }
+            if st.closed {
+                return Err(NoMessage::Closed);
+            }
+            st = match deadline {
+                None => wait(&self.ready, st),
+                Some(deadline) => {
+                    let now = Instant::now();
+                    if now >= deadline {
+                        return Err(NoMessage::TimedOut);
+                    }
+                    wait_timeout(&self.ready, st, deadline - now).0
+                }
+            };
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Mailbox, NoMessage};
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+
+    #[test]
+    fn messages_come_in_order_then_closed_and_a_wait_without_one_times_out() {
+        let mailbox = Mailbox::default();
+        assert!(mailbox.send(1) && mailbox.send(2));
+        assert_eq!(mailbox.recv_until(Some(Instant::now())), Ok(1));
+        let past = Instant::now();
+        assert_eq!(mailbox.recv_until(Some(past)), Ok(2));
+        assert_eq!(mailbox.recv_until(Some(past)), Err(NoMessage::TimedOut));
+        assert!(mailbox.send(3));
+        mailbox.close();
+        assert!(!mailbox.send(4), "a closed mailbox takes nothing");
+        // A deadline only to detect a close that is not seen.
+        let deadline = Some(Instant::now() + Duration::from_secs(5));
+        assert_eq!(mailbox.recv_until(deadline), Ok(3));
+        assert_eq!(mailbox.recv_until(deadline), Err(NoMessage::Closed));
+    }
+
+    #[test]
+    fn a_receiver_gets_what_another_thread_sends_then_its_close() {
+        let mailbox = Arc::new(Mailbox::default());
+        let sender = Arc::clone(&mailbox);
+        let t = std::thread::spawn(move || {
+            sender.send("answer");
+            sender.close();
+        });
+        // Deadlines only to detect a lost wake-up.
+        let deadline = Instant::now() + Duration::from_secs(30);
+        assert_eq!(mailbox.recv_until(Some(deadline)), Ok("answer"));
+        assert_eq!(mailbox.recv_until(Some(deadline)), Err(NoMessage::Closed));
+        t.join().expect("the sender panicked");
+    }
+}
