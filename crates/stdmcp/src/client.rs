@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::jsonrpc::{ErrorObject, Notification, Request, RequestId, Response};
-use crate::mailbox::{Mailbox, NoMessage};
+use crate::mailbox::{Closing, Mailbox, NoMessage};
 use crate::mcp::{method, Implementation, ProtocolVersion};
 use stdmcp_proto::framing::{self, Frame, FrameDecoder, FrameError};
 use stdmcp_proto::peer::{ClientEra, Config, Effect, Peer};
@@ -61,13 +61,6 @@ impl std::fmt::Display for ClientError {
 
 impl std::error::Error for ClientError {}
 
-impl Drop for Client {
-    fn drop(&mut self) {
-        // The reader thread stops at its next frame instead of keeping what nobody reads.
-        self.frames.close();
-    }
-}
-
 /// Which era to open a connection in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EraChoice {
@@ -88,9 +81,9 @@ pub const OPEN_WAIT: Duration = Duration::from_secs(30);
 pub struct Client {
     peer: Peer,
     writer: Box<dyn Write + Send>,
-    /// Filled by the reader thread, closed by it at the end of the stream (and by the
-    /// client when dropped, which stops the reader at its next frame).
-    frames: Arc<Mailbox<Result<Frame, FrameError>>>,
+    /// Filled by the reader thread, closed when it ends (at the end of the stream, or by a
+    /// panic), and when the client is dropped (the reader then stops at its next frame).
+    frames: Closing<Result<Frame, FrameError>>,
     events: std::collections::VecDeque<Event>,
     closed: bool,
     /// What the server said about itself (from `initialize` or `server/discover`).
@@ -103,7 +96,7 @@ impl Client {
     /// A client writing to `writer` and reading frames from `reader` (on its own thread).
     pub fn new(reader: Box<dyn Read + Send>, writer: Box<dyn Write + Send>) -> Client {
         let mailbox = Arc::new(Mailbox::default());
-        let tx = Arc::clone(&mailbox);
+        let tx = Closing(Arc::clone(&mailbox));
         let spawned = std::thread::Builder::new()
             .name("stdmcp-client-reader".into())
             .spawn(move || {
@@ -118,11 +111,10 @@ impl Client {
                         tx.send(f);
                     }
                 }
-                tx.close();
             });
         if let Err(e) = spawned {
+            // The thread's handle was dropped with it: the mailbox is closed.
             log::error!("cannot start the client's reader thread: {e}");
-            mailbox.close();
         }
         Client {
             peer: Peer::client({
@@ -131,7 +123,7 @@ impl Client {
                 config
             }),
             writer,
-            frames: mailbox,
+            frames: Closing(mailbox),
             events: std::collections::VecDeque::new(),
             closed: false,
             server_info: Value::Null,
@@ -297,6 +289,6 @@ impl Client {
 
     /// Drops the connection's write side, telling the server to finish.
     pub fn close(self) {
-        drop(self);
+        drop(self.writer);
     }
 }

@@ -9,7 +9,8 @@
 //! channel it may be at run time: three message types were 19 KB of the `everything` binary.
 
 use std::collections::VecDeque;
-use std::sync::{Condvar, Mutex};
+use std::ops::Deref;
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::Instant;
 
 use crate::sync::{lock, wait, wait_timeout};
@@ -92,9 +93,28 @@ impl<T> Mailbox<T> {
     }
 }
 
+/// A mailbox that is closed when this handle is dropped, however its holder ends (a panic
+/// included): a sender's, so that the receiver learns that nothing more will come; or the
+/// receiver's, so that its senders stop.
+pub(crate) struct Closing<T>(pub(crate) Arc<Mailbox<T>>);
+
+impl<T> Drop for Closing<T> {
+    fn drop(&mut self) {
+        self.0.close();
+    }
+}
+
+impl<T> Deref for Closing<T> {
+    type Target = Mailbox<T>;
+
+    fn deref(&self) -> &Mailbox<T> {
+        &self.0
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{Mailbox, NoMessage};
+    use super::{Closing, Mailbox, NoMessage};
     use std::sync::Arc;
     use std::time::{Duration, Instant};
 
@@ -128,5 +148,18 @@ mod tests {
         assert_eq!(mailbox.recv_until(Some(deadline)), Ok("answer"));
         assert_eq!(mailbox.recv_until(Some(deadline)), Err(NoMessage::Closed));
         t.join().expect("the sender panicked");
+    }
+
+    #[test]
+    fn a_sender_that_panics_still_closes_its_mailbox() {
+        let mailbox = Arc::new(Mailbox::<u8>::default());
+        let sender = Closing(Arc::clone(&mailbox));
+        let t = std::thread::spawn(move || {
+            let _sender = sender;
+            panic!("a reader that panics");
+        });
+        assert!(t.join().is_err());
+        let deadline = Some(Instant::now() + Duration::from_secs(5));
+        assert_eq!(mailbox.recv_until(deadline), Err(NoMessage::Closed));
     }
 }

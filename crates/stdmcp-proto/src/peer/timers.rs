@@ -188,6 +188,7 @@ impl Timers {
 
     /// Sets the timer of `kind` of call `id` to `when` (`None`: stops it).
     pub(super) fn set_call(&mut self, kind: Kind, id: &RequestId, when: Option<Instant>) {
+        debug_assert!(CALL_KINDS.contains(&kind), "{kind:?} is not a call's timer");
         self.set(kind, Subject::Call(id.clone()), when);
     }
 

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use super::dispatch::{Lifecycle, Shared};
 use super::outbox::{outbox, Inbox};
 use super::Server;
-use crate::mailbox::{Mailbox, NoMessage};
+use crate::mailbox::{Closing, Mailbox, NoMessage};
 use stdmcp_proto::framing::{self, FrameDecoder};
 use stdmcp_proto::peer::{self, Peer};
 
@@ -61,11 +61,14 @@ pub(super) fn serve(
         options.clone(),
     ));
 
-    // Closed by the writer when it has written everything.
+    // Closed when the writer's thread ends: it wrote everything, or it panicked.
     let written = Arc::new(Mailbox::<()>::default());
     spawn("stdmcp-writer", {
-        let (events, written) = (Arc::clone(&events), Arc::clone(&written));
-        move || writer(output, &out_rx, &events, &written)
+        let (events, done) = (Arc::clone(&events), Closing(Arc::clone(&written)));
+        move || {
+            writer(output, &out_rx, &events);
+            drop(done);
+        }
     });
     spawn("stdmcp-reader", {
         let shared = shared.clone();
@@ -215,12 +218,7 @@ fn reader(
 /// frames into one buffer so that many frames cost one `write`, and writes large ones from
 /// where they are; flushes after each batch. Stops when the queue is closed and everything
 /// was written. A broken pipe ends the session (and what is queued is dropped).
-fn writer(
-    mut output: Box<dyn Write + Send>,
-    rx: &Inbox,
-    events: &Mailbox<Lifecycle>,
-    written: &Mailbox<()>,
-) {
+fn writer(mut output: Box<dyn Write + Send>, rx: &Inbox, events: &Mailbox<Lifecycle>) {
     let mut batch = Vec::new();
     let mut buf = Vec::with_capacity(READ_CHUNK);
     while rx.recv(&mut batch, WRITE_BATCH) {
@@ -251,7 +249,6 @@ fn writer(
             events.send(Lifecycle::OutputClosed);
         }
     }
-    written.close();
 }
 
 /// `write_all`, counting the bytes stdout accepts as it goes (the shutdown sequence watches
