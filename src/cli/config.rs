@@ -13,7 +13,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use crate::manifest::{self, Manifest};
+use crate::manifest;
+use crate::spec::Manifest;
 use serde_json::{json, Map, Value};
 
 use super::{emit, report, usage};
@@ -225,7 +226,7 @@ fn build_entry(req: &ConfigRequest) -> Result<ServerEntry, ExitCode> {
     // by absolute path: the client starts the server in a directory of its own choosing.
     let config = match &req.config {
         Some(c) => Some(c.clone()),
-        None if req.root.is_none() => manifest::discover(),
+        None if req.root.is_none() => manifest::locate(),
         None => None,
     };
     let mut env = BTreeMap::new();

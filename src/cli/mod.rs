@@ -2,14 +2,15 @@
 
 mod client;
 mod config;
+mod describe;
 mod stdout;
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use crate::manifest::{self, ArgPart, Kind, Manifest, ManifestError};
-use stdmcp_proto::human;
+use crate::manifest;
+use crate::spec::{Manifest, ManifestError};
 
 pub const HELP: &str = "\
 stdmcp: serve local programs to AI agents over MCP (stdio), and talk to MCP servers.
@@ -172,7 +173,7 @@ fn serve(args: &[String]) -> ExitCode {
         }
         Err(msg) => return usage(&msg),
     };
-    let config = config.or_else(manifest::discover);
+    let config = config.or_else(manifest::locate);
     let loaded = match &config {
         Some(path) => Manifest::load(path).map_err(|e| (path.clone(), e)),
         None => {
@@ -197,7 +198,7 @@ fn serve(args: &[String]) -> ExitCode {
     warn_all(&manifest);
     // The private directory (spool, onCancel commands) out of every root the programs reach.
     stdmcp::process::private_dir::keep_out_of(manifest.roots.values().map(PathBuf::as_path));
-    let server = manifest.into_server();
+    let server = crate::assemble::server(manifest);
     // Every tool `tools/list` shows: the manifest's, and those of its sessions, logs, the
     // output spool and jobs (added when serving starts).
     let mut catalog = server.catalog().clone();
@@ -245,200 +246,8 @@ fn check(args: &[String]) -> ExitCode {
     for (name, dir) in &manifest.roots {
         let _ = writeln!(out, "  root {name} = {}", dir.display());
     }
-    for t in &manifest.tools {
-        out.push('\n');
-        tool_summary(&mut out, t);
-    }
-    for k in &manifest.sessions {
-        out.push('\n');
-        session_kind(&mut out, k);
-    }
+    out.push_str(&describe::manifest(&manifest));
     emit(&out)
-}
-
-/// Describes one tool for `stdmcp check`: what it runs, its parameters and its limits.
-fn tool_summary(out: &mut String, t: &crate::manifest::ToolSpec) {
-    let title = t
-        .title
-        .as_deref()
-        .map(|t| format!(" ({t})"))
-        .unwrap_or_default();
-    let _ = writeln!(out, "  {}{title}", t.name);
-    let _ = writeln!(out, "    {}", t.description);
-    if t.portfolio.is_empty() {
-        let _ = writeln!(
-            out,
-            "    runs: {} {}",
-            t.program.display(),
-            command_line(&t.args, &t.params)
-        );
-    } else {
-        let _ = writeln!(
-            out,
-            "    portfolio: {} (all at once; the first decisive verdict wins, the others are stopped)",
-            t.portfolio.join(", ")
-        );
-    }
-    params_summary(out, &t.params);
-    let a = &t.annotations;
-    let _ = writeln!(
-        out,
-        "    timeout {}, output cap {} bytes, success codes {:?}, read-only {}, destructive {}",
-        human::setting(t.timeout),
-        t.max_output_bytes,
-        t.success_codes,
-        a.read_only_hint.unwrap_or(false),
-        a.destructive_hint.unwrap_or(true)
-    );
-    let buffering = if t.line_buffered {
-        ", output line-buffered (stdbuf)"
-    } else {
-        ""
-    };
-    let _ = writeln!(out, "    limits: {}{buffering}", t.limits);
-    if let Some(line) = crate::manifest::remote::describe(&t.remote) {
-        let _ = writeln!(out, "    {line}");
-    }
-    if let Some(v) = &t.verdict {
-        let _ = writeln!(
-            out,
-            "    verdict rules (first that matches a line; last line wins):"
-        );
-        for line in v.describe() {
-            let _ = writeln!(out, "      {line}");
-        }
-    }
-    if let Some(logs) = &t.logs {
-        let _ = writeln!(
-            out,
-            "    logs: {} (tails added to failed results; the logs and log tools read them)",
-            logs.describe()
-        );
-    }
-    if let Some(after) = t.background {
-        let _ = writeln!(
-            out,
-            "    background: a call still running after {} is answered with a job (job_wait, job_cancel, jobs)",
-            human::setting(after)
-        );
-    }
-}
-
-/// One line per parameter: name, type, required or default, env, description.
-fn params_summary(
-    out: &mut String,
-    params: &std::collections::BTreeMap<String, crate::manifest::Param>,
-) {
-    for (name, p) in params {
-        let ty = type_name(&p.kind);
-        let req = if p.required { ", required" } else { "" };
-        let def = p
-            .default
-            .as_ref()
-            .map(|d| format!(", default {d}"))
-            .unwrap_or_default();
-        let env = p
-            .env
-            .as_deref()
-            .map(|e| format!(", in ${e}"))
-            .unwrap_or_default();
-        let desc = p
-            .description
-            .as_deref()
-            .map(|d| format!(": {d}"))
-            .unwrap_or_default();
-        let _ = writeln!(out, "    - {name} ({ty}{req}{def}{env}){desc}");
-    }
-}
-
-/// An argument template as a reader would write it: `{name}`, `-f {name}`, `[-f]`.
-fn command_line(
-    args: &[ArgPart],
-    params: &std::collections::BTreeMap<String, crate::manifest::Param>,
-) -> String {
-    args.iter()
-        .map(|a| match a {
-            ArgPart::Literal(s) => s.clone(),
-            ArgPart::Param {
-                name,
-                flag: Some(f),
-                joined: true,
-            } => format!("{f}{{{name}}}"),
-            ArgPart::Param {
-                name,
-                flag: Some(f),
-                ..
-            } if matches!(params.get(name).map(|p| &p.kind), Some(Kind::Boolean)) => {
-                format!("[{f}]")
-            }
-            ArgPart::Param {
-                name,
-                flag: Some(f),
-                joined: false,
-            } => format!("{f} {{{name}}}"),
-            ArgPart::Param { name, .. } => format!("{{{name}}}"),
-        })
-        .collect::<Vec<String>>()
-        .join(" ")
-}
-
-fn session_kind(out: &mut String, k: &crate::session::SessionKind) {
-    use crate::session::kind::{AnswerMode, Workdir};
-    let _ = writeln!(
-        out,
-        "  session {} (tools {}_start, _send, _interrupt, _stop, _restart)",
-        k.name, k.name
-    );
-    let _ = writeln!(out, "    {}", k.description);
-    let _ = writeln!(
-        out,
-        "    runs: {} {}",
-        k.program.display(),
-        command_line(&k.args, &k.params)
-    );
-    if !k.params.is_empty() {
-        let _ = writeln!(out, "    start parameters ({}_start):", k.name);
-        params_summary(out, &k.params);
-    }
-    let dir = match &k.workdir {
-        Workdir::Inherit => "the server's".to_owned(),
-        Workdir::Fixed(d) => d.display().to_string(),
-        Workdir::Param {
-            root_name, default, ..
-        } => {
-            format!("workdir in root {root_name} (default {default})")
-        }
-    };
-    let answer = match &k.answer {
-        AnswerMode::Nul => "ends with NUL".to_owned(),
-        AnswerMode::Sentinel { command } => format!("sentinel {command:?}"),
-        AnswerMode::Prompt { pattern, .. } => format!("prompt /{pattern}/"),
-        AnswerMode::Quiet(ms) => format!("quiet for {} ms", ms.as_millis()),
-    };
-    let _ = writeln!(
-        out,
-        "    working directory: {dir}; answer: {answer}; {} startup input(s)",
-        k.startup.len()
-    );
-    let _ = writeln!(
-        out,
-        "    at most {} sessions, idle stop {}, timeout {} (max {}), output cap {} bytes, interrupt {}",
-        k.max_sessions,
-        human::setting(k.idle),
-        human::setting(k.timeout),
-        human::setting(k.max_timeout),
-        k.max_output_bytes,
-        crate::session::kind::signal_name(k.interrupt_signal)
-    );
-    if let Some(s) = &k.status {
-        let _ = writeln!(out, "    status input (K_start on a running session): {s}");
-    }
-    if let Some(e) = &k.error {
-        let _ = writeln!(out, "    an answer matching /{}/ is an error", e.source);
-    }
-    if let Some(c) = &k.cursor {
-        out.push_str(&crate::session::cursor::describe(k, c));
-    }
 }
 
 /// Writes CLI output; a closed pipe (`stdmcp check … | head`) is a normal end.
@@ -454,26 +263,6 @@ pub fn emit(text: &str) -> ExitCode {
     }
 }
 
-/// A parameter's type as `check` shows it (`file path in root problems`).
-fn type_name(kind: &Kind) -> String {
-    match kind {
-        Kind::String => "string".to_owned(),
-        Kind::Integer { minimum, maximum } => {
-            format!("integer {}..{}", opt(minimum), opt(maximum))
-        }
-        Kind::Number { minimum, maximum } => format!("number {}..{}", opt(minimum), opt(maximum)),
-        Kind::Boolean => "boolean".to_owned(),
-        Kind::Enum(v) => format!("one of {}", v.join("|")),
-        Kind::Array { max_items, items } => {
-            format!(
-                "array of up to {max_items} items, each {}",
-                type_name(&items.kind)
-            )
-        }
-        Kind::Path { root, kind, .. } => format!("{kind:?} path in root {root}").to_lowercase(),
-    }
-}
-
 /// Prints what is allowed but risky (a value run as code…) on stderr.
 fn warn_all(manifest: &Manifest) {
     for s in &manifest.skipped {
@@ -485,8 +274,4 @@ fn warn_all(manifest: &Manifest) {
     for w in manifest::lint::warnings(manifest) {
         eprintln!("stdmcp: warning: {w}");
     }
-}
-
-fn opt<T: ToString>(v: &Option<T>) -> String {
-    v.as_ref().map(ToString::to_string).unwrap_or_default()
 }

@@ -10,8 +10,7 @@ use serde_json::Value;
 
 use super::background::background;
 use super::json::{Errors, Obj};
-use crate::session::cursor::scan::{Comment, Lexicon, Quote};
-use crate::session::cursor::{BlockRule, CursorSpec, StateAt};
+use crate::spec::cursor::{BlockRule, Comment, CursorSpec, Lexicon, Quote, StateAt};
 
 const KEYS: &[&str] = &[
     "write",

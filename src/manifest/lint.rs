@@ -11,7 +11,7 @@
 use std::path::Path;
 
 use super::programs::{describe, operand_options, option, Operands, Opt, Program};
-use super::{ArgPart, Kind, Manifest, ManifestError, Param, ToolSpec};
+use crate::spec::{ArgPart, Manifest, ManifestError, Param, ParamType, ToolSpec};
 
 /// `find` options whose next argument is a program.
 const FIND_EXEC: &[&str] = &["-exec", "-execdir", "-ok", "-okdir"];
@@ -296,8 +296,8 @@ fn looks_like_path(name: &str) -> bool {
 /// A string, or an array of strings: any text the caller likes.
 fn free_text(p: &Param) -> bool {
     match &p.kind {
-        Kind::String => true,
-        Kind::Array { items, .. } => items.kind == Kind::String,
+        ParamType::String => true,
+        ParamType::Array { items, .. } => items.kind == ParamType::String,
         _ => false,
     }
 }
@@ -379,7 +379,7 @@ fn template_warnings(spec: &Template<'_>, at: &str) -> Vec<ManifestError> {
         let Some(var) = p.env.as_deref().filter(|v| CODE_VARIABLES.contains(v)) else {
             continue;
         };
-        if !matches!(p.kind, Kind::Enum(_)) {
+        if !matches!(p.kind, ParamType::Enum(_)) {
             out.push(ManifestError {
                 path: format!("{at}.params.{name}.env"),
                 problem: format!("{var} chooses code the program (or what it starts) runs: the caller can make it run anything; offer fixed choices (an enum) instead"),

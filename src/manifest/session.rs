@@ -7,11 +7,11 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use super::fields::{environment, fixed_dir, program, Scope};
 use super::json::{Errors, Obj};
 use super::limits::limits;
-use super::parse::{environment, fixed_dir, program, Scope};
-use super::Defaults;
-use crate::session::kind::{AnswerMode, Pattern, SessionKind, Workdir, SIGNALS};
+use crate::spec::session::{AnswerMode, Pattern, SessionKind, Workdir, SIGNALS};
+use crate::spec::Defaults;
 
 const KEYS: &[&str] = &[
     "name",
@@ -55,7 +55,7 @@ pub(super) fn sessions(
     v: Option<&Value>,
     scope: Scope<'_>,
     tools: &BTreeSet<String>,
-    mut skipped: Option<&mut Vec<super::SkippedTool>>,
+    mut skipped: Option<&mut Vec<crate::spec::SkippedTool>>,
     errs: &mut Errors,
 ) -> Vec<SessionKind> {
     let mut out = Vec::new();
@@ -84,7 +84,7 @@ pub(super) fn sessions(
             continue;
         };
         if let Some((skipped, problem)) = missing {
-            skipped.push(super::SkippedTool {
+            skipped.push(crate::spec::SkippedTool {
                 name: format!("{} sessions", k.name),
                 problem,
             });
@@ -96,7 +96,7 @@ pub(super) fn sessions(
                 format!("another session kind is already called {}", k.name),
             );
         }
-        for t in crate::session::tool_names(&k.name, k.cursor.is_some()) {
+        for t in crate::spec::session::tool_names(&k.name, k.cursor.is_some()) {
             if tools.contains(&t) {
                 errs.add(
                     &format!("{path}.name"),
@@ -186,7 +186,10 @@ fn params_and_args(
     program: &Path,
     roots: &BTreeMap<String, PathBuf>,
     errs: &mut Errors,
-) -> (BTreeMap<String, super::Param>, Vec<super::ArgPart>) {
+) -> (
+    BTreeMap<String, crate::spec::Param>,
+    Vec<crate::spec::ArgPart>,
+) {
     let mut params = super::param::params(o, roots, errs);
     for taken in ["session", "workdir"] {
         if params.contains_key(taken) {
@@ -196,9 +199,9 @@ fn params_and_args(
             );
         }
     }
-    let args = super::parse::args(o, &params, errs);
+    let args = super::fields::args(o, &params, errs);
     super::param::finish(o, &mut params, program, &args, roots, errs);
-    super::parse::check_all_used(o, &params, &args, None, None, errs);
+    super::fields::check_all_used(o, &params, &args, None, None, errs);
     (params, args)
 }
 
@@ -294,7 +297,7 @@ fn workdir(
         return Workdir::Inherit;
     };
     let default = w.string("default", errs).unwrap_or_else(|| ".".into());
-    if let Err(e) = crate::session::confine(root, &default) {
+    if let Err(e) = crate::resolve::dir_within(root, &default) {
         errs.add(&w.at("default"), e.to_string());
     }
     Workdir::Param {
@@ -402,7 +405,7 @@ mod tests {
     use serde_json::json;
 
     use crate::manifest::Manifest;
-    use crate::session::kind::{AnswerMode, Workdir};
+    use crate::spec::session::{AnswerMode, Workdir};
 
     fn parse(v: serde_json::Value) -> Result<Manifest, Vec<String>> {
         Manifest::parse(&v.to_string(), std::path::Path::new("/"))

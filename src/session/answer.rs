@@ -159,6 +159,7 @@ impl Pending {
     }
 
     /// True when nothing is pending.
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.buf.is_empty()
     }

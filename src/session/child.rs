@@ -16,7 +16,8 @@ use crossbeam_channel::{Receiver, Sender};
 
 use super::answer::Pending;
 use super::feed::Feed;
-use super::kind::{Launch, SessionKind, Workdir};
+use super::launch::Launch;
+use crate::spec::session::{SessionKind, Workdir};
 use stdmcp::beneath::{beneath, Dir};
 use stdmcp::process::interactive::{self, Interactive, InteractiveSpec};
 use stdmcp::process::minimal_environment;
@@ -117,7 +118,7 @@ impl Proc {
             _ => None,
         };
         let mut env = environment(kind);
-        crate::manifest::plan::set_env(&mut env, launch.env.clone());
+        crate::call::plan::set_env(&mut env, launch.env.clone());
         let mut spec = InteractiveSpec::new(kind.program.clone());
         spec.args = launch.argv.clone();
         spec.cwd = Some(workdir.clone());

@@ -6,8 +6,8 @@ use std::time::{Duration, Instant};
 
 use super::answer::{fresh_marker, Answer, End};
 use super::child::{Proc, State};
-use super::kind::{AnswerMode, SessionKind};
 use super::spill::Spill;
+use crate::spec::session::{AnswerMode, SessionKind};
 
 /// Longest wait between two looks at the cancel flag and the deadline.
 const TICK: Duration = Duration::from_millis(50);
@@ -325,7 +325,7 @@ mod tests {
     /// is still the greeting's answer, not output left over.
     #[test]
     fn a_greeting_that_came_before_the_wait_is_its_answer() {
-        let m = crate::manifest::Manifest::parse(
+        let m = crate::spec::Manifest::parse(
             &serde_json::json!({"name": "m", "tools": [], "sessions": [
                 {"name": "g", "description": "d", "program": "sh",
                  "args": ["-c", "printf 'ready\\0'; exec cat >/dev/null"],

@@ -6,10 +6,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::child::Proc;
-pub use super::exchange::Caller;
-use super::exchange::{exchange, exchange_capped, ExchangeEnd, ExchangeWait, StopReason};
-use super::kind::{signal_name, Launch, SessionKind, Workdir};
+use super::exchange::{exchange, exchange_capped, Caller, ExchangeEnd, ExchangeWait, StopReason};
+use super::launch::Launch;
 use super::registry::{key_of, Key, Refused, Registry, Turn, SHUTDOWN};
+use crate::spec::session::{signal_name, SessionKind, Workdir};
 use stdmcp::process::interactive::describe_exit;
 
 /// A tool's answer: text, and whether it is an error.
@@ -54,7 +54,7 @@ pub fn workdir(kind: &SessionKind, asked: Option<&str>) -> Result<PathBuf, Strin
             )),
         },
         Workdir::Param { root, default, .. } => {
-            super::confine(root, asked.unwrap_or(default)).map_err(|e| e.to_string())
+            crate::resolve::dir_within(root, asked.unwrap_or(default)).map_err(|e| e.to_string())
         }
     }
 }

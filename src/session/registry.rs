@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 use stdmcp::sync;
 
 use super::child::{Proc, Transcript};
-use super::kind::{Launch, SessionKind};
+use super::launch::Launch;
+use crate::spec::SessionKind;
 
 /// Longest wait between two looks at the cancel flag while waiting for a turn.
 const TICK: Duration = Duration::from_millis(50);

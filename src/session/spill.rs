@@ -22,7 +22,7 @@ impl Spill {
     /// A fresh call id; nothing is kept until the answer turns out long.
     pub fn new() -> Spill {
         Spill {
-            id: crate::manifest::remote::new_call_id(),
+            id: crate::call::new_call_id(),
             slot: Arc::default(),
         }
     }

@@ -20,7 +20,7 @@ mod grep;
 mod slice;
 pub mod tool;
 
-pub use grep::{grep, scan_time, Ended, Grep, MAX_SCAN, MAX_SCAN_TIME, SCAN_SECONDS_ENV};
+pub use grep::{grep, scan_time, Ended, MAX_SCAN};
 pub use slice::{read_slice, tail_slice, Slice, Stop, DEFAULT_LIMIT, MAX_LIMIT};
 
 use std::collections::VecDeque;
@@ -169,6 +169,7 @@ pub struct Kept {
 impl Spool {
     /// A spool in `dir` (created on the first write, which fails if it already exists)
     /// keeping at most `cap` bytes.
+    #[cfg(test)]
     pub fn new(dir: PathBuf, cap: u64) -> Spool {
         Spool {
             dir: OnceLock::from(dir),
@@ -195,11 +196,6 @@ impl Spool {
                 state: Mutex::new(State::default()),
             })
         })
-    }
-
-    /// The cap in bytes (0: the spool is off).
-    pub fn cap(&self) -> u64 {
-        self.cap
     }
 
     /// Starts keeping call `id`'s output; `None` when the spool is off or `id` is not plain.
@@ -448,6 +444,7 @@ impl Spool {
     }
 
     /// The directory (which may not exist yet); `None` before the server's spool made it.
+    #[cfg(test)]
     pub fn dir(&self) -> Option<&Path> {
         self.dir.get().map(PathBuf::as_path)
     }
@@ -513,11 +510,6 @@ impl stdmcp::process::OutputSink for Entry {
 }
 
 impl Entry {
-    /// The call's id.
-    pub fn id(&self) -> &str {
-        &self.inner.id
-    }
-
     /// Appends `data` to stream `s` (as much as the cap allows).
     pub fn write(&self, s: Stream, data: &[u8]) {
         let inner = &*self.inner;

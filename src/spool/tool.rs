@@ -1,6 +1,7 @@
 //! The `output` tool and the `output://{call}/{stream}` resources: reading any part of a
 //! kept output (README "Output spool").
 
+use crate::spec::OUTPUT_TOOL;
 use std::collections::HashMap;
 use std::fs::File;
 use std::sync::Arc;
@@ -17,8 +18,6 @@ use stdmcp::mcp::{CallToolResult, Content, ResourceContents, ResourceLink, Resou
 use stdmcp::process::Stream;
 use stdmcp::{Server, ToolDef, ToolError, ToolResult};
 
-/// The name of the tool.
-pub const TOOL: &str = "output";
 /// Longest `grep` pattern, in bytes.
 const MAX_PATTERN: usize = 1000;
 
@@ -279,7 +278,7 @@ pub fn register(server: Server, spool: &Arc<Spool>) -> Server {
     props["stream"] = json!({"type": "string", "enum": ["stdout", "stderr"], "default": "stdout"});
     let schema = json!({"type": "object", "properties": props, "required": ["call"], "additionalProperties": false});
     let (s1, s2, s3) = (Arc::clone(spool), Arc::clone(spool), Arc::clone(spool));
-    let tool = ToolDef::new(TOOL, description, schema, move |ctx, args| {
+    let tool = ToolDef::new(OUTPUT_TOOL, description, schema, move |ctx, args| {
         output(&s1, &args, &Stop::of(ctx))
     })
     .annotations(stdmcp::mcp::ToolAnnotations {

@@ -6,11 +6,11 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
-use super::super::child::Proc;
-use super::super::exchange::{exchange, ExchangeEnd, ExchangeWait, StopReason};
-use super::super::kind::SessionKind;
-use super::super::ops::{refused, start_in_turn, Caller};
-use super::super::registry::{key_of, Registry, Turn};
+use super::child::Proc;
+use super::exchange::{exchange, Caller, ExchangeEnd, ExchangeWait, StopReason};
+use super::ops::{refused, start_in_turn};
+use super::registry::{key_of, Registry, Turn};
+use crate::spec::SessionKind;
 
 /// Which program the cursor's state lives in: pid and start time.
 pub type Identity = (u32, SystemTime);

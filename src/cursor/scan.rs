@@ -2,39 +2,7 @@
 //! literals are not. Block patterns only match where the code is, so a `Theorem` or `QED`
 //! inside a comment or a string never starts or ends a block. Pure: text in, mask out.
 
-/// A block comment's delimiters.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Comment {
-    /// What opens it.
-    pub open: String,
-    /// What closes it.
-    pub close: String,
-    /// Comments nest (SML, OCaml, Rocq: `(* (* *) *)` is one comment).
-    pub nested: bool,
-}
-
-/// A string literal's delimiters and escape character.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Quote {
-    /// What opens it.
-    pub open: String,
-    /// What closes it.
-    pub close: String,
-    /// The character that makes the next one literal (`\` in SML); none in Rocq, where `""`
-    /// inside a string is two strings back to back, which scans the same.
-    pub escape: Option<char>,
-}
-
-/// The lexical rules of a proof file.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Lexicon {
-    /// Block comments.
-    pub comments: Vec<Comment>,
-    /// Line comments: from the opener to the end of the line (Lean `--`).
-    pub line_comments: Vec<String>,
-    /// String literals.
-    pub strings: Vec<Quote>,
-}
+use crate::spec::cursor::{Comment, Lexicon, Quote};
 
 /// For each byte of `text`: true when it is code (not inside a comment or a string literal;
 /// the delimiters themselves are not code either). An unclosed comment or string runs to

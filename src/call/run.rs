@@ -11,7 +11,7 @@ use serde_json::json;
 use super::hooks::Hooks;
 use super::plan::{plan, Plan};
 use super::verdict::Tracker;
-use super::{remote, Cwd, Kind, ProgressLines, ToolSpec};
+use crate::spec::{remote, ArgPart, Cwd, ParamType, ProgressLines, ToolSpec};
 use crate::spool::{stream_name as spool_name, Entry};
 use stdmcp::beneath::{beneath, Dir};
 use stdmcp::mcp::{CallToolResult, Content};
@@ -26,7 +26,7 @@ pub fn call(
     roots: &BTreeMap<String, PathBuf>,
     args: &serde_json::Value,
 ) -> CallToolResult {
-    let call_id = remote::new_call_id();
+    let call_id = super::new_call_id();
     let how = How {
         cancel: ctx.cancel_token().clone(),
         call_id: call_id.clone(),
@@ -45,7 +45,7 @@ pub fn call(
 /// is told (`notifications/resources/updated`, handshake era).
 pub(super) fn ended(ctx: &Ctx, spec: &ToolSpec, args: &serde_json::Value, call_id: &str) {
     let output = format!("output://{call_id}/");
-    let logs = super::log_tools::updated_by(spec, args);
+    let logs = crate::logs::tools::updated_by(spec, args);
     ctx.resources_updated(|uri| uri.starts_with(&output) || logs(uri));
 }
 
@@ -96,7 +96,7 @@ pub(super) fn execute(
         .push(("STDMCP_CALL_ID".into(), call_id.clone().into()));
     let hooks = Hooks::new(spec, &call_id, values, &plan.env);
     let spool = crate::spool::Spool::global().begin(&call_id);
-    let logs = super::logs::Snapshot::take(spec, roots, args);
+    let logs = crate::logs::Snapshot::take(spec, roots, args);
     let mut run = RunSpec::new(spec.program.clone())
         .kill_grace(spec.kill_grace)
         .output_cap(spec.max_output_bytes)
@@ -166,9 +166,9 @@ fn planned(
     values: &BTreeMap<String, String>,
 ) -> Result<(Plan, Option<Dir>), String> {
     let expanded;
-    let template = if remote::uses_built_in(&spec.args) {
+    let template = if ArgPart::uses_built_in(&spec.args) {
         expanded = ToolSpec {
-            args: remote::expand_args(&spec.args, values),
+            args: ArgPart::expand_built_in(&spec.args, values),
             ..spec.clone()
         };
         &expanded
@@ -263,7 +263,7 @@ fn held_cwd(
     let (Some(Cwd::Param(p)), Some(cwd)) = (&spec.cwd, cwd) else {
         return Ok(None);
     };
-    let Some(Kind::Path { root, .. }) = spec.params.get(p).map(|p| &p.kind) else {
+    let Some(ParamType::Path { root, .. }) = spec.params.get(p).map(|p| &p.kind) else {
         return Ok(None);
     };
     let root = roots

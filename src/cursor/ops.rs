@@ -1,5 +1,5 @@
 //! What the cursor tools do. Each takes the session's turn for its whole sequence
-//! ([`Link`]), takes the cursor's state out of the store, checks it against the program
+//! ([`Link`], the session's turn API), takes the cursor's state out of the store, checks it against the program
 //! (pid and start time) and the file on disk (an edit to the loaded part forces a reload),
 //! runs, and puts the state back.
 
@@ -11,12 +11,9 @@ use stdmcp::sync::lock;
 
 use super::engine::{answer, fill, Cursor, Halt};
 use super::file::read_beneath;
-use super::link::{Link, Said};
-use super::CursorSpec;
-use crate::session::exchange::StopReason;
-use crate::session::kind::SessionKind;
-use crate::session::ops::{Caller, OpResult};
-use crate::session::registry::{Key, Registry};
+use crate::session::{Caller, Key, Link, OpResult, Registry, Said, StopReason};
+use crate::spec::cursor::CursorSpec;
+use crate::spec::SessionKind;
 
 /// The cursors of a server, one per session.
 #[derive(Default)]
@@ -98,7 +95,7 @@ fn dir_of(root: &Path, file: &str) -> Result<PathBuf, String> {
         .parent()
         .and_then(Path::to_str)
         .filter(|p| !p.is_empty());
-    crate::session::confine(root, parent.unwrap_or(".")).map_err(|e| e.to_string())
+    crate::resolve::dir_within(root, parent.unwrap_or(".")).map_err(|e| e.to_string())
 }
 
 fn clean(file: &str) -> String {

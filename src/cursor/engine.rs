@@ -2,10 +2,9 @@
 //! segments one by one (a failed block is reported and loaded again with its proof
 //! replaced by the placeholder), enter a block's goal, replay recorded steps.
 
-use super::link::{Identity, Link, Said};
 use super::outline::{with_proof, Block, Outline, Segment};
-use super::CursorSpec;
-use crate::session::exchange::StopReason;
+use crate::session::{Identity, Link, Said, StopReason};
+use crate::spec::cursor::CursorSpec;
 
 /// A block that failed to load.
 #[derive(Clone, Debug)]

@@ -1,13 +1,13 @@
 //! `K_state_at` (the goal at a line inside a proof), `K_check` (every block, or one, loaded
 //! from disk and reported OK, FAILED or placeholder), and `K_cursor_status`.
 
-use super::actions::{begin, blocks_end, entered, failures, theorem, Env, Run};
 use super::engine::answer;
 use super::file::read_beneath;
+use super::ops::{begin, blocks_end, entered, failures, theorem, Env, Run};
 use super::outline::find_code;
 use super::scan::{balanced, code_mask};
-use super::{CursorSpec, StateAt};
-use crate::session::ops::OpResult;
+use crate::session::OpResult;
+use crate::spec::cursor::{CursorSpec, StateAt};
 
 /// `K_state_at {file, line}`.
 pub fn state_at(env: &Env<'_>, file: &str, line: usize) -> OpResult {

@@ -3,24 +3,8 @@
 
 use regex_lite::Regex;
 
-use super::scan::{code_mask, Lexicon};
-
-/// One kind of block (HOL4 `Theorem … Proof … QED`, `Definition … Termination … End`).
-#[derive(Clone, Debug)]
-pub struct BlockRule {
-    /// Where a block starts; its `name` group names it.
-    pub start: Regex,
-    /// Where its proof starts (the part a placeholder or a proof replaces), if it has one.
-    pub proof: Option<Regex>,
-    /// Where it ends (the match is the block's last text).
-    pub end: Regex,
-    /// The cursor can enter its statement as a goal.
-    pub goal: bool,
-    /// The proof part of a block proved by the steps, `{proof}` replaced by them.
-    pub template: String,
-    /// The proof part of a block whose proof is left to later (`cheat`, `Admitted.`).
-    pub admit: String,
-}
+use super::scan::code_mask;
+use crate::spec::cursor::{BlockRule, Lexicon};
 
 /// A block of the file.
 #[derive(Clone, Debug, PartialEq)]

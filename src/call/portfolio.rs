@@ -19,8 +19,9 @@ use std::time::Instant;
 
 use serde_json::{json, Map, Value};
 
+use super::plan;
 use super::run::{execute, How, Ran};
-use super::{plan, remote, ToolSpec};
+use crate::spec::ToolSpec;
 use stdmcp::mcp::{CallToolResult, Content};
 use stdmcp::{CancelReason, CancelToken};
 use stdmcp::{Ctx, Reporter};
@@ -131,7 +132,7 @@ pub fn call(
                 .iter()
                 .map(|m| Member {
                     tool: m.name.clone(),
-                    call: remote::new_call_id(),
+                    call: super::new_call_id(),
                     state: State::Running,
                     verdict: None,
                     seconds: 0.0,
@@ -353,32 +354,4 @@ fn answer(
         is_error: timed_out,
         meta: None,
     }
-}
-
-/// The schema of a portfolio's `structuredContent`.
-pub fn output_schema() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "verdict": {"type": "string", "description": "The winner's verdict (absent when no member decided)"},
-            "winner": {"type": "string", "description": "The member tool that won (absent when no member decided)"},
-            "stdout": {"type": "string", "description": "The winner's standard output"},
-            "members": {
-                "type": "array",
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "tool": {"type": "string"},
-                        "state": {"enum": ["won", "stopped", "finished", "failed", "timed out", "running"]},
-                        "verdict": {"type": "string"},
-                        "seconds": {"type": "number", "description": "From the portfolio's start to the member's end (or stop)"},
-                        "exitCode": {"type": "integer"},
-                        "call": {"type": "string", "description": "The member's call id: the output tool reads its whole output"}
-                    },
-                    "required": ["tool", "state", "seconds", "call"]
-                }
-            }
-        },
-        "required": ["members"]
-    })
 }
