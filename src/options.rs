@@ -22,9 +22,10 @@ pub fn from_env(base: Options) -> Options {
         o.drain = Duration::from_millis(ms);
     }
     match std::env::var("STDMCP_ERA").as_deref() {
-        Ok("legacy") => o.legacy_only = true,
-        Ok("auto") => o.legacy_only = false,
-        Ok(other) => log::warn!("STDMCP_ERA={other} ignored (legacy or auto)"),
+        // `legacy`: the name of earlier releases.
+        Ok("handshake" | "legacy") => o.handshake_only = true,
+        Ok("auto") => o.handshake_only = false,
+        Ok(other) => log::warn!("STDMCP_ERA={other} ignored (handshake or auto)"),
         Err(_) => {}
     }
     if let Some(ms) = num("STDMCP_INPUT_WAIT_MS") {

@@ -228,7 +228,7 @@ impl Conn {
     pub fn initialize(&mut self, deadline: Instant) -> Result<Value, String> {
         let info = Implementation::new("stdmcp-bench", env!("CARGO_PKG_VERSION"));
         let params = json!({
-            "protocolVersion": ProtocolVersion::NEWEST_LEGACY.as_str(),
+            "protocolVersion": ProtocolVersion::NEWEST_HANDSHAKE.as_str(),
             "capabilities": {},
             "clientInfo": info,
         });

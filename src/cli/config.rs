@@ -222,7 +222,7 @@ fn build_entry(req: &ConfigRequest) -> Result<ServerEntry, ExitCode> {
                 ExitCode::from(2)
             })?,
     };
-    // A manifest `serve` would discover from here (./stdmcp.json, $STDMCP_CONFIG) is pinned
+    // A manifest `serve` would find from here (./stdmcp.json, $STDMCP_CONFIG) is pinned
     // by absolute path: the client starts the server in a directory of its own choosing.
     let config = match &req.config {
         Some(c) => Some(c.clone()),

@@ -16,15 +16,15 @@ pub const HELP: &str = "\
 stdmcp: serve local programs to AI agents over MCP (stdio), and talk to MCP servers.
 
 USAGE:
-    stdmcp serve [--config FILE] [--era auto|legacy]
+    stdmcp serve [--config FILE] [--era auto|handshake]
         Serve the tools of a JSON manifest on stdin/stdout. Without --config the manifest is
         the first of: $STDMCP_CONFIG, ./stdmcp.json, $XDG_CONFIG_HOME/stdmcp/stdmcp.json
         (~/.config/stdmcp/stdmcp.json); otherwise a built-in manifest of read-only tools
         (list, read, search, find, count, disk usage) over one workspace directory:
         $STDMCP_ROOT, else the current directory (the home directory when that is /).
-        --era auto (default) serves both protocol eras; --era legacy only the initialize
+        --era auto (default) serves both protocol eras; --era handshake only the initialize
         handshake (2024-11-05 to 2025-11-25): server/discover gets -32601, so 2026-07-28
-        clients fall back to initialize (same as STDMCP_ERA=legacy).
+        clients fall back to initialize (same as STDMCP_ERA=handshake).
         stderr says which manifest is served. stdout carries only protocol messages.
 
     stdmcp check FILE
@@ -44,7 +44,8 @@ USAGE:
         Connect, ping (server/discover for 2026-07-28 servers), and report the timings.
 
     Client options:
-        --era legacy|modern|auto   legacy: initialize (2025-11-25); modern: 2026-07-28;
+        --era handshake|stateless|auto
+                                   handshake: initialize (2025-11-25); stateless: 2026-07-28;
                                    auto (default): server/discover, then initialize if that
                                    fails or gets no answer within 3 s
         --json                     print the whole result (call) or tool list (tools) as JSON
@@ -79,7 +80,7 @@ ENVIRONMENT:
     STDMCP_HEARTBEAT_MS      heartbeat progress interval (overrides the manifest)
     STDMCP_DRAIN_MS          how long calls may finish after stdin closes (default 1500)
     STDMCP_GREP_SECONDS      how long one grep of a log or kept output scans (default 5)
-    STDMCP_ERA               legacy: serve the initialize handshake only (as serve --era legacy)
+    STDMCP_ERA               handshake: serve the initialize handshake only (as serve --era handshake)
 
 EXIT CODES:
     0 success; 1 check found problems, or the tool returned isError (call); 2 usage error,
@@ -135,7 +136,7 @@ pub(crate) fn arg_error(cmd: &'static str) -> impl Fn(lexopt::Error) -> String {
 /// What `serve` was asked: the manifest, and whether to serve the handshake era only.
 struct ServeArgs {
     config: Option<PathBuf>,
-    legacy: Option<bool>,
+    handshake_only: Option<bool>,
 }
 
 /// `serve`'s options (`--flag value` and `--flag=value` alike); `None` for `--help`.
@@ -144,16 +145,18 @@ fn serve_args(args: &[String]) -> Result<Option<ServeArgs>, String> {
     let err = arg_error("serve");
     let mut out = ServeArgs {
         config: None,
-        legacy: None,
+        handshake_only: None,
     };
     let mut p = lexopt::Parser::from_args(args);
     while let Some(arg) = p.next().map_err(&err)? {
         match arg {
             Long("era") => {
-                out.legacy = match p.value().map_err(&err)?.string().map_err(&err)?.as_str() {
-                    "legacy" => Some(true),
+                let era = p.value().map_err(&err)?.string().map_err(&err)?;
+                out.handshake_only = match era.as_str() {
+                    // `legacy`: the name of earlier releases.
+                    "handshake" | "legacy" => Some(true),
                     "auto" => Some(false),
-                    e => return Err(format!("serve: --era {e:?}: use auto or legacy")),
+                    e => return Err(format!("serve: --era {e:?}: use auto or handshake")),
                 }
             }
             Short('c') | Long("config") => out.config = Some(p.value().map_err(&err)?.into()),
@@ -165,7 +168,10 @@ fn serve_args(args: &[String]) -> Result<Option<ServeArgs>, String> {
 }
 
 fn serve(args: &[String]) -> ExitCode {
-    let ServeArgs { config, legacy } = match serve_args(args) {
+    let ServeArgs {
+        config,
+        handshake_only,
+    } = match serve_args(args) {
         Ok(Some(a)) => a,
         Ok(None) => {
             stdout::help();
@@ -210,8 +216,8 @@ fn serve(args: &[String]) -> ExitCode {
         n => format!("{n} tools: {}", names.join(", ")),
     };
     eprintln!("stdmcp: serving {what} ({tools})");
-    match legacy {
-        Some(yes) => server.legacy_only(yes).serve_stdio(),
+    match handshake_only {
+        Some(yes) => server.handshake_only(yes).serve_stdio(),
         None => server.serve_stdio(),
     }
 }

@@ -12,13 +12,12 @@ use std::thread;
 use std::time::{Duration, Instant, SystemTime};
 use stdmcp::sync::{self, lock};
 
-use crossbeam_channel::{Receiver, Sender};
-
 use super::answer::Pending;
 use super::feed::Feed;
 use super::launch::Launch;
 use crate::spec::session::{SessionKind, Workdir};
 use stdmcp::beneath::{beneath, Dir};
+use stdmcp::mailbox::{Closing, Mailbox};
 use stdmcp::process::interactive::{self, Interactive, InteractiveSpec};
 use stdmcp::process::minimal_environment;
 
@@ -125,7 +124,8 @@ impl Proc {
         spec.cwd_dir = held.map(Arc::new);
         spec.env = env;
         spec.limits = kind.limits;
-        let (tx, rx) = crossbeam_channel::bounded(1);
+        let mailbox = Arc::new(Mailbox::default());
+        let tx = Closing(Arc::clone(&mailbox));
         let input = Arc::new(Feed::default());
         let input_rx = Arc::clone(&input);
         let cap = kind.max_output_bytes;
@@ -133,9 +133,9 @@ impl Proc {
             .name(format!("stdmcp-session-{label}"))
             .spawn(move || own(spec, &tx, input_rx))
             .map_err(|e| format!("cannot start the session's thread: {e}"))?;
-        let started = rx
+        let started = mailbox
             .recv()
-            .map_err(|_| "the session thread ended early".to_owned())?;
+            .ok_or_else(|| "the session thread ended early".to_owned())?;
         let (pid, reader_start) = started?;
         let proc = Arc::new(Proc {
             pid,
@@ -259,13 +259,15 @@ impl Proc {
     }
 }
 
-type Started = Result<(u32, Sender<Arc<Proc>>), String>;
+/// What the owner thread hands out: the program's pid and where its [`Proc`] is to be sent,
+/// once for the owner and once for the reader (closed when dropped), or why it did not start.
+type Started = Result<(u32, Closing<Arc<Proc>>), String>;
 
 /// The owner thread: spawn, start the reader and writer threads, hand out the pid, then
 /// wait for the program; reap it and record its status. A helper thread that cannot be
 /// started is an error of the start: the program is killed and reaped (dropping `child`),
 /// and the helpers started already end (their channel and feed close).
-fn own(spec: InteractiveSpec, started: &Sender<Started>, input: Arc<Feed>) {
+fn own(spec: InteractiveSpec, started: &Mailbox<Started>, input: Arc<Feed>) {
     let spawned = Interactive::spawn(&spec);
     // The held working directory's descriptor is not kept for the session's life.
     drop(spec);
@@ -276,8 +278,9 @@ fn own(spec: InteractiveSpec, started: &Sender<Started>, input: Arc<Feed>) {
             return;
         }
     };
-    let (proc_tx, proc_rx) = crossbeam_channel::bounded::<Arc<Proc>>(2);
-    let helpers = start_reader(&mut child, proc_rx.clone())
+    let proc_rx = Arc::new(Mailbox::<Arc<Proc>>::default());
+    let proc_tx = Closing(Arc::clone(&proc_rx));
+    let helpers = start_reader(&mut child, Arc::clone(&proc_rx))
         .and_then(|()| start_writer(&mut child, Arc::clone(&input)));
     if let Err(e) = helpers {
         input.close();
@@ -285,11 +288,11 @@ fn own(spec: InteractiveSpec, started: &Sender<Started>, input: Arc<Feed>) {
         let _ = started.send(Err(format!("cannot start a thread of the session: {e}")));
         return; // dropping `child` kills and reaps it
     }
-    if started.send(Ok((child.pid(), proc_tx))).is_err() {
+    if !started.send(Ok((child.pid(), proc_tx))) {
         input.close();
         return;
     }
-    let Ok(proc) = proc_rx.recv() else { return };
+    let Some(proc) = proc_rx.recv() else { return };
     match child.wait() {
         Ok(status) => proc.exited(status),
         Err(e) => {
@@ -326,14 +329,14 @@ fn start_writer(child: &mut Interactive, input: Arc<Feed>) -> std::io::Result<()
 
 /// The thread that reads the program's output into its `Proc` (which it gets once the
 /// session has one; it ends at once if it never does).
-fn start_reader(child: &mut Interactive, proc: Receiver<Arc<Proc>>) -> std::io::Result<()> {
+fn start_reader(child: &mut Interactive, proc: Arc<Mailbox<Arc<Proc>>>) -> std::io::Result<()> {
     let Some(mut out) = child.take_output() else {
         return Ok(());
     };
     thread::Builder::new()
         .name("stdmcp-session-out".into())
         .spawn(move || {
-            let Ok(proc) = proc.recv() else { return };
+            let Some(proc) = proc.recv() else { return };
             let mut buf = vec![0u8; 16 * 1024];
             loop {
                 match out.read(&mut buf) {

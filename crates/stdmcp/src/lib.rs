@@ -151,7 +151,7 @@
 #![warn(missing_docs, unreachable_pub)]
 
 mod cancel;
-mod mailbox;
+pub mod mailbox;
 mod random;
 mod reaper;
 mod server;

@@ -112,7 +112,7 @@ impl H {
         }
     }
 
-    fn legacy(version: &str) -> H {
+    fn handshake(version: &str) -> H {
         let mut h = H::new();
         let out = h.req(json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":version,"capabilities":{"sampling":{}},"clientInfo":{"name":"t","version":"0"}}}));
         assert_eq!(out.sent.len(), 1);
@@ -176,7 +176,7 @@ impl H {
     }
 }
 
-fn modern_meta() -> Value {
+fn stateless_meta() -> Value {
     json!({"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}})
 }
 
@@ -189,7 +189,7 @@ fn call(id: Value, tool: &str, args: Value, token: Option<Value>) -> Value {
 }
 
 #[test]
-fn legacy_handshake_for_each_version() {
+fn handshake_for_each_version() {
     for (asked, answered) in [
         ("2024-11-05", "2024-11-05"),
         ("2025-03-26", "2025-03-26"),
@@ -222,9 +222,9 @@ fn legacy_handshake_for_each_version() {
 }
 
 #[test]
-fn modern_discover_and_errors() {
+fn stateless_discover_and_errors() {
     let mut h = H::new();
-    let r = h.one(json!({"jsonrpc":"2.0","id":"d","method":"server/discover","params":{"_meta":modern_meta()}}));
+    let r = h.one(json!({"jsonrpc":"2.0","id":"d","method":"server/discover","params":{"_meta":stateless_meta()}}));
     let res = &r["result"];
     assert_eq!(res["resultType"], "complete");
     assert_eq!(res["supportedVersions"][0], "2026-07-28");
@@ -236,7 +236,7 @@ fn modern_discover_and_errors() {
     );
     assert!(res["capabilities"]["resources"].get("subscribe").is_none());
 
-    let mut bad = modern_meta();
+    let mut bad = stateless_meta();
     bad["io.modelcontextprotocol/protocolVersion"] = json!("1999-01-01");
     let r =
         h.one(json!({"jsonrpc":"2.0","id":2,"method":"server/discover","params":{"_meta":bad}}));
@@ -258,15 +258,16 @@ fn modern_discover_and_errors() {
         "resources/subscribe",
         "tasks/list",
     ] {
-        let r = h.one(json!({"jsonrpc":"2.0","id":4,"method":m,"params":{"_meta":modern_meta()}}));
+        let r =
+            h.one(json!({"jsonrpc":"2.0","id":4,"method":m,"params":{"_meta":stateless_meta()}}));
         assert_eq!(r["error"]["code"], -32601, "{m}");
     }
     let r = h.one(
-        json!({"jsonrpc":"2.0","id":5,"method":"tools/list","params":{"_meta":modern_meta()}}),
+        json!({"jsonrpc":"2.0","id":5,"method":"tools/list","params":{"_meta":stateless_meta()}}),
     );
     assert_eq!(r["result"]["tools"].as_array().unwrap().len(), 4);
     assert_eq!(r["result"]["cacheScope"], "public");
-    let mut meta = modern_meta();
+    let mut meta = stateless_meta();
     meta["io.modelcontextprotocol/logLevel"] = json!("loud");
     let r = h.one(json!({"jsonrpc":"2.0","id":6,"method":"tools/list","params":{"_meta":meta}}));
     assert_eq!(r["error"]["code"], -32602);
@@ -290,7 +291,7 @@ fn requests_before_any_handshake_are_answered() {
 
 #[test]
 fn error_paths_keep_the_stream_going() {
-    let mut h = H::legacy("2025-06-18");
+    let mut h = H::handshake("2025-06-18");
     let out = h.raw(b"{not json\n{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\"}\n");
     assert_eq!(out.sent[0]["error"]["code"], -32700);
     // JSON-RPC 2.0: the id member is there, null when it could not be read.
@@ -333,7 +334,7 @@ fn error_paths_keep_the_stream_going() {
 #[test]
 fn invalid_arguments_are_tool_errors_in_every_version() {
     for v in ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"] {
-        let mut h = H::legacy(v);
+        let mut h = H::handshake(v);
         let r = h.one(call(json!(1), "add", json!({"a": 1, "b": "x"}), None));
         assert_eq!(r["result"]["isError"], true, "{v}");
         let text = r["result"]["content"][0]["text"].as_str().unwrap();
@@ -344,7 +345,7 @@ fn invalid_arguments_are_tool_errors_in_every_version() {
     }
     let mut h = H::new();
     let mut req = call(json!(1), "echo", json!({}), None);
-    req["params"]["_meta"] = modern_meta();
+    req["params"]["_meta"] = stateless_meta();
     let r = h.one(req);
     assert_eq!(r["result"]["isError"], true);
     assert_eq!(r["result"]["resultType"], "complete");
@@ -352,7 +353,7 @@ fn invalid_arguments_are_tool_errors_in_every_version() {
 
 #[test]
 fn a_cancelled_call_is_never_answered() {
-    let mut h = H::legacy("2025-11-25");
+    let mut h = H::handshake("2025-11-25");
     let out = h.req(call(
         json!(5),
         "sleep",
@@ -395,7 +396,7 @@ fn a_cancelled_call_is_never_answered() {
 
 #[test]
 fn progress_increases_and_stops_after_the_response() {
-    let mut h = H::legacy("2025-11-25");
+    let mut h = H::handshake("2025-11-25");
     let id = RequestId::number(1);
     h.req(call(json!(1), "sleep", json!({"ms": 1}), Some(json!(77))));
     assert!(h.peer.progress(h.now, &id, 1.0, Some(10.0), None));
@@ -423,7 +424,7 @@ fn progress_increases_and_stops_after_the_response() {
 
 #[test]
 fn heartbeats_follow_the_interval() {
-    let mut h = H::legacy("2025-11-25");
+    let mut h = H::handshake("2025-11-25");
     let t0 = h.now;
     h.req(call(
         json!(1),
@@ -464,7 +465,7 @@ fn heartbeats_follow_the_interval() {
 
 #[test]
 fn batches_only_in_2025_03_26() {
-    let mut h = H::legacy("2025-03-26");
+    let mut h = H::handshake("2025-03-26");
     let out = h.raw(
         br#"[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/x"},{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"b"}}},{"jsonrpc":"2.0","id":3,"method":"initialize","params":{"protocolVersion":"2025-03-26"}},7]
 "#,
@@ -486,7 +487,7 @@ fn batches_only_in_2025_03_26() {
     let r = h.one(json!([]));
     assert_eq!(r["error"]["code"], -32600);
     for v in ["2024-11-05", "2025-06-18", "2025-11-25"] {
-        let mut h = H::legacy(v);
+        let mut h = H::handshake(v);
         let r = h.one(json!([{"jsonrpc":"2.0","id":1,"method":"ping"}]));
         assert_eq!(r["error"]["code"], -32600, "{v}");
         assert_eq!(r.get("id"), Some(&Value::Null));
@@ -508,7 +509,7 @@ fn batches_only_in_2025_03_26() {
 #[test]
 fn output_is_gated_by_version() {
     let list = |v: &str| {
-        let mut h = H::legacy(v);
+        let mut h = H::handshake(v);
         h.one(json!({"jsonrpc":"2.0","id":1,"method":"tools/list"}))["result"]["tools"][1].clone()
     };
     let old = list("2024-11-05");
@@ -527,7 +528,7 @@ fn output_is_gated_by_version() {
         ("2025-03-26", false, true),
         ("2025-06-18", true, true),
     ] {
-        let mut h = H::legacy(v);
+        let mut h = H::handshake(v);
         h.req(call(
             json!(1),
             "add",
@@ -554,7 +555,7 @@ fn output_is_gated_by_version() {
 
 #[test]
 fn logging_follows_each_era() {
-    let mut h = H::legacy("2025-11-25");
+    let mut h = H::handshake("2025-11-25");
     h.req(call(json!(1), "sleep", json!({}), None));
     let id = RequestId::number(1);
     assert!(!h
@@ -570,7 +571,7 @@ fn logging_follows_each_era() {
     );
 
     let mut h = H::new();
-    let mut meta = modern_meta();
+    let mut meta = stateless_meta();
     let mut req = call(json!(1), "sleep", json!({}), None);
     req["params"]["_meta"] = meta.clone();
     h.req(req);
@@ -614,7 +615,7 @@ fn content_length_clients_get_content_length_replies() {
 #[test]
 fn listen_is_acknowledged_and_closed_at_shutdown() {
     let mut h = H::new();
-    let r = h.one(json!({"jsonrpc":"2.0","id":"L","method":"subscriptions/listen","params":{"_meta":modern_meta(),"notifications":{"toolsListChanged":true,"resourceSubscriptions":["test://r","test://nope"]}}}));
+    let r = h.one(json!({"jsonrpc":"2.0","id":"L","method":"subscriptions/listen","params":{"_meta":stateless_meta(),"notifications":{"toolsListChanged":true,"resourceSubscriptions":["test://r","test://nope"]}}}));
     assert_eq!(r["method"], "notifications/subscriptions/acknowledged");
     assert_eq!(
         r["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
@@ -625,7 +626,7 @@ fn listen_is_acknowledged_and_closed_at_shutdown() {
         json!({"toolsListChanged":true,"resourceSubscriptions":["test://r"]})
     );
     let mut req = call(json!(9), "sleep", json!({}), None);
-    req["params"]["_meta"] = modern_meta();
+    req["params"]["_meta"] = stateless_meta();
     assert_eq!(h.req(req).started.len(), 1);
     h.peer.shutdown();
     let out = h.drain();
@@ -639,7 +640,7 @@ fn listen_is_acknowledged_and_closed_at_shutdown() {
 fn tools_needing_a_client_capability() {
     let mut h = H::new();
     let mut req = call(json!(1), "ask", json!({}), None);
-    req["params"]["_meta"] = modern_meta();
+    req["params"]["_meta"] = stateless_meta();
     let r = h.one(req.clone());
     assert_eq!(r["error"]["code"], -32021);
     assert_eq!(
@@ -660,9 +661,9 @@ fn tools_needing_a_client_capability() {
 }
 
 #[test]
-fn modern_resource_reads_carry_caching_hints() {
+fn stateless_resource_reads_carry_caching_hints() {
     let mut h = H::new();
-    let out = h.req(json!({"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"test://r","_meta":modern_meta()}}));
+    let out = h.req(json!({"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"test://r","_meta":stateless_meta()}}));
     assert_eq!(out.started.len(), 1);
     h.peer.finish(
         h.now,
@@ -674,7 +675,7 @@ fn modern_resource_reads_carry_caching_hints() {
     assert!(sent[0]["result"]["ttlMs"].is_u64());
     // Tool results are not cacheable.
     let mut req = call(json!(2), "echo", json!({"text": "x"}), None);
-    req["params"]["_meta"] = modern_meta();
+    req["params"]["_meta"] = stateless_meta();
     h.req(req);
     h.peer
         .finish_tool(h.now, &RequestId::number(2), CallToolResult::text("x"));
