@@ -11,7 +11,7 @@ use crate::call::{portfolio, run, schema};
 use crate::spec::{Manifest, Roots, SessionKind, ToolSpec};
 
 /// A server serving `manifest`.
-pub fn server(manifest: Manifest) -> Server {
+pub(crate) fn server(manifest: Manifest) -> Server {
     let mut info = Implementation::new(&manifest.name, &manifest.version);
     info.title.clone_from(&manifest.title);
     info.description.clone_from(&manifest.description);

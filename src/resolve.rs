@@ -19,7 +19,7 @@ const MAX_LINKS: usize = 40;
 
 /// Why a path is refused.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Refusal {
+pub(crate) enum Refusal {
     /// It leads outside its root.
     Outside(String),
     /// It is empty, missing, or cannot be resolved.
@@ -53,7 +53,7 @@ fn push_components(todo: &mut Vec<OsString>, p: &Path) {
 /// (canonical). With `must_exist` false the last component may be missing: the result is
 /// then where it would be created, and a dangling symlink there counts as leading to its
 /// target.
-pub fn within(root: &Path, p: &Path, must_exist: bool) -> Result<PathBuf, Refusal> {
+pub(crate) fn within(root: &Path, p: &Path, must_exist: bool) -> Result<PathBuf, Refusal> {
     if p.as_os_str().is_empty() {
         return Err(Refusal::Unusable(
             "the path is empty (use . for the root itself)".into(),
@@ -127,7 +127,7 @@ pub fn within(root: &Path, p: &Path, must_exist: bool) -> Result<PathBuf, Refusa
 }
 
 /// `dir` (relative to `root`) resolved [`within`] `root`: an existing directory.
-pub fn dir_within(root: &Path, dir: &str) -> Result<PathBuf, Refusal> {
+pub(crate) fn dir_within(root: &Path, dir: &str) -> Result<PathBuf, Refusal> {
     if dir.contains('\0') {
         return Err(Refusal::Unusable(
             "a directory name must not contain NUL".into(),

@@ -15,7 +15,7 @@ use crate::spec::{Param, ParamType, PathKind};
 /// Characters a shell would interpret. stdmcp never runs a shell; they matter only in a
 /// value that an interpreter runs as code, where they are refused unless
 /// `allowMetacharacters`.
-pub const METACHARACTERS: &str = "`$;|&<>(){}[]\\'\"*?!~#\n\r";
+pub(crate) const METACHARACTERS: &str = "`$;|&<>(){}[]\\'\"*?!~#\n\r";
 
 /// A checked value.
 #[derive(Clone, Debug, PartialEq)]

@@ -3,18 +3,18 @@
 //! read from its output (`run`, `hooks`, `verdict`), or a portfolio's members raced, the
 //! losers stopped (`portfolio`); and what a client sees of a tool (`schema`).
 
-pub mod hooks;
-pub mod plan;
-pub mod portfolio;
-pub mod run;
-pub mod schema;
-pub mod verdict;
+pub(crate) mod hooks;
+pub(crate) mod plan;
+pub(crate) mod portfolio;
+pub(crate) mod run;
+pub(crate) mod schema;
+pub(crate) mod verdict;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// A new call id, unique per server run: `<server instance>-<n>` (plain, see
 /// [`crate::spec::remote::is_plain`]): the spool's key of its output and `{callId}`.
-pub fn new_call_id() -> String {
+pub(crate) fn new_call_id() -> String {
     static NEXT: AtomicU64 = AtomicU64::new(1);
     format!(
         "{}-{}",

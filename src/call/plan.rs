@@ -66,11 +66,11 @@ pub fn plan(
 }
 
 /// Environment variables: (name, value).
-pub type Vars = Vec<(OsString, OsString)>;
+pub(crate) type Vars = Vec<(OsString, OsString)>;
 
 /// What a session's start parameters give: the arguments after its program and the
 /// variables they set (README "Sessions", `params`).
-pub fn start_plan(
+pub(crate) fn start_plan(
     params: &BTreeMap<String, Param>,
     template: &[ArgPart],
     roots: &BTreeMap<String, PathBuf>,
@@ -84,7 +84,7 @@ pub fn start_plan(
 }
 
 /// Sets (or replaces) each of `vars` in `env`.
-pub fn set_env(env: &mut Vars, vars: Vars) {
+pub(crate) fn set_env(env: &mut Vars, vars: Vars) {
     for (k, v) in vars {
         env.retain(|(name, _)| *name != k);
         env.push((k, v));

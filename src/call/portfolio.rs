@@ -114,7 +114,7 @@ fn summary(members: &[Member]) -> String {
 }
 
 /// Runs one call of the portfolio `spec` whose members are `members`.
-pub fn call(
+pub(crate) fn call(
     ctx: &Ctx,
     spec: &ToolSpec,
     members: &[Arc<ToolSpec>],

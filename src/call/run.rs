@@ -20,7 +20,7 @@ use stdmcp::{CancelReason, CancelToken};
 use stdmcp::{Ctx, Reporter};
 
 /// Runs one call of a manifest tool.
-pub fn call(
+pub(crate) fn call(
     ctx: &Ctx,
     spec: &ToolSpec,
     roots: &BTreeMap<String, PathBuf>,
@@ -303,7 +303,7 @@ pub(super) fn line_handler(reporter: Reporter, progress: Option<ProgressLines>) 
 }
 
 /// `progress[/total] [message]`.
-pub fn parse_progress(s: &str) -> Option<(f64, Option<f64>, Option<&str>)> {
+pub(crate) fn parse_progress(s: &str) -> Option<(f64, Option<f64>, Option<&str>)> {
     let s = s.trim_start();
     let (head, message) = match s.split_once(char::is_whitespace) {
         Some((h, m)) => (h, Some(m.trim()).filter(|m| !m.is_empty())),

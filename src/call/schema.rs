@@ -20,7 +20,7 @@ pub fn tool_definitions(m: &Manifest) -> Vec<Tool> {
 
 /// The `tools/list` definition of a manifest tool: an input schema generated from its
 /// parameters and the output schema of every manifest tool's `structuredContent`.
-pub fn tool_definition(spec: &ToolSpec, roots: &BTreeMap<String, PathBuf>) -> Tool {
+pub(crate) fn tool_definition(spec: &ToolSpec, roots: &BTreeMap<String, PathBuf>) -> Tool {
     let mut props = Map::new();
     let mut required = Vec::new();
     for (name, p) in &spec.params {
@@ -46,7 +46,7 @@ pub fn tool_definition(spec: &ToolSpec, roots: &BTreeMap<String, PathBuf>) -> To
 }
 
 /// The input schema of one parameter.
-pub fn param_schema(p: &Param, roots: &BTreeMap<String, PathBuf>) -> Value {
+pub(crate) fn param_schema(p: &Param, roots: &BTreeMap<String, PathBuf>) -> Value {
     let mut s = value_schema(p, roots);
     if let Some(d) = &p.default {
         s["default"] = d.clone();
@@ -101,7 +101,7 @@ fn ranged(ty: &str, minimum: Value, maximum: Value) -> Value {
 }
 
 /// The schema of `structuredContent` for every manifest tool.
-pub fn output_schema() -> Value {
+pub(crate) fn output_schema() -> Value {
     json!({
         "type": "object",
         "properties": {
@@ -125,7 +125,7 @@ pub fn output_schema() -> Value {
 }
 
 /// The schema of a portfolio's `structuredContent`.
-pub fn portfolio_output_schema() -> Value {
+pub(crate) fn portfolio_output_schema() -> Value {
     json!({
         "type": "object",
         "properties": {

@@ -8,18 +8,18 @@ use crate::spec::verdict::Verdict;
 
 /// The verdict of one run so far: fed every output line, keeps the last one a rule read.
 #[derive(Clone, Default)]
-pub struct Tracker(Arc<Mutex<Option<String>>>);
+pub(crate) struct Tracker(Arc<Mutex<Option<String>>>);
 
 impl Tracker {
     /// Reads `line` with `v`'s rules.
-    pub fn feed(&self, v: &Verdict, line: &str) {
+    pub(crate) fn feed(&self, v: &Verdict, line: &str) {
         if let Some(word) = v.read(line) {
             *lock(&self.0) = Some(word);
         }
     }
 
     /// The verdict now.
-    pub fn get(&self) -> Option<String> {
+    pub(crate) fn get(&self) -> Option<String> {
         lock(&self.0).clone()
     }
 }

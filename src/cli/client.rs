@@ -117,7 +117,7 @@ fn finish(server: ServerProcess, client: Client, code: ExitCode) -> ExitCode {
     code
 }
 
-pub fn ping(args: &[String]) -> ExitCode {
+pub(super) fn ping(args: &[String]) -> ExitCode {
     let o = match parse(args) {
         Ok(o) => o,
         Err(e) => return usage(&e),
@@ -200,7 +200,7 @@ fn describe_type(schema: &Value) -> String {
     }
 }
 
-pub fn tools(args: &[String]) -> ExitCode {
+pub(super) fn tools(args: &[String]) -> ExitCode {
     let o = match parse(args) {
         Ok(o) => o,
         Err(e) => return usage(&e),
@@ -291,7 +291,7 @@ fn arguments(o: &Opts, client: &mut Client, tool: &str) -> Result<Value, String>
     Ok(Value::Object(args))
 }
 
-pub fn call(args: &[String]) -> ExitCode {
+pub(super) fn call(args: &[String]) -> ExitCode {
     let o = match parse(args) {
         Ok(o) => o,
         Err(e) => return usage(&e),

@@ -12,7 +12,8 @@ use std::process::ExitCode;
 use crate::manifest;
 use crate::spec::{Manifest, ManifestError};
 
-pub const HELP: &str = "\
+/// What `stdmcp --help` prints.
+pub(crate) const HELP: &str = "\
 stdmcp: serve local programs to AI agents over MCP (stdio), and talk to MCP servers.
 
 USAGE:
@@ -87,6 +88,7 @@ EXIT CODES:
     a manifest that cannot be served, or a protocol or connection error; 130 interrupted.
 ";
 
+/// Runs the command line `args` (without the program's name); what `stdmcp` exits with.
 pub fn run(args: Vec<String>) -> ExitCode {
     let Some(cmd) = args.first().map(String::as_str) else {
         eprint!("{HELP}");
@@ -112,7 +114,8 @@ pub fn run(args: Vec<String>) -> ExitCode {
     }
 }
 
-pub fn usage(problem: &str) -> ExitCode {
+/// Says what is wrong with the command line, and how to get help; exit code 2.
+pub(crate) fn usage(problem: &str) -> ExitCode {
     eprintln!("stdmcp: {problem}\nRun `stdmcp --help` for usage.");
     ExitCode::from(2)
 }

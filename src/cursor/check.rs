@@ -10,7 +10,7 @@ use crate::session::OpResult;
 use crate::spec::cursor::{CursorSpec, StateAt};
 
 /// `K_state_at {file, line}`.
-pub fn state_at(env: &Env<'_>, file: &str, line: usize) -> OpResult {
+pub(super) fn state_at(env: &Env<'_>, file: &str, line: usize) -> OpResult {
     let mut run = begin(env, Some(file))?;
     let reply = state_in(&mut run, line);
     run.end(reply)
@@ -63,7 +63,7 @@ fn state_in(run: &mut Run<'_>, line: usize) -> OpResult {
 }
 
 /// The steps of the proof text from `from` up to `cut`.
-pub fn steps_upto(
+pub(super) fn steps_upto(
     spec: &CursorSpec,
     text: &str,
     from: usize,
@@ -108,7 +108,7 @@ pub fn steps_upto(
 }
 
 /// `K_check {file, theorem?}`.
-pub fn check(env: &Env<'_>, file: &str, name: Option<&str>) -> OpResult {
+pub(super) fn check(env: &Env<'_>, file: &str, name: Option<&str>) -> OpResult {
     let mut run = begin(env, Some(file))?;
     let reply = check_in(&mut run, name);
     run.end(reply)
@@ -193,7 +193,7 @@ fn indent(s: &str) -> String {
 }
 
 /// `K_cursor_status {}`: from the stored state and the disk, without taking the turn.
-pub fn status(env: &Env<'_>) -> OpResult {
+pub(super) fn status(env: &Env<'_>) -> OpResult {
     let c = match env.store.peek(&env.key()) {
         None => {
             return Ok(format!(

@@ -8,7 +8,7 @@ use crate::spec::cursor::CursorSpec;
 
 /// A block that failed to load.
 #[derive(Clone, Debug)]
-pub struct Failure {
+pub(super) struct Failure {
     pub name: String,
     pub lines: (usize, usize),
     /// The first line of the error.
@@ -20,7 +20,7 @@ pub struct Failure {
 }
 
 /// Why a sequence stopped before its end.
-pub enum Halt {
+pub(super) enum Halt {
     /// Cancelled or past the deadline, after the last whole segment.
     Stopped(StopReason),
     /// The program ended.
@@ -31,7 +31,7 @@ pub enum Halt {
 
 /// The cursor of one session.
 #[derive(Clone, Debug, Default)]
-pub struct Cursor {
+pub(super) struct Cursor {
     /// The file, relative to the root.
     pub file: String,
     /// The file's text as last read (what the loaded prefix was loaded from).
@@ -55,7 +55,7 @@ pub struct Cursor {
 }
 
 /// Replaces each `{key}` of `template` by its value, in one pass (a value's own braces stay).
-pub fn fill(template: &str, vars: &[(&str, &str)]) -> String {
+pub(super) fn fill(template: &str, vars: &[(&str, &str)]) -> String {
     let mut out = String::with_capacity(template.len());
     let mut rest = template;
     'outer: while let Some(i) = rest.find('{') {
@@ -78,7 +78,7 @@ pub fn fill(template: &str, vars: &[(&str, &str)]) -> String {
 
 impl Cursor {
     /// A cursor for `file` with text `text`, nothing loaded.
-    pub fn new(file: &str, text: String, spec: &CursorSpec) -> Cursor {
+    pub(super) fn new(file: &str, text: String, spec: &CursorSpec) -> Cursor {
         let outline = Outline::new(&text, &spec.lexicon, &spec.rules, &spec.placeholder);
         Cursor {
             file: file.to_owned(),
@@ -90,7 +90,7 @@ impl Cursor {
 
     /// Forgets what was loaded (the program is fresh); the current theorem and its steps
     /// stay, to be entered again.
-    pub fn reset(&mut self) {
+    pub(super) fn reset(&mut self) {
         self.loaded = 0;
         self.failed.clear();
         self.proved = false;
@@ -98,7 +98,7 @@ impl Cursor {
     }
 
     /// Where the loaded prefix ends.
-    pub fn loaded_end(&self) -> usize {
+    pub(super) fn loaded_end(&self) -> usize {
         self.loaded
             .checked_sub(1)
             .map_or(0, |i| self.outline.segments[i].end)
@@ -106,7 +106,7 @@ impl Cursor {
 
     /// Takes the file's text from disk. `Err(line)`: the loaded prefix changed there (the
     /// state must be reloaded); the text is taken anyway.
-    pub fn sync(&mut self, disk: String, spec: &CursorSpec) -> Result<(), usize> {
+    pub(super) fn sync(&mut self, disk: String, spec: &CursorSpec) -> Result<(), usize> {
         let name = self
             .current
             .and_then(|i| self.block(i))
@@ -140,13 +140,13 @@ impl Cursor {
     }
 
     /// The block of segment `i`.
-    pub fn block(&self, i: usize) -> Option<(&Segment, &Block)> {
+    pub(super) fn block(&self, i: usize) -> Option<(&Segment, &Block)> {
         let s = self.outline.segments.get(i)?;
         Some((s, s.block.as_ref()?))
     }
 
     /// "block k/n: name" for segment `i`.
-    pub fn progress(&self, i: usize) -> String {
+    pub(super) fn progress(&self, i: usize) -> String {
         let total = self.outline.blocks().count();
         let k = self.outline.blocks().take_while(|(j, _, _)| *j < i).count() + 1;
         match self.block(i) {
@@ -159,7 +159,7 @@ impl Cursor {
     }
 
     /// Loads segments up to (not including) `target`.
-    pub fn load_to(
+    pub(super) fn load_to(
         &mut self,
         link: &Link<'_>,
         spec: &CursorSpec,
@@ -218,7 +218,12 @@ impl Cursor {
 
     /// Drops any proof and enters the goal of block `i`, then replays the recorded steps.
     /// Returns the goal (the answer to the last input).
-    pub fn enter(&mut self, link: &Link<'_>, spec: &CursorSpec, i: usize) -> Result<String, Halt> {
+    pub(super) fn enter(
+        &mut self,
+        link: &Link<'_>,
+        spec: &CursorSpec,
+        i: usize,
+    ) -> Result<String, Halt> {
         let (seg, b) = self
             .block(i)
             .ok_or_else(|| Halt::Failed("not a block".into()))?;
@@ -273,7 +278,7 @@ impl Cursor {
 
     /// The first block at or after segment `from` that can be entered and holds a
     /// placeholder.
-    pub fn next_placeholder(&self, spec: &CursorSpec, from: usize) -> Option<usize> {
+    pub(super) fn next_placeholder(&self, spec: &CursorSpec, from: usize) -> Option<usize> {
         self.outline
             .blocks()
             .find(|(i, _, b)| *i >= from && b.placeholder && spec.rules[b.rule].goal)
@@ -292,7 +297,7 @@ fn excerpt(answer: &str) -> String {
 }
 
 /// The answer, or why there is none.
-pub fn answer(said: Said) -> Result<String, Halt> {
+pub(super) fn answer(said: Said) -> Result<String, Halt> {
     match said {
         Said::Answer(a) => Ok(a),
         Said::Stopped { why, .. } => Err(Halt::Stopped(why)),

@@ -18,5 +18,5 @@ mod scan;
 mod tools;
 mod write_proof;
 
-pub use ops::CursorStore;
-pub use tools::tools;
+pub(crate) use ops::CursorStore;
+pub(crate) use tools::tools;

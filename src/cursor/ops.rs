@@ -17,7 +17,7 @@ use crate::spec::SessionKind;
 
 /// The cursors of a server, one per session.
 #[derive(Default)]
-pub struct CursorStore {
+pub(crate) struct CursorStore {
     map: Mutex<HashMap<Key, CursorSlot>>,
 }
 
@@ -59,7 +59,7 @@ impl CursorStore {
 }
 
 /// What every action needs.
-pub struct Env<'a> {
+pub(super) struct Env<'a> {
     pub reg: &'a Arc<Registry>,
     pub kind: &'a Arc<SessionKind>,
     pub spec: &'a CursorSpec,
@@ -276,7 +276,7 @@ impl Run<'_> {
 }
 
 /// `K_cursor_init {file, start_at?}`.
-pub fn init(env: &Env<'_>, file: &str, start_at: Option<&str>) -> OpResult {
+pub(super) fn init(env: &Env<'_>, file: &str, start_at: Option<&str>) -> OpResult {
     let mut run = begin(env, Some(file))?;
     let reply = init_in(&mut run, start_at);
     run.end(reply)
@@ -354,7 +354,7 @@ pub(super) fn entered(c: &Cursor) -> String {
 }
 
 /// The outline: each block, its lines, and whether its proof is a placeholder.
-pub fn outline(c: &Cursor, spec: &CursorSpec) -> String {
+pub(super) fn outline(c: &Cursor, spec: &CursorSpec) -> String {
     let mut out = format!(
         "{}: {} blocks, loaded to line {}.\n",
         c.file,
@@ -396,7 +396,7 @@ pub(super) fn failures(c: &Cursor) -> String {
 }
 
 /// `K_cursor_step {tactic}`.
-pub fn step(env: &Env<'_>, tactic: &str, limit: Duration) -> OpResult {
+pub(super) fn step(env: &Env<'_>, tactic: &str, limit: Duration) -> OpResult {
     let mut run = begin(env, None)?;
     let reply = step_in(&mut run, tactic, limit);
     run.end(reply)
@@ -483,7 +483,7 @@ fn step_in(run: &mut Run<'_>, tactic: &str, limit: Duration) -> OpResult {
 }
 
 /// `K_cursor_undo {}`.
-pub fn undo(env: &Env<'_>) -> OpResult {
+pub(super) fn undo(env: &Env<'_>) -> OpResult {
     let mut run = begin(env, None)?;
     let reply = (|| {
         need_goal(&mut run, "cursor_undo")?;
@@ -508,7 +508,7 @@ pub fn undo(env: &Env<'_>) -> OpResult {
 }
 
 /// `K_cursor_reenter {}`.
-pub fn reenter(env: &Env<'_>) -> OpResult {
+pub(super) fn reenter(env: &Env<'_>) -> OpResult {
     let mut run = begin(env, None)?;
     let reply = (|| {
         let i = run
@@ -523,7 +523,7 @@ pub fn reenter(env: &Env<'_>) -> OpResult {
 }
 
 /// `K_cursor_goto {theorem}`.
-pub fn goto(env: &Env<'_>, name: &str) -> OpResult {
+pub(super) fn goto(env: &Env<'_>, name: &str) -> OpResult {
     let mut run = begin(env, None)?;
     let reply = (|| {
         let i = theorem(&run.cur, run.env.spec, name)?;

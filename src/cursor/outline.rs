@@ -8,7 +8,7 @@ use crate::spec::cursor::{BlockRule, Lexicon};
 
 /// A block of the file.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Block {
+pub(super) struct Block {
     /// Its name (the start pattern's `name` group).
     pub name: String,
     /// Index of its rule.
@@ -27,7 +27,7 @@ pub struct Block {
 
 /// A piece of the file: a block, or text between blocks.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Segment {
+pub(super) struct Segment {
     /// Where it starts.
     pub start: usize,
     /// Where it ends (exclusive).
@@ -38,7 +38,7 @@ pub struct Segment {
 
 /// The segments of a file, in order, covering it whole.
 #[derive(Clone, Debug, Default)]
-pub struct Outline {
+pub(super) struct Outline {
     /// The segments, in order.
     pub segments: Vec<Segment>,
     /// Start offset of each line.
@@ -46,7 +46,12 @@ pub struct Outline {
 }
 
 /// The first match of `re` at or after `from` that starts in code.
-pub fn find_code(re: &Regex, text: &str, mask: &[bool], from: usize) -> Option<(usize, usize)> {
+pub(super) fn find_code(
+    re: &Regex,
+    text: &str,
+    mask: &[bool],
+    from: usize,
+) -> Option<(usize, usize)> {
     let mut at = from;
     while at <= text.len() {
         let m = re.find_at(text, at)?;
@@ -60,7 +65,12 @@ pub fn find_code(re: &Regex, text: &str, mask: &[bool], from: usize) -> Option<(
 
 impl Outline {
     /// Cuts `text` by `rules`; `placeholder` marks the blocks whose proof part holds it.
-    pub fn new(text: &str, lex: &Lexicon, rules: &[BlockRule], placeholder: &Regex) -> Outline {
+    pub(super) fn new(
+        text: &str,
+        lex: &Lexicon,
+        rules: &[BlockRule],
+        placeholder: &Regex,
+    ) -> Outline {
         let mask = code_mask(text, lex);
         let mut segments = Vec::new();
         let mut pos = 0;
@@ -129,19 +139,19 @@ impl Outline {
     }
 
     /// The 1-based line of byte `at`.
-    pub fn line(&self, at: usize) -> usize {
+    pub(super) fn line(&self, at: usize) -> usize {
         self.lines.partition_point(|&s| s <= at)
     }
 
     /// The byte where 1-based line `n` starts, and where it ends (before its newline).
-    pub fn line_span(&self, text: &str, n: usize) -> Option<(usize, usize)> {
+    pub(super) fn line_span(&self, text: &str, n: usize) -> Option<(usize, usize)> {
         let start = *self.lines.get(n.checked_sub(1)?)?;
         let end = self.lines.get(n).map_or(text.len(), |s| s - 1);
         Some((start, end.max(start)))
     }
 
     /// The segments that are blocks, with their indices.
-    pub fn blocks(&self) -> impl Iterator<Item = (usize, &Segment, &Block)> {
+    pub(super) fn blocks(&self) -> impl Iterator<Item = (usize, &Segment, &Block)> {
         self.segments
             .iter()
             .enumerate()
@@ -149,19 +159,19 @@ impl Outline {
     }
 
     /// The index of the block named `name`.
-    pub fn find(&self, name: &str) -> Option<usize> {
+    pub(super) fn find(&self, name: &str) -> Option<usize> {
         self.blocks()
             .find(|(_, _, b)| b.name == name)
             .map(|(i, _, _)| i)
     }
 
     /// The number of segments that end at or before `at`.
-    pub fn count_before(&self, at: usize) -> usize {
+    pub(super) fn count_before(&self, at: usize) -> usize {
         self.segments.iter().take_while(|s| s.end <= at).count()
     }
 
     /// Lines `a-b` of a segment.
-    pub fn lines_of(&self, s: &Segment) -> (usize, usize) {
+    pub(super) fn lines_of(&self, s: &Segment) -> (usize, usize) {
         (
             self.line(s.start),
             self.line(s.end.saturating_sub(1).max(s.start)),
@@ -171,7 +181,7 @@ impl Outline {
 
 /// `text` of the block `seg` with its proof part replaced by `proof` (the end match kept
 /// out: `proof` is the whole part from the proof start to the block's end).
-pub fn with_proof(text: &str, seg: &Segment, b: &Block, proof: &str) -> Option<String> {
+pub(super) fn with_proof(text: &str, seg: &Segment, b: &Block, proof: &str) -> Option<String> {
     let (p, _) = b.proof?;
     Some(format!("{}{proof}", &text[seg.start..p]))
 }
@@ -186,7 +196,7 @@ pub(super) mod tests {
         Regex::new(&format!("(?m){s}")).unwrap()
     }
 
-    pub fn hol_rules() -> (Lexicon, Vec<BlockRule>, Regex) {
+    pub(crate) fn hol_rules() -> (Lexicon, Vec<BlockRule>, Regex) {
         let lex = ml(Some('\\'));
         let rule = |start: &str, proof: &str, end: &str, goal| BlockRule {
             start: re(start),

@@ -7,7 +7,7 @@ use crate::spec::cursor::{Comment, Lexicon, Quote};
 /// For each byte of `text`: true when it is code (not inside a comment or a string literal;
 /// the delimiters themselves are not code either). An unclosed comment or string runs to
 /// the end of the text.
-pub fn code_mask(text: &str, lex: &Lexicon) -> Vec<bool> {
+pub(super) fn code_mask(text: &str, lex: &Lexicon) -> Vec<bool> {
     let b = text.as_bytes();
     let mut mask = vec![true; b.len()];
     let mut i = 0;
@@ -94,7 +94,7 @@ fn string_end(text: &str, from: usize, q: &Quote) -> usize {
 }
 
 /// True when brackets `()`, `[]`, `{}` are balanced in the code of `text[from..to]`.
-pub fn balanced(text: &str, mask: &[bool], from: usize, to: usize) -> bool {
+pub(super) fn balanced(text: &str, mask: &[bool], from: usize, to: usize) -> bool {
     let mut stack = Vec::new();
     for (i, c) in text[from..to].char_indices() {
         if !mask.get(from + i).copied().unwrap_or(false) {
@@ -124,7 +124,7 @@ pub(super) mod tests {
     use super::*;
 
     /// The lexicon of the ML family: nested `(* *)` comments, `"` strings with `escape`.
-    pub fn ml(escape: Option<char>) -> Lexicon {
+    pub(crate) fn ml(escape: Option<char>) -> Lexicon {
         Lexicon {
             comments: vec![Comment {
                 open: "(*".into(),
@@ -140,7 +140,7 @@ pub(super) mod tests {
         }
     }
 
-    pub fn sml() -> Lexicon {
+    pub(crate) fn sml() -> Lexicon {
         ml(Some('\\'))
     }
 

@@ -89,7 +89,7 @@ impl Ctxt {
 }
 
 /// The cursor tools of `kind` (which has a cursor and a `workdir` root).
-pub fn tools(
+pub(crate) fn tools(
     reg: &Arc<Registry>,
     kind: &Arc<SessionKind>,
     store: &Arc<CursorStore>,

@@ -9,7 +9,7 @@ use super::outline::{with_proof, Outline, Segment};
 use crate::session::OpResult;
 
 /// `K_cursor_complete {}`.
-pub fn complete(env: &super::ops::Env<'_>) -> OpResult {
+pub(super) fn complete(env: &super::ops::Env<'_>) -> OpResult {
     let mut run = super::ops::begin(env, None)?;
     let reply = complete_in(&mut run);
     run.end(reply)

@@ -12,7 +12,7 @@
 //! log read is opened beneath that descriptor, at the place the check resolved, and only a
 //! regular file is read. A symlink or FIFO renamed into a checked name meanwhile is refused.
 
-pub mod tools;
+pub(crate) mod tools;
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -29,11 +29,11 @@ use stdmcp::beneath::{beneath, Dir};
 use stdmcp::mcp::{CallToolResult, Content};
 
 /// Most files a listing returns.
-pub const MAX_FILES: usize = 256;
+pub(crate) const MAX_FILES: usize = 256;
 /// Bytes of each log's tail added to a failed call's result.
-pub const TAIL_BYTES: u64 = 4096;
+pub(crate) const TAIL_BYTES: u64 = 4096;
 /// Logs whose tails a failed call's result carries (the most recently changed).
-pub const MAX_TAILS: usize = 3;
+pub(crate) const MAX_TAILS: usize = 3;
 fn wild(component: &str) -> bool {
     component.contains(['*', '?'])
 }
@@ -203,7 +203,7 @@ impl LogFile {
 }
 
 /// The logs of a call's working directory before it ran.
-pub struct Snapshot {
+pub(crate) struct Snapshot {
     logs: Logs,
     tool: String,
     workdir: HeldWorkdir,
@@ -215,7 +215,7 @@ pub struct Snapshot {
 impl Snapshot {
     /// Notes the logs of `spec` in the working directory `args` give it (opened now, so that
     /// the tails come from this directory whatever is renamed while the call runs).
-    pub fn take(
+    pub(crate) fn take(
         spec: &ToolSpec,
         roots: &BTreeMap<String, PathBuf>,
         args: &Value,
@@ -256,7 +256,7 @@ impl Snapshot {
 
     /// Adds to a failed call's result the tails of the logs that changed while it ran,
     /// most recently changed first (reading them stops when `stop` says so).
-    pub fn add_changed(&self, r: &mut CallToolResult, stop: &Stop) {
+    pub(crate) fn add_changed(&self, r: &mut CallToolResult, stop: &Stop) {
         let listing = self.logs.list(&self.workdir);
         let cut = listing.cut();
         let mut changed: Vec<LogFile> = listing

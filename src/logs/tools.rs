@@ -93,7 +93,7 @@ fn uri(spec: &ToolSpec, workdir: Option<&str>, name: &str) -> String {
 
 /// Which `log://` URIs a call of `spec` with `args` may have changed: those of its logs in
 /// its working directory (the same directory however its `workdir` is written).
-pub fn updated_by<'a>(spec: &'a ToolSpec, args: &Value) -> impl Fn(&str) -> bool + 'a {
+pub(crate) fn updated_by<'a>(spec: &'a ToolSpec, args: &Value) -> impl Fn(&str) -> bool + 'a {
     let workdir = match spec.cwd {
         Some(Cwd::Param(_)) => Some(
             str_arg(args, "workdir")
@@ -263,7 +263,7 @@ fn read_only() -> ToolAnnotations {
 }
 
 /// Adds `logs`, `log` and a resource template per tool with logs (none without).
-pub fn register(mut server: Server, specs: &[ToolSpec], roots: &Roots) -> Server {
+pub(crate) fn register(mut server: Server, specs: &[ToolSpec], roots: &Roots) -> Server {
     let tools: Tools = Arc::new(
         specs
             .iter()

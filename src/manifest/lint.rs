@@ -18,7 +18,7 @@ const FIND_EXEC: &[&str] = &["-exec", "-execdir", "-ok", "-okdir"];
 
 /// A place where a parameter's value stops being data.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Risk {
+pub(crate) enum Risk {
     /// `args[arg]` splices `param` into code run by `by` (`sh -c`, `awk (its program text)`).
     Code {
         /// Index in `args`.
@@ -244,7 +244,7 @@ impl Scan {
 }
 
 /// What the template of a tool does with each parameter, in order.
-pub fn risks(program: &Path, args: &[ArgPart]) -> Vec<Risk> {
+pub(crate) fn risks(program: &Path, args: &[ArgPart]) -> Vec<Risk> {
     let mut scan = Scan::new(&program.to_string_lossy(), false);
     let mut out = Vec::new();
     for (i, part) in args.iter().enumerate() {
@@ -259,7 +259,7 @@ pub fn risks(program: &Path, args: &[ArgPart]) -> Vec<Risk> {
 }
 
 /// The parameters whose values are spliced into interpreter code.
-pub fn code_params(program: &Path, args: &[ArgPart]) -> Vec<String> {
+pub(crate) fn code_params(program: &Path, args: &[ArgPart]) -> Vec<String> {
     risks(program, args)
         .into_iter()
         .filter_map(|r| match r {
@@ -303,7 +303,7 @@ fn free_text(p: &Param) -> bool {
 }
 
 /// Risky but valid things in one tool, with JSON paths under `at` (`tools[2]`).
-pub fn tool_warnings(spec: &ToolSpec, at: &str) -> Vec<ManifestError> {
+pub(crate) fn tool_warnings(spec: &ToolSpec, at: &str) -> Vec<ManifestError> {
     template_warnings(
         &Template {
             program: &spec.program,
@@ -422,7 +422,7 @@ fn template_warnings(spec: &Template<'_>, at: &str) -> Vec<ManifestError> {
 
 /// Risky but valid things in a manifest (see the module documentation): its tools, and the
 /// start parameters of its session kinds.
-pub fn warnings(m: &Manifest) -> Vec<ManifestError> {
+pub(crate) fn warnings(m: &Manifest) -> Vec<ManifestError> {
     let kinds = m.sessions.iter().enumerate().flat_map(|(i, k)| {
         let t = Template {
             program: &k.program,

@@ -11,7 +11,7 @@ mod cursor;
 mod fields;
 mod json;
 mod limits;
-pub mod lint;
+pub(crate) mod lint;
 mod logs;
 mod missing;
 mod param;
@@ -29,7 +29,7 @@ use serde_json::Value;
 use crate::spec::{Manifest, ManifestError};
 
 /// The manifest served when none is configured.
-pub const DEFAULT_MANIFEST: &str = include_str!("default.json");
+pub(crate) const DEFAULT_MANIFEST: &str = include_str!("default.json");
 
 impl Manifest {
     /// Reads and checks a manifest file; relative paths in it are relative to its directory.
@@ -85,7 +85,7 @@ fn default_root() -> PathBuf {
 
 /// Where `serve` finds its manifest when `--config` is not given: `STDMCP_CONFIG`, then
 /// `./stdmcp.json`, then `$XDG_CONFIG_HOME/stdmcp/stdmcp.json` (or `~/.config/…`).
-pub fn locate() -> Option<PathBuf> {
+pub(crate) fn locate() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("STDMCP_CONFIG").filter(|p| !p.is_empty()) {
         return Some(PathBuf::from(p));
     }

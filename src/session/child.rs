@@ -22,18 +22,18 @@ use stdmcp::process::interactive::{self, Interactive, InteractiveSpec};
 use stdmcp::process::minimal_environment;
 
 /// Bytes of transcript kept per session.
-pub const TRANSCRIPT_BYTES: usize = 64 * 1024;
+pub(super) const TRANSCRIPT_BYTES: usize = 64 * 1024;
 
 /// A session's recent transcript (inputs and output), bounded; shared across restarts.
 #[derive(Default)]
-pub struct Transcript {
+pub(crate) struct Transcript {
     chunks: VecDeque<String>,
     len: usize,
 }
 
 impl Transcript {
     /// Appends text, dropping the oldest beyond [`TRANSCRIPT_BYTES`].
-    pub fn push(&mut self, text: impl Into<String>) {
+    pub(crate) fn push(&mut self, text: impl Into<String>) {
         let text = text.into();
         self.len += text.len();
         self.chunks.push_back(text);
@@ -45,13 +45,13 @@ impl Transcript {
     }
 
     /// The whole transcript.
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         self.chunks.iter().map(String::as_str).collect()
     }
 }
 
 /// What the threads of one program share.
-pub struct State {
+pub(crate) struct State {
     /// Output since the current answer began.
     pub pending: Pending,
     /// Set by the owner thread once the program was reaped.
@@ -67,7 +67,7 @@ pub struct State {
 }
 
 /// A running (or ended) program of a session.
-pub struct Proc {
+pub(crate) struct Proc {
     pub pid: u32,
     pub started: Instant,
     pub started_at: SystemTime,
@@ -95,7 +95,7 @@ impl Drop for Proc {
 
 impl Proc {
     /// Starts `kind`'s program in `workdir`; the threads are named after `label`.
-    pub fn spawn(
+    pub(crate) fn spawn(
         kind: &SessionKind,
         workdir: PathBuf,
         launch: Launch,
@@ -165,22 +165,22 @@ impl Proc {
     }
 
     /// The shared state, locked.
-    pub fn lock(&self) -> MutexGuard<'_, State> {
+    pub(crate) fn lock(&self) -> MutexGuard<'_, State> {
         lock(&self.state)
     }
 
     /// Queues bytes for the program's stdin (written by the writer thread).
-    pub fn write(&self, bytes: Vec<u8>) {
+    pub(crate) fn write(&self, bytes: Vec<u8>) {
         self.input.send(bytes);
     }
 
     /// Adds to the transcript.
-    pub fn note(&self, text: impl Into<String>) {
+    pub(crate) fn note(&self, text: impl Into<String>) {
         lock(&self.transcript).push(text);
     }
 
     /// Sends `sig` to the program's process group unless it was reaped already.
-    pub fn signal(&self, sig: i32) {
+    pub(crate) fn signal(&self, sig: i32) {
         let st = self.lock();
         if st.exit.is_none() {
             interactive::signal(self.pid, sig);
@@ -189,7 +189,7 @@ impl Proc {
 
     /// Kills the group, saying `why` (the server killed it: by `K_stop`, after an idle
     /// spell…), and waits (up to `wait`) until the owner thread reaped the program.
-    pub fn kill(&self, why: &str, wait: Duration) -> Option<ExitStatus> {
+    pub(crate) fn kill(&self, why: &str, wait: Duration) -> Option<ExitStatus> {
         {
             let st = self.lock();
             let mut by = lock(&self.killed_by);
@@ -213,7 +213,7 @@ impl Proc {
 
     /// How the program ended: [`interactive::describe_exit`], and for a SIGKILL, who sent
     /// it: the server (and why), or not the server (out of memory, its CPU time limit).
-    pub fn describe(&self, status: &ExitStatus) -> String {
+    pub(crate) fn describe(&self, status: &ExitStatus) -> String {
         use std::os::unix::process::ExitStatusExt;
         if status.signal() != Some(libc::SIGKILL) {
             return interactive::describe_exit(status);
@@ -229,7 +229,7 @@ impl Proc {
     }
 
     /// The exit status, once reaped.
-    pub fn exit(&self) -> Option<ExitStatus> {
+    pub(crate) fn exit(&self) -> Option<ExitStatus> {
         self.lock().exit
     }
 

@@ -31,9 +31,9 @@ mod tool_parts;
 mod tools;
 mod turn;
 
-pub use exchange::{Caller, StopReason};
-pub use ops::OpResult;
-pub use registry::{Key, Registry};
-pub use tool_parts::{annotations, name_of, object, reply, session_param, with_call};
-pub use tools::{add_kind, finish, registry};
-pub use turn::{Identity, Link, Said};
+pub(crate) use exchange::{Caller, StopReason};
+pub(crate) use ops::OpResult;
+pub(crate) use registry::{Key, Registry};
+pub(crate) use tool_parts::{annotations, name_of, object, reply, session_param, with_call};
+pub(crate) use tools::{add_kind, finish, registry};
+pub(crate) use turn::{Identity, Link, Said};

@@ -13,7 +13,7 @@ use crate::spec::session::{signal_name, SessionKind, Workdir};
 use stdmcp::process::interactive::describe_exit;
 
 /// A tool's answer: text, and whether it is an error.
-pub type OpResult = Result<String, String>;
+pub(crate) type OpResult = Result<String, String>;
 
 fn label(key: &Key) -> String {
     format!("{} session `{}`", key.0, key.1)
@@ -40,7 +40,7 @@ pub(super) fn refused(key: &Key, r: Refused, kind: &SessionKind) -> String {
 }
 
 /// The working directory for `K_start {workdir}`.
-pub fn workdir(kind: &SessionKind, asked: Option<&str>) -> Result<PathBuf, String> {
+pub(super) fn workdir(kind: &SessionKind, asked: Option<&str>) -> Result<PathBuf, String> {
     match &kind.workdir {
         Workdir::Inherit => match asked {
             None => std::env::current_dir().map_err(|e| format!("no working directory: {e}")),
@@ -164,7 +164,7 @@ fn started_line(key: &Key, proc: &Proc) -> String {
 
 /// The session an operation is on: session `name` of `kind`, in `reg`.
 #[derive(Clone, Copy)]
-pub struct Target<'a> {
+pub(super) struct Target<'a> {
     pub reg: &'a Arc<Registry>,
     pub kind: &'a Arc<SessionKind>,
     pub name: &'a str,
@@ -172,13 +172,13 @@ pub struct Target<'a> {
 
 impl Target<'_> {
     /// The session's key in the registry.
-    pub fn key(&self) -> Key {
+    pub(super) fn key(&self) -> Key {
         key_of(self.kind, self.name)
     }
 }
 
 /// `K_start`.
-pub fn start(
+pub(super) fn start(
     on: Target<'_>,
     (asked, params): (Option<&str>, serde_json::Map<String, serde_json::Value>),
     call: &Caller<'_>,
@@ -348,7 +348,7 @@ fn status(
 }
 
 /// `K_send`.
-pub fn send(
+pub(super) fn send(
     on: Target<'_>,
     input: &str,
     (limit, cap): (Duration, usize),
@@ -497,7 +497,7 @@ fn restart_after_interrupt(
 }
 
 /// `K_interrupt`.
-pub fn interrupt(on: Target<'_>) -> OpResult {
+pub(super) fn interrupt(on: Target<'_>) -> OpResult {
     let Target { reg, kind, .. } = on;
     let key = on.key();
     let found = reg.with(&key, |e| (e.proc.clone().filter(|_| e.alive()), e.busy));
@@ -522,7 +522,7 @@ pub fn interrupt(on: Target<'_>) -> OpResult {
 }
 
 /// `K_stop`.
-pub fn stop(on: Target<'_>, call: &Caller<'_>) -> OpResult {
+pub(super) fn stop(on: Target<'_>, call: &Caller<'_>) -> OpResult {
     let Target { reg, kind, .. } = on;
     let key = on.key();
     if reg.with(&key, |_| ()).is_none() {
@@ -551,7 +551,7 @@ pub fn stop(on: Target<'_>, call: &Caller<'_>) -> OpResult {
 }
 
 /// `K_restart`.
-pub fn restart(on: Target<'_>, call: &Caller<'_>) -> OpResult {
+pub(super) fn restart(on: Target<'_>, call: &Caller<'_>) -> OpResult {
     let Target { reg, kind, .. } = on;
     let key = on.key();
     let why = format!("{}_restart was called", kind.name);

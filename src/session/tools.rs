@@ -17,9 +17,9 @@ use stdmcp::{Ctx, Server, ToolDef, ToolError, ToolResult};
 use stdmcp_proto::peer::Timeout;
 
 /// Longest input of one send, in bytes.
-pub const MAX_INPUT: usize = 1024 * 1024;
+pub(super) const MAX_INPUT: usize = 1024 * 1024;
 /// The largest `maxOutputBytes` a send may ask for (or the kind's, if larger).
-pub const MAX_SEND_OUTPUT: usize = 1024 * 1024;
+pub(super) const MAX_SEND_OUTPUT: usize = 1024 * 1024;
 
 fn max_send_output(kind: &SessionKind) -> usize {
     kind.max_output_bytes.max(MAX_SEND_OUTPUT)
@@ -358,12 +358,12 @@ fn read_transcript(
 }
 
 /// The sessions of a server: the registry every kind's tools share.
-pub fn registry() -> Arc<Registry> {
+pub(crate) fn registry() -> Arc<Registry> {
     Arc::new(Registry::default())
 }
 
 /// Adds the tools of session kind `kind` and its default session's transcript resource.
-pub fn add_kind(mut server: Server, reg: &Arc<Registry>, kind: &Arc<SessionKind>) -> Server {
+pub(crate) fn add_kind(mut server: Server, reg: &Arc<Registry>, kind: &Arc<SessionKind>) -> Server {
     for t in kind_tools(reg, kind) {
         server = server.tool(t);
     }
@@ -394,7 +394,7 @@ pub fn add_kind(mut server: Server, reg: &Arc<Registry>, kind: &Arc<SessionKind>
 
 /// Adds the `sessions` tool and the transcript resource template, once every kind is added;
 /// the sessions end when the server does.
-pub fn finish(mut server: Server, reg: Arc<Registry>) -> Server {
+pub(crate) fn finish(mut server: Server, reg: Arc<Registry>) -> Server {
     let r = reg.clone();
     server = server.tool(
         ToolDef::new("sessions", "List the interactive sessions: kind, name, state (running, busy, dead with exit status), pid, working directory, age and idle time.", json!({"type": "object", "properties": {}, "additionalProperties": false}), move |_, _| Ok(list(&r)))

@@ -13,10 +13,10 @@ use super::registry::{key_of, Registry, Turn};
 use crate::spec::SessionKind;
 
 /// Which program the cursor's state lives in: pid and start time.
-pub type Identity = (u32, SystemTime);
+pub(crate) type Identity = (u32, SystemTime);
 
 /// The session's turn and its running program.
-pub struct Link<'a> {
+pub(crate) struct Link<'a> {
     reg: &'a Arc<Registry>,
     kind: &'a Arc<SessionKind>,
     turn: Turn,
@@ -29,7 +29,7 @@ pub struct Link<'a> {
 }
 
 /// How one input went.
-pub enum Said {
+pub(crate) enum Said {
     /// The whole answer.
     Answer(String),
     /// Cancelled or past the deadline; the program was interrupted. `alive`: it came back and
@@ -46,7 +46,7 @@ pub enum Said {
 impl<'a> Link<'a> {
     /// Takes the turn of session `name` and makes sure its program runs in `dir` (started,
     /// or restarted when it runs elsewhere or died).
-    pub fn open(
+    pub(crate) fn open(
         reg: &'a Arc<Registry>,
         kind: &'a Arc<SessionKind>,
         name: &str,
@@ -111,17 +111,17 @@ impl<'a> Link<'a> {
     }
 
     /// The kind's name.
-    pub fn kind_name(&self) -> &str {
+    pub(crate) fn kind_name(&self) -> &str {
         &self.kind.name
     }
 
     /// The program's identity.
-    pub fn identity(&self) -> Identity {
+    pub(crate) fn identity(&self) -> Identity {
         (self.proc.pid, self.proc.started_at)
     }
 
     /// Kills the program and starts a fresh one in the same directory (a rollback).
-    pub fn restart(&mut self) -> Result<(), String> {
+    pub(crate) fn restart(&mut self) -> Result<(), String> {
         self.reg.kill(
             &self.turn.key,
             "the proof cursor rolled back (restart and reload)",
@@ -132,7 +132,7 @@ impl<'a> Link<'a> {
     }
 
     /// The call was cancelled or its deadline passed.
-    pub fn stopped(&self) -> Option<StopReason> {
+    pub(crate) fn stopped(&self) -> Option<StopReason> {
         if (self.call.cancelled)() {
             Some(StopReason::Cancelled)
         } else if Instant::now() >= self.call.deadline {
@@ -143,12 +143,12 @@ impl<'a> Link<'a> {
     }
 
     /// Sets the heartbeat's status line.
-    pub fn status(&self, line: &str) {
+    pub(crate) fn status(&self, line: &str) {
         (self.call.status)(line);
     }
 
     /// Sends `input` and waits for its answer, at most `limit` (and the call's deadline).
-    pub fn say(&self, input: &str, limit: Duration) -> Said {
+    pub(crate) fn say(&self, input: &str, limit: Duration) -> Said {
         let waiting = ExchangeWait {
             caller: Caller {
                 cancelled: self.call.cancelled,

@@ -148,7 +148,7 @@ impl CursorSpec {
 }
 
 /// The tool name suffixes a kind with a cursor adds.
-pub const TOOLS: &[&str] = &[
+pub(crate) const TOOLS: &[&str] = &[
     "cursor_init",
     "cursor_step",
     "cursor_undo",

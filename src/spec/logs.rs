@@ -13,7 +13,7 @@ pub struct Logs {
 }
 
 /// `name` matches the pattern component `pat` (`*` and `?`).
-pub fn component_matches(pat: &[u8], name: &[u8]) -> bool {
+pub(crate) fn component_matches(pat: &[u8], name: &[u8]) -> bool {
     let (mut p, mut n) = (0, 0);
     let mut star: Option<(usize, usize)> = None;
     while n < name.len() {

@@ -3,12 +3,12 @@
 //! (`crate::call`), sessions and the proof cursor run from it. Nothing here reads a file or
 //! starts a program.
 
-pub mod cursor;
-pub mod logs;
-pub mod remote;
-pub mod session;
+pub(crate) mod cursor;
+pub(crate) mod logs;
+pub(crate) mod remote;
+pub(crate) mod session;
 mod tool;
-pub mod verdict;
+pub(crate) mod verdict;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -17,18 +17,18 @@ use std::time::Duration;
 
 use stdmcp::process::Limits;
 
-pub use session::SessionKind;
-pub use tool::{ArgPart, Cwd, Param, ParamType, PathKind, ProgressLines, ToolSpec};
+pub(crate) use session::SessionKind;
+pub(crate) use tool::{ArgPart, Cwd, Param, ParamType, PathKind, ProgressLines, ToolSpec};
 
 /// The manifest's roots: each name and its canonical directory.
-pub type Roots = BTreeMap<String, PathBuf>;
+pub(crate) type Roots = BTreeMap<String, PathBuf>;
 
 /// The built-in tool that reads the output spool, served with any tool or session kind.
-pub const OUTPUT_TOOL: &str = "output";
+pub(crate) const OUTPUT_TOOL: &str = "output";
 /// The built-in tool that lists log files, served when a tool declares `logs`.
-pub const LOGS_TOOL: &str = "logs";
+pub(crate) const LOGS_TOOL: &str = "logs";
 /// The built-in tool that reads a log file, served when a tool declares `logs`.
-pub const LOG_TOOL: &str = "log";
+pub(crate) const LOG_TOOL: &str = "log";
 
 /// A loaded, checked manifest.
 #[derive(Clone, Debug)]

@@ -14,16 +14,16 @@ use std::time::Duration;
 use regex_lite::Regex;
 
 /// Output lines (of each stream) that `capture` regexes are matched against.
-pub const CAPTURE_LINES: usize = 100;
+pub(crate) const CAPTURE_LINES: usize = 100;
 
 /// Longest captured value.
-pub const MAX_CAPTURED: usize = 128;
+pub(crate) const MAX_CAPTURED: usize = 128;
 
 /// Default deadline of an `onCancel` command.
-pub const DEFAULT_ON_CANCEL_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const DEFAULT_ON_CANCEL_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The placeholders the server fills in itself.
-pub const BUILT_IN: [&str; 2] = ["callId", "timeoutMinutes"];
+pub(crate) const BUILT_IN: [&str; 2] = ["callId", "timeoutMinutes"];
 
 /// A tool's remote-work hooks (all empty for an ordinary tool).
 #[derive(Clone, Debug, Default)]
@@ -37,7 +37,7 @@ pub struct Remote {
 }
 
 /// The names of the `{name}` placeholders in a template element.
-pub fn placeholders(s: &str) -> Vec<&str> {
+pub(crate) fn placeholders(s: &str) -> Vec<&str> {
     let mut out = Vec::new();
     let mut rest = s;
     while let Some(open) = rest.find('{') {
@@ -54,7 +54,11 @@ pub fn placeholders(s: &str) -> Vec<&str> {
 
 /// Replaces every `{name}` whose name is in `values`; `None` if a placeholder of a name in
 /// `wanted` has no value yet.
-pub fn expand(s: &str, values: &BTreeMap<String, String>, wanted: &[&str]) -> Option<String> {
+pub(crate) fn expand(
+    s: &str,
+    values: &BTreeMap<String, String>,
+    wanted: &[&str],
+) -> Option<String> {
     let mut out = s.to_owned();
     for p in placeholders(s) {
         match values.get(p) {
@@ -68,7 +72,7 @@ pub fn expand(s: &str, values: &BTreeMap<String, String>, wanted: &[&str]) -> Op
 
 /// Whether a value may be put in a template: 1-128 characters of `A-Za-z0-9._-`, not
 /// starting with `-` (no option injection, no metacharacters, safe in a Slurm job name).
-pub fn is_plain(v: &str) -> bool {
+pub(crate) fn is_plain(v: &str) -> bool {
     !v.is_empty()
         && v.len() <= MAX_CAPTURED
         && !v.starts_with('-')
@@ -77,7 +81,7 @@ pub fn is_plain(v: &str) -> bool {
 }
 
 /// The built-in placeholder values of a call.
-pub fn built_in(call_id: &str, timeout: Duration) -> BTreeMap<String, String> {
+pub(crate) fn built_in(call_id: &str, timeout: Duration) -> BTreeMap<String, String> {
     let minutes = timeout.as_secs().div_ceil(60).max(1);
     BTreeMap::from([
         ("callId".to_owned(), call_id.to_owned()),
@@ -87,7 +91,7 @@ pub fn built_in(call_id: &str, timeout: Duration) -> BTreeMap<String, String> {
 
 /// Matches one output line against the capture regexes; returns the plain values found
 /// (others are logged and dropped).
-pub fn capture_line(capture: &[Regex], line: &str) -> Vec<(String, String)> {
+pub(crate) fn capture_line(capture: &[Regex], line: &str) -> Vec<(String, String)> {
     let mut found = Vec::new();
     for re in capture {
         let Some(caps) = re.captures(line) else {

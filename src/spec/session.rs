@@ -157,7 +157,7 @@ impl std::error::Error for BadPattern {
 }
 
 /// Signal names accepted in `interrupt.signal`.
-pub const SIGNALS: &[(&str, i32)] = &[
+pub(crate) const SIGNALS: &[(&str, i32)] = &[
     ("SIGINT", libc::SIGINT),
     ("SIGTERM", libc::SIGTERM),
     ("SIGQUIT", libc::SIGQUIT),
@@ -168,7 +168,7 @@ pub const SIGNALS: &[(&str, i32)] = &[
 ];
 
 /// The name of signal `sig`.
-pub fn signal_name(sig: i32) -> String {
+pub(crate) fn signal_name(sig: i32) -> String {
     SIGNALS
         .iter()
         .find(|(_, n)| *n == sig)
@@ -187,7 +187,7 @@ impl SessionKind {
 }
 
 /// The tool names of kind `name` (with its cursor's when it has one).
-pub fn tool_names(name: &str, cursor: bool) -> Vec<String> {
+pub(crate) fn tool_names(name: &str, cursor: bool) -> Vec<String> {
     let extra = if cursor { super::cursor::TOOLS } else { &[] };
     ["start", "send", "interrupt", "stop", "restart"]
         .iter()

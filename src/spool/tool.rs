@@ -22,13 +22,13 @@ use stdmcp::{Server, ToolDef, ToolError, ToolResult};
 const MAX_PATTERN: usize = 1000;
 
 /// The URI of a kept stream.
-pub fn uri(call: &str, s: Stream) -> String {
+pub(crate) fn uri(call: &str, s: Stream) -> String {
     format!("output://{call}/{}", stream_name(s))
 }
 
 /// A `resource_link` to a kept stream (MCP 2025-06-18, Tools: Resource Links); revisions
 /// before it get the link as a line of text ([`stdmcp::mcp::gate`]).
-pub fn link(call: &str, s: Stream, bytes: u64) -> Content {
+pub(crate) fn link(call: &str, s: Stream, bytes: u64) -> Content {
     Content::ResourceLink(Box::new(ResourceLink {
         uri: uri(call, s),
         name: format!("{} of call {call}", stream_name(s)),
@@ -265,7 +265,7 @@ pub(crate) fn part_result(
 
 /// Adds the `output` tool and the `output://` resource template to `server`; the spool is
 /// removed when serving ends.
-pub fn register(server: Server, spool: &Arc<Spool>) -> Server {
+pub(crate) fn register(server: Server, spool: &Arc<Spool>) -> Server {
     let description = format!(
         "Read the complete stdout or stderr of an earlier call of this server, kept in the \
          output spool (a result whose output was cut names its call id). Returns up to `limit` \

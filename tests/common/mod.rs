@@ -3,8 +3,8 @@
 #![allow(dead_code, clippy::unwrap_used)]
 #![allow(clippy::disallowed_methods)] // tests and benchmarks start bare programs as clients and controls
 
-pub mod cursor;
-pub mod sessions;
+pub(crate) mod cursor;
+pub(crate) mod sessions;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::PathBuf;
@@ -17,19 +17,19 @@ use crossbeam_channel::{Receiver, RecvTimeoutError};
 use serde_json::{json, Value};
 
 /// How long a test waits for anything before it fails.
-pub const PATIENCE: Duration = Duration::from_secs(20);
+pub(crate) const PATIENCE: Duration = Duration::from_secs(20);
 
 /// target/debug (or the profile dir the tests were built in).
-pub fn target_dir() -> PathBuf {
+pub(crate) fn target_dir() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
     exe.parent().unwrap().parent().unwrap().to_path_buf()
 }
 
-pub fn everything_bin() -> PathBuf {
+pub(crate) fn everything_bin() -> PathBuf {
     target_dir().join("examples").join("everything")
 }
 
-pub struct Proc {
+pub(crate) struct Proc {
     pub child: Child,
     stdin: Option<ChildStdin>,
     rx: Receiver<Value>,
@@ -42,7 +42,7 @@ pub struct Proc {
 }
 
 impl Proc {
-    pub fn start(mut cmd: Command) -> Proc {
+    pub(crate) fn start(mut cmd: Command) -> Proc {
         cmd.stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
@@ -98,25 +98,25 @@ impl Proc {
         }
     }
 
-    pub fn everything() -> Proc {
+    pub(crate) fn everything() -> Proc {
         Proc::everything_with(&[])
     }
 
-    pub fn everything_with(env: &[(&str, &str)]) -> Proc {
+    pub(crate) fn everything_with(env: &[(&str, &str)]) -> Proc {
         let mut cmd = Command::new(everything_bin());
         cmd.envs(env.iter().copied());
         Proc::start(cmd)
     }
 
-    pub fn pid(&self) -> i32 {
+    pub(crate) fn pid(&self) -> i32 {
         self.child.id() as i32
     }
 
-    pub fn use_content_length(&mut self) {
+    pub(crate) fn use_content_length(&mut self) {
         self.content_length = true;
     }
 
-    pub fn send(&mut self, v: Value) {
+    pub(crate) fn send(&mut self, v: Value) {
         let body = v.to_string();
         let bytes = if self.content_length {
             format!("Content-Length: {}\r\n\r\n{body}", body.len())
@@ -126,21 +126,21 @@ impl Proc {
         self.send_raw(bytes.as_bytes());
     }
 
-    pub fn send_raw(&mut self, bytes: &[u8]) {
+    pub(crate) fn send_raw(&mut self, bytes: &[u8]) {
         let stdin = self.stdin.as_mut().expect("stdin already closed");
         stdin.write_all(bytes).unwrap();
         stdin.flush().unwrap();
     }
 
-    pub fn request(&mut self, id: Value, method: &str, params: Value) {
+    pub(crate) fn request(&mut self, id: Value, method: &str, params: Value) {
         self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
     }
 
-    pub fn notify(&mut self, method: &str, params: Value) {
+    pub(crate) fn notify(&mut self, method: &str, params: Value) {
         self.send(json!({"jsonrpc": "2.0", "method": method, "params": params}));
     }
 
-    pub fn call(&mut self, id: Value, tool: &str, args: Value, token: Option<Value>) {
+    pub(crate) fn call(&mut self, id: Value, tool: &str, args: Value, token: Option<Value>) {
         let mut params = json!({"name": tool, "arguments": args});
         if let Some(t) = token {
             params["_meta"] = json!({"progressToken": t});
@@ -149,7 +149,7 @@ impl Proc {
     }
 
     /// The next message, failing after PATIENCE.
-    pub fn recv(&mut self) -> Value {
+    pub(crate) fn recv(&mut self) -> Value {
         if !self.backlog.is_empty() {
             return self.backlog.remove(0);
         }
@@ -167,7 +167,7 @@ impl Proc {
     }
 
     /// The first message matching `pred`; others stay in the backlog, in order.
-    pub fn recv_where(&mut self, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
+    pub(crate) fn recv_where(&mut self, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
         if let Some(i) = self.backlog.iter().position(&pred) {
             return self.backlog.remove(i);
         }
@@ -186,14 +186,14 @@ impl Proc {
     }
 
     /// The response to request `id`.
-    pub fn response(&mut self, id: &Value) -> Value {
+    pub(crate) fn response(&mut self, id: &Value) -> Value {
         let id = id.clone();
         self.recv_where(&format!("the response to {id}"), move |v| {
             v.get("id") == Some(&id) && v.get("method").is_none()
         })
     }
 
-    pub fn initialize(&mut self, version: &str) -> Value {
+    pub(crate) fn initialize(&mut self, version: &str) -> Value {
         self.request(json!(0), "initialize", json!({"protocolVersion": version, "capabilities": {"sampling": {}, "elicitation": {}}, "clientInfo": {"name": "tests", "version": "0"}}));
         let r = self.response(&json!(0));
         self.notify("notifications/initialized", json!({}));
@@ -202,13 +202,13 @@ impl Proc {
 
     /// Closes stdin, reads stdout to EOF, and waits for the exit: everything the server
     /// wrote (the backlog first) and its exit status. What this returns is final.
-    pub fn finish(mut self) -> (Vec<Value>, ExitStatus) {
+    pub(crate) fn finish(mut self) -> (Vec<Value>, ExitStatus) {
         self.stdin = None;
         self.drain_to_exit()
     }
 
     /// Reads stdout to EOF (the server must be ending by other means) and waits for the exit.
-    pub fn drain_to_exit(&mut self) -> (Vec<Value>, ExitStatus) {
+    pub(crate) fn drain_to_exit(&mut self) -> (Vec<Value>, ExitStatus) {
         let mut all = std::mem::take(&mut self.backlog);
         let deadline = Instant::now() + PATIENCE;
         loop {
@@ -226,7 +226,7 @@ impl Proc {
         (all, status)
     }
 
-    pub fn wait_exit(&mut self) -> ExitStatus {
+    pub(crate) fn wait_exit(&mut self) -> ExitStatus {
         let deadline = Instant::now() + PATIENCE;
         loop {
             if let Some(s) = self.child.try_wait().unwrap() {
@@ -237,11 +237,11 @@ impl Proc {
         }
     }
 
-    pub fn close_stdin(&mut self) {
+    pub(crate) fn close_stdin(&mut self) {
         self.stdin = None;
     }
 
-    pub fn assert_clean(&self) {
+    pub(crate) fn assert_clean(&self) {
         let bad = self.bad_lines.lock().unwrap();
         assert!(bad.is_empty(), "stdout carried non-frames: {bad:?}");
     }
@@ -259,7 +259,7 @@ impl Drop for Proc {
     }
 }
 
-pub fn is_frame(v: &Value) -> bool {
+pub(crate) fn is_frame(v: &Value) -> bool {
     match v {
         Value::Array(items) => !items.is_empty() && items.iter().all(is_frame),
         Value::Object(o) => {
@@ -271,7 +271,7 @@ pub fn is_frame(v: &Value) -> bool {
     }
 }
 
-pub fn send_signal(pid: i32, sig: i32) {
+pub(crate) fn send_signal(pid: i32, sig: i32) {
     let status = Command::new("kill")
         .arg(format!("-{sig}"))
         .arg(pid.to_string())
@@ -281,7 +281,7 @@ pub fn send_signal(pid: i32, sig: i32) {
 }
 
 /// The pid in an `escaped PID` line (`tests/fixtures/escape.sh`).
-pub fn escaped_pid(text: &str) -> i32 {
+pub(crate) fn escaped_pid(text: &str) -> i32 {
     text.lines()
         .find_map(|l| l.strip_prefix("escaped "))
         .and_then(|p| p.trim().parse().ok())
@@ -290,7 +290,7 @@ pub fn escaped_pid(text: &str) -> i32 {
 
 impl Proc {
     /// The escaped pid a call with progress token `token` reports in a heartbeat.
-    pub fn escaped_pid_of(&mut self, token: &str) -> i32 {
+    pub(crate) fn escaped_pid_of(&mut self, token: &str) -> i32 {
         let token = json!(token);
         let m = self.recv_where("the escaped pid", move |m| {
             m["params"]["progressToken"] == token
@@ -303,7 +303,7 @@ impl Proc {
 }
 
 /// Kills the escaped process if the test fails, so a failure leaves nothing behind.
-pub struct KillOnDrop(pub i32);
+pub(crate) struct KillOnDrop(pub i32);
 
 impl Drop for KillOnDrop {
     #[allow(unsafe_code)]
@@ -313,16 +313,16 @@ impl Drop for KillOnDrop {
     }
 }
 
-pub fn modern_meta() -> Value {
+pub(crate) fn modern_meta() -> Value {
     json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}})
 }
 
-pub fn stdmcp_bin() -> PathBuf {
+pub(crate) fn stdmcp_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_stdmcp"))
 }
 
 /// A fresh, empty directory for one test.
-pub fn temp_dir(name: &str) -> PathBuf {
+pub(crate) fn temp_dir(name: &str) -> PathBuf {
     static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let dir = std::env::temp_dir().join(format!("stdmcp-test-{}-{n}-{name}", std::process::id()));
@@ -331,7 +331,7 @@ pub fn temp_dir(name: &str) -> PathBuf {
     dir.canonicalize().unwrap()
 }
 
-pub fn fixture(name: &str) -> PathBuf {
+pub(crate) fn fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures")
         .join(name)
@@ -339,7 +339,7 @@ pub fn fixture(name: &str) -> PathBuf {
 
 /// True while `pid` is a live process. A zombie counts as gone, unless threads of it still
 /// run (its first thread exited: `Z` with more than one thread).
-pub fn alive(pid: i32) -> bool {
+pub(crate) fn alive(pid: i32) -> bool {
     let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
         return false;
     };
@@ -355,7 +355,7 @@ pub fn alive(pid: i32) -> bool {
 }
 
 /// Waits (failing after PATIENCE) until none of `pids` is alive.
-pub fn wait_gone(pids: &[i32]) {
+pub(crate) fn wait_gone(pids: &[i32]) {
     let deadline = Instant::now() + PATIENCE;
     while pids.iter().any(|p| alive(*p)) {
         assert!(
@@ -368,7 +368,7 @@ pub fn wait_gone(pids: &[i32]) {
 }
 
 /// Every process as (pid, command name, state, parent pid), read from /proc.
-pub fn processes() -> Vec<(i32, String, String, i32)> {
+pub(crate) fn processes() -> Vec<(i32, String, String, i32)> {
     let mut out = Vec::new();
     for e in std::fs::read_dir("/proc").unwrap().flatten() {
         let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
@@ -390,7 +390,7 @@ pub fn processes() -> Vec<(i32, String, String, i32)> {
 }
 
 /// Zombie children of `pid`.
-pub fn zombies_of(pid: i32) -> Vec<i32> {
+pub(crate) fn zombies_of(pid: i32) -> Vec<i32> {
     processes()
         .into_iter()
         .filter(|(_, _, state, ppid)| state == "Z" && *ppid == pid)
@@ -399,7 +399,7 @@ pub fn zombies_of(pid: i32) -> Vec<i32> {
 }
 
 /// Live children of `pid` whose command name is `comm`.
-pub fn children_named(pid: i32, comm: &str) -> Vec<i32> {
+pub(crate) fn children_named(pid: i32, comm: &str) -> Vec<i32> {
     processes()
         .into_iter()
         .filter(|(_, c, state, ppid)| c == comm && *ppid == pid && state != "Z")
@@ -409,7 +409,11 @@ pub fn children_named(pid: i32, comm: &str) -> Vec<i32> {
 
 /// `stdmcp serve --config PATH` with `manifest` written to `dir/tools.json`, initialized at
 /// 2025-06-18.
-pub fn serve_manifest(manifest: &Value, dir: &std::path::Path, env: &[(&str, &str)]) -> Proc {
+pub(crate) fn serve_manifest(
+    manifest: &Value,
+    dir: &std::path::Path,
+    env: &[(&str, &str)],
+) -> Proc {
     let path = dir.join("tools.json");
     std::fs::write(&path, manifest.to_string()).unwrap();
     let mut cmd = Command::new(stdmcp_bin());
@@ -423,7 +427,7 @@ pub fn serve_manifest(manifest: &Value, dir: &std::path::Path, env: &[(&str, &st
 
 /// The pids a fixture reported as a `pids P1 P2...` progress message on `token` (heartbeats
 /// may come first under load: they are skipped).
-pub fn pids_from_progress(p: &mut Proc, token: &str) -> Vec<i32> {
+pub(crate) fn pids_from_progress(p: &mut Proc, token: &str) -> Vec<i32> {
     let token = json!(token);
     let m = p.recv_where("the pids line", |m| {
         m["params"]["progressToken"] == token
@@ -439,7 +443,7 @@ pub fn pids_from_progress(p: &mut Proc, token: &str) -> Vec<i32> {
 }
 
 /// `stdmcp check` on the manifest `m`, written to `dir/m.json`: (exit code, stdout, stderr).
-pub fn stdmcp_check(dir: &std::path::Path, m: &Value) -> (i32, String, String) {
+pub(crate) fn stdmcp_check(dir: &std::path::Path, m: &Value) -> (i32, String, String) {
     let path = dir.join("m.json");
     std::fs::write(&path, m.to_string()).unwrap();
     let out = Command::new(stdmcp_bin())

@@ -8,7 +8,7 @@ use serde_json::Value;
 use stdmcp_cli::testing::{plan, tool_definitions, Manifest};
 
 /// `data`: manifest text, optionally followed by a NUL byte and the arguments (JSON).
-pub fn check(data: &[u8], base: &Path) {
+pub(crate) fn check(data: &[u8], base: &Path) {
     let (text, args) = match data.iter().position(|&b| b == 0) {
         Some(i) => (&data[..i], &data[i + 1..]),
         None => (data, &b""[..]),
