@@ -110,13 +110,9 @@ pub(super) fn sessions(
 }
 
 fn kind(v: &Value, path: &str, scope: Scope<'_>, errs: &mut Errors) -> Option<SessionKind> {
-    let Scope {
-        defaults: d,
-        roots,
-        base,
-    } = scope;
     let o = Obj::new(v, path, errs)?;
     o.only(KEYS, errs);
+    let (d, roots, base) = (scope.defaults, scope.roots, scope.base);
     let name = o.required_string("name", errs).unwrap_or_default();
     if !name.is_empty() && !is_kind_name(&name) {
         errs.add(&o.at("name"), "must be 1-40 characters of A-Z a-z 0-9 _ -");

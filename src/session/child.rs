@@ -266,7 +266,7 @@ type Started = Result<(u32, Closing<Arc<Proc>>), String>;
 /// The owner thread: spawn, start the reader and writer threads, hand out the pid, then
 /// wait for the program; reap it and record its status. A helper thread that cannot be
 /// started is an error of the start: the program is killed and reaped (dropping `child`),
-/// and the helpers started already end (their channel and feed close).
+/// and the helpers started already end (their mailbox and feed close).
 fn own(spec: InteractiveSpec, started: &Mailbox<Started>, input: Arc<Feed>) {
     let spawned = Interactive::spawn(&spec);
     // The held working directory's descriptor is not kept for the session's life.
