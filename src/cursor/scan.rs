@@ -69,21 +69,19 @@ fn comment_end(b: &[u8], start: usize, c: &Comment) -> usize {
     b.len()
 }
 
-/// Where the string whose contents start at `from` ends (after its closer).
+/// Where the string whose contents start at `from` ends (after its closer). Bytes, not
+/// characters, are stepped over, so that no position inside a character is ever sliced at.
 fn string_end(text: &str, from: usize, q: &Quote) -> usize {
     let b = text.as_bytes();
+    let mut esc = [0u8; 4];
+    let esc = q.escape.map(|e| e.encode_utf8(&mut esc).as_bytes().to_vec());
     let mut i = from;
     while i < b.len() {
-        if let Some(e) = q.escape {
-            if text[i..].starts_with(e) {
-                i += e.len_utf8();
-                // Skip the escaped character whole (it may be multi-byte).
-                i += text[i.min(b.len())..]
-                    .chars()
-                    .next()
-                    .map_or(0, char::len_utf8);
-                continue;
-            }
+        if let Some(e) = esc.as_deref().filter(|e| b[i..].starts_with(e)) {
+            // Skip the escaped character whole (it may be several bytes long).
+            i += e.len();
+            i += b.get(i).map_or(0, |&lead| utf8_len(lead));
+            continue;
         }
         if b[i..].starts_with(q.close.as_bytes()) {
             return i + q.close.len();
@@ -91,6 +89,17 @@ fn string_end(text: &str, from: usize, q: &Quote) -> usize {
         i += 1;
     }
     b.len()
+}
+
+/// The length of the UTF-8 character whose first byte is `lead` (1 for a byte that cannot
+/// start one).
+fn utf8_len(lead: u8) -> usize {
+    match lead {
+        0xF0..=0xF7 => 4,
+        0xE0..=0xEF => 3,
+        0xC0..=0xDF => 2,
+        _ => 1,
+    }
 }
 
 /// True when brackets `()`, `[]`, `{}` are balanced in the code of `text[from..to]`.
@@ -188,5 +197,20 @@ pub(super) mod tests {
         assert!(balanced(t, &m, 0, t.len()));
         let t = "simp [a, b";
         assert!(!balanced(t, &code_mask(t, &lex), 0, t.len()));
+    }
+
+    #[test]
+    fn strings_with_characters_of_several_bytes_are_scanned_by_bytes() {
+        let lex = sml();
+        // A string holding characters of two, three and four bytes, one escaped, and an
+        // unterminated one at the end: never a slice inside a character.
+        let t = "x \"é ‘∀’ \\é 𝔸\" y \"ü\\";
+        let got = code(t, &lex);
+        assert!(got.starts_with("x _") && got.contains(" y "), "{got}");
+        for end in 0..t.len() {
+            if t.is_char_boundary(end) {
+                let _ = code_mask(&t[..end], &lex);
+            }
+        }
     }
 }
