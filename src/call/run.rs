@@ -51,7 +51,7 @@ pub(super) fn ended(ctx: &Ctx, spec: &ToolSpec, args: &serde_json::Value, call_i
 
 /// How one run is made: its cancel token, call id, own deadline (if the peer does not fire
 /// one), and what each output line feeds besides the verdict.
-pub(super) struct How {
+pub(crate) struct How {
     pub cancel: stdmcp::CancelToken,
     pub call_id: String,
     pub timeout: Option<Duration>,
@@ -59,7 +59,7 @@ pub(super) struct How {
 }
 
 /// How one run ended, for a portfolio.
-pub(super) struct Ran {
+pub(crate) struct Ran {
     pub result: CallToolResult,
     pub verdict: Option<String>,
     /// Exit code, if the program exited.
@@ -71,7 +71,7 @@ pub(super) struct Ran {
 }
 
 /// Plans and runs one call of `spec` through the process runner, and builds its result.
-pub(super) fn execute(
+pub(crate) fn execute(
     spec: &ToolSpec,
     roots: &BTreeMap<String, PathBuf>,
     args: &serde_json::Value,

@@ -6,10 +6,16 @@ use super::outline::{with_proof, Block, Outline, Segment};
 use crate::session::{Identity, Link, Said, StopReason};
 use crate::spec::cursor::CursorSpec;
 
-/// A block that failed to load.
+/// A block, or a command outside blocks, that failed to load.
 #[derive(Clone, Debug)]
 pub(super) struct Failure {
+    /// The block's name, or the command's first line.
     pub name: String,
+    /// A command outside blocks, not a block.
+    pub command: bool,
+    /// The first command before it that failed, when it is a block: it may fail only
+    /// because of that one (a failed `Require` leaves later names unbound).
+    pub after: Option<String>,
     pub lines: (usize, usize),
     /// The first line of the error.
     pub error: String,
@@ -52,6 +58,9 @@ pub(super) struct Cursor {
     pub proved: bool,
     /// A load that stopped early: what to say when the next call resumes it.
     pub resume: Option<String>,
+    /// The segment a cancel or deadline interrupted while it loaded: what it left is taken
+    /// back before the next call loads it again.
+    pub interrupted: Option<usize>,
 }
 
 /// Replaces each `{key}` of `template` by its value, in one pass (a value's own braces stay).
@@ -79,7 +88,7 @@ pub(super) fn fill(template: &str, vars: &[(&str, &str)]) -> String {
 impl Cursor {
     /// A cursor for `file` with text `text`, nothing loaded.
     pub(super) fn new(file: &str, text: String, spec: &CursorSpec) -> Cursor {
-        let outline = Outline::new(&text, &spec.lexicon, &spec.rules, &spec.placeholder);
+        let outline = Outline::of(&text, spec);
         Cursor {
             file: file.to_owned(),
             text,
@@ -95,6 +104,7 @@ impl Cursor {
         self.failed.clear();
         self.proved = false;
         self.resume = None;
+        self.interrupted = None;
     }
 
     /// Where the loaded prefix ends.
@@ -120,7 +130,7 @@ impl Cursor {
             .position(|(a, b)| a != b)
             .unwrap_or(self.text.len().min(disk.len()));
         if disk != self.text {
-            self.outline = Outline::new(&disk, &spec.lexicon, &spec.rules, &spec.placeholder);
+            self.outline = Outline::of(&disk, spec);
         }
         let line = self.outline.line(first_diff);
         self.text = disk;
@@ -170,7 +180,12 @@ impl Cursor {
                 return Err(Halt::Stopped(why));
             }
             link.status(&self.progress(self.loaded));
-            self.load_one(link, spec, self.loaded)?;
+            if let Err(h) = self.load_one(link, spec, self.loaded) {
+                if matches!(h, Halt::Stopped(_)) {
+                    self.interrupted = Some(self.loaded);
+                }
+                return Err(h);
+            }
             self.loaded += 1;
         }
         Ok(())
@@ -182,6 +197,13 @@ impl Cursor {
         if text.trim().is_empty() {
             return Ok(());
         }
+        if seg.block.is_none() {
+            // The names the command imports, loaded first (their failures show in the
+            // command's own answer: an unknown structure, a missing file).
+            if let Some(load) = super::project::loads(spec, text) {
+                answer(link.say(&load, spec.timeout))?;
+            }
+        }
         let said = answer(link.say(text, spec.timeout))?;
         let Some(error) = spec.error_line(&said) else {
             return Ok(());
@@ -189,7 +211,9 @@ impl Cursor {
         let lines = self.outline.lines_of(&seg);
         let Some(b) = &seg.block else {
             self.failed.push(Failure {
-                name: format!("(text at lines {}-{})", lines.0, lines.1),
+                name: first_line(text),
+                command: true,
+                after: None,
                 lines,
                 error,
                 detail: excerpt(&said),
@@ -197,8 +221,15 @@ impl Cursor {
             });
             return Ok(());
         };
+        let after = self
+            .failed
+            .iter()
+            .find(|f| f.command)
+            .map(|f| format!("{} (line {})", f.name, f.lines.0));
         let mut f = Failure {
             name: b.name.clone(),
+            command: false,
+            after,
             lines,
             error,
             detail: excerpt(&said),
@@ -227,7 +258,13 @@ impl Cursor {
         let (seg, b) = self
             .block(i)
             .ok_or_else(|| Halt::Failed("not a block".into()))?;
-        let statement = self.text[b.statement.0..b.statement.1].trim();
+        let rule = &spec.rules[b.rule];
+        let whole = self.text[b.statement.0..b.statement.1].trim();
+        let statement = rule
+            .statement
+            .as_ref()
+            .and_then(|re| re.captures(whole)?.name("statement"))
+            .map_or(whole, |m| m.as_str().trim());
         if let Some(bad) = spec
             .statement_forbids
             .iter()
@@ -240,7 +277,7 @@ impl Cursor {
         }
         let header = &self.text[seg.start..b.proof.map_or(b.statement.1, |(_, e)| e)];
         let input = fill(
-            &spec.enter,
+            rule.enter.as_deref().unwrap_or(&spec.enter),
             &[
                 ("name", &b.name),
                 ("statement", statement),
@@ -283,6 +320,15 @@ impl Cursor {
             .blocks()
             .find(|(i, _, b)| *i >= from && b.placeholder && spec.rules[b.rule].goal)
             .map(|(i, _, _)| i)
+    }
+}
+
+/// The first line of a command, at most 60 characters.
+fn first_line(text: &str) -> String {
+    let line = text.trim().lines().next().unwrap_or_default();
+    match line.char_indices().nth(60) {
+        Some((cut, _)) => format!("{}…", &line[..cut]),
+        None => line.to_owned(),
     }
 }
 

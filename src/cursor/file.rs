@@ -54,6 +54,21 @@ impl fmt::Display for FileError {
 
 impl std::error::Error for FileError {}
 
+impl FileError {
+    /// The file is not there.
+    pub(super) fn is_missing(&self) -> bool {
+        matches!(self, FileError::Read(_, e) if e.kind() == io::ErrorKind::NotFound)
+    }
+}
+
+/// When the regular file `rel` beneath `root` was last modified (`None`: it is not there, or
+/// not a regular file).
+pub(super) fn modified_beneath(root: &Path, rel: &Path) -> Option<std::time::SystemTime> {
+    let rel = relative(rel.to_str()?).ok()?;
+    let (_, meta) = Dir::open(root).and_then(|d| d.file(&rel)).ok()?;
+    meta.modified().ok()
+}
+
 /// `rel` as a relative path of plain names (no `..`, no root), naming at least one.
 fn relative(rel: &str) -> Result<PathBuf, FileError> {
     if rel.contains('\0') {

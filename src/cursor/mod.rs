@@ -9,11 +9,13 @@
 //! rules, the placeholder, and the inputs that enter a goal, apply a step, undo, show the
 //! goals, drop the proof; the patterns of an error and of a proved goal; how steps join.
 
+mod build;
 mod check;
 mod engine;
 mod file;
 mod ops;
 mod outline;
+mod project;
 mod scan;
 mod tools;
 mod write_proof;

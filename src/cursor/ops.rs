@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use stdmcp::sync::lock;
 
-use super::engine::{answer, fill, Cursor, Halt};
+use super::engine::{answer, fill, Cursor, Failure, Halt};
 use super::file::read_beneath;
 use crate::session::{Caller, Key, Link, OpResult, Registry, Said, StopReason};
 use crate::spec::cursor::CursorSpec;
@@ -67,6 +67,8 @@ pub(super) struct Env<'a> {
     pub root: &'a Path,
     pub session: String,
     pub call: &'a Caller<'a>,
+    /// The call's cancel token: what a build the cursor runs is stopped by.
+    pub token: stdmcp::CancelToken,
 }
 
 impl Env<'_> {
@@ -105,6 +107,7 @@ fn clean(file: &str) -> String {
 /// Takes the turn and the cursor for `file` (or the cursor's own file).
 pub(super) fn begin<'a>(env: &'a Env<'a>, file: Option<&str>) -> Result<Run<'a>, String> {
     let key = env.key();
+    let named = file.is_some();
     let file = match (file, env.store.peek(&key)) {
         (Some(f), _) => clean(f),
         (None, Some(Ok(c))) => c.file,
@@ -118,14 +121,32 @@ pub(super) fn begin<'a>(env: &'a Env<'a>, file: Option<&str>) -> Result<Run<'a>,
     };
     let disk = read_beneath(env.root, &file).map_err(|e| e.to_string())?;
     let dir = dir_of(env.root, &file)?;
+    let project = super::project::of(env.spec, env.root, &file)?;
     // The turn first: a cursor call running on this session keeps its state until its end.
-    let mut link = Link::open(env.reg, env.kind, &env.session, dir, env.call)?;
+    let opened = (dir, project.launch.clone());
+    let mut link = Link::open(env.reg, env.kind, &env.session, opened, env.call)?;
     link.noise.clone_from(&env.spec.noise);
+    let mut notes = link.notes.clone();
+    notes.extend(project.notes.iter().map(|n| {
+        format!(
+            "In {}: {n}",
+            project.file.as_deref().unwrap_or("the project")
+        )
+    }));
+    // Dependencies are brought up to date before a file is loaded: when it is named, or
+    // when the program holds none of it (fresh, restarted, or another file's).
+    let loads = named
+        || !link.notes.is_empty()
+        || !matches!(env.store.peek(&key), Some(Ok(c)) if c.file == file && c.identity == Some(link.identity()) && c.loaded > 0);
+    if loads {
+        let built = super::build::dependencies(env, &project, &file)?;
+        notes.extend(built.said());
+    }
     let existing = env.store.take(&key);
     let mut run = Run {
         env,
-        notes: link.notes.clone(),
         reloaded: !link.notes.is_empty(),
+        notes,
         link,
         cur: Cursor::default(),
     };
@@ -183,6 +204,13 @@ impl Run<'_> {
         if let Some(r) = cur.resume.take() {
             self.notes.push(r);
         }
+        if let Some(i) = cur.interrupted.take() {
+            if let Err(e) = self.take_back(&mut cur, i) {
+                cur.interrupted = Some(i);
+                self.env.store.put(&self.env.key(), cur);
+                return Err(e);
+            }
+        }
         if let Some((s, b)) = cur.current.and_then(|i| cur.block(i)) {
             if cur.text.get(s.start..s.end) != Some(cur.current_text.as_str()) {
                 self.notes.push(format!(
@@ -201,6 +229,38 @@ impl Run<'_> {
 }
 
 impl Run<'_> {
+    /// Takes back what the interrupted segment `i` left in the program, with the kind's
+    /// `rollback` inputs (their errors ignored); where the kind has none (or they need a
+    /// name the segment lacks), restarts the program, so that the file is loaded again.
+    fn take_back(&mut self, cur: &mut Cursor, i: usize) -> Result<(), String> {
+        let spec = self.env.spec;
+        let name = cur.block(i).map(|(_, b)| b.name.clone());
+        let named = spec.rollback.iter().any(|r| r.contains("{name}"));
+        let what = name.clone().unwrap_or_else(|| cur.progress(i));
+        if spec.rollback.is_empty() || (named && name.is_none()) {
+            self.notes.push(format!(
+                "The program cannot take back what the interrupted {what} left: it was restarted and {} is loaded again.",
+                cur.file
+            ));
+            cur.reset();
+            return self.restart(cur.clone());
+        }
+        for r in &spec.rollback {
+            let input = fill(r, &[("name", name.as_deref().unwrap_or_default())]);
+            answer(self.link.say(&input, spec.timeout)).map_err(|h| match h {
+                Halt::Stopped(_) => {
+                    "stopped while taking back an interrupted block: call again".to_owned()
+                }
+                Halt::Died(m) | Halt::Failed(m) => m,
+            })?;
+        }
+        self.notes.push(format!(
+            "Took back what the interrupted {what} left ({}) before loading it again.",
+            spec.rollback.join(" ")
+        ));
+        Ok(())
+    }
+
     /// Puts the cursor back and adds the notes to the reply.
     pub(super) fn end(mut self, reply: OpResult) -> OpResult {
         self.cur.identity = Some(self.link.identity());
@@ -380,19 +440,33 @@ pub(super) fn outline(c: &Cursor, spec: &CursorSpec) -> String {
 }
 
 pub(super) fn failures(c: &Cursor) -> String {
-    let mut out = String::new();
-    for f in &c.failed {
-        let admitted = if f.admit_failed {
-            "; it failed again with its proof left to later, so its name is unbound"
-        } else {
-            "; loaded again with its proof left to later"
-        };
-        out.push_str(&format!(
-            "FAILED {} (lines {}-{}): {}{admitted}\n",
-            f.name, f.lines.0, f.lines.1, f.error
-        ));
+    c.failed.iter().map(failure).collect()
+}
+
+/// One failure, on one line: a command's, or a block's (after a failed command: that it
+/// may be why, rather than the same error again).
+pub(super) fn failure(f: &Failure) -> String {
+    let (a, z) = f.lines;
+    let lines = if a == z {
+        format!("line {a}")
+    } else {
+        format!("lines {a}-{z}")
+    };
+    if f.command {
+        return format!("FAILED {} ({lines}): {}\n", f.name, f.error);
     }
-    out
+    let admitted = if f.admit_failed {
+        "; it failed again with its proof left to later, so its name is unbound"
+    } else {
+        "; loaded again with its proof left to later"
+    };
+    match &f.after {
+        Some(cause) => format!(
+            "FAILED {} ({lines}): after the failed command {cause} ({}){admitted}\n",
+            f.name, f.error
+        ),
+        None => format!("FAILED {} ({lines}): {}{admitted}\n", f.name, f.error),
+    }
 }
 
 /// `K_cursor_step {tactic}`.

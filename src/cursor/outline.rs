@@ -4,7 +4,7 @@
 use regex_lite::Regex;
 
 use super::scan::code_mask;
-use crate::spec::cursor::{BlockRule, Lexicon};
+use crate::spec::cursor::{BlockRule, CursorSpec, Lexicon};
 
 /// A block of the file.
 #[derive(Clone, Debug, PartialEq)]
@@ -19,8 +19,12 @@ pub(super) struct Block {
     /// Where the proof part's start match begins and ends, when the rule has one and it
     /// was found.
     pub proof: Option<(usize, usize)>,
-    /// Where the end match begins (the proof's text is between the proof match and this).
+    /// Where the end match begins (the proof's text is between the proof match and this);
+    /// for a rule that ends at a bracket's close, where that close is.
     pub end_at: usize,
+    /// Where the text kept when the proof part is written begins: the block's end, or
+    /// after the closing bracket of a rule that ends at one (what `end` matched after it).
+    pub tail: usize,
     /// Its proof holds the placeholder.
     pub placeholder: bool,
 }
@@ -64,13 +68,25 @@ pub(super) fn find_code(
 }
 
 impl Outline {
-    /// Cuts `text` by `rules`; `placeholder` marks the blocks whose proof part holds it.
-    pub(super) fn new(
-        text: &str,
-        lex: &Lexicon,
-        rules: &[BlockRule],
-        placeholder: &Regex,
-    ) -> Outline {
+    /// Cuts `text` by the rules of `spec`.
+    pub(super) fn of(text: &str, spec: &CursorSpec) -> Outline {
+        let cut = Cut {
+            lex: &spec.lexicon,
+            rules: &spec.rules,
+            placeholder: &spec.placeholder,
+            commands: spec.commands.as_ref(),
+        };
+        Outline::new(text, &cut)
+    }
+
+    /// Cuts `text` by `cut`'s rules.
+    pub(super) fn new(text: &str, cut: &Cut<'_>) -> Outline {
+        let Cut {
+            lex,
+            rules,
+            placeholder,
+            commands,
+        } = *cut;
         let mask = code_mask(text, lex);
         let mut segments = Vec::new();
         let mut pos = 0;
@@ -86,15 +102,16 @@ impl Outline {
                 break;
             };
             let rule = &rules[rule_i];
-            let Some((end_at, end)) = find_code(&rule.end, text, &mask, head_end) else {
+            let Some(ends) = block_end(rule, text, &mask, (start, head_end)) else {
                 // No end: the rest is text (a half-written block).
                 break;
             };
+            let (end_at, tail, end) = ends;
             let proof = rule
                 .proof
                 .as_ref()
-                .and_then(|p| find_code(p, text, &mask, head_end))
-                .filter(|(s, _)| *s < end_at);
+                .and_then(|p| proof_start(p, text, &mask, head_end))
+                .filter(|(s, _)| *s <= end_at);
             let name = rule
                 .start
                 .captures(&text[start..head_end])
@@ -103,13 +120,7 @@ impl Outline {
             let has_placeholder = proof.is_some_and(|(p, _)| {
                 find_code(placeholder, text, &mask, p).is_some_and(|(s, _)| s < end)
             });
-            if start > text_start {
-                segments.push(Segment {
-                    start: text_start,
-                    end: start,
-                    block: None,
-                });
-            }
+            push_text(&mut segments, text, &mask, (text_start, start), commands);
             segments.push(Segment {
                 start,
                 end,
@@ -119,19 +130,20 @@ impl Outline {
                     statement: (head_end, proof.map_or(end_at, |(s, _)| s)),
                     proof,
                     end_at,
+                    tail,
                     placeholder: has_placeholder,
                 }),
             });
             pos = end;
             text_start = end;
         }
-        if text_start < text.len() {
-            segments.push(Segment {
-                start: text_start,
-                end: text.len(),
-                block: None,
-            });
-        }
+        push_text(
+            &mut segments,
+            text,
+            &mask,
+            (text_start, text.len()),
+            commands,
+        );
         let lines = std::iter::once(0)
             .chain(text.match_indices('\n').map(|(i, _)| i + 1))
             .collect();
@@ -179,11 +191,141 @@ impl Outline {
     }
 }
 
+/// How a file is cut: its lexicon, block rules, placeholder, and what ends a command in the
+/// text between blocks.
+#[derive(Clone, Copy)]
+pub(super) struct Cut<'a> {
+    pub lex: &'a Lexicon,
+    pub rules: &'a [BlockRule],
+    pub placeholder: &'a Regex,
+    pub commands: Option<&'a Regex>,
+}
+
+/// Adds the text `from..to` between blocks: one segment, or one per command when `commands`
+/// says where commands end (in code), the last one running to `to`. Blank text between
+/// commands stays with the command before it.
+fn push_text(
+    segments: &mut Vec<Segment>,
+    text: &str,
+    mask: &[bool],
+    (from, to): (usize, usize),
+    commands: Option<&Regex>,
+) {
+    let mut start = from;
+    if let Some(re) = commands {
+        let mut at = from;
+        while let Some((_, e)) = find_code(re, text, mask, at).filter(|(_, e)| *e <= to) {
+            if !text[start..e].trim().is_empty() {
+                segments.push(Segment {
+                    start,
+                    end: e,
+                    block: None,
+                });
+                start = e;
+            }
+            at = e.max(at + 1);
+            if at >= to {
+                break;
+            }
+        }
+    }
+    if start < to {
+        match segments.last_mut() {
+            // Blank text after the last command joins it.
+            Some(last)
+                if last.end == start
+                    && last.block.is_none()
+                    && text[start..to].trim().is_empty() =>
+            {
+                last.end = to;
+            }
+            _ => segments.push(Segment {
+                start,
+                end: to,
+                block: None,
+            }),
+        }
+    }
+}
+
 /// `text` of the block `seg` with its proof part replaced by `proof` (the end match kept
-/// out: `proof` is the whole part from the proof start to the block's end).
+/// out: `proof` is the whole part from the proof start to the block's end, or to the close of
+/// a rule that ends at a bracket, after which the text is kept).
 pub(super) fn with_proof(text: &str, seg: &Segment, b: &Block, proof: &str) -> Option<String> {
     let (p, _) = b.proof?;
-    Some(format!("{}{proof}", &text[seg.start..p]))
+    Some(format!(
+        "{}{proof}{}",
+        &text[seg.start..p],
+        &text[b.tail.min(seg.end)..seg.end]
+    ))
+}
+
+/// Where a block that starts at `start` (its header ending at `head_end`) ends: where its end
+/// match begins (or its bracket closes), where the text kept after its proof begins, and its
+/// end. `None`: it has no end (a half-written block).
+fn block_end(
+    rule: &BlockRule,
+    text: &str,
+    mask: &[bool],
+    (start, head_end): (usize, usize),
+) -> Option<(usize, usize, usize)> {
+    if !rule.close {
+        let (end_at, end) = find_code(&rule.end, text, mask, head_end)?;
+        return Some((end_at, end, end));
+    }
+    let close = closing_bracket(text, mask, start, head_end)?;
+    let after = close + 1;
+    let end = rule
+        .end
+        .find_at(text, after)
+        .filter(|m| m.start() == after)
+        .map_or(after, |m| m.end());
+    Some((close, after, end))
+}
+
+/// The close of the last bracket opened (in code) in `text[start..head_end]` and left open
+/// there, found by counting brackets in code from `head_end`.
+fn closing_bracket(text: &str, mask: &[bool], start: usize, head_end: usize) -> Option<usize> {
+    let b = text.as_bytes();
+    let code = |i: usize| mask.get(i).copied().unwrap_or(false);
+    let mut open = 0usize;
+    for i in (start..head_end).filter(|&i| code(i)) {
+        match b[i] {
+            b'(' | b'[' | b'{' => open += 1,
+            b')' | b']' | b'}' => open = open.saturating_sub(1),
+            _ => {}
+        }
+    }
+    if open == 0 {
+        return None;
+    }
+    let mut depth = 1usize;
+    for i in (head_end..b.len()).filter(|&i| code(i)) {
+        match b[i] {
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' | b'}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(i);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Where a proof part starts and its start match ends: the match of `re` in code at or after
+/// `from`, or its group `proof` when it has one (`\.(?P<proof>\s)`: the part starts after the
+/// statement's period).
+fn proof_start(re: &Regex, text: &str, mask: &[bool], from: usize) -> Option<(usize, usize)> {
+    let (s, e) = find_code(re, text, mask, from)?;
+    let start = re
+        .captures_at(text, s)
+        .and_then(|c| c.name("proof"))
+        .filter(|g| g.start() >= s && g.start() <= e)
+        .map_or(s, |g| g.start());
+    Some((start, e))
 }
 
 #[cfg(test)]
@@ -196,16 +338,32 @@ pub(super) mod tests {
         Regex::new(&format!("(?m){s}")).unwrap()
     }
 
-    pub(crate) fn hol_rules() -> (Lexicon, Vec<BlockRule>, Regex) {
-        let lex = ml(Some('\\'));
-        let rule = |start: &str, proof: &str, end: &str, goal| BlockRule {
+    /// A block rule as the example manifests write one.
+    pub(crate) fn rule(start: &str, proof: &str, end: &str, goal: bool) -> BlockRule {
+        BlockRule {
             start: re(start),
-            proof: Some(re(proof)),
+            proof: (!proof.is_empty()).then(|| re(proof)),
             end: re(end),
             goal,
             template: "Proof\n  {proof}\nQED".into(),
             admit: "Proof\n  cheat\nQED".into(),
-        };
+            close: false,
+            enter: None,
+            statement: None,
+        }
+    }
+
+    fn cut<'a>(lex: &'a Lexicon, rules: &'a [BlockRule], ph: &'a Regex) -> Cut<'a> {
+        Cut {
+            lex,
+            rules,
+            placeholder: ph,
+            commands: None,
+        }
+    }
+
+    pub(crate) fn hol_rules() -> (Lexicon, Vec<BlockRule>, Regex) {
+        let lex = ml(Some('\\'));
         let rules = vec![
             rule(
                 r"^(?:Theorem|Triviality)[ \t]+(?P<name>[A-Za-z0-9_']+)[^:\n]*:",
@@ -231,16 +389,15 @@ pub(super) mod tests {
 
     fn rocq_rules() -> (Lexicon, Vec<BlockRule>, Regex) {
         let lex = ml(None);
-        let rules = vec![BlockRule {
-            start: re(
-                r"^[ \t]*(?:Lemma|Theorem|Fact|Remark|Corollary|Proposition|Example)[ \t]+(?P<name>[A-Za-z0-9_']+)",
-            ),
-            proof: Some(re(r"\bProof\b[^.]*\.")),
-            end: re(r"\b(?:Qed|Defined|Admitted)\."),
-            goal: true,
-            template: "Proof.\n  {proof}\nQed.".into(),
-            admit: "Proof.\nAdmitted.".into(),
-        }];
+        let mut r = rule(
+            r"^[ \t]*(?:Lemma|Theorem|Fact|Remark|Corollary|Proposition|Example)[ \t]+(?P<name>[A-Za-z0-9_']+)",
+            r"\.(?:[ \t]*\r?\n|[ \t]+)?(?P<proof>)[ \t]*(?:Proof\b[^.]*\.)?",
+            r"\b(?:Qed|Defined|Admitted|Abort)\.",
+            true,
+        );
+        r.template = "Proof.\n  {proof}\nQed.".into();
+        r.admit = "Proof.\nAdmitted.".into();
+        let rules = vec![r];
         (lex, rules, re(r"\bAdmitted\.|\badmit\."))
     }
 
@@ -271,7 +428,7 @@ pub(super) mod tests {
             Triviality b:\n  T\nProof\n  cheat\nQED\n\
             Resume a[x]:\nProof\n  fs []\nQED\n\
             val _ = export_theory ();\n";
-        let o = Outline::new(text, &lex, &rules, &ph);
+        let o = Outline::new(text, &cut(&lex, &rules, &ph));
         let s = summary(text, &o);
         assert_eq!(s.len(), 6, "{s:#?}");
         assert_eq!(o.segments.len(), 9);
@@ -300,7 +457,7 @@ pub(super) mod tests {
             Theorem b (n : nat) : n = n.\nProof.\nAdmitted.\n\
             Definition s := \"Lemma d : True. Admitted.\".\n\
             Example e : 1 = 1. Proof. reflexivity. Qed.\n";
-        let o = Outline::new(text, &lex, &rules, &ph);
+        let o = Outline::new(text, &cut(&lex, &rules, &ph));
         let s = summary(text, &o);
         assert_eq!(
             s,
@@ -313,5 +470,94 @@ pub(super) mod tests {
             ]
         );
         assert_eq!(o.line(text.find("Theorem b").unwrap()), 7);
+    }
+
+    #[test]
+    fn hol4_older_forms_end_where_their_bracket_closes() {
+        let (mut lex, mut rules, ph) = hol_rules();
+        for (open, close) in [("``", "``"), ("`", "`"), ("‘", "’")] {
+            lex.strings.push(crate::spec::cursor::Quote {
+                open: open.into(),
+                close: close.into(),
+                escape: None,
+            });
+        }
+        let mut thm = rule(
+            r"^val[ \t]+(?P<name>[A-Za-z0-9_']+)\s*=\s*(?:Q\.)?store_thm\s*\(\s*\x22[^\x22]*\x22\s*,",
+            r"(?P<proof>,)",
+            r"\s*;",
+            true,
+        );
+        thm.close = true;
+        thm.template = ",\n  {proof})".into();
+        let mut one = rule(
+            r"^Theorem[ \t]+(?P<name>[A-Za-z0-9_']+)(?:\[[^\]\n]*\])?[ \t]*=",
+            "",
+            r"[^\n]*(?:\n[ \t]+[^\n]*)*",
+            false,
+        );
+        one.goal = false;
+        rules.extend([thm, one]);
+        let text = "val foo = store_thm (\"foo\", ``!x. f (x, x) = (x, x)``,\n  RW_TAC std_ss [] >> (fs [] \\\\ cheat));\n\
+            Theorem bar = foo\nval baz = Q.store_thm(\"baz\", `∀n. n = n`, cheat) (* no ; *)\nval _ = 1;\n";
+        let commands = re(";[ \t\r]*$");
+        let o = Outline::new(
+            text,
+            &Cut {
+                commands: Some(&commands),
+                ..cut(&lex, &rules, &ph)
+            },
+        );
+        let s = summary(text, &o);
+        assert_eq!(
+            s,
+            [
+                "foo* [3] \"``!x. f (x, x) = (x, x)``\"",
+                "bar [4] \"\"",
+                "baz* [3] \"`∀n. n = n`\"",
+                "text \"(* no ; *)\\nval _ = 1;\"",
+            ],
+            "{s:#?}"
+        );
+        let (_, seg, b) = o.blocks().next().unwrap();
+        assert_eq!(
+            &text[seg.start..seg.end],
+            &text[..text.find(";\n").unwrap() + 1]
+        );
+        let written = with_proof(text, seg, b, ",\n  simp [])").unwrap();
+        assert_eq!(
+            written,
+            "val foo = store_thm (\"foo\", ``!x. f (x, x) = (x, x)``,\n  simp []);"
+        );
+    }
+
+    #[test]
+    fn rocq_lemmas_without_proof_and_aborted_ones_are_blocks() {
+        let (lex, rules, ph) = rocq_rules();
+        let text = "Lemma a : True.\n  exact I.\nQed.\nTheorem b : False. Proof. idtac. Abort.\n\
+            Lemma c : 1 = 1.\nAdmitted.\nDefinition x := 1. Definition y := 2.\n";
+        let commands = re(r"\.(?:\s|\z)");
+        let o = Outline::new(
+            text,
+            &Cut {
+                commands: Some(&commands),
+                ..cut(&lex, &rules, &ph)
+            },
+        );
+        let s = summary(text, &o);
+        assert_eq!(
+            s,
+            [
+                "a [0] \": True.\"",
+                "b [0] \": False.\"",
+                "c* [0] \": 1 = 1.\"",
+                "text \"Definition x := 1.\"",
+                "text \"Definition y := 2.\"",
+            ],
+            "{s:#?}"
+        );
+        let (_, seg, b) = o.blocks().next().unwrap();
+        let written = with_proof(text, seg, b, "Proof.\n  auto.\nQed.").unwrap();
+        assert_eq!(written, "Lemma a : True.\nProof.\n  auto.\nQed.");
     }
 }

@@ -74,7 +74,9 @@ fn comment_end(b: &[u8], start: usize, c: &Comment) -> usize {
 fn string_end(text: &str, from: usize, q: &Quote) -> usize {
     let b = text.as_bytes();
     let mut esc = [0u8; 4];
-    let esc = q.escape.map(|e| e.encode_utf8(&mut esc).as_bytes().to_vec());
+    let esc = q
+        .escape
+        .map(|e| e.encode_utf8(&mut esc).as_bytes().to_vec());
     let mut i = from;
     while i < b.len() {
         if let Some(e) = esc.as_deref().filter(|e| b[i..].starts_with(e)) {

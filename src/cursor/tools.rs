@@ -69,6 +69,7 @@ impl Ctxt {
                         root: &me.root,
                         session,
                         call,
+                        token: ctx.cancel_token().clone(),
                     };
                     action(&env, &args)
                 })?;

@@ -52,8 +52,7 @@ fn complete_in(run: &mut Run<'_>) -> OpResult {
         let end = seg.start + new.len();
         let disk = std::mem::take(&mut run.cur.text);
         run.cur.text = format!("{}{new}{}", &disk[..seg.start], &disk[seg.end..]);
-        run.cur.outline =
-            Outline::new(&run.cur.text, &spec.lexicon, &spec.rules, &spec.placeholder);
+        run.cur.outline = Outline::of(&run.cur.text, spec);
         run.cur.loaded = run.cur.outline.count_before(end);
     } else {
         run.cur.loaded = i + 1;

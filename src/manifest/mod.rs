@@ -18,6 +18,7 @@ mod param;
 mod parse;
 mod portfolio;
 mod programs;
+mod project;
 mod remote;
 mod session;
 mod verdict;

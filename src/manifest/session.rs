@@ -135,7 +135,7 @@ fn kind(v: &Value, path: &str, scope: Scope<'_>, errs: &mut Errors) -> Option<Se
                 "needs a `workdir` {\"root\": …}: the cursor's files are under that root",
             );
         }
-        super::cursor::cursor(c, &o.at("cursor"), max_timeout, errs)
+        super::cursor::cursor(c, &o.at("cursor"), (max_timeout, base), errs)
     });
     Some(SessionKind {
         name,

@@ -32,6 +32,7 @@ mod tools;
 mod turn;
 
 pub(crate) use exchange::{Caller, StopReason};
+pub(crate) use launch::ProjectLaunch;
 pub(crate) use ops::OpResult;
 pub(crate) use registry::{Key, Registry};
 pub(crate) use tool_parts::{annotations, name_of, object, reply, session_param, with_call};

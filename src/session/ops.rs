@@ -75,6 +75,7 @@ fn launch(
         transcript,
     )
     .map_err(|e| format!("{} could not be started: {e}", label(key)))?;
+    let extra = proc.launch.inputs.clone();
     let waiting = ExchangeWait {
         caller: Caller {
             deadline: (Instant::now() + kind.startup_timeout).min(call.deadline),
@@ -87,7 +88,7 @@ fn launch(
         .greeting
         .then_some(None)
         .into_iter()
-        .chain(kind.startup.iter().map(|s| Some(s.as_str())));
+        .chain(kind.startup.iter().chain(&extra).map(|s| Some(s.as_str())));
     for input in inputs {
         let fail = match exchange(kind, &proc, input, &waiting) {
             ExchangeEnd::Answer(t) => {
@@ -131,15 +132,17 @@ pub(super) fn start_in_turn(
     turn: &Turn,
     call: &Caller<'_>,
 ) -> Result<(Arc<Proc>, String), String> {
-    let (dir, start, transcript) = reg
+    let (dir, start, project, transcript) = reg
         .with(&turn.key, |e| {
-            (e.workdir.clone(), e.launch.clone(), e.transcript.clone())
+            let (launch, project) = (e.launch.clone(), e.project.clone());
+            (e.workdir.clone(), launch, project, e.transcript.clone())
         })
         .ok_or_else(|| "the session vanished".to_owned())?;
     let start = match start {
         Some(s) => s,
         None => kind.launch(serde_json::Map::new())?,
-    };
+    }
+    .with(project.as_ref());
     let (proc, greeting) = launch(kind, &turn.key, (dir, start), call, transcript)?;
     if reg.is_closed() {
         proc.kill(SHUTDOWN, Duration::from_secs(5));

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use stdmcp::sync;
 
 use super::child::{Proc, Transcript};
-use super::launch::Launch;
+use super::launch::{Launch, ProjectLaunch};
 use crate::spec::SessionKind;
 
 /// Longest wait between two looks at the cancel flag while waiting for a turn.
@@ -41,6 +41,8 @@ pub(crate) struct SessionEntry {
     pub workdir: PathBuf,
     /// Start parameters asked for (`None`: the kind's defaults); kept across restarts.
     pub launch: Option<Launch>,
+    /// What the project of the proof cursor's file adds to the program (`None`: no project).
+    pub project: Option<ProjectLaunch>,
     pub transcript: Arc<Mutex<Transcript>>,
     /// Why the program is gone although it did not exit by itself (idle stop).
     pub stopped: Option<String>,
@@ -339,6 +341,7 @@ fn new_entry(kind: &Arc<SessionKind>, workdir: PathBuf) -> SessionEntry {
         last_used: Instant::now(),
         workdir,
         launch: None,
+        project: None,
         transcript: Arc::new(Mutex::new(Transcript::default())),
         stopped: None,
         note: None,

@@ -8,9 +8,18 @@ use std::time::{Duration, Instant, SystemTime};
 
 use super::child::Proc;
 use super::exchange::{exchange, Caller, ExchangeEnd, ExchangeWait, StopReason};
+use super::launch::ProjectLaunch;
 use super::ops::{refused, start_in_turn};
 use super::registry::{key_of, Registry, Turn};
 use crate::spec::SessionKind;
+
+/// "for project F" or "without a project", for what the cursor says of a restart.
+fn for_project(p: Option<&ProjectLaunch>) -> String {
+    p.map_or_else(
+        || "without a project".to_owned(),
+        |p| format!("for the project {}", p.file),
+    )
+}
 
 /// Which program the cursor's state lives in: pid and start time.
 pub(crate) type Identity = (u32, SystemTime);
@@ -44,21 +53,25 @@ pub(crate) enum Said {
 }
 
 impl<'a> Link<'a> {
-    /// Takes the turn of session `name` and makes sure its program runs in `dir` (started,
-    /// or restarted when it runs elsewhere or died).
+    /// Takes the turn of session `name` and makes sure its program runs in `dir` for
+    /// `project` (started, or restarted when it runs elsewhere, for another project, or
+    /// died).
     pub(crate) fn open(
         reg: &'a Arc<Registry>,
         kind: &'a Arc<SessionKind>,
         name: &str,
-        dir: PathBuf,
+        (dir, project): (PathBuf, Option<ProjectLaunch>),
         call: &'a Caller<'a>,
     ) -> Result<Link<'a>, String> {
         let key = key_of(kind, name);
         let turn = reg
             .turn(kind, &key, || dir.clone(), call.cancelled, call.deadline)
             .map_err(|r| refused(&key, r, kind))?;
-        let (proc, workdir, mut alive) = reg
-            .with(&key, |e| (e.proc.clone(), e.workdir.clone(), e.alive()))
+        let (proc, workdir, mut alive, was) = reg
+            .with(&key, |e| {
+                let was = e.project.clone();
+                (e.proc.clone(), e.workdir.clone(), e.alive(), was)
+            })
             .ok_or("the session vanished")?;
         if alive
             && proc
@@ -71,10 +84,19 @@ impl<'a> Link<'a> {
         }
         let mut notes = Vec::new();
         let proc = match proc {
-            Some(p) if alive && workdir == dir => p,
+            Some(p) if alive && workdir == dir && was == project => p,
             old => {
                 if let Some(p) = &old {
-                    if alive {
+                    if alive && workdir == dir {
+                        reg.kill(&key, "the proof cursor's file is of another project");
+                        notes.push(format!(
+                            "The {} session `{name}` (pid {}) ran {}; it was restarted {}.",
+                            kind.name,
+                            p.pid,
+                            for_project(was.as_ref()),
+                            for_project(project.as_ref())
+                        ));
+                    } else if alive {
                         reg.kill(&key, "the proof cursor moved it to another directory");
                         notes.push(format!(
                             "The {} session `{name}` ran in {} (pid {}); it was restarted in {}.",
@@ -93,7 +115,10 @@ impl<'a> Link<'a> {
                         ));
                     }
                 }
-                reg.with(&key, |e| e.workdir.clone_from(&dir));
+                reg.with(&key, |e| {
+                    e.workdir.clone_from(&dir);
+                    e.project.clone_from(&project);
+                });
                 let (p, _) = start_in_turn(reg, kind, &turn, call)?;
                 reg.activity();
                 p

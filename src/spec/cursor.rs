@@ -55,6 +55,15 @@ pub struct BlockRule {
     pub template: String,
     /// The proof part of a block whose proof is left to later (`cheat`, `Admitted.`).
     pub admit: String,
+    /// The block ends where the bracket its start opened closes (`store_thm (…)`); `end`
+    /// then only extends it when it matches right there (`;`), and what follows the
+    /// bracket is kept when its proof is written.
+    pub close: bool,
+    /// The input that enters its goal, if not the cursor's `enter`.
+    pub enter: Option<String>,
+    /// What of the statement text `{statement}` is: this pattern's group `statement` (a
+    /// quotation's inside); none: the whole text, trimmed.
+    pub statement: Option<Regex>,
 }
 
 /// How `K_state_at` turns a proof's text up to a line into steps.
@@ -112,6 +121,20 @@ pub struct CursorSpec {
     pub join_separator: String,
     /// How `K_state_at` finds the steps up to a line.
     pub state_at: StateAt,
+    /// What ends one command in the text outside blocks (Rocq's sentence end, ML's `;`):
+    /// each command is loaded, and a failure reported, on its own. None: the text between
+    /// two blocks is one command.
+    pub commands: Option<Regex>,
+    /// Inputs that take back what an interrupted block left (`Reset {name}.`), sent before
+    /// the next call loads it again; their errors are ignored. None: the program is
+    /// restarted and the file loaded again.
+    pub rollback: Vec<String>,
+    /// The project a file belongs to, if the kind declares how to find one.
+    pub project: Option<super::project::Project>,
+    /// The names a file imports, and what loads them.
+    pub imports: super::project::Imports,
+    /// How a file's dependencies are built before it is loaded.
+    pub build: Option<super::project::Build>,
     /// A call still loading after this long is answered with a job.
     pub background: Option<Duration>,
     /// Limit of one whole cursor call that loads blocks.
@@ -119,8 +142,12 @@ pub struct CursorSpec {
 }
 
 impl CursorSpec {
-    /// The steps joined into one proof.
+    /// The steps joined into one proof; a proof of one step is that step as typed (HOL4's
+    /// `({step})` would only add brackets).
     pub fn join(&self, steps: &[String]) -> String {
+        if let [one] = steps {
+            return one.trim().to_owned();
+        }
         steps
             .iter()
             .map(|s| self.join_step.replace("{step}", s.trim()))

@@ -5,6 +5,7 @@
 
 pub(crate) mod cursor;
 pub(crate) mod logs;
+pub(crate) mod project;
 pub(crate) mod remote;
 pub(crate) mod session;
 mod tool;
