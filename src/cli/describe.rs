@@ -8,6 +8,7 @@ use regex_lite::Regex;
 use stdmcp_proto::human;
 
 use crate::spec::cursor::{CursorSpec, StateAt, TOOLS};
+use crate::spec::project::Deps;
 use crate::spec::remote::Remote;
 use crate::spec::session::{SessionKind, Workdir};
 use crate::spec::{ArgPart, Manifest, ParamType, ToolSpec};
@@ -316,7 +317,90 @@ fn cursor(kind: &SessionKind, c: &CursorSpec) -> String {
             .map(|d| format!(", become jobs after {:.0} s", d.as_secs_f64()))
             .unwrap_or_default()
     );
+    project(&mut out, c);
     out
+}
+
+/// A cursor's project, imports and build, for `stdmcp check`.
+fn project(out: &mut String, c: &CursorSpec) {
+    if let Some(p) = &c.project {
+        let _ = writeln!(
+            out,
+            "      project: {} found upward from the proof file",
+            p.file
+        );
+        for r in &p.lines {
+            let mut gives = Vec::new();
+            for (what, list) in [
+                ("args", &r.args),
+                ("inputs", &r.inputs),
+                ("load path", &r.dirs),
+            ] {
+                if !list.is_empty() {
+                    gives.push(format!("{what} {list:?}"));
+                }
+            }
+            let each = r
+                .split
+                .map(|g| format!(" (each word of group {g})"))
+                .unwrap_or_default();
+            let _ = writeln!(
+                out,
+                "        line /{}/{each} gives {}",
+                pattern(&r.pattern),
+                gives.join(", ")
+            );
+        }
+    }
+    for r in &c.imports.rules {
+        let name = r.name.as_deref().unwrap_or_default();
+        let _ = writeln!(out, "      imports /{}/ name {name:?}", pattern(&r.pattern));
+    }
+    if let Some(l) = &c.imports.load {
+        let _ = writeln!(
+            out,
+            "      loads an import with {l:?} before the command that names it"
+        );
+    }
+    if let Some(b) = &c.build {
+        let deps = match &b.deps {
+            Deps::Program { program, args, .. } => {
+                format!(
+                    "the make-style rules of {} {}",
+                    program.display(),
+                    args.join(" ")
+                )
+            }
+            Deps::Imports(rules) => {
+                let found: Vec<String> = rules
+                    .iter()
+                    .map(|r| format!("/{}/ -> {}", pattern(&r.matches), r.source))
+                    .collect();
+                format!("its imports ({})", found.join(", "))
+            }
+        };
+        let _ = writeln!(
+            out,
+            "      build: dependencies found by {deps}; each built with {} {}, up to date when {} is newer",
+            b.program.display(),
+            b.args.join(" "),
+            b.output
+        );
+    }
+    if let Some(cmd) = &c.commands {
+        let _ = writeln!(
+            out,
+            "      commands outside blocks end at /{}/",
+            pattern(cmd)
+        );
+    }
+    if !c.rollback.is_empty() {
+        let _ = writeln!(
+            out,
+            "      an interrupted block is taken back with {:?}",
+            c.rollback
+        );
+    }
 }
 
 /// A pattern as the manifest wrote it (without the multi-line flag the loader adds).

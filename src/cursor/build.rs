@@ -17,7 +17,7 @@ use super::file::{modified_beneath, read_beneath};
 use super::ops::Env;
 use super::project::{imports, Read};
 use crate::call::run::{execute, How};
-use crate::spec::project::{Build, Deps};
+use crate::spec::project::{Build, Deps, ImportDep};
 use crate::spec::{Cwd, Param, ParamType, PathKind, ToolSpec};
 
 /// What bringing a file's dependencies up to date did.
@@ -48,12 +48,21 @@ impl Built {
     }
 }
 
-/// One dependency: its source relative to the root, the stem its `deps` rule gave it (what
-/// `{stem}` is in the build's templates), and its own dependencies (indices).
+/// One dependency: its source relative to the root, what its `deps` rule gave it, and its
+/// own dependencies (indices).
 struct Dep {
     source: String,
-    stem: String,
+    found: Found,
     deps: Vec<usize>,
+}
+
+/// What a `deps` rule gave a dependency: its stem (`{stem}` in the build's templates), what
+/// the build is asked for (`{target}`), and what the build leaves.
+#[derive(Clone, Default)]
+struct Found {
+    stem: String,
+    target: String,
+    output: Option<String>,
 }
 
 /// Brings the dependencies of `file` (relative to the root) up to date; `Err` is the call's
@@ -69,7 +78,7 @@ pub(super) fn dependencies(env: &Env<'_>, project: &Read, file: &str) -> Result<
         nodes: Vec::new(),
         index: BTreeMap::new(),
     };
-    let top = graph.visit((file, ""), &mut Vec::new())?;
+    let top = graph.visit((file, Found::default()), &mut Vec::new())?;
     let order: Vec<usize> = (0..graph.nodes.len()).filter(|&i| i != top).collect();
     let mut out = Built {
         found: order.len(),
@@ -77,19 +86,19 @@ pub(super) fn dependencies(env: &Env<'_>, project: &Read, file: &str) -> Result<
     };
     let mut outputs: Vec<Option<SystemTime>> = vec![None; graph.nodes.len()];
     for (k, &i) in order.iter().enumerate() {
-        let (source, stem) = (graph.nodes[i].source.clone(), graph.nodes[i].stem.clone());
+        let (source, found) = (graph.nodes[i].source.clone(), graph.nodes[i].found.clone());
         let newest_dep = graph.nodes[i].deps.iter().filter_map(|&d| outputs[d]).max();
-        let output = graph.output(&source, &stem);
+        let output = graph.output(&source, &found);
         let fresh = match (output, modified_beneath(env.root, Path::new(&source))) {
             (Some(out), Some(src)) => out >= src && newest_dep.is_none_or(|d| out >= d),
             _ => false,
         };
         if !fresh {
             (env.call.status)(&format!("building {}/{}: {source}", k + 1, order.len()));
-            graph.build(&source, &stem)?;
+            graph.build(&source, &found)?;
             out.built.push(source.clone());
         }
-        outputs[i] = graph.output(&source, &stem);
+        outputs[i] = graph.output(&source, &found);
     }
     Ok(out)
 }
@@ -108,7 +117,7 @@ impl Graph<'_> {
     /// cycle is refused).
     fn visit(
         &mut self,
-        (source, stem): (&str, &str),
+        (source, found): (&str, Found),
         path: &mut Vec<String>,
     ) -> Result<usize, String> {
         if let Some(&i) = self.index.get(source) {
@@ -123,8 +132,8 @@ impl Graph<'_> {
         }
         path.push(source.to_owned());
         let mut deps = Vec::new();
-        for (d, stem) in self.direct(source)? {
-            let i = self.visit((&d, &stem), path)?;
+        for (d, found) in self.direct(source)? {
+            let i = self.visit((&d, found), path)?;
             if !deps.contains(&i) {
                 deps.push(i);
             }
@@ -133,75 +142,81 @@ impl Graph<'_> {
         let i = self.nodes.len();
         self.nodes.push(Dep {
             source: source.to_owned(),
-            stem: stem.to_owned(),
+            found,
             deps,
         });
         self.index.insert(source.to_owned(), i);
         Ok(i)
     }
 
-    /// The dependencies of `source` inside the project (relative to the root), with their
-    /// stems.
-    fn direct(&self, source: &str) -> Result<Vec<(String, String)>, String> {
-        let dir = parent(source);
-        let stems: Vec<String> = match &self.build.deps {
+    /// The dependencies of `source` inside the project (relative to the root), with what
+    /// their rule gave them.
+    fn direct(&self, source: &str) -> Result<Vec<(String, Found)>, String> {
+        // Each candidate: a file name to look for (relative to the source's directory, or to
+        // a directory of the load path, or absolute), and what it would be.
+        let candidates: Vec<(String, Found)> = match &self.build.deps {
             Deps::Program {
                 program,
                 args,
                 matches,
-                ..
+                source: file,
             } => {
-                let out = self.run(program, args, (source, ""), "finding the dependencies of")?;
+                let doing = "finding the dependencies of";
+                let out = self.run(program, args, (source, &Found::default()), doing)?;
                 prerequisites(&out)
                     .iter()
-                    .filter_map(|p| Some(matches.captures(p)?.name("stem")?.as_str().to_owned()))
+                    .filter_map(|p| {
+                        let stem = matches.captures(p)?.name("stem")?.as_str().to_owned();
+                        Some((fill(file, &[("stem", &stem)]), found(&stem, None)))
+                    })
                     .collect()
             }
-            Deps::Imports { matches, .. } => {
+            Deps::Imports(rules) => {
                 let text = read_beneath(self.env.root, source).map_err(|e| e.to_string())?;
-                imports(self.env.spec, &text)
-                    .iter()
-                    .filter_map(|n| Some(matches.captures(n)?.name("stem")?.as_str().to_owned()))
-                    .collect()
+                let mut all = Vec::new();
+                for n in imports(self.env.spec, &text) {
+                    for r in rules {
+                        let Some(c) = r.matches.captures(&n) else {
+                            continue;
+                        };
+                        let stem = c.name("stem").map_or("", |m| m.as_str());
+                        all.push((fill(&r.source, &[("stem", stem)]), found(stem, Some(r))));
+                    }
+                }
+                all
             }
         };
-        let template = match &self.build.deps {
-            Deps::Program { source, .. } | Deps::Imports { source, .. } => source,
-        };
-        let mut found = Vec::new();
-        for stem in stems {
-            let name = fill(template, &[("stem", &stem)]);
-            let places =
+        let dir = parent(source);
+        let mut out: Vec<(String, Found)> = Vec::new();
+        for (name, f) in candidates {
+            let mut places =
                 std::iter::once(self.env.root.join(&dir)).chain(self.project.dirs.iter().cloned());
-            for place in places {
-                let Ok(at) = crate::resolve::within(self.env.root, &place.join(&name), true) else {
-                    continue;
-                };
-                let rel = relative(self.env.root, &at);
-                let name = Path::new(&stem)
-                    .file_name()
-                    .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
-                if rel != source && !found.iter().any(|(f, _)| *f == rel) {
-                    found.push((rel, name));
-                }
-                break;
+            let Some(at) = places
+                .find_map(|p| crate::resolve::within(self.env.root, &p.join(&name), true).ok())
+            else {
+                continue;
+            };
+            let rel = relative(self.env.root, &at);
+            if rel != source && !out.iter().any(|(r, _)| *r == rel) {
+                out.push((rel, f));
             }
         }
-        Ok(found)
+        Ok(out)
     }
 
     /// When the build's output for `source` was written (`None`: there is none).
-    fn output(&self, source: &str, stem: &str) -> Option<SystemTime> {
-        let rel = Path::new(&parent(source)).join(fill(&self.build.output, &vars(source, stem)));
+    fn output(&self, source: &str, found: &Found) -> Option<SystemTime> {
+        let template = found.output.as_deref().unwrap_or(&self.build.output);
+        let rel = Path::new(&parent(source)).join(fill(template, &vars(source, found)));
         modified_beneath(self.env.root, &rel)
     }
 
     /// Builds `source`; `Err`: the answer saying where it failed.
-    fn build(&self, source: &str, stem: &str) -> Result<(), String> {
+    fn build(&self, source: &str, found: &Found) -> Result<(), String> {
         self.run(
             &self.build.program,
             &self.build.args,
-            (source, stem),
+            (source, found),
             "building",
         )
         .map(drop)
@@ -213,7 +228,7 @@ impl Graph<'_> {
         &self,
         program: &Path,
         args: &[String],
-        (source, stem): (&str, &str),
+        (source, found): (&str, &Found),
         doing: &str,
     ) -> Result<String, String> {
         let env = self.env;
@@ -232,7 +247,7 @@ impl Graph<'_> {
             match a.as_str() {
                 "{project}" => argv.extend(project.iter().cloned()),
                 _ => {
-                    let mut v = vars(source, stem);
+                    let mut v = vars(source, found);
                     v.push(("source", &absolute));
                     argv.push(fill(a, &v));
                 }
@@ -289,16 +304,37 @@ impl Graph<'_> {
 }
 
 /// The values a build template names for `source`: `{stem}` (what its `deps` rule gave it;
-/// else its name without extension), `{dir}` (its directory, relative to the root), `{file}`
-/// (its name).
-fn vars<'a>(source: &'a str, stem: &'a str) -> Vec<(&'static str, &'a str)> {
+/// else its name without extension), `{target}`, `{dir}` (its directory, relative to the
+/// root), `{file}` (its name).
+fn vars<'a>(source: &'a str, found: &'a Found) -> Vec<(&'static str, &'a str)> {
     let name = source.rsplit('/').next().unwrap_or(source);
-    let stem = match stem {
+    let stem = match found.stem.as_str() {
         "" => name.split('.').next().unwrap_or(name),
         s => s,
     };
     let dir = source.rfind('/').map_or(".", |i| &source[..i]);
-    vec![("stem", stem), ("dir", dir), ("file", name)]
+    vec![
+        ("stem", stem),
+        ("target", &found.target),
+        ("dir", dir),
+        ("file", name),
+    ]
+}
+
+/// What rule `r` (none: a program's rules) gives a dependency of stem `stem` (of a path, its
+/// file name).
+fn found(stem: &str, r: Option<&ImportDep>) -> Found {
+    let stem = Path::new(stem)
+        .file_name()
+        .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+    let target = r
+        .and_then(|r| r.target.as_deref())
+        .map_or_else(|| stem.clone(), |t| fill(t, &[("stem", &stem)]));
+    Found {
+        output: r.and_then(|r| r.output.clone()),
+        target,
+        stem,
+    }
 }
 
 /// The directory of `source` (relative to the root; `.` for the root itself).
@@ -410,11 +446,21 @@ mod tests {
                 "/usr/lib/coq/Init.vo"
             ]
         );
+        let none = Found::default();
         assert_eq!(
-            vars("sub/Lists.v", ""),
-            [("stem", "Lists"), ("dir", "sub"), ("file", "Lists.v")]
+            vars("sub/Lists.v", &none),
+            [
+                ("stem", "Lists"),
+                ("target", ""),
+                ("dir", "sub"),
+                ("file", "Lists.v")
+            ]
         );
-        assert_eq!(vars("a/fooScript.sml", "foo")[0], ("stem", "foo"));
+        let f = found("/abs/foo", None);
+        assert_eq!(
+            vars("a/fooScript.sml", &f)[..2],
+            [("stem", "foo"), ("target", "foo")]
+        );
         assert_eq!(parent("A.v"), ".");
     }
 }

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::fields::find_program;
 use super::json::{Errors, Obj};
-use crate::spec::project::{Build, Deps, Imports, LineRule, Project};
+use crate::spec::project::{Build, Deps, ImportDep, Imports, LineRule, Project};
 
 /// A pattern (multi-line) read from `key`, with its problem reported at its path.
 fn regex(o: &Obj<'_>, key: &str, required: bool, errs: &mut Errors) -> Option<Regex> {
@@ -152,33 +152,58 @@ fn deps(b: &Obj<'_>, base: &Path, errs: &mut Errors) -> Option<Deps> {
         .get("deps")
         .and_then(|v| Obj::new(v, &b.at("deps"), errs))
     else {
-        errs.add(&b.at("deps"), "is required: {\"program\", \"args\", \"matches\", \"source\"} or {\"imports\", \"source\"}");
+        errs.add(&b.at("deps"), "is required: {\"program\", \"args\", \"matches\", \"source\"} or {\"imports\": [{\"matches\", \"source\", …}]}");
         return None;
     };
     d.only(&["program", "args", "matches", "imports", "source"], errs);
-    let source = d.required_string("source", errs).unwrap_or_default();
-    if !source.contains("{stem}") {
-        errs.add(&d.at("source"), "must contain {stem}");
-    }
-    let stem = |key: &str, errs: &mut Errors| {
-        let re = regex(&d, key, true, errs)?;
-        if !re.capture_names().any(|n| n == Some("stem")) {
-            errs.add(&d.at(key), "must have a group (?P<stem>…)");
+    if let Some(v) = d.map.get("imports") {
+        let Some(items) = v.as_array().filter(|a| !a.is_empty()) else {
+            errs.add(
+                &d.at("imports"),
+                "must be a non-empty array of {\"matches\", \"source\", \"target\"?, \"output\"?}",
+            );
+            return None;
+        };
+        let mut rules = Vec::new();
+        for (i, item) in items.iter().enumerate() {
+            let Some(r) = Obj::new(item, &format!("{}[{i}]", d.at("imports")), errs) else {
+                continue;
+            };
+            r.only(&["matches", "source", "target", "output"], errs);
+            if let (Some(matches), Some(source)) = (stem(&r, errs), source(&r, errs)) {
+                rules.push(ImportDep {
+                    matches,
+                    source,
+                    target: r.string("target", errs),
+                    output: r.string("output", errs),
+                });
+            }
         }
-        Some(re)
-    };
-    if d.map.contains_key("imports") {
-        Some(Deps::Imports {
-            matches: stem("imports", errs)?,
-            source,
-        })
-    } else {
-        let program = program(&d, base, errs);
-        Some(Deps::Program {
-            args: d.strings("args", errs),
-            matches: stem("matches", errs)?,
-            program: program?,
-            source,
-        })
+        return Some(Deps::Imports(rules));
     }
+    let program = program(&d, base, errs);
+    Some(Deps::Program {
+        args: d.strings("args", errs),
+        matches: stem(&d, errs)?,
+        source: source(&d, errs)?,
+        program: program?,
+    })
+}
+
+/// The `matches` of a dependency rule: a pattern with a group `stem`.
+fn stem(o: &Obj<'_>, errs: &mut Errors) -> Option<Regex> {
+    let re = regex(o, "matches", true, errs)?;
+    if !re.capture_names().any(|n| n == Some("stem")) {
+        errs.add(&o.at("matches"), "must have a group (?P<stem>…)");
+    }
+    Some(re)
+}
+
+/// The `source` of a dependency rule: a template with `{stem}`.
+fn source(o: &Obj<'_>, errs: &mut Errors) -> Option<String> {
+    let source = o.required_string("source", errs)?;
+    if !source.contains("{stem}") {
+        errs.add(&o.at("source"), "must contain {stem}");
+    }
+    Some(source)
 }

@@ -63,7 +63,8 @@ pub struct Build {
     pub deps: Deps,
     /// The program that builds one dependency (absolute), run in the dependency's directory.
     pub program: PathBuf,
-    /// Its argument templates: `{project}`, `{source}`, `{stem}`, `{dir}`.
+    /// Its argument templates: `{project}`, `{source}`, `{stem}`, `{dir}`, `{target}` (what
+    /// the dependency's import rule asks for).
     pub args: Vec<String>,
     /// What the build leaves, relative to the dependency's directory (`{stem}.vo`): when it
     /// is newer than the dependency and than what the dependency depends on, the dependency
@@ -90,12 +91,20 @@ pub enum Deps {
         /// A dependency's source: `{stem}`.
         source: String,
     },
-    /// The file's imports whose names match `matches` (its group `stem`) and name a file
-    /// `source` in the file's directory or a directory of its project's load path.
-    Imports {
-        /// Which imports are dependencies, and their stem.
-        matches: Regex,
-        /// A dependency's source: `{stem}`.
-        source: String,
-    },
+    /// The file's imports that match one of these rules and name a file in the file's
+    /// directory or a directory of its project's load path.
+    Imports(Vec<ImportDep>),
+}
+
+/// Which imports are dependencies, the file each names, and how it is built.
+#[derive(Clone, Debug)]
+pub struct ImportDep {
+    /// Which import names are dependencies, and their stem (its group `stem`).
+    pub matches: Regex,
+    /// A dependency's source: `{stem}` (`{stem}Script.sml`).
+    pub source: String,
+    /// What the build program is asked for (`{target}` in its arguments): `{stem}`.
+    pub target: Option<String>,
+    /// What the build leaves, relative to the dependency's directory, if not the build's.
+    pub output: Option<String>,
 }
