@@ -133,7 +133,13 @@ pub(crate) fn dir_within(root: &Path, dir: &str) -> Result<PathBuf, Refusal> {
             "a directory name must not contain NUL".into(),
         ));
     }
-    let resolved = within(root, Path::new(dir), true)?;
+    let resolved = within(root, Path::new(dir), true).map_err(|e| match e {
+        Refusal::Outside(_) => Refusal::Outside(format!(
+            "the directory {dir:?} is outside the root {}",
+            root.display()
+        )),
+        unusable => unusable,
+    })?;
     if resolved.is_dir() {
         Ok(resolved)
     } else {
@@ -231,8 +237,8 @@ mod tests {
         assert_eq!(dir_within(&root, ".").unwrap(), root);
         for (d, why) in [
             ("f", "is not a directory"),
-            ("o", "leads outside"),
-            ("..", "leads outside"),
+            ("o", "is outside the root"),
+            ("..", "is outside the root"),
             ("missing", "does not exist"),
             ("a\0b", "NUL"),
         ] {
