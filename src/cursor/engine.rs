@@ -61,6 +61,8 @@ pub(super) struct Cursor {
     /// The segment a cancel or deadline interrupted while it loaded: what it left is taken
     /// back before the next call loads it again.
     pub interrupted: Option<usize>,
+    /// The names loaded into the program for the imports of what it was given (each once).
+    pub imported: std::collections::BTreeSet<String>,
 }
 
 /// Replaces each `{key}` of `template` by its value, in one pass (a value's own braces stay).
@@ -105,6 +107,7 @@ impl Cursor {
         self.proved = false;
         self.resume = None;
         self.interrupted = None;
+        self.imported.clear();
     }
 
     /// Where the loaded prefix ends.
@@ -197,14 +200,25 @@ impl Cursor {
         if text.trim().is_empty() {
             return Ok(());
         }
+        // A BOM at the start of the file is no part of its first command.
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        let rewritten;
+        let mut input = text;
         if seg.block.is_none() {
-            // The names the command imports, loaded first (their failures show in the
-            // command's own answer: an unknown structure, a missing file).
-            if let Some(load) = super::project::loads(spec, text) {
-                answer(link.say(&load, spec.timeout))?;
+            if let Some(r) = rewrite(spec, text) {
+                rewritten = r;
+                input = &rewritten;
             }
         }
-        let said = answer(link.say(text, spec.timeout))?;
+        // The names it imports, loaded first (their failures show in its own answer: an
+        // unknown structure, a missing file).
+        if let Some(load) = super::project::loads(spec, input, &mut self.imported) {
+            answer(link.say(&load, spec.timeout))?;
+        }
+        if input.trim().is_empty() {
+            return Ok(());
+        }
+        let said = answer(link.say(input, spec.timeout))?;
         let Some(error) = spec.error_line(&said) else {
             return Ok(());
         };
@@ -321,6 +335,27 @@ impl Cursor {
             .find(|(i, _, b)| *i >= from && b.placeholder && spec.rules[b.rule].goal)
             .map(|(i, _, _)| i)
     }
+}
+
+/// The command `text` as the kind's `rewrite` sends it, if a rule matches it whole.
+fn rewrite(spec: &CursorSpec, text: &str) -> Option<String> {
+    let t = text.trim();
+    spec.rewrite.iter().find_map(|(re, send)| {
+        let c = re.captures(t)?;
+        let groups: Vec<(String, String)> = (1..c.len())
+            .map(|i| {
+                (
+                    i.to_string(),
+                    c.get(i).map_or("", |m| m.as_str()).to_owned(),
+                )
+            })
+            .collect();
+        let vars: Vec<(&str, &str)> = groups
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        Some(fill(send, &vars))
+    })
 }
 
 /// The first line of a command, at most 60 characters.

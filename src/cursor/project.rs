@@ -231,11 +231,16 @@ fn names(rules: &[LineRule], text: &str) -> Vec<String> {
     names
 }
 
-/// The input that loads the names the command `text` imports (`None`: none, or the kind
-/// loads nothing itself).
-pub(super) fn loads(spec: &CursorSpec, text: &str) -> Option<String> {
+/// The input that loads the names `text` imports that are not in `done` yet, which it adds
+/// them to (`None`: none, or the kind loads nothing itself).
+pub(super) fn loads(
+    spec: &CursorSpec,
+    text: &str,
+    done: &mut std::collections::BTreeSet<String>,
+) -> Option<String> {
     let load = spec.imports.load.as_ref()?;
-    let names = imports(spec, text);
+    let mut names = imports(spec, text);
+    names.retain(|n| done.insert(n.clone()));
     (!names.is_empty()).then(|| {
         names
             .iter()

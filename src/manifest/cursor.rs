@@ -37,6 +37,7 @@ const KEYS: &[&str] = &[
     "background",
     "timeoutSeconds",
     "commands",
+    "rewrite",
     "rollback",
     "project",
     "imports",
@@ -126,6 +127,7 @@ pub(super) fn cursor(
             .string("commands", errs)
             .and_then(|p| compile(&p, &o.at("commands"), errs)),
         rollback: o.strings("rollback", errs),
+        rewrite: rewrite(&o, errs),
         project: super::project::project(&o, errs),
         imports: super::project::imports(&o, errs),
         build: super::project::build(&o, base, errs),
@@ -288,6 +290,24 @@ fn blocks(o: &Obj<'_>, tpl: &str, admit: &str, errs: &mut Errors) -> Vec<BlockRu
         }
     }
     rules
+}
+
+/// The cursor's `rewrite`: `{match, send}` pairs, the pattern anchored to the whole command.
+fn rewrite(o: &Obj<'_>, errs: &mut Errors) -> Vec<(Regex, String)> {
+    let mut out = Vec::new();
+    for (_, r) in objects(o, "rewrite", errs) {
+        r.only(&["match", "send"], errs);
+        let (Some(m), Some(send)) = (
+            r.required_string("match", errs),
+            r.required_string("send", errs),
+        ) else {
+            continue;
+        };
+        if let Some(re) = compile(&format!("\\A(?:{m})\\z"), &r.at("match"), errs) {
+            out.push((re, send));
+        }
+    }
+    out
 }
 
 fn join(o: &Obj<'_>, errs: &mut Errors) -> (String, String) {

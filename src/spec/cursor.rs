@@ -125,6 +125,10 @@ pub struct CursorSpec {
     /// each command is loaded, and a failure reported, on its own. None: the text between
     /// two blocks is one command.
     pub commands: Option<Regex>,
+    /// Commands outside blocks sent otherwise: a command that this pattern matches whole is
+    /// sent as the template (its groups `{1}`…), or not at all when the template is empty
+    /// (HOL4's `local … in` around theorem blocks, which a toplevel cannot hold open).
+    pub rewrite: Vec<(Regex, String)>,
     /// Inputs that take back what an interrupted block left (`Reset {name}.`), sent before
     /// the next call loads it again; their errors are ignored. None: the program is
     /// restarted and the file loaded again.
