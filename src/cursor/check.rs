@@ -2,15 +2,16 @@
 //! from disk and reported OK, FAILED or placeholder), and `K_cursor_status`.
 
 use super::engine::answer;
-use super::file::read_beneath;
-use super::ops::{begin, blocks_end, entered, failure, failures, theorem, Env, Run};
+use super::ops::{begin, Env, Run};
+use super::report::{blocks_end, entered, failure, theorem};
 use super::outline::find_code;
 use super::scan::{balanced, code_mask};
+use super::reply::Answer;
 use crate::session::OpResult;
 use crate::spec::cursor::{CursorSpec, StateAt};
 
 /// `K_state_at {file, line}`.
-pub(super) fn state_at(env: &Env<'_>, file: &str, line: usize) -> OpResult {
+pub(super) fn state_at(env: &Env<'_>, file: &str, line: usize) -> Answer {
     let mut run = begin(env, Some(file))?;
     let reply = state_in(&mut run, line);
     run.end(reply)
@@ -108,7 +109,7 @@ pub(super) fn steps_upto(
 }
 
 /// `K_check {file, theorem?}`.
-pub(super) fn check(env: &Env<'_>, file: &str, name: Option<&str>) -> OpResult {
+pub(super) fn check(env: &Env<'_>, file: &str, name: Option<&str>) -> Answer {
     let mut run = begin(env, Some(file))?;
     let reply = check_in(&mut run, name);
     run.end(reply)
@@ -225,71 +226,4 @@ fn line_of(c: &super::engine::Cursor, j: usize) -> usize {
 
 fn indent(s: &str) -> String {
     s.lines().map(|l| format!("    {l}\n")).collect()
-}
-
-/// `K_cursor_status {}`: from the stored state and the disk, without taking the turn.
-pub(super) fn status(env: &Env<'_>) -> OpResult {
-    let c = match env.store.peek(&env.key()) {
-        None => {
-            return Ok(format!(
-                "No cursor on the {} session `{}`: call {} {{file}}.",
-                env.kind.name,
-                env.session,
-                env.tool("cursor_init")
-            ))
-        }
-        Some(Err(f)) => {
-            return Ok(format!(
-                "A cursor call on {f} is running; ask again when it ends."
-            ))
-        }
-        Some(Ok(c)) => c,
-    };
-    let spec = env.spec;
-    let disk = read_beneath(env.root, &c.file);
-    let changed = match &disk {
-        Ok(d) if *d == c.text => "unchanged since it was loaded".to_owned(),
-        Ok(d) if d.get(..c.loaded_end()) == c.text.get(..c.loaded_end()) => {
-            "changed after the loaded part (the next call reads it)".to_owned()
-        }
-        Ok(_) => "CHANGED in the loaded part: the next cursor call reloads it".to_owned(),
-        Err(e) => format!("unreadable: {e}"),
-    };
-    let current = match c.current.and_then(|i| c.block(i)) {
-        Some((_, b)) => format!(
-            "{}{}",
-            b.name,
-            if c.proved {
-                " (proved: call complete)"
-            } else {
-                ""
-            }
-        ),
-        None => "none".into(),
-    };
-    let mut out = format!(
-        "File {}: {changed}.\nLoaded to line {}. Current theorem: {current}.\n",
-        c.file,
-        c.outline.line(c.loaded_end().saturating_sub(1))
-    );
-    out.push_str(&format!("Recorded steps ({}):\n", c.steps.len()));
-    for (k, s) in c.steps.iter().enumerate() {
-        out.push_str(&format!("  {}. {s}\n", k + 1));
-    }
-    let left: Vec<&str> = c
-        .outline
-        .blocks()
-        .filter(|(_, _, b)| b.placeholder && spec.rules[b.rule].goal)
-        .map(|(_, _, b)| b.name.as_str())
-        .collect();
-    out.push_str(&format!(
-        "Placeholders left ({}): {}\n",
-        left.len(),
-        left.join(", ")
-    ));
-    out.push_str(&failures(&c));
-    if let Some(r) = &c.resume {
-        out.push_str(&format!("{r}\n"));
-    }
-    Ok(out.trim_end().to_owned())
 }

@@ -23,6 +23,8 @@ pub(super) struct Failure {
     pub detail: String,
     /// It failed again with its proof replaced by the placeholder (so its name is unbound).
     pub admit_failed: bool,
+    /// Where its proof breaks: the first step that fails, and the goals it faced.
+    pub broken: Option<serde_json::Value>,
 }
 
 /// Why a sequence stopped before its end.
@@ -232,6 +234,7 @@ impl Cursor {
                 error,
                 detail: excerpt(&said),
                 admit_failed: false,
+                broken: None,
             });
             return Ok(());
         };
@@ -248,6 +251,7 @@ impl Cursor {
             error,
             detail: excerpt(&said),
             admit_failed: true,
+            broken: None,
         };
         answer(link.say(&spec.drop, spec.timeout))?;
         if let Some(admitted) = with_proof(&self.text, &seg, b, &spec.rules[b.rule].admit) {

@@ -16,7 +16,10 @@ mod file;
 mod ops;
 mod outline;
 mod project;
+mod reply;
+mod report;
 mod scan;
+mod steps;
 mod tools;
 mod write_proof;
 

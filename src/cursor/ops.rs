@@ -6,12 +6,13 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 use stdmcp::sync::lock;
 
-use super::engine::{answer, fill, Cursor, Failure, Halt};
+use super::engine::{answer, fill, Cursor, Halt};
+use super::report::{blocks_end, entered, failures, outline, theorem};
 use super::file::read_beneath;
-use crate::session::{Caller, Key, Link, OpResult, Registry, Said, StopReason};
+use super::reply::{Answer, Reply};
+use crate::session::{Caller, Key, Link, OpResult, Registry, StopReason};
 use crate::spec::cursor::CursorSpec;
 use crate::spec::SessionKind;
 
@@ -261,19 +262,25 @@ impl Run<'_> {
         Ok(())
     }
 
-    /// Puts the cursor back and adds the notes to the reply.
-    pub(super) fn end(mut self, reply: OpResult) -> OpResult {
+    /// Puts the cursor back; the answer is `reply` after the notes, with the cursor's state
+    /// and the notes among its fields.
+    pub(super) fn end<T: Into<Reply>, E: Into<Reply>>(mut self, reply: Result<T, E>) -> Answer {
         self.cur.identity = Some(self.link.identity());
-        self.env.store.put(&self.env.key(), self.cur);
         let head = self.notes.join("\n");
-        let join = |t: String| {
-            if head.is_empty() {
-                t
-            } else {
-                format!("{head}\n{t}")
+        let mut state = super::reply::state(&self.cur, self.env.spec);
+        state.insert("notes".into(), serde_json::json!(self.notes));
+        self.env.store.put(&self.env.key(), self.cur);
+        let finish = |r: Reply| {
+            let mut r = r.after(&head);
+            for (k, v) in &state {
+                r.data.entry(k.clone()).or_insert_with(|| v.clone());
             }
+            r
         };
-        reply.map(join).map_err(join)
+        match reply {
+            Ok(r) => Ok(finish(r.into())),
+            Err(r) => Err(finish(r.into())),
+        }
     }
 
     /// Says why a sequence stopped; a stopped load resumes at the next call.
@@ -336,7 +343,7 @@ impl Run<'_> {
 }
 
 /// `K_cursor_init {file, start_at?}`.
-pub(super) fn init(env: &Env<'_>, file: &str, start_at: Option<&str>) -> OpResult {
+pub(super) fn init(env: &Env<'_>, file: &str, start_at: Option<&str>) -> Answer {
     let mut run = begin(env, Some(file))?;
     let reply = init_in(&mut run, start_at);
     run.end(reply)
@@ -376,236 +383,4 @@ fn init_in(run: &mut Run<'_>, start_at: Option<&str>) -> OpResult {
         )),
         Err(e) => Err(format!("{text}\n{e}")),
     }
-}
-
-/// The index after the last block.
-pub(super) fn blocks_end(c: &Cursor) -> usize {
-    c.outline.blocks().last().map_or(0, |(i, _, _)| i + 1)
-}
-
-/// The block named `name` whose goal can be entered.
-pub(super) fn theorem(c: &Cursor, spec: &CursorSpec, name: &str) -> Result<usize, String> {
-    let found = c
-        .outline
-        .blocks()
-        .find(|(_, _, b)| b.name == name && spec.rules[b.rule].goal && b.proof.is_some());
-    found.map(|(i, _, _)| i).ok_or_else(|| {
-        let names: Vec<&str> = c
-            .outline
-            .blocks()
-            .map(|(_, _, b)| b.name.as_str())
-            .collect();
-        format!(
-            "{} has no theorem {name:?} (its blocks: {})",
-            c.file,
-            names.join(", ")
-        )
-    })
-}
-
-pub(super) fn entered(c: &Cursor) -> String {
-    match c.current.and_then(|i| c.block(i)) {
-        Some((s, b)) => {
-            let (a, z) = c.outline.lines_of(s);
-            format!("Goal of {} (lines {a}-{z}):", b.name)
-        }
-        None => String::new(),
-    }
-}
-
-/// The outline: each block, its lines, and whether its proof is a placeholder.
-pub(super) fn outline(c: &Cursor, spec: &CursorSpec) -> String {
-    let mut out = format!(
-        "{}: {} blocks, loaded to line {}.\n",
-        c.file,
-        c.outline.blocks().count(),
-        c.outline.line(c.loaded_end().saturating_sub(1))
-    );
-    for (i, s, b) in c.outline.blocks() {
-        let (a, z) = c.outline.lines_of(s);
-        let mark = if b.placeholder { " placeholder" } else { "" };
-        let goal = if spec.rules[b.rule].goal {
-            ""
-        } else {
-            " (not a goal)"
-        };
-        let here = if Some(i) == c.current {
-            "  <- cursor"
-        } else {
-            ""
-        };
-        out.push_str(&format!("  {} lines {a}-{z}{mark}{goal}{here}\n", b.name));
-    }
-    out
-}
-
-pub(super) fn failures(c: &Cursor) -> String {
-    c.failed.iter().map(failure).collect()
-}
-
-/// One failure, on one line: a command's, or a block's (after a failed command: that it
-/// may be why, rather than the same error again).
-pub(super) fn failure(f: &Failure) -> String {
-    let (a, z) = f.lines;
-    let lines = if a == z {
-        format!("line {a}")
-    } else {
-        format!("lines {a}-{z}")
-    };
-    if f.command {
-        return format!("FAILED {} ({lines}): {}\n", f.name, f.error);
-    }
-    let admitted = if f.admit_failed {
-        "; it failed again with its proof left to later, so its name is unbound"
-    } else {
-        "; loaded again with its proof left to later"
-    };
-    match &f.after {
-        Some(cause) => format!(
-            "FAILED {} ({lines}): after the failed command {cause} ({}){admitted}\n",
-            f.name, f.error
-        ),
-        None => format!("FAILED {} ({lines}): {}{admitted}\n", f.name, f.error),
-    }
-}
-
-/// `K_cursor_step {tactic}`.
-pub(super) fn step(env: &Env<'_>, tactic: &str, limit: Duration) -> OpResult {
-    let mut run = begin(env, None)?;
-    let reply = step_in(&mut run, tactic, limit);
-    run.end(reply)
-}
-
-/// The current theorem, entered again (with its steps) when the program was fresh; `again`
-/// is the tool to call again when that reload stops early.
-pub(super) fn need_goal(run: &mut Run<'_>, again: &str) -> Result<usize, String> {
-    let i = run.cur.current.ok_or_else(|| {
-        format!(
-            "no goal is entered: call {} or {} first",
-            run.env.tool("cursor_init"),
-            run.env.tool("cursor_goto")
-        )
-    })?;
-    run.restore().map_err(|h| run.halted(h, again))?;
-    Ok(i)
-}
-
-fn step_in(run: &mut Run<'_>, tactic: &str, limit: Duration) -> OpResult {
-    let spec = run.env.spec;
-    if let Some(p) = spec.step_pattern.as_ref().filter(|p| !p.is_match(tactic)) {
-        return Err(format!(
-            "a step of this kind must match /{}/ (for example end with a period); nothing was sent",
-            p.as_str().trim_start_matches("(?m)")
-        ));
-    }
-    need_goal(run, "cursor_step")?;
-    match run
-        .link
-        .say(&fill(&spec.step, &[("tactic", tactic)]), limit)
-    {
-        Said::Answer(a) => {
-            if let Some(e) = spec.error_line(&a) {
-                return Err(format!(
-                    "{a}\n\nThe step failed ({e}); it is not recorded and the goal is as before."
-                ));
-            }
-            run.cur.steps.push(tactic.trim().to_owned());
-            run.cur.proved = spec.proved.is_match(&a);
-            // A step that printed nothing: show the goals it left.
-            let a = if a.is_empty() {
-                answer(run.link.say(&spec.goals, spec.timeout)).unwrap_or_default()
-            } else {
-                a
-            };
-            let n = run.cur.steps.len();
-            let tail = if run.cur.proved {
-                format!(
-                    "The goal is proved ({n} step{}): call {} to write the proof.",
-                    if n == 1 { "" } else { "s" },
-                    run.env.tool("cursor_complete")
-                )
-            } else {
-                format!("(step {n} recorded)")
-            };
-            Ok(format!("{a}\n\n{tail}"))
-        }
-        Said::Stopped {
-            partial,
-            alive,
-            why,
-        } => {
-            let how = if why == StopReason::Deadline {
-                format!("after its timeout of {:.0} s", limit.as_secs_f64())
-            } else {
-                "by a cancel".into()
-            };
-            let state = if alive {
-                "the goal is as before".to_owned()
-            } else {
-                run.cur.reset();
-                "the program did not come back and was killed; the next cursor call loads the file again".to_owned()
-            };
-            Err(format!("The step was interrupted {how}; it is not recorded and {state}.\nOutput so far:\n{partial}"))
-        }
-        Said::Died(m) => {
-            run.cur.reset();
-            Err(format!(
-                "{m}. The next cursor call starts a fresh program and loads the file again."
-            ))
-        }
-    }
-}
-
-/// `K_cursor_undo {}`.
-pub(super) fn undo(env: &Env<'_>) -> OpResult {
-    let mut run = begin(env, None)?;
-    let reply = (|| {
-        need_goal(&mut run, "cursor_undo")?;
-        if run.cur.steps.is_empty() {
-            return Err("no recorded step to undo".to_owned());
-        }
-        let a = answer(run.link.say(&run.env.spec.undo, run.env.spec.timeout))
-            .map_err(|h| run.halted(h, "cursor_undo"))?;
-        if let Some(e) = run.env.spec.error_line(&a) {
-            return Err(format!("{a}\n\nThe undo failed ({e})."));
-        }
-        let s = run.cur.steps.pop().unwrap_or_default();
-        run.cur.proved = false;
-        let goals = answer(run.link.say(&run.env.spec.goals, run.env.spec.timeout))
-            .map_err(|h| run.halted(h, "cursor_undo"))?;
-        Ok(format!(
-            "{goals}\n\nTook back step {} ({s}).",
-            run.cur.steps.len() + 1
-        ))
-    })();
-    run.end(reply)
-}
-
-/// `K_cursor_reenter {}`.
-pub(super) fn reenter(env: &Env<'_>) -> OpResult {
-    let mut run = begin(env, None)?;
-    let reply = (|| {
-        let i = run
-            .cur
-            .current
-            .ok_or_else(|| "no theorem is under the cursor".to_owned())?;
-        run.cur.steps.clear();
-        let g = run.goto(i).map_err(|h| run.halted(h, "cursor_reenter"))?;
-        Ok(format!("{}\n{g}", entered(&run.cur)))
-    })();
-    run.end(reply)
-}
-
-/// `K_cursor_goto {theorem}`.
-pub(super) fn goto(env: &Env<'_>, name: &str) -> OpResult {
-    let mut run = begin(env, None)?;
-    let reply = (|| {
-        let i = theorem(&run.cur, run.env.spec, name)?;
-        run.cur.steps.clear();
-        run.cur.current = None;
-        run.rollback_to(i)?;
-        let g = run.goto(i).map_err(|h| run.halted(h, "cursor_goto"))?;
-        Ok(format!("{}{}\n{g}", failures(&run.cur), entered(&run.cur)))
-    })();
-    run.end(reply)
 }

@@ -8,16 +8,15 @@ use std::sync::Arc;
 use serde_json::{json, Value};
 
 use super::ops::{self, CursorStore, Env};
-use super::{check, write_proof};
-use crate::session::{
-    annotations, name_of, object, reply, session_param, with_call, OpResult, Registry,
-};
+use super::{check, steps, write_proof};
+use super::reply::Answer;
+use crate::session::{annotations, name_of, object, session_param, with_call, Registry};
 use crate::spec::cursor::CursorSpec;
 use crate::spec::session::{SessionKind, Workdir};
 use stdmcp::{Ctx, ToolDef, ToolError};
 use stdmcp_proto::peer::Timeout;
 
-type Action = dyn Fn(&Env<'_>, &Value) -> Result<OpResult, ToolError> + Send + Sync;
+type Action = dyn Fn(&Env<'_>, &Value) -> Result<Answer, ToolError> + Send + Sync;
 
 struct Ctxt {
     reg: Arc<Registry>,
@@ -73,7 +72,7 @@ impl Ctxt {
                     };
                     action(&env, &args)
                 })?;
-                reply(r)
+                Ok(super::reply::result(r))
             },
         )
         .annotations(annotations(suffix == "cursor_status", false, false));
@@ -139,18 +138,18 @@ impl Ctxt {
             &["tactic"], false,
             Box::new(|env, a| {
                 let limit = step_timeout(env.kind).for_call(a);
-                Ok(ops::step(env, required(a, "tactic")?, limit))
+                Ok(steps::step(env, required(a, "tactic")?, limit))
             })).timeout_rule(step_timeout(kind)),
         c.tool("cursor_undo", format!("Take back the last recorded step of the {k} cursor."), json!({}), &[], false,
-            Box::new(|env, _| Ok(ops::undo(env)))),
+            Box::new(|env, _| Ok(steps::undo(env)))),
         c.tool("cursor_complete", format!(
             "Join the recorded steps into the proof, check the whole block in the {k} session, and {write}; then move to the next placeholder (loading the blocks in between) and enter its goal. Returns the proof, the changed lines and the next goal."),
             json!({}), &[], true, Box::new(|env, _| Ok(write_proof::complete(env)))),
         c.tool("cursor_goto", format!("Drop the current proof of the {k} cursor and enter another theorem of the file (forward: loads the blocks in between; backward: a fresh program loads up to it)."),
             json!({"theorem": {"type": "string", "description": "The theorem's name."}}), &["theorem"], true,
-            Box::new(|env, a| Ok(ops::goto(env, required(a, "theorem")?)))),
+            Box::new(|env, a| Ok(steps::goto(env, required(a, "theorem")?)))),
         c.tool("cursor_reenter", format!("Drop all proof state of the {k} cursor and enter the current theorem again (no steps)."),
-            json!({}), &[], true, Box::new(|env, _| Ok(ops::reenter(env)))),
+            json!({}), &[], true, Box::new(|env, _| Ok(steps::reenter(env)))),
         ]
     }
 
@@ -159,7 +158,7 @@ impl Ctxt {
         let (c, k) = (self, &self.kind.name);
         vec![
         c.tool("cursor_status", format!("The {k} cursor: its file and whether it changed since loading, the line loaded to, the current theorem, the recorded steps, the placeholders left."),
-            json!({}), &[], false, Box::new(|env, _| Ok(check::status(env)))),
+            json!({}), &[], false, Box::new(|env, _| Ok(super::report::status(env)))),
         c.tool("state_at", format!("The goal state at a line inside a proof of a file, in the {k} session: the block's statement entered and the proof's steps up to that line applied (recorded, so {k}_cursor_step continues from there)."),
             json!({"file": file, "line": {"type": "integer", "minimum": 1, "description": "1-based line inside a proof."}}), &["file", "line"], true,
             Box::new(|env, a| {

@@ -4,12 +4,15 @@
 
 use super::engine::{answer, fill};
 use super::file::{read_beneath, replace_beneath};
-use super::ops::{entered, failures, need_goal, Run};
+use super::ops::Run;
+use super::report::{entered, failures};
+use super::steps::need_goal;
 use super::outline::{with_proof, Outline, Segment};
+use super::reply::Answer;
 use crate::session::OpResult;
 
 /// `K_cursor_complete {}`.
-pub(super) fn complete(env: &super::ops::Env<'_>) -> OpResult {
+pub(super) fn complete(env: &super::ops::Env<'_>) -> Answer {
     let mut run = super::ops::begin(env, None)?;
     let reply = complete_in(&mut run);
     run.end(reply)

@@ -35,6 +35,6 @@ pub(crate) use exchange::{Caller, StopReason};
 pub(crate) use launch::ProjectLaunch;
 pub(crate) use ops::OpResult;
 pub(crate) use registry::{Key, Registry};
-pub(crate) use tool_parts::{annotations, name_of, object, reply, session_param, with_call};
+pub(crate) use tool_parts::{annotations, name_of, object, session_param, with_call};
 pub(crate) use tools::{add_kind, finish, registry};
 pub(crate) use turn::{Identity, Link, Said};
