@@ -3,10 +3,10 @@
 
 use super::engine::answer;
 use super::ops::{begin, Env, Run};
-use super::report::{blocks_end, entered, failure, theorem};
 use super::outline::find_code;
-use super::scan::{balanced, code_mask};
 use super::reply::Answer;
+use super::report::{blocks_end, entered, failure, theorem};
+use super::scan::{balanced, code_mask};
 use crate::session::OpResult;
 use crate::spec::cursor::{CursorSpec, StateAt};
 

@@ -9,6 +9,7 @@
 //! rules, the placeholder, and the inputs that enter a goal, apply a step, undo, show the
 //! goals, drop the proof; the patterns of an error and of a proved goal; how steps join.
 
+mod attempt;
 mod build;
 mod check;
 mod engine;

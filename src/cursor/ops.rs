@@ -9,9 +9,9 @@ use std::sync::{Arc, Mutex};
 use stdmcp::sync::lock;
 
 use super::engine::{answer, fill, Cursor, Halt};
-use super::report::{blocks_end, entered, failures, outline, theorem};
 use super::file::read_beneath;
 use super::reply::{Answer, Reply};
+use super::report::{blocks_end, entered, failures, outline, theorem};
 use crate::session::{Caller, Key, Link, OpResult, Registry, StopReason};
 use crate::spec::cursor::CursorSpec;
 use crate::spec::SessionKind;

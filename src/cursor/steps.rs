@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use super::engine::{answer, fill};
 use super::ops::{begin, Env, Run};
-use super::report::{entered, failures, theorem};
 use super::reply::Answer;
+use super::report::{entered, failures, theorem};
 use crate::session::{OpResult, Said, StopReason};
 
 /// `K_cursor_step {tactic}`.

@@ -8,8 +8,8 @@ use std::sync::Arc;
 use serde_json::{json, Value};
 
 use super::ops::{self, CursorStore, Env};
-use super::{check, steps, write_proof};
 use super::reply::Answer;
+use super::{attempt, check, steps, write_proof};
 use crate::session::{annotations, name_of, object, session_param, with_call, Registry};
 use crate::spec::cursor::CursorSpec;
 use crate::spec::session::{SessionKind, Workdir};
@@ -140,6 +140,24 @@ impl Ctxt {
                 let limit = step_timeout(env.kind).for_call(a);
                 Ok(steps::step(env, required(a, "tactic")?, limit))
             })).timeout_rule(step_timeout(kind)),
+        c.tool("cursor_try", format!(
+            "Try several tactics (1-{max}) on the goal under the {k} cursor, each from the same goal, none recorded: for each, whether it proves the goal, the goals it leaves (how many, and their text), its error, or that it passed its timeout (it is interrupted and the next one runs). The goal is as it was afterwards; then {k}_cursor_step the one to keep.", max = attempt::MAX_TACTICS),
+            json!({"tactics": {"type": "array", "minItems": 1, "maxItems": attempt::MAX_TACTICS, "items": {"type": "string", "minLength": 1, "maxLength": 65536}, "description": "The tactics, each as you would write it as a step."},
+                   "timeout": {"type": "number", "exclusiveMinimum": 0, "maximum": kind.max_timeout.as_secs_f64(), "description": "Seconds each tactic may take."},
+                   "stopAtProof": {"type": "boolean", "description": "Stop at the first tactic that proves the goal."}}),
+            &["tactics"], true,
+            Box::new(|env, a| {
+                let tactics: Vec<String> = a["tactics"].as_array().into_iter().flatten().filter_map(|t| t.as_str().map(str::to_owned)).collect();
+                if tactics.is_empty() || tactics.len() > attempt::MAX_TACTICS {
+                    return Err(ToolError::msg(format!("tactics must hold 1-{} strings", attempt::MAX_TACTICS)));
+                }
+                let ask = attempt::Ask {
+                    limit: step_timeout(env.kind).for_call(a),
+                    stop_at_proof: a["stopAtProof"].as_bool().unwrap_or(false),
+                    tactics: &tactics,
+                };
+                Ok(attempt::try_tactics(env, &ask))
+            })),
         c.tool("cursor_undo", format!("Take back the last recorded step of the {k} cursor."), json!({}), &[], false,
             Box::new(|env, _| Ok(steps::undo(env)))),
         c.tool("cursor_complete", format!(

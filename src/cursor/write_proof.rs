@@ -5,10 +5,10 @@
 use super::engine::{answer, fill};
 use super::file::{read_beneath, replace_beneath};
 use super::ops::Run;
-use super::report::{entered, failures};
-use super::steps::need_goal;
 use super::outline::{with_proof, Outline, Segment};
 use super::reply::Answer;
+use super::report::{entered, failures};
+use super::steps::need_goal;
 use crate::session::OpResult;
 
 /// `K_cursor_complete {}`.

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use super::background::background;
 use super::json::{Errors, Obj};
-use crate::spec::cursor::{BlockRule, Comment, CursorSpec, Lexicon, Quote, StateAt};
+use crate::spec::cursor::{BlockRule, Comment, CursorSpec, GoalCount, Lexicon, Quote, StateAt};
 
 const KEYS: &[&str] = &[
     "write",
@@ -37,6 +37,7 @@ const KEYS: &[&str] = &[
     "background",
     "timeoutSeconds",
     "commands",
+    "goalCount",
     "rewrite",
     "rollback",
     "project",
@@ -128,6 +129,7 @@ pub(super) fn cursor(
             .and_then(|p| compile(&p, &o.at("commands"), errs)),
         rollback: o.strings("rollback", errs),
         rewrite: rewrite(&o, errs),
+        goal_count: goal_count(&o, errs),
         project: super::project::project(&o, errs),
         imports: super::project::imports(&o, errs),
         build: super::project::build(&o, base, errs),
@@ -290,6 +292,23 @@ fn blocks(o: &Obj<'_>, tpl: &str, admit: &str, errs: &mut Errors) -> Vec<BlockRu
         }
     }
     rules
+}
+
+/// The cursor's `goalCount` (absent: none).
+fn goal_count(o: &Obj<'_>, errs: &mut Errors) -> Option<GoalCount> {
+    let g = Obj::new(o.map.get("goalCount")?, &o.at("goalCount"), errs)?;
+    g.only(&["input", "pattern"], errs);
+    let pattern = pattern(&g, "pattern", errs)?;
+    if !pattern.capture_names().any(|n| n == Some("n")) {
+        errs.add(
+            &g.at("pattern"),
+            "must have a group (?P<n>…): the number of goals",
+        );
+    }
+    Some(GoalCount {
+        input: g.string("input", errs),
+        pattern,
+    })
 }
 
 /// The cursor's `rewrite`: `{match, send}` pairs, the pattern anchored to the whole command.

@@ -125,6 +125,9 @@ pub struct CursorSpec {
     /// each command is loaded, and a failure reported, on its own. None: the text between
     /// two blocks is one command.
     pub commands: Option<Regex>,
+    /// How many goals are left after a step: the group `n` of `pattern` in the answer to
+    /// `input` (none: in the step's own answer); a step that proves the goal leaves none.
+    pub goal_count: Option<GoalCount>,
     /// Commands outside blocks sent otherwise: a command that this pattern matches whole is
     /// sent as the template (its groups `{1}`…), or not at all when the template is empty
     /// (HOL4's `local … in` around theorem blocks, which a toplevel cannot hold open).
@@ -143,6 +146,15 @@ pub struct CursorSpec {
     pub background: Option<Duration>,
     /// Limit of one whole cursor call that loads blocks.
     pub timeout: Duration,
+}
+
+/// How the number of goals left is read.
+#[derive(Clone, Debug)]
+pub struct GoalCount {
+    /// The input whose answer holds it (none: the step's own answer holds it).
+    pub input: Option<String>,
+    /// Matches the number, its group `n`.
+    pub pattern: Regex,
 }
 
 impl CursorSpec {
@@ -182,6 +194,7 @@ impl CursorSpec {
 pub(crate) const TOOLS: &[&str] = &[
     "cursor_init",
     "cursor_step",
+    "cursor_try",
     "cursor_undo",
     "cursor_complete",
     "cursor_goto",
