@@ -391,8 +391,45 @@ pub(super) fn answer(said: Said) -> Result<String, Halt> {
 }
 
 #[cfg(test)]
-mod tests {
+#[allow(clippy::unwrap_used)]
+pub(super) mod tests {
     use super::fill;
+    use crate::spec::cursor::{CursorSpec, Lexicon, StateAt};
+    use regex_lite::Regex;
+
+    /// A cursor of no kind in particular: `lex` and `state_at`, and inputs that are their
+    /// own names.
+    pub(crate) fn spec_with(lexicon: Lexicon, state_at: StateAt) -> CursorSpec {
+        let re = |s: &str| Regex::new(s).unwrap();
+        CursorSpec {
+            write: false,
+            lexicon,
+            rules: Vec::new(),
+            placeholder: re("PLACEHOLDER"),
+            enter: "enter {statement}".into(),
+            statement_forbids: Vec::new(),
+            step: "step {tactic}".into(),
+            step_pattern: None,
+            undo: "undo".into(),
+            goals: "goals".into(),
+            drop: "drop".into(),
+            noise: None,
+            error: re("^Error"),
+            proved: re("^Proved"),
+            join_step: "{step}".into(),
+            join_separator: "\n".into(),
+            state_at,
+            commands: None,
+            goal_count: None,
+            rewrite: Vec::new(),
+            rollback: Vec::new(),
+            project: None,
+            imports: crate::spec::project::Imports::default(),
+            build: None,
+            background: None,
+            timeout: std::time::Duration::from_secs(1),
+        }
+    }
 
     #[test]
     fn templates_fill_in_one_pass() {

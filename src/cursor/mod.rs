@@ -20,6 +20,8 @@ mod project;
 mod reply;
 mod report;
 mod scan;
+mod split;
+mod state_at;
 mod steps;
 mod tools;
 mod write_proof;

@@ -104,31 +104,6 @@ fn utf8_len(lead: u8) -> usize {
     }
 }
 
-/// True when brackets `()`, `[]`, `{}` are balanced in the code of `text[from..to]`.
-pub(super) fn balanced(text: &str, mask: &[bool], from: usize, to: usize) -> bool {
-    let mut stack = Vec::new();
-    for (i, c) in text[from..to].char_indices() {
-        if !mask.get(from + i).copied().unwrap_or(false) {
-            continue;
-        }
-        match c {
-            '(' | '[' | '{' => stack.push(c),
-            ')' | ']' | '}' => {
-                let want = match c {
-                    ')' => '(',
-                    ']' => '[',
-                    _ => '{',
-                };
-                if stack.pop() != Some(want) {
-                    return false;
-                }
-            }
-            _ => {}
-        }
-    }
-    stack.is_empty()
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 pub(super) mod tests {
@@ -189,16 +164,6 @@ pub(super) mod tests {
         };
         assert_eq!(code("a /- /- b -/ c -/", &flat), "a __________ c -/");
         assert_eq!(code("x -- y\nz", &flat), "x ____\nz");
-    }
-
-    #[test]
-    fn brackets_balance_only_in_code() {
-        let lex = sml();
-        let t = "simp [(* ] *) a] >> (fs \")\")";
-        let m = code_mask(t, &lex);
-        assert!(balanced(t, &m, 0, t.len()));
-        let t = "simp [a, b";
-        assert!(!balanced(t, &code_mask(t, &lex), 0, t.len()));
     }
 
     #[test]

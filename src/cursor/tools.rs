@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 
 use super::ops::{self, CursorStore, Env};
 use super::reply::Answer;
-use super::{attempt, check, steps, write_proof};
+use super::{attempt, check, state_at, steps, write_proof};
 use crate::session::{annotations, name_of, object, session_param, with_call, Registry};
 use crate::spec::cursor::CursorSpec;
 use crate::spec::session::{SessionKind, Workdir};
@@ -177,11 +177,17 @@ impl Ctxt {
         vec![
         c.tool("cursor_status", format!("The {k} cursor: its file and whether it changed since loading, the line loaded to, the current theorem, the recorded steps, the placeholders left."),
             json!({}), &[], false, Box::new(|env, _| Ok(super::report::status(env)))),
-        c.tool("state_at", format!("The goal state at a line inside a proof of a file, in the {k} session: the block's statement entered and the proof's steps up to that line applied (recorded, so {k}_cursor_step continues from there)."),
-            json!({"file": file, "line": {"type": "integer", "minimum": 1, "description": "1-based line inside a proof."}}), &["file", "line"], true,
+        c.tool("state_at", format!("The goals before and after one step of a proof in a file, in the {k} session: the step at `line` (and `column`, to pick one of several steps on a line; else the line's last), with the steps before it applied, then it. The state before it stays recorded, so {k}_cursor_step tries another step in its place."),
+            json!({"file": file, "line": {"type": "integer", "minimum": 1, "description": "1-based line inside a proof."},
+                   "column": {"type": "integer", "minimum": 1, "description": "1-based column (in characters) of the step on the line."}}), &["file", "line"], true,
             Box::new(|env, a| {
-                let line = a.get("line").and_then(Value::as_u64).filter(|l| *l >= 1).ok_or_else(|| ToolError::msg("line must be a positive integer"))?;
-                Ok(check::state_at(env, required(a, "file")?, usize::try_from(line).unwrap_or(usize::MAX)))
+                let n = |k: &str| a.get(k).and_then(Value::as_u64).filter(|l| *l >= 1).map(|l| usize::try_from(l).unwrap_or(usize::MAX));
+                let line = n("line").ok_or_else(|| ToolError::msg("line must be a positive integer"))?;
+                if a.get("column").is_some_and(|c| !c.is_null()) && n("column").is_none() {
+                    return Err(ToolError::msg("column must be a positive integer"));
+                }
+                let at = state_at::Position { line, column: n("column") };
+                Ok(state_at::state_at(env, required(a, "file")?, at))
             })),
         c.tool("check", format!("Check a proof file in the {k} session: every block after the loaded point (or only `theorem`) loaded from disk and reported OK, FAILED (first error line and the answer) or placeholder; isError when one failed."),
             json!({"file": file, "theorem": {"type": "string", "description": "Check only this block."}}), &["file"], true,

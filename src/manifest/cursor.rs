@@ -362,7 +362,8 @@ fn state_at(o: &Obj<'_>, errs: &mut Errors) -> Option<StateAt> {
         "prefix" => {
             let trim = s.string("trim", errs).unwrap_or_else(|| "$^".into());
             let re = compile(&format!("(?:{trim})\\s*\\z"), &s.at("trim"), errs)?;
-            Some(StateAt::Prefix { trim: re })
+            let split = compile(&format!("(?:{trim})"), &s.at("trim"), errs)?;
+            Some(StateAt::Prefix { trim: re, split })
         }
         "sentences" => Some(StateAt::Sentences {
             end: pattern(&s, "end", errs)?,

@@ -74,6 +74,10 @@ pub enum StateAt {
     Prefix {
         /// Trailing text removed from the prefix, anchored at its end.
         trim: Regex,
+        /// The same combinators anywhere: where they stand in code, outside brackets, the
+        /// proof's top-level steps meet (a proof's steps for `K_state_at` and where it
+        /// breaks).
+        split: Regex,
     },
     /// Each sentence ended by `end` (in code) before the end of the line is a step: Rocq.
     Sentences {
