@@ -254,6 +254,18 @@ impl Cursor {
             broken: None,
         };
         answer(link.say(&spec.drop, spec.timeout))?;
+        // Where its proof breaks, unless an earlier failed command may be why it failed.
+        if f.after.is_none() {
+            if let Some((fields, text)) = super::breaks::locate(self, link, spec, i)? {
+                let faced = fields["goalsFaced"].as_str().unwrap_or_default();
+                f.detail = format!(
+                    "{}\n{text}; the goals it faced:\n{}",
+                    f.detail,
+                    excerpt(faced)
+                );
+                f.broken = Some(fields);
+            }
+        }
         if let Some(admitted) = with_proof(&self.text, &seg, b, &spec.rules[b.rule].admit) {
             let again = answer(link.say(&admitted, spec.timeout))?;
             f.admit_failed = spec.error_line(&again).is_some();
@@ -276,32 +288,13 @@ impl Cursor {
         let (seg, b) = self
             .block(i)
             .ok_or_else(|| Halt::Failed("not a block".into()))?;
-        let rule = &spec.rules[b.rule];
-        let whole = self.text[b.statement.0..b.statement.1].trim();
-        let statement = rule
-            .statement
-            .as_ref()
-            .and_then(|re| re.captures(whole)?.name("statement"))
-            .map_or(whole, |m| m.as_str().trim());
-        if let Some(bad) = spec
-            .statement_forbids
-            .iter()
-            .find(|f| statement.contains(f.as_str()))
-        {
-            return Err(Halt::Failed(format!(
+        let input = enter_input(&self.text, (seg, b), spec).map_err(|bad| {
+            Halt::Failed(format!(
                 "the statement of {} contains {bad:?}, which the cursor cannot quote; prove it with {}_send",
-                b.name, link.kind_name()
-            )));
-        }
-        let header = &self.text[seg.start..b.proof.map_or(b.statement.1, |(_, e)| e)];
-        let input = fill(
-            rule.enter.as_deref().unwrap_or(&spec.enter),
-            &[
-                ("name", &b.name),
-                ("statement", statement),
-                ("header", header),
-            ],
-        );
+                b.name,
+                link.kind_name()
+            ))
+        })?;
         let name = b.name.clone();
         self.current_text = self.text[seg.start..seg.end].to_owned();
         self.current = Some(i);
@@ -360,6 +353,38 @@ fn rewrite(spec: &CursorSpec, text: &str) -> Option<String> {
             .collect();
         Some(fill(send, &vars))
     })
+}
+
+/// The input that enters the goal of block `b` (segment `seg`) of `text`; `Err`: the
+/// statement holds this text, which the input cannot quote.
+pub(super) fn enter_input(
+    text: &str,
+    (seg, b): (&Segment, &Block),
+    spec: &CursorSpec,
+) -> Result<String, String> {
+    let rule = &spec.rules[b.rule];
+    let whole = text[b.statement.0..b.statement.1].trim();
+    let statement = rule
+        .statement
+        .as_ref()
+        .and_then(|re| re.captures(whole)?.name("statement"))
+        .map_or(whole, |m| m.as_str().trim());
+    if let Some(bad) = spec
+        .statement_forbids
+        .iter()
+        .find(|f| statement.contains(f.as_str()))
+    {
+        return Err(bad.clone());
+    }
+    let header = &text[seg.start..b.proof.map_or(b.statement.1, |(_, e)| e)];
+    Ok(fill(
+        rule.enter.as_deref().unwrap_or(&spec.enter),
+        &[
+            ("name", &b.name),
+            ("statement", statement),
+            ("header", header),
+        ],
+    ))
 }
 
 /// The first line of a command, at most 60 characters.

@@ -10,6 +10,7 @@
 //! goals, drop the proof; the patterns of an error and of a proved goal; how steps join.
 
 mod attempt;
+mod breaks;
 mod build;
 mod check;
 mod engine;

@@ -89,6 +89,20 @@ pub(super) fn failure(f: &Failure) -> String {
     } else {
         "; loaded again with its proof left to later"
     };
+    let breaks = f
+        .broken
+        .as_ref()
+        .map(|b| {
+            format!(
+                "; it breaks at step {} of {} (line {}: `{}`)",
+                b["step"],
+                b["of"],
+                b["line"],
+                b["tactic"].as_str().unwrap_or_default()
+            )
+        })
+        .unwrap_or_default();
+    let admitted = format!("{breaks}{admitted}");
     match &f.after {
         Some(cause) => format!(
             "FAILED {} ({lines}): after the failed command {cause} ({}){admitted}\n",

@@ -2,7 +2,7 @@
 //! the session, written over the placeholder (atomically, when allowed and unchanged on
 //! disk), and the cursor moved to the next placeholder.
 
-use super::engine::{answer, fill};
+use super::engine::{answer, fill, Cursor};
 use super::file::{read_beneath, replace_beneath};
 use super::ops::Run;
 use super::outline::{with_proof, Outline, Segment};
@@ -41,6 +41,20 @@ fn complete_in(run: &mut Run<'_>) -> OpResult {
     let checked = answer(run.link.say(&new, spec.timeout)).map_err(|h| halt(run, h))?;
     if let Some(e) = spec.error_line(&checked) {
         answer(run.link.say(&spec.drop, spec.timeout)).map_err(|h| halt(run, h))?;
+        // Where the joined proof breaks, found in the file as it would be written.
+        let written = format!(
+            "{}{new}{}",
+            &run.cur.text[..seg.start],
+            &run.cur.text[seg.end..]
+        );
+        let probe = Cursor::new(&run.cur.file, written, spec);
+        let at = probe.outline.find(&b.name);
+        let breaks = match at.map(|j| super::breaks::locate(&probe, &run.link, spec, j)) {
+            Some(Ok(Some((_, text)))) => format!("; {text}"),
+            Some(Err(h)) => return Err(halt(run, h)),
+            _ => String::new(),
+        };
+        let e = format!("{e}{breaks}");
         let back = run.goto(i).map_err(|h| halt(run, h));
         let kept = if back.is_ok() {
             "the goal was entered again with the recorded steps"
