@@ -7,7 +7,7 @@ use regex_lite::Regex;
 
 use stdmcp_proto::human;
 
-use crate::spec::cursor::{CursorSpec, StateAt, TOOLS};
+use crate::spec::cursor::{CursorSpec, StateAt};
 use crate::spec::project::Deps;
 use crate::spec::remote::Remote;
 use crate::spec::session::{SessionKind, Workdir};
@@ -267,7 +267,7 @@ fn cursor(kind: &SessionKind, c: &CursorSpec) -> String {
         _ => "?",
     };
     let mut out = String::new();
-    let tools: Vec<String> = TOOLS.iter().map(|t| format!("{k}_{t}")).collect();
+    let tools: Vec<String> = c.tools().iter().map(|t| format!("{k}_{t}")).collect();
     let _ = writeln!(out, "    cursor: tools {}", tools.join(", "));
     let _ = writeln!(
         out,

@@ -1,10 +1,13 @@
 //! `K_check`: every block (or one) loaded from disk and reported OK, FAILED or placeholder.
 
 use super::engine::answer;
+use super::engine::{Cursor, Failure};
 use super::ops::{begin, Env, Run};
 use super::reply::Answer;
+use super::reply::{self, Reply};
 use super::report::{blocks_end, failure, theorem};
-use crate::session::OpResult;
+use super::trust;
+use serde_json::{json, Value};
 
 /// `K_check {file, theorem?}`.
 pub(super) fn check(env: &Env<'_>, file: &str, name: Option<&str>) -> Answer {
@@ -13,7 +16,7 @@ pub(super) fn check(env: &Env<'_>, file: &str, name: Option<&str>) -> Answer {
     run.end(reply)
 }
 
-fn check_in(run: &mut Run<'_>, name: Option<&str>) -> OpResult {
+fn check_in(run: &mut Run<'_>, name: Option<&str>) -> Result<Reply, Reply> {
     let spec = run.env.spec;
     run.cur.steps.clear();
     run.cur.current = None;
@@ -30,32 +33,15 @@ fn check_in(run: &mut Run<'_>, name: Option<&str>) -> OpResult {
         }
         None => (run.cur.loaded, blocks_end(&run.cur)),
     };
-    let mut out = String::new();
+    let mut v = Verdicts::default();
     // What was loaded before this check: its failed commands and its blocks, in order.
     let before = from.min(run.cur.loaded);
-    for j in 0..before {
-        let found = run.cur.failed.iter().find(|f| failed_at(&run.cur, f, j));
-        let line = match (run.cur.block(j), found) {
-            (None, Some(f)) => Some(failure(f)),
-            (Some((s, b)), f) => {
-                let (a, z) = run.cur.outline.lines_of(s);
-                let verdict = match f {
-                    Some(f) => format!("FAILED: {}", f.error),
-                    None if b.placeholder => "placeholder".to_owned(),
-                    None => "OK".to_owned(),
-                };
-                Some(format!(
-                    "{} (lines {a}-{z}): {verdict} (loaded before this check)\n",
-                    b.name
-                ))
-            }
-            (None, None) => None,
-        };
-        if name.is_none() {
-            out.push_str(&line.unwrap_or_default());
+    if name.is_none() {
+        for j in 0..before {
+            v.earlier(&run.cur, j);
         }
     }
-    let mut failed = name.is_none()
+    v.failed = name.is_none()
         && run
             .cur
             .failed
@@ -66,43 +52,171 @@ fn check_in(run: &mut Run<'_>, name: Option<&str>) -> OpResult {
         let known = run.cur.failed.len();
         if let Err(h) = run.cur.load_to(&run.link, spec, j + 1) {
             let why = run.halted(h, "check");
-            return Err(format!("{out}{why}"));
+            return Err(
+                Reply::from(format!("{}{why}", v.text)).with("theorems", Value::Array(v.theorems))
+            );
         }
-        let new = run.cur.failed.get(known);
-        failed |= new.is_some();
+        let new = run.cur.failed.get(known).cloned();
+        v.failed |= new.is_some();
         match (run.cur.block(j).filter(|_| j >= from), new) {
             (Some((s, b)), f) => {
-                let (a, z) = run.cur.outline.lines_of(s);
-                let verdict = match f {
-                    Some(f) if f.after.is_some() => failure(f).trim_end().to_owned(),
-                    Some(f) => format!(
-                        "{} (lines {a}-{z}): FAILED: {}\n{}",
-                        b.name,
-                        f.error,
-                        indent(&f.detail)
-                    ),
-                    None if b.placeholder => format!("{} (lines {a}-{z}): placeholder", b.name),
-                    None => format!("{} (lines {a}-{z}): OK", b.name),
+                let (lines, name) = (run.cur.outline.lines_of(s), b.name.clone());
+                let placeholder = b.placeholder;
+                let trusts = match (&f, placeholder) {
+                    (None, false) => match trust::of(&run.link, spec, &name) {
+                        Ok(t) => t,
+                        Err(h) => return Err(Reply::from(run.halted(h, "check"))),
+                    },
+                    _ => None,
                 };
-                out.push_str(verdict.trim_end());
-                out.push('\n');
+                v.block(&name, lines, placeholder, f.as_ref(), trusts);
             }
             // A failed command outside blocks: reported where it is, first.
             (None, Some(f)) => {
-                out.push_str(&failure(f));
-                out.push_str(&indent(&f.detail));
+                v.text.push_str(&failure(&f));
+                v.text.push_str(&indent(&f.detail));
+                v.commands.push(reply::failure(&f));
             }
             _ => {}
         }
         j += 1;
     }
-    if out.is_empty() {
-        out = "No blocks to check after the loaded point.\n".into();
+    v.finish()
+}
+
+/// What a check found, as text and as fields.
+#[derive(Default)]
+struct Verdicts {
+    text: String,
+    theorems: Vec<Value>,
+    commands: Vec<Value>,
+    failed: bool,
+    outright: usize,
+    trusting: usize,
+    unknown: usize,
+    failures: usize,
+    placeholders: usize,
+}
+
+impl Verdicts {
+    /// Segment `j`, loaded before this check.
+    fn earlier(&mut self, c: &Cursor, j: usize) {
+        let found = c.failed.iter().find(|f| failed_at(c, f, j));
+        match (c.block(j), found) {
+            (None, Some(f)) => {
+                self.text.push_str(&failure(f));
+                self.commands.push(reply::failure(f));
+            }
+            (Some((s, b)), f) => {
+                let (a, z) = c.outline.lines_of(s);
+                let verdict = match f {
+                    Some(f) => format!("FAILED: {}", f.error),
+                    None if b.placeholder => "placeholder".to_owned(),
+                    None => "OK".to_owned(),
+                };
+                self.text.push_str(&format!(
+                    "{} (lines {a}-{z}): {verdict} (loaded before this check)\n",
+                    b.name
+                ));
+                self.theorems.push(json!({
+                    "name": b.name, "lines": [a, z],
+                    "verdict": verdict.split(':').next().unwrap_or_default(),
+                    "loadedBefore": true,
+                }));
+            }
+            (None, None) => {}
+        }
     }
-    if failed {
-        Err(out.trim_end().to_owned())
-    } else {
-        Ok(out.trim_end().to_owned())
+
+    /// A block this check loaded: failed, a placeholder, or OK and what it trusts.
+    fn block(
+        &mut self,
+        name: &str,
+        (a, z): (usize, usize),
+        placeholder: bool,
+        f: Option<&Failure>,
+        trusts: Option<Vec<trust::Trusted>>,
+    ) {
+        let mut record = json!({"name": name, "lines": [a, z]});
+        let line = match f {
+            Some(f) => {
+                self.failures += 1;
+                record["verdict"] = json!("FAILED");
+                record["failure"] = reply::failure(f);
+                if f.after.is_some() {
+                    failure(f).trim_end().to_owned()
+                } else {
+                    format!(
+                        "{name} (lines {a}-{z}): FAILED: {}\n{}",
+                        f.error,
+                        indent(&f.detail)
+                    )
+                }
+            }
+            None if placeholder => {
+                self.placeholders += 1;
+                record["verdict"] = json!("placeholder");
+                format!("{name} (lines {a}-{z}): placeholder")
+            }
+            None => {
+                record["verdict"] = json!("OK");
+                let trust = match &trusts {
+                    Some(t) if t.is_empty() => {
+                        self.outright += 1;
+                        format!(", {}", trust::said(t))
+                    }
+                    Some(t) => {
+                        self.trusting += 1;
+                        format!(", but {}", trust::said(t))
+                    }
+                    None => {
+                        self.unknown += 1;
+                        String::new()
+                    }
+                };
+                if let Some(t) = &trusts {
+                    record["trusts"] = trust::fields(t);
+                }
+                format!("{name} (lines {a}-{z}): OK{trust}")
+            }
+        };
+        self.text.push_str(line.trim_end());
+        self.text.push('\n');
+        self.theorems.push(record);
+    }
+
+    /// The answer: every verdict, then the counts.
+    fn finish(mut self) -> Result<Reply, Reply> {
+        if self.text.is_empty() {
+            self.text = "No blocks to check after the loaded point.\n".into();
+        }
+        let ok = self.outright + self.trusting + self.unknown;
+        let mut summary = format!("{ok} OK");
+        if self.outright + self.trusting > 0 {
+            summary.push_str(&format!(
+                " ({} proved outright, {} trusting a placeholder, axiom or oracle)",
+                self.outright, self.trusting
+            ));
+        }
+        summary.push_str(&format!(
+            ", {} failed, {} placeholder{}.",
+            self.failures,
+            self.placeholders,
+            if self.placeholders == 1 { "" } else { "s" }
+        ));
+        let reply = Reply::from(format!("{}{summary}", self.text))
+            .with("theorems", Value::Array(self.theorems))
+            .with("failedCommands", Value::Array(self.commands))
+            .with(
+                "summary",
+                json!({"ok": ok, "provedOutright": self.outright, "trusting": self.trusting,
+                       "failed": self.failures, "placeholders": self.placeholders}),
+            );
+        if self.failed {
+            Err(reply)
+        } else {
+            Ok(reply)
+        }
     }
 }
 

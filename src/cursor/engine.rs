@@ -446,6 +446,8 @@ pub(super) mod tests {
             state_at,
             commands: None,
             goal_count: None,
+            trust: None,
+            search: Vec::new(),
             rewrite: Vec::new(),
             rollback: Vec::new(),
             project: None,

@@ -21,10 +21,12 @@ mod project;
 mod reply;
 mod report;
 mod scan;
+mod search;
 mod split;
 mod state_at;
 mod steps;
 mod tools;
+mod trust;
 mod write_proof;
 
 pub(crate) use ops::CursorStore;

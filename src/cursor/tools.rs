@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 
 use super::ops::{self, CursorStore, Env};
 use super::reply::Answer;
-use super::{attempt, check, state_at, steps, write_proof};
+use super::{attempt, check, search, state_at, steps, write_proof};
 use crate::session::{annotations, name_of, object, session_param, with_call, Registry};
 use crate::spec::cursor::CursorSpec;
 use crate::spec::session::{SessionKind, Workdir};
@@ -113,6 +113,10 @@ pub(crate) fn tools(
     let file = json!({"type": "string", "description": format!("The proof file, relative to the root {root_name}.")});
     let mut v = c.moving(&file);
     v.extend(c.reading(&file));
+    // Only the tools the kind declares what they need for (a search input).
+    if !spec.search.is_empty() {
+        v.push(c.search());
+    }
     v
 }
 
@@ -194,6 +198,21 @@ impl Ctxt {
             Box::new(|env, a| Ok(check::check(env, required(a, "file")?, string(a, "theorem")?)))),
 
         ]
+    }
+}
+
+impl Ctxt {
+    /// `K_search`, for a kind whose cursor declares how to search.
+    fn search(self: &Arc<Self>) -> ToolDef {
+        let (c, k) = (self, &self.kind.name);
+        c.tool("search", format!("Search the library loaded in the {k} session (with the cursor's file loaded as far as it is) for lemmas: by name, or by a pattern of their statement. The answer is cut to `limit` bytes (head and tail); the whole of it is kept in the output spool."),
+            json!({"query": {"type": "string", "minLength": 1, "maxLength": 4096, "description": "A name (or part of one), or a statement pattern such as (_ + 0 = _)."},
+                   "limit": {"type": "integer", "minimum": 1, "maximum": search::MAX_LIMIT, "description": "Most bytes of the answer shown."}}), &["query"], false,
+            Box::new(|env, a| {
+                let query = required(a, "query")?;
+                let limit = a.get("limit").and_then(Value::as_u64).map_or(env.kind.max_output_bytes, |l| usize::try_from(l).unwrap_or(search::MAX_LIMIT).clamp(1, search::MAX_LIMIT));
+                Ok(search::search(env, query, limit))
+            }))
     }
 }
 

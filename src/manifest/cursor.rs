@@ -11,7 +11,9 @@ use serde_json::Value;
 
 use super::background::background;
 use super::json::{Errors, Obj};
-use crate::spec::cursor::{BlockRule, Comment, CursorSpec, GoalCount, Lexicon, Quote, StateAt};
+use crate::spec::cursor::{
+    BlockRule, Comment, CursorSpec, GoalCount, Lexicon, Quote, SearchRule, StateAt, Trust,
+};
 
 const KEYS: &[&str] = &[
     "write",
@@ -38,6 +40,8 @@ const KEYS: &[&str] = &[
     "timeoutSeconds",
     "commands",
     "goalCount",
+    "trust",
+    "search",
     "rewrite",
     "rollback",
     "project",
@@ -130,6 +134,8 @@ pub(super) fn cursor(
         rollback: o.strings("rollback", errs),
         rewrite: rewrite(&o, errs),
         goal_count: goal_count(&o, errs),
+        trust: trust(&o, errs),
+        search: search(&o, errs),
         project: super::project::project(&o, errs),
         imports: super::project::imports(&o, errs),
         build: super::project::build(&o, base, errs),
@@ -292,6 +298,47 @@ fn blocks(o: &Obj<'_>, tpl: &str, admit: &str, errs: &mut Errors) -> Vec<BlockRu
         }
     }
     rules
+}
+
+/// The cursor's `trust` (absent: none).
+fn trust(o: &Obj<'_>, errs: &mut Errors) -> Option<Trust> {
+    let t = Obj::new(o.map.get("trust")?, &o.at("trust"), errs)?;
+    t.only(&["input", "lists", "item", "ignore"], errs);
+    let input = template(&t, "input", &["name"], errs);
+    let mut lists = Vec::new();
+    for (_, l) in objects(&t, "lists", errs) {
+        l.only(&["kind", "pattern"], errs);
+        let kind = l.required_string("kind", errs).unwrap_or_default();
+        if let Some(re) = pattern(&l, "pattern", errs) {
+            if !re.capture_names().any(|n| n == Some("list")) {
+                errs.add(&l.at("pattern"), "must have a group (?P<list>…)");
+            }
+            lists.push((kind, re));
+        }
+    }
+    if lists.is_empty() {
+        errs.add(&t.at("lists"), "is required: [{\"kind\", \"pattern\"}, …]");
+    }
+    Some(Trust {
+        input,
+        lists,
+        item: pattern(&t, "item", errs)?,
+        ignore: t.strings("ignore", errs),
+    })
+}
+
+/// The cursor's `search` rules (absent: none).
+fn search(o: &Obj<'_>, errs: &mut Errors) -> Vec<SearchRule> {
+    let mut out = Vec::new();
+    for (_, r) in objects(o, "search", errs) {
+        r.only(&["when", "input"], errs);
+        let input = template(&r, "input", &["query", "query_string"], errs);
+        let when = r
+            .string("when", errs)
+            .and_then(|p| compile(&p, &r.at("when"), errs));
+        out.push(SearchRule { when, input });
+    }
+    out
 }
 
 /// The cursor's `goalCount` (absent: none).

@@ -96,7 +96,7 @@ pub(super) fn sessions(
                 format!("another session kind is already called {}", k.name),
             );
         }
-        for t in crate::spec::session::tool_names(&k.name, k.cursor.is_some()) {
+        for t in crate::spec::session::tool_names(&k.name, k.cursor.as_deref()) {
             if tools.contains(&t) {
                 errs.add(
                     &format!("{path}.name"),

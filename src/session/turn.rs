@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use super::child::Proc;
-use super::exchange::{exchange, Caller, ExchangeEnd, ExchangeWait, StopReason};
+use super::exchange::{exchange_capped, Caller, ExchangeEnd, ExchangeWait, StopReason};
 use super::launch::ProjectLaunch;
 use super::ops::{refused, start_in_turn};
 use super::registry::{key_of, Registry, Turn};
@@ -174,6 +174,12 @@ impl<'a> Link<'a> {
 
     /// Sends `input` and waits for its answer, at most `limit` (and the call's deadline).
     pub(crate) fn say(&self, input: &str, limit: Duration) -> Said {
+        self.say_capped(input, limit, self.kind.max_output_bytes)
+    }
+
+    /// [`Link::say`], the answer cut to `cap` bytes (head and tail), a longer one kept whole
+    /// in the output spool (its text says how to read it).
+    pub(crate) fn say_capped(&self, input: &str, limit: Duration, cap: usize) -> Said {
         let waiting = ExchangeWait {
             caller: Caller {
                 cancelled: self.call.cancelled,
@@ -183,7 +189,7 @@ impl<'a> Link<'a> {
             },
             interrupt: true,
         };
-        match exchange(self.kind, &self.proc, Some(input), &waiting) {
+        match exchange_capped(self.kind, &self.proc, Some(input), &waiting, cap) {
             ExchangeEnd::Answer(t) => {
                 self.reg
                     .with(&self.turn.key, |e| e.last_answer.clone_from(&t));

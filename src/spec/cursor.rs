@@ -129,6 +129,10 @@ pub struct CursorSpec {
     /// each command is loaded, and a failure reported, on its own. None: the text between
     /// two blocks is one command.
     pub commands: Option<Regex>,
+    /// How to ask what a theorem trusts (placeholders, axioms, oracles), if the kind can.
+    pub trust: Option<Trust>,
+    /// How to search the loaded library, if the kind can.
+    pub search: Vec<SearchRule>,
     /// How many goals are left after a step: the group `n` of `pattern` in the answer to
     /// `input` (none: in the step's own answer); a step that proves the goal leaves none.
     pub goal_count: Option<GoalCount>,
@@ -152,6 +156,32 @@ pub struct CursorSpec {
     pub timeout: Duration,
 }
 
+/// How to ask what a theorem trusts: HOL4's theorem tags (`Tag.dest_tag (Thm.tag foo)`:
+/// its oracles, such as `cheat`, and its axioms), Rocq's `Print Assumptions foo.`.
+#[derive(Clone, Debug)]
+pub struct Trust {
+    /// The input that asks: `{name}`.
+    pub input: String,
+    /// Where each kind of trusted thing is listed in the answer: a kind (`oracle`, `axiom`)
+    /// and a pattern whose group `list` holds its items.
+    pub lists: Vec<(String, Regex)>,
+    /// One item of a list: its first group (else the whole match).
+    pub item: Regex,
+    /// Items that are no trust of the theorem's own (HOL4's `DISK_THM`: loaded from a
+    /// theory file).
+    pub ignore: Vec<String>,
+}
+
+/// One way to search: the input sent for a query that matches `when` (none: any query).
+#[derive(Clone, Debug)]
+pub struct SearchRule {
+    /// Which queries this rule takes.
+    pub when: Option<Regex>,
+    /// The input: `{query}` (as given), `{query_string}` (escaped for a string literal with
+    /// `\` and `"`).
+    pub input: String,
+}
+
 /// How the number of goals left is read.
 #[derive(Clone, Debug)]
 pub struct GoalCount {
@@ -162,6 +192,12 @@ pub struct GoalCount {
 }
 
 impl CursorSpec {
+    /// The suffixes of the tools this cursor adds to its kind (`search` only when it can).
+    pub fn tools(&self) -> Vec<&'static str> {
+        let search = (!self.search.is_empty()).then_some("search");
+        TOOLS.iter().copied().chain(search).collect()
+    }
+
     /// The steps joined into one proof; a proof of one step is that step as typed (HOL4's
     /// `({step})` would only add brackets).
     pub fn join(&self, steps: &[String]) -> String {

@@ -186,12 +186,14 @@ impl SessionKind {
     }
 }
 
-/// The tool names of kind `name` (with its cursor's when it has one).
-pub(crate) fn tool_names(name: &str, cursor: bool) -> Vec<String> {
-    let extra = if cursor { super::cursor::TOOLS } else { &[] };
+/// The tool names of kind `name`, with its cursor's when it has one.
+pub(crate) fn tool_names(name: &str, cursor: Option<&super::cursor::CursorSpec>) -> Vec<String> {
+    let extra = cursor
+        .map(super::cursor::CursorSpec::tools)
+        .unwrap_or_default();
     ["start", "send", "interrupt", "stop", "restart"]
         .iter()
-        .chain(extra)
+        .chain(extra.iter())
         .map(|s| format!("{name}_{s}"))
         .chain(std::iter::once("sessions".to_owned()))
         .collect()
