@@ -12,7 +12,7 @@ use super::engine::{answer, fill, Cursor, Halt};
 use super::file::read_beneath;
 use super::reply::{Answer, Reply};
 use super::report::{blocks_end, entered, failures, outline, theorem};
-use crate::session::{Caller, Key, Link, OpResult, Registry, StopReason};
+use crate::session::{Caller, Key, Link, Registry, StopReason};
 use crate::spec::cursor::CursorSpec;
 use crate::spec::SessionKind;
 
@@ -349,7 +349,7 @@ pub(super) fn init(env: &Env<'_>, file: &str, start_at: Option<&str>) -> Answer 
     run.end(reply)
 }
 
-fn init_in(run: &mut Run<'_>, start_at: Option<&str>) -> OpResult {
+fn init_in(run: &mut Run<'_>, start_at: Option<&str>) -> Result<Reply, String> {
     let spec = run.env.spec;
     run.cur.steps.clear();
     run.cur.current = None;
@@ -376,11 +376,14 @@ fn init_in(run: &mut Run<'_>, start_at: Option<&str>) -> OpResult {
     text.push_str(&outline(&run.cur, spec));
     text.push_str(&failures(&run.cur));
     match goal {
-        Ok(Some(g)) => Ok(format!("{text}\n{}\n{g}", entered(&run.cur))),
-        Ok(None) => Ok(format!(
+        Ok(Some(g)) => {
+            let text = format!("{text}\n{}\n{g}", entered(&run.cur));
+            Ok(Reply::from(text).with("goals", g.as_str()))
+        }
+        Ok(None) => Ok(Reply::from(format!(
             "{text}\nNo placeholders left: every block of {} is loaded.",
             run.cur.file
-        )),
+        ))),
         Err(e) => Err(format!("{text}\n{e}")),
     }
 }

@@ -5,9 +5,9 @@ use std::time::Duration;
 
 use super::engine::{answer, fill};
 use super::ops::{begin, Env, Run};
-use super::reply::Answer;
+use super::reply::{Answer, Reply};
 use super::report::{entered, failures, theorem};
-use crate::session::{OpResult, Said, StopReason};
+use crate::session::{Said, StopReason};
 
 /// `K_cursor_step {tactic}`.
 pub(super) fn step(env: &Env<'_>, tactic: &str, limit: Duration) -> Answer {
@@ -30,7 +30,7 @@ pub(super) fn need_goal(run: &mut Run<'_>, again: &str) -> Result<usize, String>
     Ok(i)
 }
 
-fn step_in(run: &mut Run<'_>, tactic: &str, limit: Duration) -> OpResult {
+fn step_in(run: &mut Run<'_>, tactic: &str, limit: Duration) -> Result<Reply, String> {
     let spec = run.env.spec;
     if let Some(p) = spec.step_pattern.as_ref().filter(|p| !p.is_match(tactic)) {
         return Err(format!(
@@ -67,7 +67,7 @@ fn step_in(run: &mut Run<'_>, tactic: &str, limit: Duration) -> OpResult {
             } else {
                 format!("(step {n} recorded)")
             };
-            Ok(format!("{a}\n\n{tail}"))
+            Ok(Reply::from(format!("{a}\n\n{tail}")).with("goals", a.as_str()))
         }
         Said::Stopped {
             partial,
@@ -99,7 +99,7 @@ fn step_in(run: &mut Run<'_>, tactic: &str, limit: Duration) -> OpResult {
 /// `K_cursor_undo {}`.
 pub(super) fn undo(env: &Env<'_>) -> Answer {
     let mut run = begin(env, None)?;
-    let reply = (|| -> Result<String, String> {
+    let reply = (|| -> Result<Reply, String> {
         need_goal(&mut run, "cursor_undo")?;
         if run.cur.steps.is_empty() {
             return Err("no recorded step to undo".to_owned());
@@ -113,10 +113,11 @@ pub(super) fn undo(env: &Env<'_>) -> Answer {
         run.cur.proved = false;
         let goals = answer(run.link.say(&run.env.spec.goals, run.env.spec.timeout))
             .map_err(|h| run.halted(h, "cursor_undo"))?;
-        Ok(format!(
+        Ok(Reply::from(format!(
             "{goals}\n\nTook back step {} ({s}).",
             run.cur.steps.len() + 1
         ))
+        .with("goals", goals.as_str()))
     })();
     run.end(reply)
 }
@@ -124,14 +125,14 @@ pub(super) fn undo(env: &Env<'_>) -> Answer {
 /// `K_cursor_reenter {}`.
 pub(super) fn reenter(env: &Env<'_>) -> Answer {
     let mut run = begin(env, None)?;
-    let reply = (|| -> Result<String, String> {
+    let reply = (|| -> Result<Reply, String> {
         let i = run
             .cur
             .current
             .ok_or_else(|| "no theorem is under the cursor".to_owned())?;
         run.cur.steps.clear();
         let g = run.goto(i).map_err(|h| run.halted(h, "cursor_reenter"))?;
-        Ok(format!("{}\n{g}", entered(&run.cur)))
+        Ok(Reply::from(format!("{}\n{g}", entered(&run.cur))).with("goals", g.as_str()))
     })();
     run.end(reply)
 }
@@ -139,13 +140,16 @@ pub(super) fn reenter(env: &Env<'_>) -> Answer {
 /// `K_cursor_goto {theorem}`.
 pub(super) fn goto(env: &Env<'_>, name: &str) -> Answer {
     let mut run = begin(env, None)?;
-    let reply = (|| -> Result<String, String> {
+    let reply = (|| -> Result<Reply, String> {
         let i = theorem(&run.cur, run.env.spec, name)?;
         run.cur.steps.clear();
         run.cur.current = None;
         run.rollback_to(i)?;
         let g = run.goto(i).map_err(|h| run.halted(h, "cursor_goto"))?;
-        Ok(format!("{}{}\n{g}", failures(&run.cur), entered(&run.cur)))
+        Ok(
+            Reply::from(format!("{}{}\n{g}", failures(&run.cur), entered(&run.cur)))
+                .with("goals", g.as_str()),
+        )
     })();
     run.end(reply)
 }

@@ -6,10 +6,9 @@ use super::engine::{answer, fill, Cursor};
 use super::file::{read_beneath, replace_beneath};
 use super::ops::Run;
 use super::outline::{with_proof, Outline, Segment};
-use super::reply::Answer;
+use super::reply::{Answer, Reply};
 use super::report::{entered, failures};
 use super::steps::need_goal;
-use crate::session::OpResult;
 
 /// `K_cursor_complete {}`.
 pub(super) fn complete(env: &super::ops::Env<'_>) -> Answer {
@@ -18,7 +17,7 @@ pub(super) fn complete(env: &super::ops::Env<'_>) -> Answer {
     run.end(reply)
 }
 
-fn complete_in(run: &mut Run<'_>) -> OpResult {
+fn complete_in(run: &mut Run<'_>) -> Result<Reply, String> {
     let spec = run.env.spec;
     let i = need_goal(run, "cursor_complete")?;
     if run.cur.steps.is_empty() {
@@ -63,6 +62,8 @@ fn complete_in(run: &mut Run<'_>) -> OpResult {
         };
         return Err(format!("The joined proof failed when the whole block was checked ({e}); {kept}.\nProof:\n{proof}\n\n{checked}"));
     }
+    // What the theorem, as checked, trusts (a cheated lemma it used, an axiom).
+    let trusts = super::trust::of(&run.link, spec, &b.name).map_err(|h| halt(run, h))?;
     let (written, why) = splice(run, &seg, &old, &new);
     let changed = diff_lines(&old, &new, run.cur.outline.line(seg.start));
     if written {
@@ -76,21 +77,35 @@ fn complete_in(run: &mut Run<'_>) -> OpResult {
     }
     run.cur.steps.clear();
     run.cur.current = None;
-    let mut text = format!("Proof of {}:\n{proof}\n\n{why}\n{changed}", b.name);
+    let trust = trusts
+        .as_ref()
+        .map(|t| format!("{}: {}.\n", b.name, super::trust::said(t)))
+        .unwrap_or_default();
+    let mut text = format!("Proof of {}:\n{proof}\n\n{trust}{why}\n{changed}", b.name);
+    let mut reply = Reply::default()
+        .with("theorem", b.name.as_str())
+        .with("proof", proof.as_str())
+        .with("written", written);
+    if let Some(t) = &trusts {
+        reply = reply.with("trusts", super::trust::fields(t));
+    }
     let Some(next) = run.cur.next_placeholder(spec, run.cur.loaded) else {
         text.push_str(&format!("\nNo placeholders left in {}.", run.cur.file));
-        return Ok(text);
+        reply.text = text;
+        return Ok(reply);
     };
     match run.goto(next) {
-        Ok(g) => Ok(format!(
-            "{text}\n{}{}\n{g}",
-            failures(&run.cur),
-            entered(&run.cur)
-        )),
-        Err(h) => Ok(format!(
-            "{text}\nMoving to the next placeholder: {}",
-            run.halted(h, "cursor_init")
-        )),
+        Ok(g) => {
+            reply.text = format!("{text}\n{}{}\n{g}", failures(&run.cur), entered(&run.cur));
+            Ok(reply.with("goals", g.as_str()))
+        }
+        Err(h) => {
+            reply.text = format!(
+                "{text}\nMoving to the next placeholder: {}",
+                run.halted(h, "cursor_init")
+            );
+            Ok(reply)
+        }
     }
 }
 

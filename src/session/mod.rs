@@ -33,7 +33,6 @@ mod turn;
 
 pub(crate) use exchange::{Caller, StopReason};
 pub(crate) use launch::ProjectLaunch;
-pub(crate) use ops::OpResult;
 pub(crate) use registry::{Key, Registry};
 pub(crate) use tool_parts::{annotations, name_of, object, session_param, with_call};
 pub(crate) use tools::{add_kind, finish, registry};
