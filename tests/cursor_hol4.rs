@@ -215,46 +215,49 @@ fn check_reports_ok_failed_and_placeholder_per_theorem() {
 }
 
 #[test]
-fn state_at_a_line_inside_a_proof_applies_the_proof_up_to_it() {
+fn state_at_gives_the_goals_before_and_after_the_step_at_a_line_or_column() {
     let Some(bin) = hol_bin() else { return };
     let dir = proofs(&["hol/mixedScript.sml"]);
     let mut p = hol(&dir, &bin);
-    let at = |p: &mut Proc, id, line| {
-        ok(
-            p,
-            id,
-            "hol_state_at",
-            json!({"file": "mixedScript.sml", "line": line}),
-        )
+    let at = |p: &mut Proc, id, line, column: Option<u64>| {
+        let mut args = json!({"file": "mixedScript.sml", "line": line});
+        if let Some(c) = column {
+            args["column"] = json!(c);
+        }
+        let r = call_through(p, id, "hol_state_at", args);
+        assert!(!is_error(&r), "{r}");
+        r["result"]["structuredContent"].clone()
     };
-    let split = at(&mut p, 1, 29);
+    // Line 29 is `  CONJ_TAC`: the second step of the chain.
+    let split = at(&mut p, 1, 29, None);
+    assert_eq!(split["theorem"], json!("swap"), "{split}");
+    assert_eq!(split["step"]["index"], json!(2), "{split}");
+    assert_eq!(split["step"]["text"], json!("CONJ_TAC"), "{split}");
+    let before = split["before"].as_str().unwrap();
+    let after = split["after"].as_str().unwrap();
     assert!(
-        split.contains("Goal of swap") && split.contains("after 1 step(s)"),
-        "{split}"
+        before.contains("1 subgoal") && before.contains("a + b = b + a"),
+        "{before}"
     );
-    assert!(split.contains("  rpt GEN_TAC >>\n  CONJ_TAC\n"), "{split}");
+    assert!(after.contains("2 subgoals"), "{after}");
+    assert_eq!(split["recorded"], json!(["rpt GEN_TAC"]), "{split}");
+    // What is recorded is the state before the step: CONJ_TAC applies to it again.
+    let next = step(&mut p, 2, "hol", "CONJ_TAC");
     assert!(
-        split.contains("2 subgoals") && split.contains("a + b = b + a"),
-        "{split}"
+        next.contains("2 subgoals") && next.contains("(step 2 recorded)"),
+        "{next}"
     );
-    // The dangling >> is left out.
-    let first = at(&mut p, 2, 28);
+    // The first step, at its line, with nothing before it.
+    let first = at(&mut p, 3, 28, None);
+    assert_eq!(first["step"]["index"], json!(1), "{first}");
     assert!(
-        first.contains("  rpt GEN_TAC\n") && first.contains("1 subgoal"),
+        first["before"].as_str().unwrap().contains("Initial goal"),
         "{first}"
     );
-    let third = at(&mut p, 3, 30);
-    assert!(
-        third.contains("Remaining subgoals") || third.contains("1 subgoal"),
-        "{third}"
-    );
-    let statement = at(&mut p, 4, 26);
-    assert!(
-        statement.contains("after 0 step(s)") && statement.contains("Initial goal"),
-        "{statement}"
-    );
-    let next = step(&mut p, 5, "hol", "rpt GEN_TAC");
-    assert!(next.contains("(step 1 recorded)"), "{next}");
+    assert_eq!(first["recorded"], json!([]), "{first}");
+    // A column picks the step it falls in.
+    let third = at(&mut p, 4, 30, Some(3));
+    assert_eq!(third["step"]["index"], json!(3), "{third}");
 }
 
 /// Ten theorems that take a while each, then a cheat.

@@ -84,13 +84,22 @@ fn combinators(
     out
 }
 
-/// The index of the step at byte `at`: the one that holds it, else the last one that starts
-/// before it, else the first.
-pub(super) fn step_at(steps: &[Step], at: usize) -> Option<usize> {
+/// The index of the step at byte `at`. `exact` (a column was given): the step that holds it,
+/// or the one after the combinator or space it falls on; else (a line's end) the last step
+/// that starts before it. A position before the first step is the first step's.
+pub(super) fn step_at(steps: &[Step], at: usize, exact: bool) -> Option<usize> {
     if steps.is_empty() {
         return None;
     }
-    Some(steps.iter().rposition(|s| s.start <= at).unwrap_or(0))
+    let k = if exact {
+        steps
+            .iter()
+            .position(|s| s.end > at)
+            .unwrap_or(steps.len() - 1)
+    } else {
+        steps.iter().rposition(|s| s.start <= at).unwrap_or(0)
+    };
+    Some(k)
 }
 
 #[cfg(test)]
@@ -132,8 +141,9 @@ mod tests {
                 "(* >> *) gvs []"
             ]
         );
-        assert_eq!(step_at(&s, text.find("simp").unwrap()), Some(1));
-        assert_eq!(step_at(&s, text.find("gvs").unwrap()), Some(3));
+        assert_eq!(step_at(&s, text.find("simp").unwrap(), true), Some(1));
+        assert_eq!(step_at(&s, text.find("\\\\").unwrap(), true), Some(2));
+        assert_eq!(step_at(&s, text.find("gvs").unwrap(), false), Some(3));
     }
 
     #[test]

@@ -55,7 +55,7 @@ fn state_in(run: &mut Run<'_>, at: Position) -> Result<Reply, String> {
     };
     let all = steps(spec, &c.text, (proof.1, b.end_at));
     let name = b.name.clone();
-    let Some(k) = step_at(&all, pos) else {
+    let Some(k) = step_at(&all, pos, at.column.is_some()) else {
         return Err(format!("the proof of {name} has no steps"));
     };
     let text = c.text.clone();
