@@ -8,6 +8,7 @@
 //! |---|---|
 //! | round trip | `K_send` of a one-line input to a warm python3 / `z3 -in` session of `examples/repls.json`, one at a time, against the floor: the same input and the same end-of-answer sentinel written straight to the same program (same argv) over a pipe |
 //! | idle memory | the server's own resident memory (not its children's) before and after opening 50 idle python3 sessions, per session; also its thread count |
+//! | tries | `rocq_cursor_try` of 10 tactics against the same 10 as `rocq_cursor_step` + `rocq_cursor_undo` (20 calls), on a real coqtop (`sessions/tries.rs`) |
 //!
 //! With `--busy` the round trips run under contention, as `cargo bench --bench mcp -- --busy`
 //! runs its groups (`mcp/busy.rs`): the server and the floor's program start on one CPU that a
@@ -30,6 +31,8 @@ use stdmcp::process::ServerProcess;
 mod busy;
 #[path = "mcp/served.rs"]
 mod served;
+#[path = "sessions/tries.rs"]
+mod tries;
 
 use served::Server;
 
@@ -302,7 +305,9 @@ fn main() -> std::process::ExitCode {
             None => idle_memory(&plan)?,
         };
         eprintln!("bench: idle sessions: {idle}");
+        let tries = tries::measure(&plan)?;
         Ok(json!({
+            "tries": tries,
             "quick": quick,
             "busy_cpu": spinner.as_ref().map(|s| s.cpu),
             "plan": {"reps": plan.reps, "warmup": plan.warmup, "calls": plan.calls, "sessions": plan.sessions},

@@ -47,9 +47,12 @@ fn try_in(run: &mut Run<'_>, ask: &Ask<'_>) -> Result<Reply, String> {
     let mut tried = Vec::new();
     let mut notes = Vec::new();
     for tactic in ask.tactics {
-        let t = one(run, tactic, ask.limit)?;
+        let (t, undone) = one(run, tactic, ask.limit)?;
         let proved = t.result == "proves the goal";
-        let changed = t.result != "refused" && goals(run).ok().as_deref() != Some(before.as_str());
+        // An undo that answers with the goals as they were (Rocq's) needs no look of its own.
+        let changed = t.result != "refused"
+            && undone.as_deref() != Some(before.as_str())
+            && goals(run).ok().as_deref() != Some(before.as_str());
         if changed {
             // The undo was not enough (or the program was restarted): enter it again.
             run.cur.reset();
@@ -68,8 +71,12 @@ fn try_in(run: &mut Run<'_>, ask: &Ask<'_>) -> Result<Reply, String> {
     Ok(report(&tried, &notes, &before))
 }
 
-/// Applies `tactic` and takes it back.
-fn one(run: &mut Run<'_>, tactic: &str, limit: Duration) -> Result<Tried, String> {
+/// Applies `tactic` and takes it back; what it found, and the undo's answer if one was sent.
+fn one(
+    run: &mut Run<'_>,
+    tactic: &str,
+    limit: Duration,
+) -> Result<(Tried, Option<String>), String> {
     let spec = run.env.spec;
     let mut t = Tried {
         tactic: tactic.trim().to_owned(),
@@ -83,7 +90,7 @@ fn one(run: &mut Run<'_>, tactic: &str, limit: Duration) -> Result<Tried, String
             "not sent: a step must match /{}/",
             p.as_str().trim_start_matches("(?m)")
         );
-        return Ok(t);
+        return Ok((t, None));
     }
     match run
         .link
@@ -93,7 +100,7 @@ fn one(run: &mut Run<'_>, tactic: &str, limit: Duration) -> Result<Tried, String
             if let Some(e) = spec.error_line(&a) {
                 t.result = "error";
                 t.text = e;
-                return Ok(t);
+                return Ok((t, None));
             }
             // A step that printed nothing: what it left is the goals now.
             let a = if a.trim().is_empty() { goals(run)? } else { a };
@@ -109,6 +116,7 @@ fn one(run: &mut Run<'_>, tactic: &str, limit: Duration) -> Result<Tried, String
             if let Some(e) = spec.error_line(&undone) {
                 t.text.push_str(&format!("\n(taking it back failed: {e})"));
             }
+            return Ok((t, Some(undone)));
         }
         Said::Stopped { why, alive, .. } => {
             t.result = "timeout";
@@ -126,7 +134,7 @@ fn one(run: &mut Run<'_>, tactic: &str, limit: Duration) -> Result<Tried, String
             t.text = format!("{m}; the program was restarted");
         }
     }
-    Ok(t)
+    Ok((t, None))
 }
 
 /// The goals now (the kind's `goals` input).
