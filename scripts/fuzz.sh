@@ -30,7 +30,7 @@ if [ $# -gt 0 ]; then targets=("$@"); else mapfile -t targets < <(cargo +nightly
 cargo +nightly fuzz build --sanitizer none
 
 dict_for() {
-  case $1 in manifest) echo dict/manifest.dict ;; *) echo dict/json.dict ;; esac
+  case $1 in manifest) echo dict/manifest.dict ;; cursor) echo dict/cursor.dict ;; *) echo dict/json.dict ;; esac
 }
 
 failed=()

@@ -3,6 +3,8 @@
 //! environment. Not a stable API.
 
 pub use crate::call::plan::plan;
+/// Cuts any text as a proof file with the example cursors and checks what must hold.
+pub use crate::cursor::invariants::check_examples as cut_proof_file;
 pub use crate::call::schema::tool_definitions;
 pub use crate::options::from_env;
 pub use crate::spec::Manifest;

@@ -14,6 +14,7 @@ mod breaks;
 mod build;
 mod check;
 mod engine;
+pub(crate) mod invariants;
 mod file;
 mod ops;
 mod outline;

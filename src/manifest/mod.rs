@@ -67,6 +67,20 @@ impl Manifest {
     }
 }
 
+/// A session kind's `cursor` object read on its own (for the fuzz target and the tests):
+/// relative paths against `/`, a call limit of an hour.
+pub(crate) fn cursor_of(
+    v: &Value,
+) -> Result<std::sync::Arc<crate::spec::cursor::CursorSpec>, Vec<ManifestError>> {
+    let mut errs = json::Errors(Vec::new());
+    let limit = std::time::Duration::from_secs(3600);
+    let got = cursor::cursor(v, "cursor", (limit, Path::new("/")), &mut errs);
+    match got {
+        Some(c) if errs.0.is_empty() => Ok(c),
+        _ => Err(errs.0),
+    }
+}
+
 fn default_root() -> PathBuf {
     if let Some(r) = std::env::var_os("STDMCP_ROOT").filter(|r| !r.is_empty()) {
         return PathBuf::from(r);
