@@ -608,6 +608,6 @@ fn main() -> std::process::ExitCode {
         server,
     ))))));
     // The STDMCP_* settings the tests give it, read as the `stdmcp` command reads them.
-    let options = stdmcp_cli::options::from_env(stdmcp::Options::default());
+    let options = stdmcp::Options::default().from_env();
     server.options(options).serve_stdio()
 }

@@ -1,6 +1,5 @@
-//! The `stdmcp` command as a library: what `src/main.rs` runs, and what the tests, the fuzz
-//! targets and the `everything` example reach (the manifest parser, the options from the
-//! environment). Not a stable API: tool authors use the `stdmcp` crate.
+//! The `stdmcp` command as a library: what `src/main.rs` runs, and what the tests and the fuzz
+//! targets reach (the manifest parser). Not a stable API: tool authors use the `stdmcp` crate.
 //!
 //! # Layers
 //!
@@ -17,7 +16,6 @@
 //! * [`spool`]: every call's complete output (a `stdmcp::process::OutputSink` of the runner),
 //!   and the bounded, cancellable reads of `output` and `log`.
 //! * [`cli`]: the command line (`serve`, `check`, `config`, `tools`, `call`, `ping`).
-//! * [`options`]: the runtime's options from `STDMCP_*` environment variables.
 //!
 //! The watchdog that kills a dead server's children is the runtime's (`stdmcp::process`
 //! starts it with the first program); the command adds its private directory (the spool
@@ -26,6 +24,5 @@
 
 pub mod cli;
 pub mod manifest;
-pub mod options;
 pub mod session;
 pub mod spool;

@@ -394,7 +394,7 @@ impl Manifest {
         let mut options = Options::default();
         options.heartbeat = self.defaults.heartbeat;
         options.max_concurrent_calls = self.defaults.max_concurrent_calls;
-        server.options(crate::options::from_env(options))
+        server.options(options.from_env())
     }
 }
 
