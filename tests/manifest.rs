@@ -9,8 +9,8 @@ use std::path::Path;
 use std::process::Command;
 
 use common::{
-    fixture, pids_from_progress, send_signal, serve_manifest, stdmcp_bin, temp_dir, wait_gone,
-    zombies_of, Proc,
+    fixture, pids_from_progress, runtime_fixture, send_signal, serve_manifest, stdmcp_bin,
+    temp_dir, wait_gone, zombies_of, Proc,
 };
 use serde_json::{json, Value};
 
@@ -26,11 +26,11 @@ fn manifest(dir: &Path) -> Value {
         "defaults": {"killGraceMs": 300, "heartbeatSeconds": 0.05},
         "roots": {"files": "files"},
         "tools": [
-            {"name": "tree", "description": "child and grandchild", "program": fixture("tree.sh"),
+            {"name": "tree", "description": "child and grandchild", "program": runtime_fixture("tree.sh"),
              "progress": {"prefix": "PROGRESS "}, "timeoutSeconds": 600},
-            {"name": "slow", "description": "times out", "program": fixture("tree.sh"), "timeoutSeconds": 0.3},
+            {"name": "slow", "description": "times out", "program": runtime_fixture("tree.sh"), "timeoutSeconds": 0.3},
             {"name": "env", "description": "prints the environment", "program": "env", "env": {"DECLARED": "yes"}},
-            {"name": "big", "description": "lots of output", "program": fixture("big.sh"), "maxOutputBytes": 1000},
+            {"name": "big", "description": "lots of output", "program": runtime_fixture("big.sh"), "maxOutputBytes": 1000},
             {"name": "record", "description": "records its arguments", "program": fixture("record.sh"),
              "env": {"MARKER": dir.join("marker")},
              "args": [{"param": "value"}, {"param": "file"}, {"param": "words"}],

@@ -2,13 +2,13 @@
 #![allow(clippy::unwrap_used)]
 #![allow(clippy::disallowed_methods)] // tests and benchmarks start bare programs as clients and controls
 
-mod common;
+mod support;
 
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
-use common::{modern_meta, send_signal, Proc};
 use serde_json::{json, Value};
+use support::{modern_meta, send_signal, Proc};
 
 #[test]
 fn handshake_of_each_legacy_version() {
@@ -78,7 +78,7 @@ fn content_length_client_gets_content_length_replies() {
         .arg(format!(
             "printf 'Content-Length: {}\\r\\n\\r\\n%s' '{body}' | {}",
             body.len(),
-            common::everything_bin().display()
+            support::everything_bin().display()
         ))
         .output()
         .unwrap();

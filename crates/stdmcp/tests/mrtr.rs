@@ -1,30 +1,22 @@
 //! Asking the client in both eras, over real pipes against the `everything` example:
 //! multi-round-trip results at 2026-07-28 (2026-07-28, Multi Round-Trip Requests), server ->
-//! client requests in the handshake era, and `--era legacy`.
+//! client requests in the handshake era (`stdmcp serve --era legacy` is tested with the
+//! command's).
 #![allow(clippy::unwrap_used)]
 #![allow(clippy::disallowed_methods)] // tests and benchmarks start bare programs as clients and controls
 
-mod common;
+mod support;
 
-use std::process::Command;
-
-use common::{stdmcp_bin, temp_dir, Proc};
 use serde_json::{json, Value};
-
-/// The `_meta` of a 2026-07-28 request declaring `caps` (Claude Code declares elicitation
-/// with form and url in every request).
-fn meta(caps: Value) -> Value {
-    json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-           "io.modelcontextprotocol/clientCapabilities": caps,
-           "io.modelcontextprotocol/clientInfo": {"name": "tests", "version": "0"}})
-}
+use support::{modern_meta_with, Proc};
 
 fn all_caps() -> Value {
     json!({"elicitation": {"form": {}, "url": {}}, "sampling": {}, "roots": {}})
 }
 
 fn call(p: &mut Proc, id: i64, tool: &str, args: Value, extra: Value) -> Value {
-    let mut params = json!({"name": tool, "arguments": args, "_meta": meta(all_caps())});
+    let mut params =
+        json!({"name": tool, "arguments": args, "_meta": modern_meta_with(all_caps())});
     if let Value::Object(m) = extra {
         for (k, v) in m {
             params[k] = v;
@@ -110,7 +102,7 @@ fn a_declared_capability_is_never_reported_missing_and_a_missing_one_is() {
     elicit_first_round(&mut p);
     // Declared without elicitation: the error says the request does not declare it.
     let params = json!({"name": "test_elicitation", "arguments": {"message": "m"},
-                        "_meta": meta(json!({"sampling": {}}))});
+                        "_meta": modern_meta_with(json!({"sampling": {}}))});
     p.request(json!(2), "tools/call", params);
     let r = p.response(&json!(2));
     assert_eq!(r["error"]["code"], -32021, "{r}");
@@ -120,7 +112,7 @@ fn a_declared_capability_is_never_reported_missing_and_a_missing_one_is() {
         .contains("does not declare"));
     // A tool that adapts: only what the request declares is asked.
     let params = json!({"name": "test_input_required_result_capabilities", "arguments": {},
-                        "_meta": meta(json!({"sampling": {}}))});
+                        "_meta": modern_meta_with(json!({"sampling": {}}))});
     p.request(json!(3), "tools/call", params);
     let r = p.response(&json!(3));
     let methods: Vec<&Value> = r["result"]["inputRequests"]
@@ -162,7 +154,8 @@ fn several_rounds_tampered_state_and_a_prompt() {
     let text = r3["result"]["content"][0]["text"].as_str().unwrap();
     assert!(text.contains("Ada") && text.contains("blue"), "{text}");
     // prompts/get asks too.
-    let params = json!({"name": "test_input_required_result_prompt", "_meta": meta(all_caps())});
+    let params =
+        json!({"name": "test_input_required_result_prompt", "_meta": modern_meta_with(all_caps())});
     p.request(json!(5), "prompts/get", params.clone());
     let r = p.response(&json!(5));
     let mut retry = params;
@@ -207,42 +200,6 @@ fn the_handshake_era_still_sends_requests() {
 }
 
 #[test]
-fn era_legacy_sends_2026_clients_back_to_initialize() {
-    let root = temp_dir("era-legacy");
-    let mut cmd = Command::new(stdmcp_bin());
-    cmd.args(["serve", "--era", "legacy"])
-        .env("STDMCP_ROOT", &root)
-        .env_remove("STDMCP_CONFIG")
-        .current_dir(&root);
-    let mut p = Proc::start(cmd);
-    p.request(
-        json!(1),
-        "server/discover",
-        json!({"_meta": meta(json!({}))}),
-    );
-    assert_eq!(p.response(&json!(1))["error"]["code"], -32601);
-    let r = p.initialize("2025-11-25");
-    assert_eq!(r["result"]["protocolVersion"], "2025-11-25");
-    p.request(json!(2), "tools/list", json!({}));
-    assert!(p.response(&json!(2))["result"]["tools"].is_array());
-    let (_, status) = p.finish();
-    assert!(status.success());
-    // Without the switch the same server answers server/discover.
-    let mut cmd = Command::new(stdmcp_bin());
-    cmd.args(["serve"])
-        .env("STDMCP_ROOT", &root)
-        .env_remove("STDMCP_CONFIG")
-        .current_dir(&root);
-    let mut p = Proc::start(cmd);
-    p.request(
-        json!(1),
-        "server/discover",
-        json!({"_meta": meta(json!({}))}),
-    );
-    assert!(p.response(&json!(1))["result"]["supportedVersions"].is_array());
-}
-
-#[test]
 fn an_abandoned_call_is_released_after_the_input_wait() {
     let mut p =
         Proc::everything_with(&[("STDMCP_INPUT_WAIT_MS", "50"), ("RUST_LOG", "stdmcp=info")]);
@@ -250,12 +207,12 @@ fn an_abandoned_call_is_released_after_the_input_wait() {
         json!(1),
         "tools/call",
         json!({"name": "test_elicitation",
-        "arguments": {"message": "m"}, "_meta": meta(all_caps())}),
+        "arguments": {"message": "m"}, "_meta": modern_meta_with(all_caps())}),
     );
     let r = p.response(&json!(1));
     let state = r["result"]["requestState"].clone();
     // Wait for the release (logged on stderr); the deadline only detects a failure.
-    let deadline = std::time::Instant::now() + common::PATIENCE;
+    let deadline = std::time::Instant::now() + support::PATIENCE;
     while !p
         .stderr
         .lock()

@@ -1,10 +1,12 @@
-//! `examples/hello.rs` is the README's API example: it must build in a new crate whose only
-//! dependency is stdmcp, as a tool author would copy it, and the README must show it as it is.
+//! `crates/stdmcp/examples/hello.rs` is the README's API example: it must build in a new crate
+//! whose only dependency is stdmcp, as a tool author would copy it, and the workspace's README
+//! must show it as it is.
 #![allow(clippy::unwrap_used, clippy::disallowed_methods)] // a test; it runs cargo, not a tool
 
 use std::path::Path;
 use std::process::Command;
 
+/// The runtime crate's directory, crates/stdmcp.
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
 /// hello.rs without its leading comment lines, as the README shows it.
@@ -20,10 +22,10 @@ fn example_body() -> String {
 
 #[test]
 fn the_readme_shows_hello_rs_as_it_is() {
-    let readme = std::fs::read_to_string(Path::new(ROOT).join("README.md")).unwrap();
+    let readme = std::fs::read_to_string(Path::new(ROOT).join("../../README.md")).unwrap();
     let start = readme
-        .find("`examples/hello.rs`")
-        .expect("README names examples/hello.rs");
+        .find("`crates/stdmcp/examples/hello.rs`")
+        .expect("README names crates/stdmcp/examples/hello.rs");
     let block = &readme[start..];
     let open = block.find("```rust\n").expect("a rust block follows") + "```rust\n".len();
     let close = block[open..].find("```\n").expect("the block ends") + open;
@@ -34,7 +36,7 @@ fn the_readme_shows_hello_rs_as_it_is() {
 fn hello_rs_builds_in_a_crate_that_depends_only_on_stdmcp() {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("hello-crate");
     // The runtime library, as a tool author depends on it (not the workspace's command).
-    let runtime = Path::new(ROOT).join("crates/stdmcp");
+    let runtime = Path::new(ROOT);
     std::fs::create_dir_all(dir.join("src")).unwrap();
     let manifest = format!(
         "[package]\nname = \"hello\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\

@@ -25,7 +25,7 @@ fn fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
-/// A fixture shared with the server tests (tests/fixtures: `tree.sh`, `big.sh`).
+/// A fixture shared with the command's manifest tests (`tree.sh`, `big.sh`).
 fn shared_fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures")

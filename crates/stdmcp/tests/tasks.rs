@@ -4,10 +4,10 @@
 //! task, or a job for a request without the extension).
 #![allow(clippy::unwrap_used)]
 
-mod common;
+mod support;
 
-use common::Proc;
 use serde_json::{json, Value};
+use support::Proc;
 
 const TASKS: &str = "io.modelcontextprotocol/tasks";
 
@@ -202,7 +202,7 @@ fn the_handshake_era_gets_jobs_never_tasks() {
 
 /// Polls `tasks/get` (as `wait_gone` polls /proc) until the task has `status`.
 fn wait_status(p: &mut Proc, ids: &mut i64, task: &str, status: &str) -> Value {
-    let deadline = std::time::Instant::now() + common::PATIENCE;
+    let deadline = std::time::Instant::now() + support::PATIENCE;
     loop {
         *ids += 1;
         let g = ask(p, *ids, "tasks/get", json!({"taskId": task}), true);
