@@ -90,7 +90,7 @@ const mrtrNotes = {
   'non-tool-request': '`prompts/get` of `test_input_required_result_prompt` asks too',
   'result-type': '`resultType: "input_required"` is explicit',
   'unsupported-methods': 'lists never answer `input_required` (only `tools/call`, `prompts/get`, `resources/read` can)',
-  'tampered-state': 'passes, but through this bridge the tampered state never reaches stdmcp: supergateway swaps `requestState` for its own `sgw:` handle and refuses the tampered handle itself (-32602 "Continuation expired or backend unavailable"). stdmcp\'s own refusal (-32602, integrity check) is proven by src/peer/tests/mrtr.rs and tests/mrtr.rs',
+  'tampered-state': 'passes, but through this bridge the tampered state never reaches stdmcp: supergateway swaps `requestState` for its own `sgw:` handle and refuses the tampered handle itself (-32602 "Continuation expired or backend unavailable"). stdmcp\'s own refusal (-32602, integrity check) is proven by crates/stdmcp-proto/src/peer/tests/mrtr.rs and crates/stdmcp/tests/server/mrtr.rs',
   'capability-check': 'declaring only `sampling`, the fixture asks only `sampling/createMessage` (a request for an undeclared capability is refused inside the server with -32021)',
   'ignore-extra-params': 'answers a fresh request carries are taken by key; unknown keys are ignored',
   'validate-input': 'a non-object answer or `inputResponses: null` gets -32602',

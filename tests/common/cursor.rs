@@ -1,6 +1,5 @@
-//! Helpers for the proof cursor tests (tests/cursor_rocq.rs, tests/cursor_hol4.rs): an
-//! example manifest served over a temporary `proofs` root, and tool calls that wait for a
-//! job when a long load becomes one.
+//! Helpers for the proof cursor tests (tests/cursor/): an example manifest served over a
+//! temporary `proofs` root, and tool calls that wait for a job when a long load becomes one.
 #![allow(dead_code, clippy::unwrap_used)]
 
 use std::path::{Path, PathBuf};

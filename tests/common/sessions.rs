@@ -1,5 +1,5 @@
-//! Helpers for the session examples with real programs (tests/sessions_repls.rs,
-//! tests/sessions_hol4.rs): a server over one of the example manifests, tool calls that return
+//! Helpers for the session examples with real programs (tests/sessions/repls.rs,
+//! tests/sessions/hol4.rs): a server over one of the example manifests, tool calls that return
 //! the answer text, and one scenario per behaviour, written once and run for every kind.
 #![allow(dead_code, clippy::unwrap_used)]
 #![allow(clippy::disallowed_methods)] // tests and benchmarks start bare programs as clients and controls
