@@ -12,13 +12,28 @@ mod support;
 
 pub use support::*;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::{json, Value};
 
 pub fn stdmcp_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_stdmcp"))
+}
+
+/// `stdmcp serve --config MANIFEST`, for a test to add its environment to.
+pub fn serve_command(manifest: &Path) -> Command {
+    let mut cmd = Command::new(stdmcp_bin());
+    cmd.arg("serve").arg("--config").arg(manifest);
+    cmd
+}
+
+/// Puts `dir` first on `cmd`'s PATH.
+pub fn path_first(cmd: &mut Command, dir: &Path) {
+    let old = std::env::var_os("PATH").unwrap_or_default();
+    let mut dirs = vec![dir.to_path_buf()];
+    dirs.extend(std::env::split_paths(&old));
+    cmd.env("PATH", std::env::join_paths(dirs).unwrap());
 }
 
 /// `tests/fixtures/NAME` (the runner's own are [`runtime_fixture`]s).
@@ -52,16 +67,12 @@ impl Proc {
 
 /// `stdmcp serve --config PATH` with `manifest` written to `dir/tools.json`, initialized at
 /// 2025-06-18.
-pub fn serve_manifest(manifest: &Value, dir: &std::path::Path, env: &[(&str, &str)]) -> Proc {
+pub fn serve_manifest(manifest: &Value, dir: &Path, env: &[(&str, &str)]) -> Proc {
     let path = dir.join("tools.json");
     std::fs::write(&path, manifest.to_string()).unwrap();
-    let mut cmd = Command::new(stdmcp_bin());
-    cmd.args(["serve", "--config"])
-        .arg(&path)
-        .envs(env.iter().copied());
-    let mut p = Proc::start(cmd);
-    p.initialize("2025-06-18");
-    p
+    let mut cmd = serve_command(&path);
+    cmd.envs(env.iter().copied());
+    Proc::initialized(cmd, "2025-06-18")
 }
 
 /// The pids a fixture reported as a `pids P1 P2...` progress message on `token` (heartbeats
@@ -82,7 +93,7 @@ pub fn pids_from_progress(p: &mut Proc, token: &str) -> Vec<i32> {
 }
 
 /// `stdmcp check` on the manifest `m`, written to `dir/m.json`: (exit code, stdout, stderr).
-pub fn stdmcp_check(dir: &std::path::Path, m: &Value) -> (i32, String, String) {
+pub fn stdmcp_check(dir: &Path, m: &Value) -> (i32, String, String) {
     let path = dir.join("m.json");
     std::fs::write(&path, m.to_string()).unwrap();
     let out = Command::new(stdmcp_bin())

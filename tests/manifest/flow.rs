@@ -3,7 +3,6 @@
 #![allow(clippy::unwrap_used)]
 #![allow(clippy::disallowed_methods)] // tests start bare programs as clients and controls
 
-use std::process::Command;
 use std::time::Duration;
 
 use crate::common::paced::{check_progress, Client, Pace};
@@ -21,8 +20,7 @@ fn a_slow_reader_at_sigterm_gets_the_manifest_tools_result() {
         "args": ["-f", "P %g", "1", "100000"], "progress": {"prefix": "P", "stream": "stdout"}});
     let m = json!({"name": "repro", "version": "1.0.0", "tools": [tool]});
     std::fs::write(&manifest, m.to_string()).unwrap();
-    let mut cmd = Command::new(crate::common::stdmcp_bin());
-    cmd.args(["serve", "--config"]).arg(&manifest);
+    let mut cmd = crate::common::serve_command(&manifest);
     cmd.env("STDMCP_DRAIN_MS", "10000")
         .env("STDMCP_FLUSH_STALL_MS", "10000");
     let mut c = Client::spawn(cmd);

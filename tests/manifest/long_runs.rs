@@ -7,11 +7,10 @@
 #![allow(clippy::disallowed_methods)] // tests and benchmarks start bare programs as clients and controls
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::common::sessions::{call, is_error, text};
-use crate::common::{fixture, send_signal, stdmcp_bin, temp_dir, Proc, PATIENCE};
+use crate::common::{fixture, send_signal, serve_command, temp_dir, Proc, PATIENCE};
 use serde_json::{json, Value};
 
 /// A manifest in `dir` with the root `work`: `build` (fixtures/fake_build.sh, logs
@@ -41,12 +40,9 @@ fn manifest(dir: &Path) -> PathBuf {
 }
 
 fn serve(dir: &Path, env: &[(&str, &str)], version: &str) -> Proc {
-    let mut cmd = Command::new(stdmcp_bin());
-    cmd.arg("serve").arg("--config").arg(manifest(dir));
+    let mut cmd = serve_command(&manifest(dir));
     cmd.envs(env.iter().copied());
-    let mut p = Proc::start(cmd);
-    p.initialize(version);
-    p
+    Proc::initialized(cmd, version)
 }
 
 fn request(p: &mut Proc, id: i64, method: &str, params: Value) -> Value {
@@ -531,14 +527,9 @@ fn the_private_directory_is_never_in_the_working_directory_or_a_root() {
         (work.to_str().unwrap(), &work),
         (inside.to_str().unwrap(), &inside),
     ] {
-        let mut cmd = Command::new(stdmcp_bin());
-        cmd.arg("serve")
-            .arg("--config")
-            .arg(&manifest)
-            .current_dir(&work)
-            .env("TMPDIR", tmpdir);
-        let mut p = Proc::start(cmd);
-        p.initialize("2025-06-18");
+        let mut cmd = serve_command(&manifest);
+        cmd.current_dir(&work).env("TMPDIR", tmpdir);
+        let mut p = Proc::initialized(cmd, "2025-06-18");
         let r = call(&mut p, 1, "count", json!({"n": 10000}));
         assert!(first_text(&r).contains("is kept"), "TMPDIR={tmpdir:?}: {r}");
         assert!(

@@ -173,8 +173,7 @@ fn an_empty_root_with_no_home_and_no_programs_still_serves() {
     let mut cmd = serve(Path::new("/"), &empty, &[]);
     cmd.env("HOME", dir.join("no-such-home"))
         .env_remove("STDMCP_ROOT");
-    let mut p = Proc::start(cmd);
-    p.initialize("2025-06-18");
+    let mut p = Proc::initialized(cmd, "2025-06-18");
     assert_eq!(tool_names(&mut p), Vec::<String>::new());
     let stderr = p.stderr.clone();
     let (_, status) = p.finish();

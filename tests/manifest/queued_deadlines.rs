@@ -4,11 +4,10 @@
 #![allow(clippy::unwrap_used)]
 #![allow(clippy::disallowed_methods)] // tests start bare programs as clients and controls
 
-use std::process::Command;
 use std::time::Instant;
 
 use crate::common::sessions::{is_error, text};
-use crate::common::{stdmcp_bin, temp_dir, Proc};
+use crate::common::{serve_command, temp_dir, Proc};
 use serde_json::{json, Value};
 
 #[test]
@@ -26,10 +25,7 @@ fn a_queued_call_is_answered_at_its_deadline_as_never_started() {
     });
     let path = dir.join("m.json");
     std::fs::write(&path, m.to_string()).unwrap();
-    let mut cmd = Command::new(stdmcp_bin());
-    cmd.arg("serve").arg("--config").arg(&path);
-    let mut p = Proc::start(cmd);
-    p.initialize("2025-06-18");
+    let mut p = Proc::initialized(serve_command(&path), "2025-06-18");
     // The peer admits in arrival order: `hold` takes the slot, `quick` waits behind it.
     p.call(json!(1), "hold", json!({}), None);
     let sent = Instant::now();

@@ -316,8 +316,7 @@ fn default_manifest_serves_read_only_tools() {
         .env_remove("STDMCP_CONFIG")
         .env("XDG_CONFIG_HOME", &dir)
         .env_remove("STDMCP_ROOT");
-    let mut p = Proc::start(cmd);
-    p.initialize("2025-11-25");
+    let mut p = Proc::initialized(cmd, "2025-11-25");
     p.call(json!(1), "search_text", json!({"pattern": "be.a"}), None);
     let r = p.response(&json!(1));
     assert!(

@@ -7,8 +7,9 @@
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use super::portfolio::state_of;
 use crate::common::{
-    children_named, send_signal, serve_manifest, stdmcp_bin, temp_dir, wait_gone, Proc, PATIENCE,
+    children_named, send_signal, serve_command, serve_manifest, temp_dir, wait_gone, Proc, PATIENCE,
 };
 use serde_json::{json, Value};
 
@@ -31,16 +32,10 @@ fn provers_installed() -> bool {
 }
 
 fn serve() -> Proc {
-    let mut cmd = Command::new(stdmcp_bin());
-    cmd.args([
-        "serve",
-        "--config",
-        concat!(env!("CARGO_MANIFEST_DIR"), "/examples/provers.json"),
-    ])
-    .env("STDMCP_HEARTBEAT_MS", "100");
-    let mut p = Proc::start(cmd);
-    p.initialize("2025-06-18");
-    p
+    let provers = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/provers.json");
+    let mut cmd = serve_command(std::path::Path::new(provers));
+    cmd.env("STDMCP_HEARTBEAT_MS", "100");
+    Proc::initialized(cmd, "2025-06-18")
 }
 
 fn text(r: &Value) -> String {
@@ -162,15 +157,6 @@ fn problem(path: &str) -> String {
     .unwrap()
 }
 
-fn member<'a>(r: &'a Value, tool: &str) -> &'a Value {
-    r["result"]["structuredContent"]["members"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["tool"] == tool)
-        .unwrap()
-}
-
 #[test]
 fn portfolios_settle_theorems_non_theorems_and_smt_scripts() {
     if !provers_installed() {
@@ -201,7 +187,7 @@ fn portfolios_settle_theorems_non_theorems_and_smt_scripts() {
         assert_eq!(s["verdict"], verdict, "{tool}: {r}");
         assert_eq!(r["result"].get("isError"), None, "{r}");
         let winner = s["winner"].as_str().unwrap();
-        assert_eq!(member(&r, winner)["state"], "won");
+        assert_eq!(state_of(&r, winner)["state"], "won");
         assert!(text(&r).contains(&format!("won with {verdict}")), "{r}");
     }
     // SPASS reads no tff: it rejects the problem while E proves it.
@@ -213,7 +199,7 @@ fn portfolios_settle_theorems_non_theorems_and_smt_scripts() {
         "{r}"
     );
     assert_eq!(r["result"]["structuredContent"]["verdict"], "Theorem");
-    let spass = member(&r, "spass_text")["state"].as_str().unwrap();
+    let spass = state_of(&r, "spass_text")["state"].as_str().unwrap();
     assert!(["failed", "stopped"].contains(&spass), "{r}");
     // Single provers carry their verdict too.
     p.call(

@@ -101,7 +101,8 @@ fn structured(r: &Value) -> &Value {
     &r["result"]["structuredContent"]
 }
 
-fn state_of<'a>(r: &'a Value, tool: &str) -> &'a Value {
+/// Member `tool` of a portfolio's result (tests/provers/example.rs too).
+pub(super) fn state_of<'a>(r: &'a Value, tool: &str) -> &'a Value {
     structured(r)["members"]
         .as_array()
         .unwrap()

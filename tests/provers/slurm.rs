@@ -11,7 +11,7 @@ use std::process::Command;
 use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
-use crate::common::{send_signal, stdmcp_bin, Proc};
+use crate::common::{send_signal, serve_command, Proc};
 use serde_json::{json, Value};
 
 /// How long a job may take to leave `squeue` before a test fails (not a speed check).
@@ -81,15 +81,10 @@ fn manifest(timeout: Option<u64>) -> PathBuf {
 }
 
 fn serve(conf: &str, timeout: Option<u64>) -> Proc {
-    let mut cmd = Command::new(stdmcp_bin());
-    cmd.arg("serve")
-        .arg("--config")
-        .arg(manifest(timeout))
-        .env("SLURM_CONF", conf)
+    let mut cmd = serve_command(&manifest(timeout));
+    cmd.env("SLURM_CONF", conf)
         .env("STDMCP_HEARTBEAT_MS", "100");
-    let mut p = Proc::start(cmd);
-    p.initialize("2025-06-18");
-    p
+    Proc::initialized(cmd, "2025-06-18")
 }
 
 /// This server's jobs in `squeue`: (name, state).

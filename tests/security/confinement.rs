@@ -4,19 +4,14 @@
 #![allow(clippy::disallowed_methods)] // tests and benchmarks start bare programs as clients and controls
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-use crate::common::{fixture, stdmcp_bin, temp_dir, Proc};
+use crate::common::{fixture, serve_command, temp_dir, Proc};
 use serde_json::{json, Value};
 
 fn serve(dir: &Path, manifest: &Value) -> Proc {
     let path = dir.join("tools.json");
     std::fs::write(&path, manifest.to_string()).unwrap();
-    let mut cmd = Command::new(stdmcp_bin());
-    cmd.args(["serve", "--config"]).arg(&path);
-    let mut p = Proc::start(cmd);
-    p.initialize("2025-11-25");
-    p
+    Proc::initialized(serve_command(&path), "2025-11-25")
 }
 
 /// Calls `tool` and returns (isError, text).

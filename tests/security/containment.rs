@@ -9,8 +9,8 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use crate::common::{
-    alive, escaped_pid, fixture, send_signal, stdmcp_bin, temp_dir, wait_gone, zombies_of,
-    KillOnDrop, Proc,
+    alive, escaped_pid, fixture, send_signal, serve_command, stdmcp_bin, temp_dir, wait_gone,
+    zombies_of, KillOnDrop, Proc,
 };
 use serde_json::{json, Value};
 
@@ -68,14 +68,10 @@ fn serve() -> Proc {
 }
 
 fn serve_with(start: Start) -> Proc {
-    let mut cmd = Command::new(stdmcp_bin());
-    cmd.args(["serve", "--config"])
-        .arg(manifest_for(start))
-        .env("STDMCP_HEARTBEAT_MS", "50")
+    let mut cmd = serve_command(&manifest_for(start));
+    cmd.env("STDMCP_HEARTBEAT_MS", "50")
         .env("STDMCP_DRAIN_MS", "100");
-    let mut p = Proc::start(cmd);
-    p.initialize("2025-06-18");
-    p
+    Proc::initialized(cmd, "2025-06-18")
 }
 
 /// What the tool printed on stdout (from the structured result).
@@ -266,8 +262,7 @@ fn no_descriptor_of_the_server_reaches_a_tool() {
         );
         let mut cmd = Command::new("sh");
         cmd.args(["-c", &server]);
-        let mut p = Proc::start(cmd);
-        p.initialize("2025-06-18");
+        let mut p = Proc::initialized(cmd, "2025-06-18");
         for id in 1..=2 {
             p.call(json!(id), "fds", json!({}), None);
             let r = p.response(&json!(id));

@@ -16,8 +16,8 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::common::{
-    alive, fixture, send_signal, stdmcp_bin, temp_dir, wait_gone, zombies_of, KillOnDrop, Proc,
-    PATIENCE,
+    alive, fixture, send_signal, serve_command, stdmcp_bin, temp_dir, wait_gone, zombies_of,
+    KillOnDrop, Proc, PATIENCE,
 };
 use serde_json::{json, Value};
 
@@ -67,10 +67,8 @@ fn manifest(dir: &Path) -> PathBuf {
 }
 
 fn server(dir: &Path, tmp: &Path) -> Command {
-    let mut cmd = Command::new(stdmcp_bin());
-    cmd.args(["serve", "--config"])
-        .arg(manifest(dir))
-        .env("STDMCP_ROOT", dir)
+    let mut cmd = serve_command(&manifest(dir));
+    cmd.env("STDMCP_ROOT", dir)
         .env("TMPDIR", tmp)
         .env("STDMCP_HEARTBEAT_MS", "50")
         .env("STDMCP_DRAIN_MS", "100");
@@ -78,9 +76,7 @@ fn server(dir: &Path, tmp: &Path) -> Command {
 }
 
 fn serve(cmd: Command) -> Proc {
-    let mut p = Proc::start(cmd);
-    p.initialize("2025-06-18");
-    p
+    Proc::initialized(cmd, "2025-06-18")
 }
 
 /// A directory anyone may create entries in, as `/tmp` is.

@@ -41,9 +41,7 @@ fn serve(mount: &str, dir: &Path, tmp: &Path, m: &Value) -> Proc {
         .args(["serve", "--config"])
         .arg(&path)
         .env("TMPDIR", tmp);
-    let mut p = Proc::start(cmd);
-    p.initialize("2025-06-18");
-    p
+    Proc::initialized(cmd, "2025-06-18")
 }
 
 /// The note at the end of a cut result's text.

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::thread;
 
 use crate::common::sessions::{is_error, text};
-use crate::common::{fixture, stdmcp_bin, temp_dir, Proc};
+use crate::common::{fixture, serve_command, stdmcp_bin, temp_dir, Proc};
 use serde_json::{json, Value};
 
 /// What only the files outside the root hold: never in an answer.
@@ -24,12 +24,9 @@ const SECRET: &str = "SECRET-MARKER-outside-the-root";
 
 fn serve(dir: &Path, defaults: Value, env: &[(&str, &str)]) -> Proc {
     let path = manifest(dir, defaults);
-    let mut cmd = Command::new(stdmcp_bin());
-    cmd.arg("serve").arg("--config").arg(&path);
+    let mut cmd = serve_command(&path);
     cmd.env("TMPDIR", dir.join("tmp")).envs(env.iter().copied());
-    let mut p = Proc::start(cmd);
-    p.initialize("2025-06-18");
-    p
+    Proc::initialized(cmd, "2025-06-18")
 }
 
 /// The server in a mount namespace of its own where `/proc` is an empty tmpfs (as in a
@@ -48,9 +45,7 @@ fn serve_without_proc(dir: &Path) -> Option<Proc> {
     cmd.args(["-m", "sh", "-c", hide]).arg(stdmcp_bin());
     cmd.arg("serve").arg("--config").arg(&path);
     cmd.env("TMPDIR", dir.join("tmp"));
-    let mut p = Proc::start(cmd);
-    p.initialize("2025-06-18");
-    Some(p)
+    Some(Proc::initialized(cmd, "2025-06-18"))
 }
 
 fn manifest(dir: &Path, defaults: Value) -> PathBuf {

@@ -4,9 +4,8 @@
 #![allow(clippy::disallowed_methods)] // tests and benchmarks start bare programs as clients and controls
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-use crate::common::{alive, send_signal, stdmcp_bin, temp_dir, wait_gone, Proc};
+use crate::common::{alive, send_signal, serve_command, temp_dir, wait_gone, Proc};
 use serde_json::{json, Value};
 
 fn manifest(dir: &Path) -> Value {
@@ -46,19 +45,21 @@ fn manifest(dir: &Path) -> Value {
     })
 }
 
+/// Serves the manifest `m`, written to `dir/sessions.json` (tests/sessions/options.rs too).
+pub(super) fn serve_in(dir: &Path, m: &Value) -> Proc {
+    let path = dir.join("sessions.json");
+    std::fs::write(&path, m.to_string()).unwrap();
+    Proc::initialized(serve_command(&path), "2025-06-18")
+}
+
 fn serve() -> (Proc, PathBuf) {
     let dir = temp_dir("sessions");
-    let path = dir.join("sessions.json");
-    std::fs::write(&path, manifest(&dir).to_string()).unwrap();
-    let mut cmd = Command::new(stdmcp_bin());
-    cmd.args(["serve", "--config"]).arg(&path);
-    let mut p = Proc::start(cmd);
-    p.initialize("2025-06-18");
+    let p = serve_in(&dir, &manifest(&dir));
     (p, dir)
 }
 
 /// Calls a tool and returns (text, isError).
-fn call(p: &mut Proc, id: i64, tool: &str, args: Value) -> (String, bool) {
+pub(super) fn call(p: &mut Proc, id: i64, tool: &str, args: Value) -> (String, bool) {
     p.call(json!(id), tool, args, None);
     let r = p.response(&json!(id));
     let res = &r["result"];
@@ -67,7 +68,7 @@ fn call(p: &mut Proc, id: i64, tool: &str, args: Value) -> (String, bool) {
     (text, res["isError"].as_bool().unwrap_or(false))
 }
 
-fn ok(p: &mut Proc, id: i64, tool: &str, args: Value) -> String {
+pub(super) fn ok(p: &mut Proc, id: i64, tool: &str, args: Value) -> String {
     let (text, err) = call(p, id, tool, args);
     assert!(!err, "{tool} failed: {text}");
     text

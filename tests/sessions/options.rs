@@ -6,9 +6,9 @@
 #![allow(clippy::disallowed_methods)] // tests start bare programs as clients and controls
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-use crate::common::{stdmcp_bin, temp_dir, wait_gone, Proc};
+use super::engine::{call, ok, serve_in};
+use crate::common::{temp_dir, wait_gone, Proc};
 use serde_json::{json, Value};
 
 /// sh reading one line at a time, running it, and ending each answer with a NUL.
@@ -49,36 +49,10 @@ fn manifest(dir: &Path) -> Value {
     })
 }
 
-fn serve_in(dir: &Path, m: &Value) -> Proc {
-    let path = dir.join("sessions.json");
-    std::fs::write(&path, m.to_string()).unwrap();
-    let mut cmd = Command::new(stdmcp_bin());
-    cmd.args(["serve", "--config"]).arg(&path);
-    let mut p = Proc::start(cmd);
-    p.initialize("2025-06-18");
-    p
-}
-
 fn serve() -> (Proc, PathBuf) {
     let dir = temp_dir("sessions-options");
     let p = serve_in(&dir, &manifest(&dir));
     (p, dir)
-}
-
-/// Calls a tool and returns (text, isError).
-fn call(p: &mut Proc, id: i64, tool: &str, args: Value) -> (String, bool) {
-    p.call(json!(id), tool, args, None);
-    let r = p.response(&json!(id));
-    let res = &r["result"];
-    assert!(res.is_object(), "{r}");
-    let text = res["content"][0]["text"].as_str().unwrap().to_owned();
-    (text, res["isError"].as_bool().unwrap_or(false))
-}
-
-fn ok(p: &mut Proc, id: i64, tool: &str, args: Value) -> String {
-    let (text, err) = call(p, id, tool, args);
-    assert!(!err, "{tool} failed: {text}");
-    text
 }
 
 fn pid_in(text: &str) -> i32 {

@@ -1,7 +1,12 @@
-//! Drives `process::run` against real processes (Linux: uses /proc).
+//! Drives `process::run` against real processes (Linux: uses /proc). A test binary of its
+//! own: the runner runs in this process, which it makes a child subreaper (strays of other
+//! tests' servers would be reparented to it), and a test opens a descriptor without
+//! `O_CLOEXEC` that other tests' children would inherit.
 #![cfg(target_os = "linux")]
 #![allow(unsafe_code, clippy::unwrap_used)] // FFI to send signals and to open an fd without O_CLOEXEC
 #![allow(clippy::disallowed_methods)] // tests and benchmarks start bare programs as clients and controls
+
+mod support;
 
 use std::collections::BTreeSet;
 use std::ffi::OsString;
@@ -16,29 +21,19 @@ use std::time::{Duration, Instant};
 use stdmcp::process::LineFn;
 use stdmcp::process::{run, Limits, Outcome, RunError, RunSpec, Stream};
 use stdmcp::{CancelReason, CancelToken};
+use support::{runtime_fixture, target_dir, temp_dir};
 
 const FAIL_AFTER: Duration = Duration::from_secs(10);
 
+/// `tests/fixtures/process/NAME` (`tree.sh` and `big.sh`, which the command's manifest tests
+/// run too, are [`runtime_fixture`]s).
 fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/process")
-        .join(name)
-}
-
-/// A fixture shared with the command's manifest tests (`tree.sh`, `big.sh`).
-fn shared_fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(name)
+    runtime_fixture("process").join(name)
 }
 
 /// The runner-demo example (built by `cargo test` with the other examples).
 fn runner_demo() -> PathBuf {
-    let exe = std::env::current_exe().expect("test exe");
-    exe.parent()
-        .and_then(Path::parent)
-        .expect("target dir")
-        .join("examples/runner-demo")
+    target_dir().join("examples/runner-demo")
 }
 
 fn spec(program: impl Into<PathBuf>, args: &[&str]) -> RunSpec {
@@ -222,7 +217,7 @@ fn run_in_thread(
 
 #[test]
 fn cancel_kills_child_and_grandchild_promptly() {
-    let (h, token, rx) = run_in_thread(spec(shared_fixture("tree.sh"), &[]));
+    let (h, token, rx) = run_in_thread(spec(runtime_fixture("tree.sh"), &[]));
     let (child, grandchild) = pids(&rx.recv_timeout(FAIL_AFTER).expect("pids line"));
     let _cleanup = KillOnPanic(vec![child, grandchild]);
     assert!(!is_gone(child) && !is_gone(grandchild));
@@ -254,7 +249,7 @@ fn cancel_kills_child_and_grandchild_promptly() {
 
 #[test]
 fn deadline_kills_the_group() {
-    let mut s = spec(shared_fixture("tree.sh"), &[]);
+    let mut s = spec(runtime_fixture("tree.sh"), &[]);
     s.timeout = Some(Duration::from_millis(300));
     let o = run_plain(&s);
     assert!(o.timed_out && !o.cancelled);
@@ -344,7 +339,7 @@ fn on_spawn_and_on_line_are_called() {
 
 #[test]
 fn output_is_capped_head_and_tail() {
-    let mut s = spec(shared_fixture("big.sh"), &[]);
+    let mut s = spec(runtime_fixture("big.sh"), &[]);
     s.stdout_cap = 1000;
     let o = run_plain(&s);
     assert_eq!(o.code, Some(0));
@@ -538,8 +533,7 @@ fn cpu_limit_stops_a_busy_loop_with_sigxcpu() {
 
 #[test]
 fn file_size_limit_stops_a_big_write() {
-    let dir = std::env::temp_dir().join(format!("stdmcp-fsize-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = temp_dir("fsize");
     let file = dir.join("big");
     let o = limited(
         &format!("head -c 3000000 /dev/zero > '{}'; echo $?", file.display()),
@@ -654,7 +648,7 @@ fn hundred_concurrent_runs_leave_no_zombies() {
 fn watchdog_kills_the_group_when_the_server_is_sigkilled() {
     let mut helper = HelperGuard(
         Command::new(runner_demo())
-            .arg(shared_fixture("tree.sh"))
+            .arg(runtime_fixture("tree.sh"))
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
@@ -708,8 +702,7 @@ fn marking(marker: &Path) -> RunSpec {
 
 #[test]
 fn a_job_cancelled_before_it_starts_never_starts_its_program() {
-    let dir = std::env::temp_dir().join(format!("stdmcp-unstarted-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = temp_dir("unstarted");
     let marker = dir.join("MARKER");
     for (reason, timed_out) in [
         (CancelReason::Deadline, true),

@@ -111,6 +111,13 @@ impl Proc {
         }
     }
 
+    /// Starts the server `cmd` and initializes it at `version`.
+    pub fn initialized(cmd: Command, version: &str) -> Proc {
+        let mut p = Proc::start(cmd);
+        p.initialize(version);
+        p
+    }
+
     pub fn everything() -> Proc {
         Proc::everything_with(&[])
     }
@@ -181,21 +188,8 @@ impl Proc {
 
     /// The first message matching `pred`; others stay in the backlog, in order.
     pub fn recv_where(&mut self, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
-        if let Some(i) = self.backlog.iter().position(&pred) {
-            return self.backlog.remove(i);
-        }
-        let deadline = Instant::now() + PATIENCE;
-        loop {
-            match self.rx.recv_deadline(deadline) {
-                Ok(v) if pred(&v) => return v,
-                Ok(v) => self.backlog.push(v),
-                Err(_) => panic!(
-                    "timed out waiting for {what}; got {:?}; stderr:\n{}",
-                    self.backlog,
-                    self.stderr.lock().unwrap()
-                ),
-            }
-        }
+        let stderr = || format!("; stderr:\n{}", self.stderr.lock().unwrap());
+        recv_matching(&self.rx, &mut self.backlog, what, pred, stderr)
     }
 
     /// The response to request `id`.
@@ -222,32 +216,15 @@ impl Proc {
 
     /// Reads stdout to EOF (the server must be ending by other means) and waits for the exit.
     pub fn drain_to_exit(&mut self) -> (Vec<Value>, ExitStatus) {
-        let mut all = std::mem::take(&mut self.backlog);
-        let deadline = Instant::now() + PATIENCE;
-        loop {
-            match self.rx.recv_deadline(deadline) {
-                Ok(v) => all.push(v),
-                Err(RecvTimeoutError::Disconnected) => break,
-                Err(RecvTimeoutError::Timeout) => panic!(
-                    "server did not close stdout; stderr:\n{}",
-                    self.stderr.lock().unwrap()
-                ),
-            }
-        }
+        let stderr = || format!("; stderr:\n{}", self.stderr.lock().unwrap());
+        let all = drain(&self.rx, &mut self.backlog, stderr);
         let status = self.wait_exit();
         self.assert_clean();
         (all, status)
     }
 
     pub fn wait_exit(&mut self) -> ExitStatus {
-        let deadline = Instant::now() + PATIENCE;
-        loop {
-            if let Some(s) = self.child.try_wait().unwrap() {
-                return s;
-            }
-            assert!(Instant::now() < deadline, "server did not exit");
-            thread::sleep(Duration::from_millis(5));
-        }
+        wait_exit(&mut self.child)
     }
 
     pub fn close_stdin(&mut self) {
@@ -269,6 +246,58 @@ impl Drop for Proc {
         if !thread::panicking() {
             self.assert_clean();
         }
+    }
+}
+
+/// The first message matching `pred`: from `backlog`, else from `rx` (a reader thread's
+/// frames) within PATIENCE; the others join the backlog, in order. `context` tells more when
+/// none comes (the server's stderr).
+pub fn recv_matching(
+    rx: &Receiver<Value>,
+    backlog: &mut Vec<Value>,
+    what: &str,
+    pred: impl Fn(&Value) -> bool,
+    context: impl Fn() -> String,
+) -> Value {
+    if let Some(i) = backlog.iter().position(&pred) {
+        return backlog.remove(i);
+    }
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        match rx.recv_deadline(deadline) {
+            Ok(v) if pred(&v) => return v,
+            Ok(v) => backlog.push(v),
+            Err(_) => panic!("timed out waiting for {what}; got {backlog:?}{}", context()),
+        }
+    }
+}
+
+/// Everything until the reader thread's channel closes (stdout at EOF), the backlog first.
+pub fn drain(
+    rx: &Receiver<Value>,
+    backlog: &mut Vec<Value>,
+    context: impl Fn() -> String,
+) -> Vec<Value> {
+    let mut all = std::mem::take(backlog);
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        match rx.recv_deadline(deadline) {
+            Ok(v) => all.push(v),
+            Err(RecvTimeoutError::Disconnected) => return all,
+            Err(RecvTimeoutError::Timeout) => panic!("server did not close stdout{}", context()),
+        }
+    }
+}
+
+/// Waits for `child` to exit, failing after PATIENCE.
+pub fn wait_exit(child: &mut Child) -> ExitStatus {
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            return s;
+        }
+        assert!(Instant::now() < deadline, "server did not exit");
+        thread::sleep(Duration::from_millis(5));
     }
 }
 

@@ -6,12 +6,12 @@ use std::io::{Read, Write};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use crossbeam_channel::{Receiver, RecvTimeoutError};
+use crossbeam_channel::Receiver;
 use serde_json::{json, Value};
 
-use super::{everything_bin, is_frame, PATIENCE};
+use super::{drain, everything_bin, is_frame, recv_matching, wait_exit};
 
 /// How the client reads stdout.
 #[derive(Clone, Copy, PartialEq)]
@@ -137,17 +137,7 @@ impl Client {
     }
 
     pub fn recv_where(&mut self, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
-        if let Some(i) = self.backlog.iter().position(&pred) {
-            return self.backlog.remove(i);
-        }
-        let deadline = Instant::now() + PATIENCE;
-        loop {
-            match self.rx.recv_deadline(deadline) {
-                Ok(v) if pred(&v) => return v,
-                Ok(v) => self.backlog.push(v),
-                Err(_) => panic!("timed out waiting for {what}"),
-            }
-        }
+        recv_matching(&self.rx, &mut self.backlog, what, pred, String::new)
     }
 
     pub fn handshake(&mut self) {
@@ -160,22 +150,8 @@ impl Client {
 
     /// Everything until stdout closes (the backlog first), and the exit status.
     pub fn read_to_exit(&mut self) -> (Vec<Value>, ExitStatus) {
-        let mut all = std::mem::take(&mut self.backlog);
-        let deadline = Instant::now() + PATIENCE;
-        loop {
-            match self.rx.recv_deadline(deadline) {
-                Ok(v) => all.push(v),
-                Err(RecvTimeoutError::Disconnected) => break,
-                Err(RecvTimeoutError::Timeout) => panic!("server did not close stdout"),
-            }
-        }
-        let status = loop {
-            if let Some(s) = self.child.try_wait().unwrap() {
-                break s;
-            }
-            assert!(Instant::now() < deadline, "server did not exit");
-            thread::sleep(Duration::from_millis(5));
-        };
+        let all = drain(&self.rx, &mut self.backlog, String::new);
+        let status = wait_exit(&mut self.child);
         let bad = self.bad.lock().unwrap();
         assert!(bad.is_empty(), "stdout carried bad or cut frames: {bad:?}");
         (all, status)
