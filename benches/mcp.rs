@@ -44,20 +44,21 @@ mod measure;
 mod metrics;
 #[path = "mcp/procfs.rs"]
 mod procfs;
+#[path = "mcp/report.rs"]
+mod report;
 #[path = "mcp/servers.rs"]
 mod servers;
 #[path = "mcp/tools.rs"]
 mod tools;
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::process::ExitCode;
 use std::time::{Instant, SystemTime};
-
-use serde_json::{json, Map, Value};
 
 use busy::{affinity, set_affinity};
 use measure::{Figures, Kind, Plan, Spec};
 use metrics::{Metric, GROUPS, METRICS};
+use report::{document, fmt_value, mark_na, print_summary, write_doc, Cells, Run};
 use servers::{applies, last_cpu, missing, root, servers, warn_if_stale};
 
 struct Args {
@@ -160,102 +161,40 @@ fn reps(group: &str, plan: &Plan) -> usize {
     }
 }
 
-/// Runs and failures of one (server, metric).
-#[derive(Default)]
-struct Cell {
-    runs: Vec<f64>,
-    failures: Vec<String>,
-    na: Option<String>,
-    note: Option<String>,
-}
-
-fn median(v: &[f64]) -> Option<f64> {
-    let mut s: Vec<f64> = v.iter().copied().filter(|x| x.is_finite()).collect();
-    if s.is_empty() {
-        return None;
-    }
-    s.sort_by(f64::total_cmp);
-    let n = s.len();
-    Some(if n % 2 == 1 {
-        s[n / 2]
-    } else {
-        (s[n / 2 - 1] + s[n / 2]) / 2.0
-    })
-}
-
-fn fmt_value(v: f64) -> String {
-    let a = v.abs();
-    if a >= 1000.0 {
-        format!("{v:.0}")
-    } else if a >= 100.0 {
-        format!("{v:.1}")
-    } else if a >= 1.0 {
-        format!("{v:.2}")
-    } else {
-        format!("{v:.3}")
-    }
-}
-
-fn plan_json(p: &Plan) -> Value {
-    json!({
-        "quick": p.quick,
-        "cold_reps": p.cold_reps, "idle_reps": p.idle_reps, "idle_settle_ms": p.idle_settle.as_millis() as u64,
-        "seq_reps": p.seq_reps, "seq_warmup": p.seq_warmup, "seq_calls": p.seq_calls,
-        "pipe_reps": p.pipe_reps, "pipe_warmup": p.pipe_warmup, "pipe_calls": p.pipe_calls, "in_flight": p.in_flight,
-        "conc_reps": p.conc_reps, "conc_calls": p.conc_calls, "conc_ms": p.conc_ms,
-        "progress_reps": p.progress_reps, "progress_ms": p.progress_ms,
-        "cancel_reps": p.cancel_reps, "child_reps": p.child_reps,
-        "cmd_reps": p.cmd_reps, "cmd_warmup": p.cmd_warmup, "cmd_calls": p.cmd_calls, "cmd_in_flight": p.cmd_in_flight,
-        "drain_reps": p.drain_reps, "drain_bytes": p.drain_bytes,
-    })
-}
-
-/// Every figure measured so far, by (server, metric key).
-type Cells = BTreeMap<(String, &'static str), Cell>;
-
-/// Marks every metric in `metrics` as not applicable to `server`.
-fn mark_na<'a>(
-    cells: &mut Cells,
-    server: &str,
-    metrics: impl IntoIterator<Item = &'a Metric>,
-    why: &str,
-) {
-    for mt in metrics {
-        cells.entry((server.to_owned(), mt.key)).or_default().na = Some(why.to_owned());
-    }
-}
-
-fn main() -> std::process::ExitCode {
-    let argv: Vec<String> = std::env::args().collect();
+/// `mcp --floor`, `--spin` and `--spawn-floor`: the helper programs this binary also is.
+fn helper(argv: &[String]) -> Option<ExitCode> {
     match argv.get(1).map(String::as_str) {
-        Some("--floor") => {
-            return match floor::serve() {
-                Ok(()) => std::process::ExitCode::SUCCESS,
-                Err(_) => std::process::ExitCode::FAILURE,
-            };
-        }
+        Some("--floor") => Some(match floor::serve() {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(_) => ExitCode::FAILURE,
+        }),
         Some("--spin") => busy::spin(argv.get(2).and_then(|p| p.parse().ok())),
-        Some("--spawn-floor") => {
-            return match tools::spawn_floor_main(&argv[2..]) {
-                Ok(()) => std::process::ExitCode::SUCCESS,
-                Err(e) => {
-                    eprintln!("mcp --spawn-floor: {e}");
-                    std::process::ExitCode::FAILURE
-                }
-            };
-        }
-        _ => {}
+        Some("--spawn-floor") => Some(match tools::spawn_floor_main(&argv[2..]) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("mcp --spawn-floor: {e}");
+                ExitCode::FAILURE
+            }
+        }),
+        _ => None,
+    }
+}
+
+fn main() -> ExitCode {
+    let argv: Vec<String> = std::env::args().collect();
+    if let Some(code) = helper(&argv) {
+        return code;
     }
     let args = match parse_args() {
         Ok(a) => a,
         Err(e) => {
             eprintln!("{e}");
-            return std::process::ExitCode::from(2);
+            return ExitCode::from(2);
         }
     };
     if let Err(e) = std::env::set_current_dir(root()) {
         eprintln!("bench: cannot enter {}: {e}", root().display());
-        return std::process::ExitCode::FAILURE;
+        return ExitCode::FAILURE;
     }
     let (all, mut groups) = match select(&args) {
         Ok(selected) => selected,
@@ -285,50 +224,10 @@ fn main() -> std::process::ExitCode {
         Ok(s) => s,
         Err(e) => {
             eprintln!("bench: --busy: {e}");
-            return std::process::ExitCode::FAILURE;
+            return ExitCode::FAILURE;
         }
     };
-    // Warm up: the first spawn starts the runner's watchdog in this process; keep it out
-    // of the first cold start measured.
-    if let Some(f) = runnable.iter().find(|s| s.kind == Kind::Floor) {
-        if let Err(e) = measure::cold(f, &plan, false) {
-            eprintln!("bench: warm-up with the floor failed: {e}");
-        }
-    }
-    // Under --busy the servers already share one CPU with the spinner; no other pinning.
-    let original_affinity = if args.pin && !args.busy {
-        affinity()
-    } else {
-        None
-    };
-    let mut seq_pinned: Option<String> = None;
-    for &group in &groups {
-        let group_metrics: Vec<&Metric> = METRICS.iter().filter(|m| m.group == group).collect();
-        let eligible: Vec<&Spec> = runnable
-            .iter()
-            .filter(|s| match applies(group, s) {
-                Ok(()) => true,
-                Err(why) => {
-                    mark_na(&mut cells, &s.name, group_metrics.iter().copied(), &why);
-                    false
-                }
-            })
-            .collect();
-        if group == "size" {
-            measure_sizes(&eligible, &mut cells);
-            continue;
-        }
-        let restore = match (&original_affinity, args.pin && group == "seq") {
-            (Some(all), true) => pin_one_cpu(all, &mut seq_pinned),
-            _ => None,
-        };
-        run_group(group, &eligible, &plan, &mut cells);
-        if let Some(all) = restore {
-            if !set_affinity(&all) {
-                eprintln!("bench: cannot restore the CPU affinity {all}");
-            }
-        }
-    }
+    let seq_pinned = run_groups(&args, &groups, &runnable, &plan, &mut cells);
     let run = Run {
         plan: &plan,
         started,
@@ -342,6 +241,58 @@ fn main() -> std::process::ExitCode {
     write_doc(&args.out, &doc, started)
 }
 
+/// Runs every group on the servers it applies to; returns the CPU `seq` was pinned to.
+fn run_groups(
+    args: &Args,
+    groups: &[&'static str],
+    runnable: &[Spec],
+    plan: &Plan,
+    cells: &mut Cells,
+) -> Option<String> {
+    // Warm up: the first spawn starts the runner's watchdog in this process; keep it out
+    // of the first cold start measured.
+    if let Some(f) = runnable.iter().find(|s| s.kind == Kind::Floor) {
+        if let Err(e) = measure::cold(f, plan, false) {
+            eprintln!("bench: warm-up with the floor failed: {e}");
+        }
+    }
+    // Under --busy the servers already share one CPU with the spinner; no other pinning.
+    let original_affinity = if args.pin && !args.busy {
+        affinity()
+    } else {
+        None
+    };
+    let mut seq_pinned: Option<String> = None;
+    for &group in groups {
+        let group_metrics: Vec<&Metric> = METRICS.iter().filter(|m| m.group == group).collect();
+        let eligible: Vec<&Spec> = runnable
+            .iter()
+            .filter(|s| match applies(group, s) {
+                Ok(()) => true,
+                Err(why) => {
+                    mark_na(cells, &s.name, group_metrics.iter().copied(), &why);
+                    false
+                }
+            })
+            .collect();
+        if group == "size" {
+            measure_sizes(&eligible, cells);
+            continue;
+        }
+        let restore = match (&original_affinity, args.pin && group == "seq") {
+            (Some(all), true) => pin_one_cpu(all, &mut seq_pinned),
+            _ => None,
+        };
+        run_group(group, &eligible, plan, cells);
+        if let Some(all) = restore {
+            if !set_affinity(&all) {
+                eprintln!("bench: cannot restore the CPU affinity {all}");
+            }
+        }
+    }
+    seq_pinned
+}
+
 /// `--busy`: the spinner on the last CPU of this process's affinity, the driver on the others.
 fn start_busy() -> Result<busy::Spinner, String> {
     let all = affinity().ok_or("cannot read the CPU affinity (taskset)")?;
@@ -351,42 +302,6 @@ fn start_busy() -> Result<busy::Spinner, String> {
         spinner.cpu
     );
     Ok(spinner)
-}
-
-/// How this run went, for the JSON document's header.
-struct Run<'a> {
-    plan: &'a Plan,
-    started: Instant,
-    started_unix: u64,
-    seq_pinned: Option<String>,
-    busy_cpu: Option<usize>,
-}
-
-/// The JSON document: the run, the servers, the metrics and the results.
-fn document(run: &Run<'_>, all: &[Spec], groups: &[&str], cells: &Cells) -> Value {
-    json!({
-        "schema": 1,
-        "tool": "cargo bench --bench mcp",
-        "started_unix": run.started_unix,
-        "duration_s": run.started.elapsed().as_secs_f64(),
-        "nproc": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0),
-        "plan": plan_json(run.plan),
-        "seq_pinned_cpu": run.seq_pinned,
-        "busy_cpu": run.busy_cpu,
-        "baseline": "stdmcp",
-        "servers": all.iter().map(|s| json!({
-            "name": s.name,
-            "argv": s.argv,
-            "kind": format!("{:?}", s.kind).to_lowercase(),
-        })).collect::<Vec<_>>(),
-        "groups": groups,
-        "metrics": METRICS
-            .iter()
-            .filter(|m| groups.contains(&m.group))
-            .map(|m| json!({"key": m.key, "group": m.group, "label": m.label, "unit": m.unit, "better": m.better}))
-            .collect::<Vec<_>>(),
-        "results": results(all, groups, cells),
-    })
 }
 
 /// The servers and groups `--only` asks for (all of them when it names none); an unknown
@@ -527,120 +442,6 @@ fn run_group(group: &'static str, eligible: &[&Spec], plan: &Plan, cells: &mut C
                     }
                 }
             }
-        }
-    }
-}
-
-/// The median of one (server, metric), unless it is n/a or was never measured.
-fn value_of(cells: &Cells, server: &str, key: &'static str) -> Option<f64> {
-    cells
-        .get(&(server.to_owned(), key))
-        .filter(|c| c.na.is_none())
-        .and_then(|c| median(&c.runs))
-}
-
-/// Medians and ratios to stdmcp, per server and metric, as the JSON document's `results`.
-fn results(all: &[Spec], groups: &[&str], cells: &Cells) -> Map<String, Value> {
-    let mut results = Map::new();
-    for s in all {
-        let mut per = Map::new();
-        for mt in METRICS {
-            if !groups.contains(&mt.group) {
-                continue;
-            }
-            let cell = cells.get(&(s.name.clone(), mt.key));
-            if mt.key.ends_with("_fork_per_s") && s.kind != Kind::Floor {
-                per.insert(mt.key.into(), json!({"na": "a variant of the spawn floor"}));
-                continue;
-            }
-            let entry = match (cell, value_of(cells, &s.name, mt.key)) {
-                (Some(c), _) if c.na.is_some() => json!({"na": c.na}),
-                (Some(c), Some(v)) => {
-                    let mut e = json!({"value": v, "runs": c.runs});
-                    if let Some(base) = value_of(cells, "stdmcp", mt.key) {
-                        if base != 0.0 {
-                            e["ratio"] = json!(v / base);
-                        }
-                    }
-                    if !c.failures.is_empty() {
-                        e["failures"] = json!(c.failures);
-                    }
-                    if let Some(n) = &c.note {
-                        e["what"] = json!(n);
-                    }
-                    e
-                }
-                (Some(c), None) if !c.failures.is_empty() => {
-                    json!({"na": c.failures[0], "failures": c.failures})
-                }
-                _ => json!({"na": "not measured"}),
-            };
-            per.insert(mt.key.into(), entry);
-        }
-        results.insert(s.name.clone(), Value::Object(per));
-    }
-    results
-}
-
-/// The summary table on stdout, then the reasons for each n/a.
-fn print_summary(all: &[Spec], groups: &[&str], doc: &Value) {
-    let names: Vec<&str> = all.iter().map(|s| s.name.as_str()).collect();
-    print!("{:<52}", "figure (median)");
-    for n in &names {
-        print!(" {n:>18}");
-    }
-    println!();
-    for mt in METRICS.iter().filter(|m| groups.contains(&m.group)) {
-        print!("{:<52}", format!("{} [{}]", mt.label, mt.unit));
-        for n in &names {
-            let e = &doc["results"][*n][mt.key];
-            let cell = match (e["value"].as_f64(), e["ratio"].as_f64()) {
-                (Some(v), Some(r)) if *n != "stdmcp" => format!("{} ({:.2}x)", fmt_value(v), r),
-                (Some(v), _) => fmt_value(v),
-                _ => "n/a".into(),
-            };
-            print!(" {cell:>18}");
-        }
-        println!();
-    }
-    for n in &names {
-        // Each reason once per server, with the figures it applies to.
-        let mut reasons: Vec<(&str, Vec<&str>)> = Vec::new();
-        for mt in METRICS.iter().filter(|m| groups.contains(&m.group)) {
-            let e = &doc["results"][*n][mt.key];
-            if let Some(why) = e["na"].as_str() {
-                if why == "the floor has no tools (canned answers only)" {
-                    continue;
-                }
-                match reasons.iter_mut().find(|(w, _)| *w == why) {
-                    Some((_, keys)) => keys.push(mt.key),
-                    None => reasons.push((why, vec![mt.key])),
-                }
-            }
-        }
-        for (why, keys) in reasons {
-            println!("  {n} {}: n/a: {why}", keys.join(", "));
-        }
-    }
-}
-
-fn write_doc(out: &std::path::Path, doc: &Value, started: Instant) -> std::process::ExitCode {
-    if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
-        let _ = std::fs::create_dir_all(dir);
-    }
-    let text = serde_json::to_string_pretty(doc).unwrap_or_default();
-    match std::fs::write(out, text + "\n") {
-        Ok(()) => {
-            eprintln!(
-                "bench: wrote {} ({:.0}s)",
-                out.display(),
-                started.elapsed().as_secs_f64()
-            );
-            std::process::ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("bench: cannot write {}: {e}", out.display());
-            std::process::ExitCode::FAILURE
         }
     }
 }

@@ -221,49 +221,73 @@ fn roundtrips(plan: &Plan) -> Result<Value, String> {
     Ok(Value::Object(out))
 }
 
+/// The options: `--quick`, `--busy`, `--out FILE`.
+struct Args {
+    quick: bool,
+    contention: bool,
+    out: std::path::PathBuf,
+}
+
+fn parse_args(argv: Vec<String>) -> Result<Args, String> {
+    let mut a = Args {
+        quick: false,
+        contention: false,
+        out: root().join("bench/results/sessions.json"),
+    };
+    let mut args = argv.into_iter().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--quick" => a.quick = true,
+            "--busy" => a.contention = true,
+            "--out" => a.out = args.next().ok_or("--out needs a value")?.into(),
+            "--bench" => {}
+            other => {
+                return Err(format!("usage: cargo bench --bench sessions -- [--quick] [--busy] [--out FILE.json] (got {other:?})"))
+            }
+        }
+    }
+    Ok(a)
+}
+
+impl Plan {
+    fn new(quick: bool) -> Plan {
+        if quick {
+            Plan {
+                quick,
+                reps: 1,
+                warmup: 5,
+                calls: 20,
+                sessions: 5,
+            }
+        } else {
+            Plan {
+                quick,
+                reps: 5,
+                warmup: 50,
+                calls: 500,
+                sessions: 50,
+            }
+        }
+    }
+}
+
 fn main() -> std::process::ExitCode {
     let argv: Vec<String> = std::env::args().collect();
     if argv.get(1).map(String::as_str) == Some("--spin") {
         busy::spin(argv.get(2).and_then(|p| p.parse().ok()));
     }
-    let (mut quick, mut contention) = (false, false);
-    let mut out = root().join("bench/results/sessions.json");
-    let mut args = argv.into_iter().skip(1);
-    while let Some(a) = args.next() {
-        match a.as_str() {
-            "--quick" => quick = true,
-            "--busy" => contention = true,
-            "--out" => match args.next() {
-                Some(p) => out = p.into(),
-                None => {
-                    eprintln!("--out needs a value");
-                    return std::process::ExitCode::FAILURE;
-                }
-            },
-            "--bench" => {}
-            other => {
-                eprintln!("usage: cargo bench --bench sessions -- [--quick] [--busy] [--out FILE.json] (got {other:?})");
-                return std::process::ExitCode::FAILURE;
-            }
-        }
-    }
-    let plan = if quick {
-        Plan {
-            quick,
-            reps: 1,
-            warmup: 5,
-            calls: 20,
-            sessions: 5,
-        }
-    } else {
-        Plan {
-            quick,
-            reps: 5,
-            warmup: 50,
-            calls: 500,
-            sessions: 50,
+    let Args {
+        quick,
+        contention,
+        out,
+    } = match parse_args(argv) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("{e}");
+            return std::process::ExitCode::FAILURE;
         }
     };
+    let plan = Plan::new(quick);
     // Dropped (the spinner killed) when main returns.
     let spinner = match contention.then(start_busy).transpose() {
         Ok(s) => s,
@@ -286,23 +310,20 @@ fn main() -> std::process::ExitCode {
             "idle": idle,
         }))
     });
-    match result {
-        Ok(v) => {
-            println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
-            if let Some(dir) = out.parent() {
-                let _ = std::fs::create_dir_all(dir);
-            }
-            match std::fs::write(&out, v.to_string()) {
-                Ok(()) => std::process::ExitCode::SUCCESS,
-                Err(e) => {
-                    eprintln!("bench: cannot write {}: {e}", out.display());
-                    std::process::ExitCode::FAILURE
-                }
-            }
-        }
+    match result.and_then(|v| write(&out, &v)) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("bench: {e}");
             std::process::ExitCode::FAILURE
         }
     }
+}
+
+/// Prints the results and writes them to `out`.
+fn write(out: &std::path::Path, v: &Value) -> Result<(), String> {
+    println!("{}", serde_json::to_string_pretty(v).unwrap_or_default());
+    if let Some(dir) = out.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    std::fs::write(out, v.to_string()).map_err(|e| format!("cannot write {}: {e}", out.display()))
 }

@@ -324,7 +324,7 @@ spawned server; in each repetition the servers take turns in a rotated order.
 | output drain | the manifest tool `drain` (`head -c {plan.get('drain_bytes', 0) // (1 << 20)} MiB /dev/zero`, output capped at 64 KiB as any manifest tool's): call → answer, peak tree VmRSS sampled every 5 ms (`head` included). Floor: `sh -c 'head -c … /dev/zero \| cat > /dev/null'`, spawn → exit. Not run for the SDK peers: their process APIs keep a tool's whole output in memory | {plan.get('drain_reps', '?')} |
 | size | stdmcp and rmcp: the release binary as built (stripped); Python: the venv; TypeScript: node_modules (apparent bytes, like `du -sb`; the Python and Node.js runtimes themselves not counted) | 1 |
 
-The client is stdmcp's own synchronous client (`stdmcp::client::Client`, legacy-era
+The client is stdmcp's own synchronous client (`stdmcp::client::Client`, handshake-era
 `initialize`), the same for every server, so its cost is in every figure: the floor shows it.
 The FLOOR is a program that answers each request line with a canned response line (id copied
 by string scanning, no JSON parsing): the cost of the pipes and of the client alone.

@@ -244,7 +244,7 @@ mod more_regressions {
     use std::sync::Arc;
     use std::time::{Duration, Instant};
 
-    use stdmcp_cli::manifest::Manifest;
+    use stdmcp_cli::testing::Manifest;
     use stdmcp_proto::framing::Frame;
     use stdmcp_proto::peer::{Config, Peer};
 

@@ -51,7 +51,7 @@ fn find_id(line: &[u8]) -> Option<&[u8]> {
     (i > start).then(|| &line[start..i])
 }
 
-pub fn serve() -> io::Result<()> {
+pub(crate) fn serve() -> io::Result<()> {
     let mut input = BufReader::with_capacity(1 << 16, io::stdin().lock());
     let mut out = BufWriter::with_capacity(1 << 16, io::stdout().lock());
     let mut line = Vec::with_capacity(4096);

@@ -13,7 +13,7 @@ use crate::procfs;
 
 /// What kind of server a trial talks to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     /// stdmcp's `everything` example.
     Stdmcp,
     /// An official-SDK peer from bench/peers/peers.json.
@@ -28,7 +28,7 @@ pub enum Kind {
 
 /// A server under test.
 #[derive(Clone, Debug)]
-pub struct Spec {
+pub(crate) struct Spec {
     pub name: String,
     pub argv: Vec<String>,
     pub kind: Kind,
@@ -36,7 +36,7 @@ pub struct Spec {
 
 /// Counts for one run of the driver.
 #[derive(Clone, Debug)]
-pub struct Plan {
+pub(crate) struct Plan {
     pub quick: bool,
     pub cold_reps: usize,
     pub idle_reps: usize,
@@ -64,7 +64,7 @@ pub struct Plan {
 }
 
 impl Plan {
-    pub fn full() -> Plan {
+    pub(crate) fn full() -> Plan {
         Plan {
             quick: false,
             cold_reps: 15,
@@ -95,7 +95,7 @@ impl Plan {
 
     /// Under contention every thread hand-off may wait for the spinner's time slice, so
     /// sequential calls take milliseconds: fewer calls and repetitions keep the run short.
-    pub fn contended(self) -> Plan {
+    pub(crate) fn contended(self) -> Plan {
         if self.quick {
             return self;
         }
@@ -110,7 +110,7 @@ impl Plan {
         }
     }
 
-    pub fn quick() -> Plan {
+    pub(crate) fn quick() -> Plan {
         Plan {
             quick: true,
             cold_reps: 1,
@@ -141,7 +141,7 @@ impl Plan {
 }
 
 /// The figures one trial produced: (metric key, value).
-pub type Figures = Vec<(&'static str, f64)>;
+pub(crate) type Figures = Vec<(&'static str, f64)>;
 
 const ECHO_TEXT: &str = "hello";
 
@@ -150,7 +150,7 @@ fn ms(d: Duration) -> f64 {
 }
 
 /// A connected server.
-pub struct Conn {
+pub(crate) struct Conn {
     proc: Option<ServerProcess>,
     client: Option<Client>,
     pub pid: u32,
@@ -159,7 +159,7 @@ pub struct Conn {
 
 impl Conn {
     /// Spawns the server; no protocol yet.
-    pub fn spawn(spec: &Spec) -> Result<Conn, String> {
+    pub(crate) fn spawn(spec: &Spec) -> Result<Conn, String> {
         let mut proc = crate::busy::spawn_pinned(|| ServerProcess::spawn(&spec.argv))
             .map_err(|e| format!("cannot spawn: {e}"))?;
         let (reader, writer) = proc.take_pipes();
@@ -177,7 +177,7 @@ impl Conn {
             .ok_or_else(|| "the connection is closed".to_owned())
     }
 
-    pub fn send(
+    pub(crate) fn send(
         &mut self,
         method: &str,
         params: Value,
@@ -189,7 +189,7 @@ impl Conn {
     }
 
     /// The next event before `deadline`; server requests are refused on the spot.
-    pub fn event(&mut self, deadline: Instant) -> Result<Event, String> {
+    pub(crate) fn event(&mut self, deadline: Instant) -> Result<Event, String> {
         let client = self.client()?;
         loop {
             match client.next_event(Some(deadline)) {
@@ -206,7 +206,7 @@ impl Conn {
     }
 
     /// Waits for the answer to `id`; progress for any request goes to `on_progress`.
-    pub fn wait(
+    pub(crate) fn wait(
         &mut self,
         id: &RequestId,
         deadline: Instant,
@@ -225,10 +225,10 @@ impl Conn {
 
     /// `initialize` (legacy era, as `Client::open` sends it, but with a deadline) and
     /// `notifications/initialized`.
-    pub fn initialize(&mut self, deadline: Instant) -> Result<Value, String> {
+    pub(crate) fn initialize(&mut self, deadline: Instant) -> Result<Value, String> {
         let info = Implementation::new("stdmcp-bench", env!("CARGO_PKG_VERSION"));
         let params = json!({
-            "protocolVersion": ProtocolVersion::NEWEST_LEGACY.as_str(),
+            "protocolVersion": ProtocolVersion::NEWEST_HANDSHAKE.as_str(),
             "capabilities": {},
             "clientInfo": info,
         });
@@ -240,7 +240,7 @@ impl Conn {
         Ok(result)
     }
 
-    pub fn tools_list(&mut self, deadline: Instant) -> Result<Value, String> {
+    pub(crate) fn tools_list(&mut self, deadline: Instant) -> Result<Value, String> {
         let id = self.send("tools/list", json!({}), false)?;
         let result = self.wait(&id, deadline, |_, _| {})?;
         let wanted: &[&str] = match self.kind {
@@ -263,7 +263,7 @@ impl Conn {
     }
 
     /// Spawn + initialize + tools/list.
-    pub fn open(spec: &Spec) -> Result<Conn, String> {
+    pub(crate) fn open(spec: &Spec) -> Result<Conn, String> {
         let mut c = Conn::spawn(spec)?;
         let deadline = Instant::now() + Duration::from_secs(30);
         c.initialize(deadline)?;
@@ -286,7 +286,7 @@ impl Conn {
     }
 
     /// Closes stdin, gives the server `wait` to exit, then kills its group.
-    pub fn finish(mut self, wait: Duration) {
+    pub(crate) fn finish(mut self, wait: Duration) {
         if let Some(c) = self.client.take() {
             c.close();
         }
@@ -314,7 +314,7 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 
 /// Spawn → initialize response, spawn → tools/list response; with `idle`, also the tree's
 /// VmRSS after `settle`.
-pub fn cold(spec: &Spec, plan: &Plan, idle: bool) -> Result<Figures, String> {
+pub(crate) fn cold(spec: &Spec, plan: &Plan, idle: bool) -> Result<Figures, String> {
     let t0 = Instant::now();
     let mut c = Conn::spawn(spec)?;
     let deadline = t0 + Duration::from_secs(30);
@@ -343,7 +343,7 @@ pub fn cold(spec: &Spec, plan: &Plan, idle: bool) -> Result<Figures, String> {
 }
 
 /// One echo at a time: p50, p99 and mean round trip.
-pub fn sequential(spec: &Spec, plan: &Plan) -> Result<Figures, String> {
+pub(crate) fn sequential(spec: &Spec, plan: &Plan) -> Result<Figures, String> {
     let mut c = Conn::open(spec)?;
     let params = echo_params();
     let deadline = Instant::now() + Duration::from_secs(300);
@@ -372,7 +372,7 @@ pub fn sequential(spec: &Spec, plan: &Plan) -> Result<Figures, String> {
 
 /// `n` calls of `params` with `in_flight` outstanding; returns calls/s. Every answer must not
 /// be an error; with `echo`, the first must carry the echoed text.
-pub fn run_calls(
+pub(crate) fn run_calls(
     c: &mut Conn,
     params: &Value,
     n: usize,
@@ -401,7 +401,7 @@ pub fn run_calls(
     Ok(n as f64 / t.elapsed().as_secs_f64())
 }
 
-pub fn pipelined(spec: &Spec, plan: &Plan) -> Result<Figures, String> {
+pub(crate) fn pipelined(spec: &Spec, plan: &Plan) -> Result<Figures, String> {
     let mut c = Conn::open(spec)?;
     let deadline = Instant::now() + Duration::from_secs(300);
     let echo = echo_params();
@@ -426,7 +426,7 @@ pub fn pipelined(spec: &Spec, plan: &Plan) -> Result<Figures, String> {
 }
 
 /// `conc_calls` sleeps at once: wall time until all answered, peak tree VmRSS meanwhile.
-pub fn concurrent(spec: &Spec, plan: &Plan) -> Result<Figures, String> {
+pub(crate) fn concurrent(spec: &Spec, plan: &Plan) -> Result<Figures, String> {
     let mut c = Conn::open(spec)?;
     let before = procfs::tree_rss_kib(c.pid);
     let sampler =
@@ -480,7 +480,7 @@ pub fn concurrent(spec: &Spec, plan: &Plan) -> Result<Figures, String> {
 
 /// `sleep {progress_ms}` with a progress token: how many notifications, and the gaps
 /// between the request and successive notifications.
-pub fn progress(spec: &Spec, plan: &Plan) -> Result<Figures, String> {
+pub(crate) fn progress(spec: &Spec, plan: &Plan) -> Result<Figures, String> {
     let mut c = Conn::open(spec)?;
     let t = Instant::now();
     let id = c.send(
@@ -518,7 +518,7 @@ pub fn progress(spec: &Spec, plan: &Plan) -> Result<Figures, String> {
 
 /// `sleep 60 s` with progress; after the first notification: cancel, then echo at once;
 /// time from the cancel sent to the echo answered.
-pub fn cancel_next(spec: &Spec, _plan: &Plan) -> Result<Figures, String> {
+pub(crate) fn cancel_next(spec: &Spec, _plan: &Plan) -> Result<Figures, String> {
     let mut c = Conn::open(spec)?;
     let id = c.send("tools/call", call("sleep", json!({"ms": 60_000})), true)?;
     let deadline = Instant::now() + Duration::from_secs(15);
@@ -548,7 +548,7 @@ pub fn cancel_next(spec: &Spec, _plan: &Plan) -> Result<Figures, String> {
 
 /// `spawn 60 s`; once the child `sleep` runs: cancel, and time until the child is gone
 /// (no such pid, or a zombie).
-pub fn cancel_child(spec: &Spec, _plan: &Plan) -> Result<Figures, String> {
+pub(crate) fn cancel_child(spec: &Spec, _plan: &Plan) -> Result<Figures, String> {
     let mut c = Conn::open(spec)?;
     let id = c.send("tools/call", call("spawn", json!({"ms": 60_000})), false)?;
     let pid = c.pid;

@@ -39,7 +39,7 @@ fn all_processes() -> Vec<(u32, u32, String)> {
 }
 
 /// `root` and all its descendants that exist now.
-pub fn tree(root: u32) -> Vec<u32> {
+pub(crate) fn tree(root: u32) -> Vec<u32> {
     let mut children: HashMap<u32, Vec<u32>> = HashMap::new();
     for (pid, ppid, _) in all_processes() {
         children.entry(ppid).or_default().push(pid);
@@ -56,7 +56,7 @@ pub fn tree(root: u32) -> Vec<u32> {
 }
 
 /// Direct children of `parent` whose command name is `comm`.
-pub fn children_named(parent: u32, comm: &str) -> Vec<u32> {
+pub(crate) fn children_named(parent: u32, comm: &str) -> Vec<u32> {
     all_processes()
         .into_iter()
         .filter(|(_, ppid, c)| *ppid == parent && c == comm)
@@ -65,7 +65,7 @@ pub fn children_named(parent: u32, comm: &str) -> Vec<u32> {
 }
 
 /// True while `pid` exists and is not a zombie (or dead).
-pub fn alive(pid: u32) -> bool {
+pub(crate) fn alive(pid: u32) -> bool {
     matches!(stat(pid), Some((_, state, _)) if state != 'Z' && state != 'X')
 }
 
@@ -81,28 +81,28 @@ fn status_kib(pid: u32, key: &str) -> u64 {
 }
 
 /// VmRSS of one process in KiB.
-pub fn rss_kib(pid: u32) -> u64 {
+pub(crate) fn rss_kib(pid: u32) -> u64 {
     status_kib(pid, "VmRSS")
 }
 
 /// RssAnon (heap, stacks: memory of its own, no shared library or binary pages), KiB.
-pub fn rss_anon_kib(pid: u32) -> u64 {
+pub(crate) fn rss_anon_kib(pid: u32) -> u64 {
     status_kib(pid, "RssAnon")
 }
 
 /// Sum of VmRSS over `root` and its descendants, in KiB.
-pub fn tree_rss_kib(root: u32) -> u64 {
+pub(crate) fn tree_rss_kib(root: u32) -> u64 {
     tree(root).into_iter().map(rss_kib).sum()
 }
 
 /// Sum of RssAnon over `root` and its descendants, in KiB.
-pub fn tree_rss_anon_kib(root: u32) -> u64 {
+pub(crate) fn tree_rss_anon_kib(root: u32) -> u64 {
     tree(root).into_iter().map(rss_anon_kib).sum()
 }
 
 /// What a [`Sampler`] saw.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct Peak {
+pub(crate) struct Peak {
     /// Highest tree VmRSS seen, KiB.
     pub peak_kib: u64,
     /// Number of samples taken.
@@ -114,13 +114,13 @@ pub struct Peak {
 /// Samples the tree's VmRSS every `every` on its own thread; the tree itself (which
 /// processes) is rescanned every `rescan`, since scanning all of /proc costs far more than
 /// reading a few status files.
-pub struct Sampler {
+pub(crate) struct Sampler {
     stop: Arc<AtomicBool>,
     handle: Option<JoinHandle<Peak>>,
 }
 
 impl Sampler {
-    pub fn start(root: u32, every: Duration, rescan: Duration) -> Sampler {
+    pub(crate) fn start(root: u32, every: Duration, rescan: Duration) -> Sampler {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
         let handle = thread::Builder::new()
@@ -150,7 +150,7 @@ impl Sampler {
     }
 
     /// Stops the thread (after one last sample) and returns what it saw.
-    pub fn stop(mut self) -> Peak {
+    pub(crate) fn stop(mut self) -> Peak {
         self.stop.store(true, Ordering::Relaxed);
         self.handle
             .take()
@@ -167,7 +167,7 @@ impl Drop for Sampler {
 
 /// Apparent size in bytes of a file, or of every regular file under a directory (like
 /// `du -sb`, symlinks counted as links, not followed).
-pub fn disk_bytes(path: &std::path::Path) -> std::io::Result<u64> {
+pub(crate) fn disk_bytes(path: &std::path::Path) -> std::io::Result<u64> {
     let meta = fs::symlink_metadata(path)?;
     if !meta.is_dir() {
         return Ok(meta.len());

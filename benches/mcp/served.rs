@@ -37,7 +37,7 @@ impl Server {
         };
         let info = Implementation::new("stdmcp-bench", env!("CARGO_PKG_VERSION"));
         let params = json!({
-            "protocolVersion": ProtocolVersion::NEWEST_LEGACY.as_str(),
+            "protocolVersion": ProtocolVersion::NEWEST_HANDSHAKE.as_str(),
             "capabilities": {},
             "clientInfo": info,
         });

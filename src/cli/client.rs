@@ -57,11 +57,14 @@ fn parse_options(args: &[String], o: &mut Opts) -> Result<(), String> {
         match arg {
             Long("era") => {
                 o.era = match p.value().map_err(&err)?.string().map_err(&err)?.as_str() {
-                    "legacy" => EraChoice::Legacy,
-                    "modern" => EraChoice::Modern,
+                    // `legacy` and `modern`: the names of earlier releases.
+                    "handshake" | "legacy" => EraChoice::Handshake,
+                    "stateless" | "modern" => EraChoice::Stateless,
                     "auto" => EraChoice::Auto,
                     other => {
-                        return Err(format!("--era takes legacy, modern or auto, not {other:?}"))
+                        return Err(format!(
+                            "--era takes handshake, stateless or auto, not {other:?}"
+                        ))
                     }
                 }
             }
@@ -114,7 +117,7 @@ fn finish(server: ServerProcess, client: Client, code: ExitCode) -> ExitCode {
     code
 }
 
-pub fn ping(args: &[String]) -> ExitCode {
+pub(super) fn ping(args: &[String]) -> ExitCode {
     let o = match parse(args) {
         Ok(o) => o,
         Err(e) => return usage(&e),
@@ -125,8 +128,8 @@ pub fn ping(args: &[String]) -> ExitCode {
         Err(code) => return code,
     };
     let connected = start.elapsed();
-    // `ping` exists only in the handshake era; 2026-07-28 servers answer discover instead.
-    let method = if client.version.is_some_and(|v| !v.is_legacy()) {
+    // `ping` exists only in the handshake era; 2026-07-28 servers answer `server/discover` instead.
+    let method = if client.version.is_some_and(|v| !v.is_handshake_era()) {
         "server/discover"
     } else {
         "ping"
@@ -197,7 +200,7 @@ fn describe_type(schema: &Value) -> String {
     }
 }
 
-pub fn tools(args: &[String]) -> ExitCode {
+pub(super) fn tools(args: &[String]) -> ExitCode {
     let o = match parse(args) {
         Ok(o) => o,
         Err(e) => return usage(&e),
@@ -288,7 +291,7 @@ fn arguments(o: &Opts, client: &mut Client, tool: &str) -> Result<Value, String>
     Ok(Value::Object(args))
 }
 
-pub fn call(args: &[String]) -> ExitCode {
+pub(super) fn call(args: &[String]) -> ExitCode {
     let o = match parse(args) {
         Ok(o) => o,
         Err(e) => return usage(&e),

@@ -13,7 +13,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use crate::manifest::{self, Manifest};
+use crate::manifest;
+use crate::spec::Manifest;
 use serde_json::{json, Map, Value};
 
 use super::{emit, report, usage};
@@ -37,7 +38,7 @@ const CLIENT_MARGIN: Duration = Duration::from_secs(10);
 
 /// The clients `config` knows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ClientApp {
+pub(super) enum ClientApp {
     ClaudeCode,
     ClaudeDesktop,
     Cursor,
@@ -76,7 +77,7 @@ impl ClientApp {
 
 /// How the client starts the server.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Via {
+pub(super) enum Via {
     /// This binary, by its absolute path (the default).
     Path,
     /// `uvx stdmcp serve …`: the PyPI package, run by uv.
@@ -107,7 +108,7 @@ impl Via {
 
 /// What one client entry says, whatever the client's syntax.
 #[derive(Debug)]
-pub struct ServerEntry {
+pub(super) struct ServerEntry {
     pub name: String,
     /// The running binary, absolute; or `uvx` or `npx` (`--via`).
     pub command: PathBuf,
@@ -131,7 +132,7 @@ struct ConfigRequest {
     via: Via,
 }
 
-pub fn config(args: &[String]) -> ExitCode {
+pub(super) fn config(args: &[String]) -> ExitCode {
     if args.iter().any(|a| a == "--help" || a == "-h") {
         return emit(super::HELP);
     }
@@ -221,11 +222,11 @@ fn build_entry(req: &ConfigRequest) -> Result<ServerEntry, ExitCode> {
                 ExitCode::from(2)
             })?,
     };
-    // A manifest `serve` would discover from here (./stdmcp.json, $STDMCP_CONFIG) is pinned
+    // A manifest `serve` would find from here (./stdmcp.json, $STDMCP_CONFIG) is pinned
     // by absolute path: the client starts the server in a directory of its own choosing.
     let config = match &req.config {
         Some(c) => Some(c.clone()),
-        None if req.root.is_none() => manifest::discover(),
+        None if req.root.is_none() => manifest::locate(),
         None => None,
     };
     let mut env = BTreeMap::new();
@@ -321,7 +322,7 @@ fn default_name(m: &Manifest) -> String {
 }
 
 /// The longest tool deadline plus its kill grace plus a margin, rounded up to seconds.
-pub fn client_timeout(m: &Manifest) -> Duration {
+pub(super) fn client_timeout(m: &Manifest) -> Duration {
     let longest = m
         .tools
         .iter()
@@ -346,7 +347,7 @@ fn pass_env(m: &Manifest) -> Vec<String> {
 }
 
 /// The client's server entry as JSON (every client but Codex).
-pub fn json_entry(client: ClientApp, e: &ServerEntry) -> Value {
+pub(super) fn json_entry(client: ClientApp, e: &ServerEntry) -> Value {
     let mut o = Map::new();
     if client == ClientApp::VsCode {
         o.insert("type".into(), json!("stdio"));
@@ -363,7 +364,7 @@ pub fn json_entry(client: ClientApp, e: &ServerEntry) -> Value {
 }
 
 /// The whole document for one client, as printed.
-pub fn render(client: ClientApp, e: &ServerEntry) -> String {
+pub(super) fn render(client: ClientApp, e: &ServerEntry) -> String {
     if client == ClientApp::Codex {
         return toml::codex_table(e);
     }

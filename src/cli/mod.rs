@@ -2,28 +2,30 @@
 
 mod client;
 mod config;
+mod describe;
 mod stdout;
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use crate::manifest::{self, ArgPart, Kind, Manifest, ManifestError};
-use stdmcp_proto::human;
+use crate::manifest;
+use crate::spec::{Manifest, ManifestError};
 
-pub const HELP: &str = "\
+/// What `stdmcp --help` prints.
+pub(crate) const HELP: &str = "\
 stdmcp: serve local programs to AI agents over MCP (stdio), and talk to MCP servers.
 
 USAGE:
-    stdmcp serve [--config FILE] [--era auto|legacy]
+    stdmcp serve [--config FILE] [--era auto|handshake]
         Serve the tools of a JSON manifest on stdin/stdout. Without --config the manifest is
         the first of: $STDMCP_CONFIG, ./stdmcp.json, $XDG_CONFIG_HOME/stdmcp/stdmcp.json
         (~/.config/stdmcp/stdmcp.json); otherwise a built-in manifest of read-only tools
         (list, read, search, find, count, disk usage) over one workspace directory:
         $STDMCP_ROOT, else the current directory (the home directory when that is /).
-        --era auto (default) serves both protocol eras; --era legacy only the initialize
+        --era auto (default) serves both protocol eras; --era handshake only the initialize
         handshake (2024-11-05 to 2025-11-25): server/discover gets -32601, so 2026-07-28
-        clients fall back to initialize (same as STDMCP_ERA=legacy).
+        clients fall back to initialize (same as STDMCP_ERA=handshake).
         stderr says which manifest is served. stdout carries only protocol messages.
 
     stdmcp check FILE
@@ -43,7 +45,8 @@ USAGE:
         Connect, ping (server/discover for 2026-07-28 servers), and report the timings.
 
     Client options:
-        --era legacy|modern|auto   legacy: initialize (2025-11-25); modern: 2026-07-28;
+        --era handshake|stateless|auto
+                                   handshake: initialize (2025-11-25); stateless: 2026-07-28;
                                    auto (default): server/discover, then initialize if that
                                    fails or gets no answer within 3 s
         --json                     print the whole result (call) or tool list (tools) as JSON
@@ -78,13 +81,14 @@ ENVIRONMENT:
     STDMCP_HEARTBEAT_MS      heartbeat progress interval (overrides the manifest)
     STDMCP_DRAIN_MS          how long calls may finish after stdin closes (default 1500)
     STDMCP_GREP_SECONDS      how long one grep of a log or kept output scans (default 5)
-    STDMCP_ERA               legacy: serve the initialize handshake only (as serve --era legacy)
+    STDMCP_ERA               handshake: serve the initialize handshake only (as serve --era handshake)
 
 EXIT CODES:
     0 success; 1 check found problems, or the tool returned isError (call); 2 usage error,
     a manifest that cannot be served, or a protocol or connection error; 130 interrupted.
 ";
 
+/// Runs the command line `args` (without the program's name); what `stdmcp` exits with.
 pub fn run(args: Vec<String>) -> ExitCode {
     let Some(cmd) = args.first().map(String::as_str) else {
         eprint!("{HELP}");
@@ -110,7 +114,8 @@ pub fn run(args: Vec<String>) -> ExitCode {
     }
 }
 
-pub fn usage(problem: &str) -> ExitCode {
+/// Says what is wrong with the command line, and how to get help; exit code 2.
+pub(crate) fn usage(problem: &str) -> ExitCode {
     eprintln!("stdmcp: {problem}\nRun `stdmcp --help` for usage.");
     ExitCode::from(2)
 }
@@ -134,7 +139,7 @@ pub(crate) fn arg_error(cmd: &'static str) -> impl Fn(lexopt::Error) -> String {
 /// What `serve` was asked: the manifest, and whether to serve the handshake era only.
 struct ServeArgs {
     config: Option<PathBuf>,
-    legacy: Option<bool>,
+    handshake_only: Option<bool>,
 }
 
 /// `serve`'s options (`--flag value` and `--flag=value` alike); `None` for `--help`.
@@ -143,16 +148,18 @@ fn serve_args(args: &[String]) -> Result<Option<ServeArgs>, String> {
     let err = arg_error("serve");
     let mut out = ServeArgs {
         config: None,
-        legacy: None,
+        handshake_only: None,
     };
     let mut p = lexopt::Parser::from_args(args);
     while let Some(arg) = p.next().map_err(&err)? {
         match arg {
             Long("era") => {
-                out.legacy = match p.value().map_err(&err)?.string().map_err(&err)?.as_str() {
-                    "legacy" => Some(true),
+                let era = p.value().map_err(&err)?.string().map_err(&err)?;
+                out.handshake_only = match era.as_str() {
+                    // `legacy`: the name of earlier releases.
+                    "handshake" | "legacy" => Some(true),
                     "auto" => Some(false),
-                    e => return Err(format!("serve: --era {e:?}: use auto or legacy")),
+                    e => return Err(format!("serve: --era {e:?}: use auto or handshake")),
                 }
             }
             Short('c') | Long("config") => out.config = Some(p.value().map_err(&err)?.into()),
@@ -164,7 +171,10 @@ fn serve_args(args: &[String]) -> Result<Option<ServeArgs>, String> {
 }
 
 fn serve(args: &[String]) -> ExitCode {
-    let ServeArgs { config, legacy } = match serve_args(args) {
+    let ServeArgs {
+        config,
+        handshake_only,
+    } = match serve_args(args) {
         Ok(Some(a)) => a,
         Ok(None) => {
             stdout::help();
@@ -172,7 +182,7 @@ fn serve(args: &[String]) -> ExitCode {
         }
         Err(msg) => return usage(&msg),
     };
-    let config = config.or_else(manifest::discover);
+    let config = config.or_else(manifest::locate);
     let loaded = match &config {
         Some(path) => Manifest::load(path).map_err(|e| (path.clone(), e)),
         None => {
@@ -197,7 +207,7 @@ fn serve(args: &[String]) -> ExitCode {
     warn_all(&manifest);
     // The private directory (spool, onCancel commands) out of every root the programs reach.
     stdmcp::process::private_dir::keep_out_of(manifest.roots.values().map(PathBuf::as_path));
-    let server = manifest.into_server();
+    let server = crate::assemble::server(manifest);
     // Every tool `tools/list` shows: the manifest's, and those of its sessions, logs, the
     // output spool and jobs (added when serving starts).
     let mut catalog = server.catalog().clone();
@@ -209,8 +219,8 @@ fn serve(args: &[String]) -> ExitCode {
         n => format!("{n} tools: {}", names.join(", ")),
     };
     eprintln!("stdmcp: serving {what} ({tools})");
-    match legacy {
-        Some(yes) => server.legacy_only(yes).serve_stdio(),
+    match handshake_only {
+        Some(yes) => server.handshake_only(yes).serve_stdio(),
         None => server.serve_stdio(),
     }
 }
@@ -245,200 +255,8 @@ fn check(args: &[String]) -> ExitCode {
     for (name, dir) in &manifest.roots {
         let _ = writeln!(out, "  root {name} = {}", dir.display());
     }
-    for t in &manifest.tools {
-        out.push('\n');
-        tool_summary(&mut out, t);
-    }
-    for k in &manifest.sessions {
-        out.push('\n');
-        session_kind(&mut out, k);
-    }
+    out.push_str(&describe::manifest(&manifest));
     emit(&out)
-}
-
-/// Describes one tool for `stdmcp check`: what it runs, its parameters and its limits.
-fn tool_summary(out: &mut String, t: &crate::manifest::ToolSpec) {
-    let title = t
-        .title
-        .as_deref()
-        .map(|t| format!(" ({t})"))
-        .unwrap_or_default();
-    let _ = writeln!(out, "  {}{title}", t.name);
-    let _ = writeln!(out, "    {}", t.description);
-    if t.portfolio.is_empty() {
-        let _ = writeln!(
-            out,
-            "    runs: {} {}",
-            t.program.display(),
-            command_line(&t.args, &t.params)
-        );
-    } else {
-        let _ = writeln!(
-            out,
-            "    portfolio: {} (all at once; the first decisive verdict wins, the others are stopped)",
-            t.portfolio.join(", ")
-        );
-    }
-    params_summary(out, &t.params);
-    let a = &t.annotations;
-    let _ = writeln!(
-        out,
-        "    timeout {}, output cap {} bytes, success codes {:?}, read-only {}, destructive {}",
-        human::setting(t.timeout),
-        t.max_output_bytes,
-        t.success_codes,
-        a.read_only_hint.unwrap_or(false),
-        a.destructive_hint.unwrap_or(true)
-    );
-    let buffering = if t.line_buffered {
-        ", output line-buffered (stdbuf)"
-    } else {
-        ""
-    };
-    let _ = writeln!(out, "    limits: {}{buffering}", t.limits);
-    if let Some(line) = crate::manifest::remote::describe(&t.remote) {
-        let _ = writeln!(out, "    {line}");
-    }
-    if let Some(v) = &t.verdict {
-        let _ = writeln!(
-            out,
-            "    verdict rules (first that matches a line; last line wins):"
-        );
-        for line in v.describe() {
-            let _ = writeln!(out, "      {line}");
-        }
-    }
-    if let Some(logs) = &t.logs {
-        let _ = writeln!(
-            out,
-            "    logs: {} (tails added to failed results; the logs and log tools read them)",
-            logs.describe()
-        );
-    }
-    if let Some(after) = t.background {
-        let _ = writeln!(
-            out,
-            "    background: a call still running after {} is answered with a job (job_wait, job_cancel, jobs)",
-            human::setting(after)
-        );
-    }
-}
-
-/// One line per parameter: name, type, required or default, env, description.
-fn params_summary(
-    out: &mut String,
-    params: &std::collections::BTreeMap<String, crate::manifest::Param>,
-) {
-    for (name, p) in params {
-        let ty = type_name(&p.kind);
-        let req = if p.required { ", required" } else { "" };
-        let def = p
-            .default
-            .as_ref()
-            .map(|d| format!(", default {d}"))
-            .unwrap_or_default();
-        let env = p
-            .env
-            .as_deref()
-            .map(|e| format!(", in ${e}"))
-            .unwrap_or_default();
-        let desc = p
-            .description
-            .as_deref()
-            .map(|d| format!(": {d}"))
-            .unwrap_or_default();
-        let _ = writeln!(out, "    - {name} ({ty}{req}{def}{env}){desc}");
-    }
-}
-
-/// An argument template as a reader would write it: `{name}`, `-f {name}`, `[-f]`.
-fn command_line(
-    args: &[ArgPart],
-    params: &std::collections::BTreeMap<String, crate::manifest::Param>,
-) -> String {
-    args.iter()
-        .map(|a| match a {
-            ArgPart::Literal(s) => s.clone(),
-            ArgPart::Param {
-                name,
-                flag: Some(f),
-                joined: true,
-            } => format!("{f}{{{name}}}"),
-            ArgPart::Param {
-                name,
-                flag: Some(f),
-                ..
-            } if matches!(params.get(name).map(|p| &p.kind), Some(Kind::Boolean)) => {
-                format!("[{f}]")
-            }
-            ArgPart::Param {
-                name,
-                flag: Some(f),
-                joined: false,
-            } => format!("{f} {{{name}}}"),
-            ArgPart::Param { name, .. } => format!("{{{name}}}"),
-        })
-        .collect::<Vec<String>>()
-        .join(" ")
-}
-
-fn session_kind(out: &mut String, k: &crate::session::SessionKind) {
-    use crate::session::kind::{AnswerMode, Workdir};
-    let _ = writeln!(
-        out,
-        "  session {} (tools {}_start, _send, _interrupt, _stop, _restart)",
-        k.name, k.name
-    );
-    let _ = writeln!(out, "    {}", k.description);
-    let _ = writeln!(
-        out,
-        "    runs: {} {}",
-        k.program.display(),
-        command_line(&k.args, &k.params)
-    );
-    if !k.params.is_empty() {
-        let _ = writeln!(out, "    start parameters ({}_start):", k.name);
-        params_summary(out, &k.params);
-    }
-    let dir = match &k.workdir {
-        Workdir::Inherit => "the server's".to_owned(),
-        Workdir::Fixed(d) => d.display().to_string(),
-        Workdir::Param {
-            root_name, default, ..
-        } => {
-            format!("workdir in root {root_name} (default {default})")
-        }
-    };
-    let answer = match &k.answer {
-        AnswerMode::Nul => "ends with NUL".to_owned(),
-        AnswerMode::Sentinel { command } => format!("sentinel {command:?}"),
-        AnswerMode::Prompt { pattern, .. } => format!("prompt /{pattern}/"),
-        AnswerMode::Quiet(ms) => format!("quiet for {} ms", ms.as_millis()),
-    };
-    let _ = writeln!(
-        out,
-        "    working directory: {dir}; answer: {answer}; {} startup input(s)",
-        k.startup.len()
-    );
-    let _ = writeln!(
-        out,
-        "    at most {} sessions, idle stop {}, timeout {} (max {}), output cap {} bytes, interrupt {}",
-        k.max_sessions,
-        human::setting(k.idle),
-        human::setting(k.timeout),
-        human::setting(k.max_timeout),
-        k.max_output_bytes,
-        crate::session::kind::signal_name(k.interrupt_signal)
-    );
-    if let Some(s) = &k.status {
-        let _ = writeln!(out, "    status input (K_start on a running session): {s}");
-    }
-    if let Some(e) = &k.error {
-        let _ = writeln!(out, "    an answer matching /{}/ is an error", e.source);
-    }
-    if let Some(c) = &k.cursor {
-        out.push_str(&crate::session::cursor::describe(k, c));
-    }
 }
 
 /// Writes CLI output; a closed pipe (`stdmcp check … | head`) is a normal end.
@@ -454,26 +272,6 @@ pub fn emit(text: &str) -> ExitCode {
     }
 }
 
-/// A parameter's type as `check` shows it (`file path in root problems`).
-fn type_name(kind: &Kind) -> String {
-    match kind {
-        Kind::String => "string".to_owned(),
-        Kind::Integer { minimum, maximum } => {
-            format!("integer {}..{}", opt(minimum), opt(maximum))
-        }
-        Kind::Number { minimum, maximum } => format!("number {}..{}", opt(minimum), opt(maximum)),
-        Kind::Boolean => "boolean".to_owned(),
-        Kind::Enum(v) => format!("one of {}", v.join("|")),
-        Kind::Array { max_items, items } => {
-            format!(
-                "array of up to {max_items} items, each {}",
-                type_name(&items.kind)
-            )
-        }
-        Kind::Path { root, kind, .. } => format!("{kind:?} path in root {root}").to_lowercase(),
-    }
-}
-
 /// Prints what is allowed but risky (a value run as code…) on stderr.
 fn warn_all(manifest: &Manifest) {
     for s in &manifest.skipped {
@@ -485,8 +283,4 @@ fn warn_all(manifest: &Manifest) {
     for w in manifest::lint::warnings(manifest) {
         eprintln!("stdmcp: warning: {w}");
     }
-}
-
-fn opt<T: ToString>(v: &Option<T>) -> String {
-    v.as_ref().map(ToString::to_string).unwrap_or_default()
 }

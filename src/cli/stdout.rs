@@ -4,12 +4,12 @@
 
 /// `stdmcp --help` (also `stdmcp serve --help`).
 #[allow(clippy::print_stdout)]
-pub fn help() {
+pub(super) fn help() {
     print!("{}", super::HELP);
 }
 
 /// `stdmcp --version`.
 #[allow(clippy::print_stdout)]
-pub fn version() {
+pub(super) fn version() {
     println!("stdmcp {}", env!("CARGO_PKG_VERSION"));
 }

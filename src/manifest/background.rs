@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::json::{Errors, Obj, MAX_SECONDS};
-use super::ToolSpec;
+use crate::spec::ToolSpec;
 
 const SHAPE: &str =
     "must be an object {\"afterSeconds\": N} (N a whole number of seconds, at least 1) or false";

@@ -2,6 +2,7 @@
 //! rules of its proof files, the placeholder, the inputs that drive the program, and the
 //! patterns of an error and of a proved goal.
 
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -10,8 +11,7 @@ use serde_json::Value;
 
 use super::background::background;
 use super::json::{Errors, Obj};
-use crate::session::cursor::scan::{Comment, Lexicon, Quote};
-use crate::session::cursor::{BlockRule, CursorSpec, StateAt};
+use crate::spec::cursor::{BlockRule, Comment, CursorSpec, Lexicon, Quote, StateAt};
 
 const KEYS: &[&str] = &[
     "write",
@@ -36,6 +36,12 @@ const KEYS: &[&str] = &[
     "stateAt",
     "background",
     "timeoutSeconds",
+    "commands",
+    "rollback",
+    "project",
+    "imports",
+    "load",
+    "build",
 ];
 
 /// A pattern, multi-line (`^` and `$` at line ends).
@@ -64,11 +70,12 @@ fn template(o: &Obj<'_>, key: &str, vars: &[&str], errs: &mut Errors) -> String 
     t
 }
 
-/// The `cursor` of a session kind whose default limit of one call is `timeout`.
+/// The `cursor` of a session kind whose default limit of one call is `timeout`; programs it
+/// names are found as a tool's are, relative paths against `base`.
 pub(super) fn cursor(
     v: &Value,
     path: &str,
-    timeout: Duration,
+    (timeout, base): (Duration, &Path),
     errs: &mut Errors,
 ) -> Option<Arc<CursorSpec>> {
     let o = Obj::new(v, path, errs)?;
@@ -115,6 +122,13 @@ pub(super) fn cursor(
         state_at: state_at?,
         background,
         timeout,
+        commands: o
+            .string("commands", errs)
+            .and_then(|p| compile(&p, &o.at("commands"), errs)),
+        rollback: o.strings("rollback", errs),
+        project: super::project::project(&o, errs),
+        imports: super::project::imports(&o, errs),
+        build: super::project::build(&o, base, errs),
     }))
 }
 
@@ -207,7 +221,17 @@ fn blocks(o: &Obj<'_>, tpl: &str, admit: &str, errs: &mut Errors) -> Vec<BlockRu
     let mut rules = Vec::new();
     for (_, b) in items {
         b.only(
-            &["start", "proof", "end", "goal", "template", "admit"],
+            &[
+                "start",
+                "proof",
+                "end",
+                "goal",
+                "template",
+                "admit",
+                "close",
+                "enter",
+                "statement",
+            ],
             errs,
         );
         let start = pattern(&b, "start", errs);
@@ -222,7 +246,12 @@ fn blocks(o: &Obj<'_>, tpl: &str, admit: &str, errs: &mut Errors) -> Vec<BlockRu
         let proof = b
             .string("proof", errs)
             .and_then(|p| compile(&p, &b.at("proof"), errs));
-        let end = pattern(&b, "end", errs);
+        let close = b.boolean("close", errs).unwrap_or(false);
+        // A block that ends at its bracket's close needs no `end` (what follows, if any).
+        let end = match b.map.contains_key("end") || !close {
+            true => pattern(&b, "end", errs),
+            false => Regex::new("").ok(),
+        };
         let goal = b.boolean("goal", errs).unwrap_or(true);
         if goal && proof.is_none() && b.map.contains_key("start") {
             errs.add(
@@ -235,6 +264,15 @@ fn blocks(o: &Obj<'_>, tpl: &str, admit: &str, errs: &mut Errors) -> Vec<BlockRu
             errs.add(&b.at("template"), "must contain {proof}");
         }
         let admit = b.string("admit", errs).unwrap_or_else(|| admit.to_owned());
+        let statement = b
+            .string("statement", errs)
+            .and_then(|p| compile(&p, &b.at("statement"), errs));
+        if statement
+            .as_ref()
+            .is_some_and(|s| !s.capture_names().any(|n| n == Some("statement")))
+        {
+            errs.add(&b.at("statement"), "must have a group (?P<statement>…)");
+        }
         if let (Some(start), Some(end)) = (start, end) {
             rules.push(BlockRule {
                 start,
@@ -243,6 +281,9 @@ fn blocks(o: &Obj<'_>, tpl: &str, admit: &str, errs: &mut Errors) -> Vec<BlockRu
                 goal,
                 template,
                 admit,
+                close,
+                enter: b.string("enter", errs),
+                statement,
             });
         }
     }

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use super::ManifestError;
+use crate::spec::ManifestError;
 
 /// The longest duration a manifest may set, in seconds: a year, far beyond any real run, and
 /// small enough that a deadline (`Instant + duration`) never overflows.

@@ -32,7 +32,7 @@ pub(super) fn limits(o: &Obj<'_>, base: Limits, errs: &mut Errors) -> Limits {
 pub(super) fn line_buffered(o: &Obj<'_>, base: &Path, errs: &mut Errors) -> bool {
     let on = o.boolean("lineBuffered", errs).unwrap_or(false);
     if on
-        && super::parse::find_program("stdbuf", base).is_err()
+        && super::fields::find_program("stdbuf", base).is_err()
         && !Path::new("/usr/bin/stdbuf").is_file()
     {
         errs.add(

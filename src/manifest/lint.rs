@@ -11,14 +11,14 @@
 use std::path::Path;
 
 use super::programs::{describe, operand_options, option, Operands, Opt, Program};
-use super::{ArgPart, Kind, Manifest, ManifestError, Param, ToolSpec};
+use crate::spec::{ArgPart, Manifest, ManifestError, Param, ParamType, ToolSpec};
 
 /// `find` options whose next argument is a program.
 const FIND_EXEC: &[&str] = &["-exec", "-execdir", "-ok", "-okdir"];
 
 /// A place where a parameter's value stops being data.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Risk {
+pub(crate) enum Risk {
     /// `args[arg]` splices `param` into code run by `by` (`sh -c`, `awk (its program text)`).
     Code {
         /// Index in `args`.
@@ -244,7 +244,7 @@ impl Scan {
 }
 
 /// What the template of a tool does with each parameter, in order.
-pub fn risks(program: &Path, args: &[ArgPart]) -> Vec<Risk> {
+pub(crate) fn risks(program: &Path, args: &[ArgPart]) -> Vec<Risk> {
     let mut scan = Scan::new(&program.to_string_lossy(), false);
     let mut out = Vec::new();
     for (i, part) in args.iter().enumerate() {
@@ -259,7 +259,7 @@ pub fn risks(program: &Path, args: &[ArgPart]) -> Vec<Risk> {
 }
 
 /// The parameters whose values are spliced into interpreter code.
-pub fn code_params(program: &Path, args: &[ArgPart]) -> Vec<String> {
+pub(crate) fn code_params(program: &Path, args: &[ArgPart]) -> Vec<String> {
     risks(program, args)
         .into_iter()
         .filter_map(|r| match r {
@@ -296,14 +296,14 @@ fn looks_like_path(name: &str) -> bool {
 /// A string, or an array of strings: any text the caller likes.
 fn free_text(p: &Param) -> bool {
     match &p.kind {
-        Kind::String => true,
-        Kind::Array { items, .. } => items.kind == Kind::String,
+        ParamType::String => true,
+        ParamType::Array { items, .. } => items.kind == ParamType::String,
         _ => false,
     }
 }
 
 /// Risky but valid things in one tool, with JSON paths under `at` (`tools[2]`).
-pub fn tool_warnings(spec: &ToolSpec, at: &str) -> Vec<ManifestError> {
+pub(crate) fn tool_warnings(spec: &ToolSpec, at: &str) -> Vec<ManifestError> {
     template_warnings(
         &Template {
             program: &spec.program,
@@ -379,7 +379,7 @@ fn template_warnings(spec: &Template<'_>, at: &str) -> Vec<ManifestError> {
         let Some(var) = p.env.as_deref().filter(|v| CODE_VARIABLES.contains(v)) else {
             continue;
         };
-        if !matches!(p.kind, Kind::Enum(_)) {
+        if !matches!(p.kind, ParamType::Enum(_)) {
             out.push(ManifestError {
                 path: format!("{at}.params.{name}.env"),
                 problem: format!("{var} chooses code the program (or what it starts) runs: the caller can make it run anything; offer fixed choices (an enum) instead"),
@@ -422,7 +422,7 @@ fn template_warnings(spec: &Template<'_>, at: &str) -> Vec<ManifestError> {
 
 /// Risky but valid things in a manifest (see the module documentation): its tools, and the
 /// start parameters of its session kinds.
-pub fn warnings(m: &Manifest) -> Vec<ManifestError> {
+pub(crate) fn warnings(m: &Manifest) -> Vec<ManifestError> {
     let kinds = m.sessions.iter().enumerate().flat_map(|(i, k)| {
         let t = Template {
             program: &k.program,

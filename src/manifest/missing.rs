@@ -12,17 +12,9 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use super::fields::resolve;
 use super::json::{Errors, Obj};
-use super::parse::resolve;
-
-/// A tool left out because a program it needs is missing.
-#[derive(Clone, Debug, PartialEq)]
-pub struct SkippedTool {
-    /// The tool's name.
-    pub name: String,
-    /// Why: the program searched for and where.
-    pub problem: String,
-}
+use crate::spec::SkippedTool;
 
 /// Reads `missingPrograms`: true for `"skip"`, false for `"refuse"` or absent.
 pub(super) fn skip_mode(top: &Obj<'_>, errs: &mut Errors) -> bool {
@@ -65,7 +57,7 @@ pub(super) fn take(item: &Value, path: &str, base: &Path, errs: &mut Errors) -> 
 /// Portfolios lose the members left out for a missing program; a portfolio left with no
 /// member is left out too, naming them (`missingPrograms: "skip"`).
 pub(super) fn narrow_portfolios(
-    tools: &mut Vec<super::ToolSpec>,
+    tools: &mut Vec<crate::spec::ToolSpec>,
     paths: &mut Vec<String>,
     skipped: &mut Vec<SkippedTool>,
 ) {

@@ -9,8 +9,9 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::json::{is_env_name, Errors, Obj};
-use super::value::{self, Checked, Use};
-use super::{lint, plan, ArgPart, Kind, Param, PathKind};
+use super::lint;
+use crate::spec::{ArgPart, Param, ParamType, PathKind};
+use crate::value::{self, Checked, Use};
 
 /// Keywords that apply to some types only.
 const KEYWORDS: &[(&str, &[&str])] = &[
@@ -112,7 +113,7 @@ fn param(
         }
     }
     let kind = kind(&o, &ty, roots, errs)?;
-    if item && matches!(kind, Kind::Array { .. } | Kind::Boolean) {
+    if item && matches!(kind, ParamType::Array { .. } | ParamType::Boolean) {
         errs.add(
             &o.at("type"),
             "array items cannot be arrays or booleans (string, integer, number, enum or path)",
@@ -145,22 +146,22 @@ fn kind(
     ty: &str,
     roots: &BTreeMap<String, PathBuf>,
     errs: &mut Errors,
-) -> Option<Kind> {
+) -> Option<ParamType> {
     Some(match ty {
-        "string" => Kind::String,
+        "string" => ParamType::String,
         "integer" => {
             let (minimum, maximum) = (o.int("minimum", errs), o.int("maximum", errs));
             ordered(o, minimum, maximum, errs);
-            Kind::Integer { minimum, maximum }
+            ParamType::Integer { minimum, maximum }
         }
         "number" => {
             let minimum = o.number("minimum", f64::MIN, errs);
             let maximum = o.number("maximum", f64::MIN, errs);
             ordered(o, minimum, maximum, errs);
-            Kind::Number { minimum, maximum }
+            ParamType::Number { minimum, maximum }
         }
-        "boolean" => Kind::Boolean,
-        "enum" => Kind::Enum(enum_values(o, errs)),
+        "boolean" => ParamType::Boolean,
+        "enum" => ParamType::Enum(enum_values(o, errs)),
         "array" => array(o, roots, errs),
         "path" => path(o, roots, errs),
         other => {
@@ -212,13 +213,13 @@ fn enum_values(o: &Obj<'_>, errs: &mut Errors) -> Vec<String> {
     values
 }
 
-fn array(o: &Obj<'_>, roots: &BTreeMap<String, PathBuf>, errs: &mut Errors) -> Kind {
+fn array(o: &Obj<'_>, roots: &BTreeMap<String, PathBuf>, errs: &mut Errors) -> ParamType {
     let max_items = o.count("maxItems", errs).unwrap_or(MAX_ITEMS);
     // These keys are also read (and their errors reported) for the array itself.
     let errs_seen = &mut Errors(Vec::new());
     let strings = Param {
         description: None,
-        kind: Kind::String,
+        kind: ParamType::String,
         required: false,
         default: None,
         allow_leading_dash: o.boolean("allowLeadingDash", errs_seen).unwrap_or(false),
@@ -238,13 +239,13 @@ fn array(o: &Obj<'_>, roots: &BTreeMap<String, PathBuf>, errs: &mut Errors) -> K
             param(v, &o.at("items"), roots, true, errs).unwrap_or(strings)
         }
     };
-    Kind::Array {
+    ParamType::Array {
         max_items,
         items: Box::new(items),
     }
 }
 
-fn path(o: &Obj<'_>, roots: &BTreeMap<String, PathBuf>, errs: &mut Errors) -> Kind {
+fn path(o: &Obj<'_>, roots: &BTreeMap<String, PathBuf>, errs: &mut Errors) -> ParamType {
     let root = o.required_string("root", errs).unwrap_or_default();
     if !root.is_empty() && !roots.contains_key(&root) {
         errs.add(&o.at("root"), format!("names no declared root: {root}"));
@@ -261,7 +262,7 @@ fn path(o: &Obj<'_>, roots: &BTreeMap<String, PathBuf>, errs: &mut Errors) -> Ki
             PathKind::Any
         }
     };
-    Kind::Path {
+    ParamType::Path {
         root,
         must_exist: o.boolean("mustExist", errs).unwrap_or(true),
         kind,
@@ -271,13 +272,13 @@ fn path(o: &Obj<'_>, roots: &BTreeMap<String, PathBuf>, errs: &mut Errors) -> Ki
 /// `env`: the variable a value is put in. Not for arrays and booleans (no one way to spell
 /// them), nor the variables that mark a call's processes (`STDMCP_…`) or steer the dynamic
 /// loader (`LD_…`).
-fn env_name(o: &Obj<'_>, kind: &Kind, errs: &mut Errors) -> Option<String> {
+fn env_name(o: &Obj<'_>, kind: &ParamType, errs: &mut Errors) -> Option<String> {
     let name = o.string("env", errs)?;
     let problem = if !is_env_name(&name) {
         Some("is not a valid environment variable name")
     } else if name.starts_with("STDMCP_") || name.starts_with("LD_") {
         Some("names a variable the server sets or the dynamic loader reads (STDMCP_…, LD_…)")
-    } else if matches!(kind, Kind::Array { .. } | Kind::Boolean) {
+    } else if matches!(kind, ParamType::Array { .. } | ParamType::Boolean) {
         Some("applies to string, integer, number, enum and path parameters")
     } else {
         None
@@ -313,12 +314,12 @@ pub(super) fn finish(
         });
         // What each value obeys: the parameter, or each item of an array.
         let each = match &p.kind {
-            Kind::Array { items, .. } => items,
+            ParamType::Array { items, .. } => items,
             _ => p,
         };
         // A path is passed resolved and absolute: it never starts with '-'.
-        let dash_ok = each.allow_leading_dash || matches!(each.kind, Kind::Path { .. });
-        if let Kind::Enum(values) = &each.kind {
+        let dash_ok = each.allow_leading_dash || matches!(each.kind, ParamType::Path { .. });
+        if let ParamType::Enum(values) = &each.kind {
             enum_fits(
                 &format!("{}.params.{name}", o.path),
                 values,
@@ -329,16 +330,16 @@ pub(super) fn finish(
         }
         let Some(d) = &p.default else { continue };
         let undeclared =
-            |k: &Kind| matches!(k, Kind::Path { root, .. } if !roots.contains_key(root));
+            |k: &ParamType| matches!(k, ParamType::Path { root, .. } if !roots.contains_key(root));
         let root_missing = match &p.kind {
-            Kind::Array { items, .. } => undeclared(&items.kind),
+            ParamType::Array { items, .. } => undeclared(&items.kind),
             k => undeclared(k),
         };
         if root_missing {
             continue; // already reported at its `root`
         }
         let at = Use {
-            argv: plan::in_argv(args, name) || p.env.is_some(),
+            argv: ArgPart::uses(args, name) || p.env.is_some(),
             code: false,
             files: false,
         };

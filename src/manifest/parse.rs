@@ -5,13 +5,15 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use super::fields::{
+    annotations, args, check_all_used, environment, fixed_dir, program, resolve, Scope,
+};
 use super::json::{Errors, Obj};
 use super::limits::{limits, line_buffered};
 use super::param;
-use super::{
-    ArgPart, Cwd, Defaults, Kind, Manifest, ManifestError, Param, PathKind, ProgressLines, ToolSpec,
+use crate::spec::{
+    Cwd, Defaults, Manifest, ManifestError, Param, ParamType, PathKind, ProgressLines, ToolSpec,
 };
-use stdmcp::mcp::ToolAnnotations;
 use stdmcp::process::Stream;
 
 fn is_tool_name(s: &str) -> bool {
@@ -68,7 +70,7 @@ pub(super) fn manifest(v: &Value, base: &Path) -> Result<Manifest, Vec<ManifestE
         None if top.map.contains_key("sessions") => {}
         None => errs.add("tools", "is required"),
     }
-    super::log_tools::check_names(&tools, &mut errs);
+    super::logs::check_names(&tools, &mut errs);
     super::background::check_reserved(&tools, &mut errs);
     let tool_names = tools.iter().map(|t| t.name.clone()).collect();
     let sessions = super::session::sessions(
@@ -95,22 +97,13 @@ pub(super) fn manifest(v: &Value, base: &Path) -> Result<Manifest, Vec<ManifestE
     })
 }
 
-/// What every tool and session kind of a manifest is read against: its defaults, its roots,
-/// and the directory its relative paths start from.
-#[derive(Clone, Copy)]
-pub(super) struct Scope<'a> {
-    pub(super) defaults: &'a Defaults,
-    pub(super) roots: &'a BTreeMap<String, PathBuf>,
-    pub(super) base: &'a Path,
-}
-
 /// The `tools` array: each tool checked, names unique, tools whose program is missing set
 /// aside in `skipped` when the manifest says so, portfolios checked.
 fn tool_list(
     items: &[Value],
     scope: Scope<'_>,
     skip_missing: bool,
-    skipped: &mut Vec<super::missing::SkippedTool>,
+    skipped: &mut Vec<crate::spec::SkippedTool>,
     errs: &mut Errors,
 ) -> Vec<ToolSpec> {
     let mut tools = Vec::new();
@@ -125,7 +118,7 @@ fn tool_list(
             .flatten();
         errs.0.append(&mut own.0);
         if let (Some(problem), Some(t)) = (missing, &parsed) {
-            skipped.push(super::missing::SkippedTool {
+            skipped.push(crate::spec::SkippedTool {
                 name: t.name.clone(),
                 problem,
             });
@@ -191,15 +184,6 @@ fn defaults(v: &Value, errs: &mut Errors) -> Defaults {
     d
 }
 
-pub(super) fn resolve(base: &Path, p: &str) -> PathBuf {
-    let p = Path::new(p);
-    if p.is_absolute() {
-        p.to_path_buf()
-    } else {
-        base.join(p)
-    }
-}
-
 fn roots(top: &Obj<'_>, base: &Path, errs: &mut Errors) -> BTreeMap<String, PathBuf> {
     let mut roots = BTreeMap::new();
     let Some(v) = top.map.get("roots") else {
@@ -222,33 +206,6 @@ fn roots(top: &Obj<'_>, base: &Path, errs: &mut Errors) -> BTreeMap<String, Path
         }
     }
     roots
-}
-
-/// Finds a program: a path with a `/` (relative to the manifest), or a name on `PATH`.
-pub(super) fn find_program(name: &str, base: &Path) -> Result<PathBuf, String> {
-    let is_exec = |p: &Path| {
-        use std::os::unix::fs::PermissionsExt;
-        p.metadata()
-            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-    };
-    if name.contains('/') {
-        let p = resolve(base, name);
-        return match std::fs::canonicalize(&p) {
-            Ok(c) if is_exec(&c) => Ok(c),
-            Ok(c) => Err(format!("{} is not an executable file", c.display())),
-            Err(e) => Err(format!("cannot use {}: {e}", p.display())),
-        };
-    }
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path)
-        .map(|dir| dir.join(name))
-        .find(|p| is_exec(p))
-        .ok_or_else(|| {
-            format!(
-                "`{name}` was not found on PATH ({})",
-                path.to_string_lossy()
-            )
-        })
 }
 
 fn tool(v: &Value, path: &str, scope: Scope<'_>, errs: &mut Errors) -> Option<ToolSpec> {
@@ -348,26 +305,12 @@ fn tool_name(o: &Obj<'_>, errs: &mut Errors) -> String {
     name
 }
 
-/// The required `program`, found on PATH or relative to the manifest (empty when it is not).
-pub(super) fn program(o: &Obj<'_>, base: &Path, errs: &mut Errors) -> PathBuf {
-    match o.required_string("program", errs) {
-        Some(p) => match find_program(&p, base) {
-            Ok(p) => p,
-            Err(e) => {
-                errs.add(&o.at("program"), e);
-                PathBuf::new()
-            }
-        },
-        None => PathBuf::new(),
-    }
-}
-
 /// `stdin` names a string parameter whose value is sent on the child's standard input.
 fn stdin(o: &Obj<'_>, params: &BTreeMap<String, Param>, errs: &mut Errors) -> Option<String> {
     let stdin = o.string("stdin", errs);
     if let Some(s) = &stdin {
         match params.get(s) {
-            Some(p) if matches!(p.kind, Kind::String) => {}
+            Some(p) if matches!(p.kind, ParamType::String) => {}
             Some(_) => errs.add(
                 &o.at("stdin"),
                 format!("parameter {s} must be of type string to be sent on stdin"),
@@ -376,49 +319,6 @@ fn stdin(o: &Obj<'_>, params: &BTreeMap<String, Param>, errs: &mut Errors) -> Op
         }
     }
     stdin
-}
-
-/// Every declared parameter must reach the program: through args, stdin or cwd.
-pub(super) fn check_all_used(
-    o: &Obj<'_>,
-    params: &BTreeMap<String, Param>,
-    args: &[ArgPart],
-    stdin: Option<&str>,
-    cwd: Option<&Cwd>,
-    errs: &mut Errors,
-) {
-    let mut used: BTreeSet<&str> = args
-        .iter()
-        .filter_map(|a| match a {
-            ArgPart::Param { name, .. } => Some(name.as_str()),
-            ArgPart::Literal(_) => None,
-        })
-        .collect();
-    used.extend(stdin);
-    if let Some(Cwd::Param(p)) = cwd {
-        used.insert(p);
-    }
-    for (name, p) in params {
-        if !used.contains(name.as_str()) && p.env.is_none() {
-            errs.add(
-                &format!("{}.params.{name}", o.path),
-                "is declared but used by neither args, stdin, cwd nor env",
-            );
-        }
-    }
-}
-
-/// `env` and `passEnv`, each added to the manifest's defaults.
-pub(super) fn environment(
-    o: &Obj<'_>,
-    d: &Defaults,
-    errs: &mut Errors,
-) -> (BTreeMap<String, String>, Vec<String>) {
-    let mut env = d.env.clone();
-    env.extend(o.env("env", errs));
-    let mut pass_env = d.pass_env.clone();
-    pass_env.extend(o.strings("passEnv", errs));
-    (env, pass_env)
 }
 
 fn success_codes(o: &Obj<'_>, errs: &mut Errors) -> Vec<i32> {
@@ -443,28 +343,6 @@ fn success_codes(o: &Obj<'_>, errs: &mut Errors) -> Vec<i32> {
     }
 }
 
-pub(super) fn annotations(o: &Obj<'_>, errs: &mut Errors) -> ToolAnnotations {
-    let a = o
-        .map
-        .get("annotations")
-        .and_then(|v| Obj::new(v, &o.at("annotations"), errs));
-    let get = |k: &str, errs: &mut Errors| a.as_ref().and_then(|a| a.boolean(k, errs));
-    if let Some(a) = &a {
-        a.only(
-            &["readOnly", "destructive", "idempotent", "openWorld"],
-            errs,
-        );
-    }
-    let read_only = get("readOnly", errs).unwrap_or(false);
-    ToolAnnotations {
-        title: None,
-        read_only_hint: Some(read_only),
-        destructive_hint: Some(get("destructive", errs).unwrap_or(!read_only)),
-        idempotent_hint: Some(get("idempotent", errs).unwrap_or(read_only)),
-        open_world_hint: Some(get("openWorld", errs).unwrap_or(false)),
-    }
-}
-
 fn progress(o: &Obj<'_>, errs: &mut Errors) -> Option<ProgressLines> {
     let p = Obj::new(o.map.get("progress")?, &o.at("progress"), errs)?;
     p.only(&["prefix", "stream"], errs);
@@ -485,69 +363,6 @@ fn progress(o: &Obj<'_>, errs: &mut Errors) -> Option<ProgressLines> {
     Some(ProgressLines { prefix, stream })
 }
 
-pub(super) fn args(
-    o: &Obj<'_>,
-    params: &BTreeMap<String, Param>,
-    errs: &mut Errors,
-) -> Vec<ArgPart> {
-    let mut out = Vec::new();
-    let Some(v) = o.map.get("args") else {
-        return out;
-    };
-    let Value::Array(items) = v else {
-        errs.add(
-            &o.at("args"),
-            "must be an array of strings and {\"param\": …} objects",
-        );
-        return out;
-    };
-    for (i, item) in items.iter().enumerate() {
-        let path = format!("{}.args[{i}]", o.path);
-        match item {
-            Value::String(s) if s.contains('\0') => errs.add(&path, "must not contain NUL"),
-            Value::String(s) => out.push(ArgPart::Literal(s.clone())),
-            Value::Object(_) => {
-                let Some(a) = Obj::new(item, &path, errs) else { continue };
-                a.only(&["param", "flag", "joined"], errs);
-                let Some(name) = a.required_string("param", errs) else { continue };
-                if !params.contains_key(&name) {
-                    errs.add(&a.at("param"), format!("names no declared parameter: {name}"));
-                }
-                let flag = a.string("flag", errs);
-                if flag.as_deref() == Some("") {
-                    errs.add(&a.at("flag"), "must not be empty (leave it out to pass the value as an argument of its own)");
-                }
-                let joined = a.boolean("joined", errs).unwrap_or(false);
-                if joined && flag.is_none() {
-                    errs.add(&a.at("joined"), "needs a flag to join the value to");
-                }
-                if matches!(params.get(&name).map(|p| &p.kind), Some(Kind::Boolean)) && flag.is_none() {
-                    errs.add(&path, "a boolean parameter needs a flag (emitted when it is true)");
-                }
-                out.push(ArgPart::Param { name, flag, joined });
-            }
-            _ => errs.add(&path, "must be a string or an object {\"param\": name, \"flag\"?: string, \"joined\"?: bool}"),
-        }
-    }
-    out
-}
-
-/// The directory `dir` (relative to `base`) a fixed `cwd` names, resolved; `None` (with the
-/// error at `path`) when it is not a directory.
-pub(super) fn fixed_dir(path: &str, base: &Path, dir: &str, errs: &mut Errors) -> Option<PathBuf> {
-    match std::fs::canonicalize(resolve(base, dir)) {
-        Ok(c) if c.is_dir() => Some(c),
-        Ok(c) => {
-            errs.add(path, format!("{} is not a directory", c.display()));
-            None
-        }
-        Err(e) => {
-            errs.add(path, format!("cannot use {dir}: {e}"));
-            None
-        }
-    }
-}
-
 fn cwd(
     o: &Obj<'_>,
     params: &BTreeMap<String, Param>,
@@ -562,7 +377,7 @@ fn cwd(
             c.only(&["param"], errs);
             let name = c.required_string("param", errs)?;
             match params.get(&name).map(|p| &p.kind) {
-                Some(Kind::Path {
+                Some(ParamType::Path {
                     kind: PathKind::Dir,
                     must_exist: true,
                     ..

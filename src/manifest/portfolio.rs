@@ -10,7 +10,8 @@ use serde_json::Value;
 
 use super::json::{Errors, Obj};
 use super::limits::limits;
-use super::{param, Defaults, Kind, Param, ToolSpec};
+use super::param;
+use crate::spec::{Defaults, Param, ParamType, ToolSpec};
 
 /// The keys a portfolio tool may have.
 const PORTFOLIO_KEYS: &[&str] = &[
@@ -52,7 +53,7 @@ pub(super) fn tool(
         name,
         title: o.string("title", errs),
         description,
-        annotations: super::parse::annotations(o, errs),
+        annotations: super::fields::annotations(o, errs),
         program: PathBuf::new(),
         args: Vec::new(),
         params,
@@ -68,7 +69,7 @@ pub(super) fn tool(
         progress: None,
         line_buffered: false,
         limits: limits(o, d.limits, errs),
-        remote: super::remote::Remote::default(),
+        remote: crate::spec::remote::Remote::default(),
         logs: None,
         verdict: None,
         portfolio: members,
@@ -151,7 +152,7 @@ fn accepts(params: &BTreeMap<String, Param>, member: &ToolSpec) -> Vec<String> {
                 "{name}'s parameter {p} is {b}, the portfolio's is {a}"
             ));
         }
-        if let (Kind::Path { root: r1, .. }, Kind::Path { root: r2, .. }) =
+        if let (ParamType::Path { root: r1, .. }, ParamType::Path { root: r2, .. }) =
             (&mine.kind, &theirs.kind)
         {
             if r1 != r2 {
@@ -177,14 +178,14 @@ fn accepts(params: &BTreeMap<String, Param>, member: &ToolSpec) -> Vec<String> {
     problems
 }
 
-fn kind_name(k: &Kind) -> String {
+fn kind_name(k: &ParamType) -> String {
     match k {
-        Kind::String => "a string".into(),
-        Kind::Integer { .. } => "an integer".into(),
-        Kind::Number { .. } => "a number".into(),
-        Kind::Boolean => "a boolean".into(),
-        Kind::Enum(_) => "an enum".into(),
-        Kind::Array { items, .. } => format!("an array of {}", kind_name(&items.kind)),
-        Kind::Path { .. } => "a path".into(),
+        ParamType::String => "a string".into(),
+        ParamType::Integer { .. } => "an integer".into(),
+        ParamType::Number { .. } => "a number".into(),
+        ParamType::Boolean => "a boolean".into(),
+        ParamType::Enum(_) => "an enum".into(),
+        ParamType::Array { items, .. } => format!("an array of {}", kind_name(&items.kind)),
+        ParamType::Path { .. } => "a path".into(),
     }
 }

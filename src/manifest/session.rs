@@ -7,11 +7,11 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use super::fields::{environment, fixed_dir, program, Scope};
 use super::json::{Errors, Obj};
 use super::limits::limits;
-use super::parse::{environment, fixed_dir, program, Scope};
-use super::Defaults;
-use crate::session::kind::{AnswerMode, Pattern, SessionKind, Workdir, SIGNALS};
+use crate::spec::session::{AnswerMode, Pattern, SessionKind, Workdir, SIGNALS};
+use crate::spec::Defaults;
 
 const KEYS: &[&str] = &[
     "name",
@@ -55,7 +55,7 @@ pub(super) fn sessions(
     v: Option<&Value>,
     scope: Scope<'_>,
     tools: &BTreeSet<String>,
-    mut skipped: Option<&mut Vec<super::SkippedTool>>,
+    mut skipped: Option<&mut Vec<crate::spec::SkippedTool>>,
     errs: &mut Errors,
 ) -> Vec<SessionKind> {
     let mut out = Vec::new();
@@ -84,7 +84,7 @@ pub(super) fn sessions(
             continue;
         };
         if let Some((skipped, problem)) = missing {
-            skipped.push(super::SkippedTool {
+            skipped.push(crate::spec::SkippedTool {
                 name: format!("{} sessions", k.name),
                 problem,
             });
@@ -96,7 +96,7 @@ pub(super) fn sessions(
                 format!("another session kind is already called {}", k.name),
             );
         }
-        for t in crate::session::tool_names(&k.name, k.cursor.is_some()) {
+        for t in crate::spec::session::tool_names(&k.name, k.cursor.is_some()) {
             if tools.contains(&t) {
                 errs.add(
                     &format!("{path}.name"),
@@ -110,13 +110,9 @@ pub(super) fn sessions(
 }
 
 fn kind(v: &Value, path: &str, scope: Scope<'_>, errs: &mut Errors) -> Option<SessionKind> {
-    let Scope {
-        defaults: d,
-        roots,
-        base,
-    } = scope;
     let o = Obj::new(v, path, errs)?;
     o.only(KEYS, errs);
+    let (d, roots, base) = (scope.defaults, scope.roots, scope.base);
     let name = o.required_string("name", errs).unwrap_or_default();
     if !name.is_empty() && !is_kind_name(&name) {
         errs.add(&o.at("name"), "must be 1-40 characters of A-Z a-z 0-9 _ -");
@@ -139,7 +135,7 @@ fn kind(v: &Value, path: &str, scope: Scope<'_>, errs: &mut Errors) -> Option<Se
                 "needs a `workdir` {\"root\": …}: the cursor's files are under that root",
             );
         }
-        super::cursor::cursor(c, &o.at("cursor"), max_timeout, errs)
+        super::cursor::cursor(c, &o.at("cursor"), (max_timeout, base), errs)
     });
     Some(SessionKind {
         name,
@@ -186,7 +182,10 @@ fn params_and_args(
     program: &Path,
     roots: &BTreeMap<String, PathBuf>,
     errs: &mut Errors,
-) -> (BTreeMap<String, super::Param>, Vec<super::ArgPart>) {
+) -> (
+    BTreeMap<String, crate::spec::Param>,
+    Vec<crate::spec::ArgPart>,
+) {
     let mut params = super::param::params(o, roots, errs);
     for taken in ["session", "workdir"] {
         if params.contains_key(taken) {
@@ -196,9 +195,9 @@ fn params_and_args(
             );
         }
     }
-    let args = super::parse::args(o, &params, errs);
+    let args = super::fields::args(o, &params, errs);
     super::param::finish(o, &mut params, program, &args, roots, errs);
-    super::parse::check_all_used(o, &params, &args, None, None, errs);
+    super::fields::check_all_used(o, &params, &args, None, None, errs);
     (params, args)
 }
 
@@ -294,7 +293,7 @@ fn workdir(
         return Workdir::Inherit;
     };
     let default = w.string("default", errs).unwrap_or_else(|| ".".into());
-    if let Err(e) = crate::session::confine(root, &default) {
+    if let Err(e) = crate::resolve::dir_within(root, &default) {
         errs.add(&w.at("default"), e.to_string());
     }
     Workdir::Param {
@@ -402,7 +401,7 @@ mod tests {
     use serde_json::json;
 
     use crate::manifest::Manifest;
-    use crate::session::kind::{AnswerMode, Workdir};
+    use crate::spec::session::{AnswerMode, Workdir};
 
     fn parse(v: serde_json::Value) -> Result<Manifest, Vec<String>> {
         Manifest::parse(&v.to_string(), std::path::Path::new("/"))

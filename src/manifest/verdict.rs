@@ -1,93 +1,9 @@
-//! A tool's verdict (README "Verdicts"): rules that read it from the program's output lines,
-//! and the verdicts that settle a portfolio's question.
-//!
-//! ```json
-//! "verdict": {"rules": [{"pattern": "SZS status (\\w+)"},
-//!                       {"pattern": "^SPASS beiseite: Proof found", "is": "Theorem"}],
-//!             "decisive": ["Theorem", "CounterSatisfiable"]}
-//! ```
-//!
-//! Rules are tried in order on each line of stdout and stderr; the first that matches sets
-//! the verdict (its `is`, else the pattern's first group, else the whole match); a later
-//! line may change it: the last line that matches wins.
+//! Reads a tool's `verdict` key (README "Verdicts and portfolios") into a [`Verdict`].
 
-use std::sync::{Arc, Mutex};
-use stdmcp::sync::lock;
-
-use regex_lite::Regex;
 use serde_json::Value;
 
 use super::json::{Errors, Obj};
-
-/// How a tool's verdict is read, and which verdicts are decisive.
-#[derive(Clone, Debug)]
-pub struct Verdict {
-    /// Tried in order on each output line.
-    pub rules: Vec<Rule>,
-    /// Verdicts that settle a portfolio.
-    pub decisive: Vec<String>,
-}
-
-/// One rule: a pattern, and the verdict it gives.
-#[derive(Clone, Debug)]
-pub struct Rule {
-    /// The pattern as written in the manifest.
-    pub pattern: String,
-    regex: Regex,
-    /// The verdict a match gives; `None`: the pattern's first group (or the whole match).
-    pub is: Option<String>,
-}
-
-impl Verdict {
-    /// The verdict `line` gives, if a rule matches it.
-    pub fn read(&self, line: &str) -> Option<String> {
-        self.rules.iter().find_map(|r| {
-            let caps = r.regex.captures(line)?;
-            let word = match &r.is {
-                Some(is) => is.clone(),
-                None => caps.get(1).or_else(|| caps.get(0))?.as_str().to_owned(),
-            };
-            Some(word)
-        })
-    }
-
-    /// Whether `verdict` settles a portfolio.
-    pub fn is_decisive(&self, verdict: &str) -> bool {
-        self.decisive.iter().any(|d| d == verdict)
-    }
-
-    /// The rules and decisive verdicts in a few lines, for `stdmcp check`.
-    pub fn describe(&self) -> Vec<String> {
-        let mut lines: Vec<String> = self
-            .rules
-            .iter()
-            .map(|r| match &r.is {
-                Some(is) => format!("/{}/ => {is}", r.pattern),
-                None => format!("/{}/ => its first group", r.pattern),
-            })
-            .collect();
-        lines.push(format!("decisive: {}", self.decisive.join(", ")));
-        lines
-    }
-}
-
-/// The verdict of one run so far: fed every output line, keeps the last one a rule read.
-#[derive(Clone, Default)]
-pub struct Tracker(Arc<Mutex<Option<String>>>);
-
-impl Tracker {
-    /// Reads `line` with `v`'s rules.
-    pub fn feed(&self, v: &Verdict, line: &str) {
-        if let Some(word) = v.read(line) {
-            *lock(&self.0) = Some(word);
-        }
-    }
-
-    /// The verdict now.
-    pub fn get(&self) -> Option<String> {
-        lock(&self.0).clone()
-    }
-}
+use crate::spec::verdict::{Rule, Verdict};
 
 /// The `verdict` key of a tool.
 pub(super) fn verdict(o: &Obj<'_>, errs: &mut Errors) -> Option<Verdict> {
@@ -124,17 +40,16 @@ fn rule(item: &Value, path: &str, errs: &mut Errors) -> Option<Rule> {
     if is.as_deref() == Some("") {
         errs.add(&r.at("is"), "must not be empty");
     }
-    let regex = match Regex::new(&pattern) {
-        Ok(re) => re,
+    match Rule::new(pattern, is) {
+        Ok(rule) => Some(rule),
         Err(e) => {
             errs.add(
                 &r.at("pattern"),
                 format!("is not a valid regular expression: {e}"),
             );
-            return None;
+            None
         }
-    };
-    Some(Rule { pattern, regex, is })
+    }
 }
 
 #[cfg(test)]
@@ -156,7 +71,7 @@ mod tests {
     }
 
     #[test]
-    fn first_rule_sets_it_and_the_last_line_wins() {
+    fn the_first_rule_that_matches_sets_it() {
         let v = parse(json!({"rules": [
             {"pattern": "SZS status (\\w+)"},
             {"pattern": "^SPASS beiseite: Proof found", "is": "Theorem"},
@@ -170,11 +85,6 @@ mod tests {
         );
         assert_eq!(v.read("unsat").as_deref(), Some("unsat"));
         assert_eq!(v.read("unsatisfiable"), None);
-        let t = Tracker::default();
-        for line in ["unknown", "noise", "unsat", "more noise"] {
-            t.feed(&v, line);
-        }
-        assert_eq!(t.get().as_deref(), Some("unsat"));
         assert!(v.is_decisive("unsat") && !v.is_decisive("unknown"));
     }
 

@@ -11,7 +11,7 @@ const WINDOW: usize = 4096;
 const SLACK: usize = 64 * 1024;
 
 /// What ends an answer.
-pub enum End<'a> {
+pub(crate) enum End<'a> {
     /// A NUL byte.
     Nul,
     /// This marker followed by a line end.
@@ -22,7 +22,7 @@ pub enum End<'a> {
 
 /// One answer's bytes (the middle dropped beyond the cap) and how many were dropped.
 #[derive(Debug, Default, PartialEq)]
-pub struct Answer {
+pub(crate) struct Answer {
     /// The bytes kept: all of them, or the head and the tail.
     pub bytes: Vec<u8>,
     /// Bytes dropped from the middle.
@@ -32,7 +32,7 @@ pub struct Answer {
 impl Answer {
     /// The answer as text: lossy UTF-8, ANSI sequences removed if `strip`, the dropped
     /// middle marked, trailing white space trimmed.
-    pub fn text(&self, cap: usize, strip: bool) -> String {
+    pub(crate) fn text(&self, cap: usize, strip: bool) -> String {
         let (head, tail, omitted) = if self.bytes.len() > cap {
             let half = cap / 2;
             let cut = self.bytes.len() - (cap - half);
@@ -56,10 +56,10 @@ impl Answer {
 }
 
 /// Where the whole of a long answer goes (the output spool): its bytes in order.
-pub type Sink = Box<dyn FnMut(&[u8]) + Send>;
+pub(super) type Sink = Box<dyn FnMut(&[u8]) + Send>;
 
 /// Output received since the current answer began.
-pub struct Pending {
+pub(crate) struct Pending {
     buf: Vec<u8>,
     /// Bytes before this offset were searched for a NUL or marker already.
     scanned: usize,
@@ -77,7 +77,7 @@ pub struct Pending {
 
 impl Pending {
     /// Empty, for answers of at most `cap` bytes.
-    pub fn new(cap: usize) -> Pending {
+    pub(crate) fn new(cap: usize) -> Pending {
         Pending {
             buf: Vec::new(),
             scanned: 0,
@@ -91,14 +91,14 @@ impl Pending {
 
     /// An answer is awaited: keep `cap` bytes of it, and give the whole of a longer one to
     /// `sink` (`None`: the dropped middle is lost).
-    pub fn await_answer(&mut self, sink: Option<Sink>, cap: usize) {
+    pub(crate) fn await_answer(&mut self, sink: Option<Sink>, cap: usize) {
         self.sink = sink;
         self.cap = cap.max(2);
         self.awaited = true;
     }
 
     /// No answer is awaited any more: what comes is kept within `cap` and discarded later.
-    pub fn idle(&mut self, cap: usize) {
+    pub(crate) fn idle(&mut self, cap: usize) {
         self.sink = None;
         self.cap = cap.max(2);
         self.awaited = false;
@@ -106,7 +106,7 @@ impl Pending {
 
     /// Every pending byte was looked at and none ends the answer (quiet mode, whose answer
     /// ends by time, not by a byte): the middle may be dropped.
-    pub fn searched(&mut self) {
+    pub(crate) fn searched(&mut self) {
         self.scanned = self.buf.len();
     }
 
@@ -130,7 +130,7 @@ impl Pending {
     }
 
     /// Appends output; drops the middle of an answer that grew far past its cap.
-    pub fn push(&mut self, data: &[u8]) {
+    pub(crate) fn push(&mut self, data: &[u8]) {
         self.buf.extend_from_slice(data);
         if self.buf.len() > self.cap + SLACK + WINDOW {
             let from = self.cap / 2;
@@ -154,17 +154,18 @@ impl Pending {
 
     /// Whether byte `b` is pending.
     #[cfg(test)]
-    pub fn has_byte(&self, b: u8) -> bool {
+    pub(crate) fn has_byte(&self, b: u8) -> bool {
         self.buf.contains(&b)
     }
 
     /// True when nothing is pending.
-    pub fn is_empty(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_empty(&self) -> bool {
         self.buf.is_empty()
     }
 
     /// All that is pending, as one answer; leaves nothing pending.
-    pub fn take_all(&mut self) -> Answer {
+    pub(crate) fn take_all(&mut self) -> Answer {
         self.spill_answer(self.buf.len());
         let bytes = std::mem::take(&mut self.buf);
         let omitted = std::mem::take(&mut self.omitted);
@@ -174,7 +175,7 @@ impl Pending {
 
     /// If the answer is complete: the answer (without its end), leaving pending only what
     /// followed the end.
-    pub fn find_end(&mut self, end: &End<'_>) -> Option<Answer> {
+    pub(crate) fn find_end(&mut self, end: &End<'_>) -> Option<Answer> {
         let (stop, resume) = match end {
             End::Nul => {
                 let i = memchr(0, &self.buf[self.scanned..]).map(|i| i + self.scanned);
@@ -240,7 +241,7 @@ fn find_prompt(buf: &[u8], re: &regex_lite::Regex) -> Option<usize> {
 /// A marker no program prints by chance and no one can predict: 128 fresh random bits from
 /// the kernel per send. Without the kernel's randomness (never seen on Linux 3.17+) it falls
 /// back to the clock, the pid and a counter, which is unique but guessable (logged).
-pub fn fresh_marker() -> String {
+pub(super) fn fresh_marker() -> String {
     let mut b = [0u8; 16];
     if let Err(e) = stdmcp::fill_random(&mut b) {
         static COUNT: AtomicU64 = AtomicU64::new(0);
@@ -257,7 +258,7 @@ pub fn fresh_marker() -> String {
 
 /// Removes ANSI escape sequences: CSI (`ESC [ … final`), OSC (`ESC ] … BEL` or `ESC \`), and
 /// two-byte escapes; other control characters but tab, newline and carriage return too.
-pub fn strip_ansi(s: &str) -> String {
+pub(super) fn strip_ansi(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut chars = s.chars().peekable();
     while let Some(c) = chars.next() {

@@ -12,28 +12,28 @@ use std::thread;
 use std::time::{Duration, Instant, SystemTime};
 use stdmcp::sync::{self, lock};
 
-use crossbeam_channel::{Receiver, Sender};
-
 use super::answer::Pending;
 use super::feed::Feed;
-use super::kind::{Launch, SessionKind, Workdir};
+use super::launch::Launch;
+use crate::spec::session::{SessionKind, Workdir};
 use stdmcp::beneath::{beneath, Dir};
+use stdmcp::mailbox::{Closing, Mailbox};
 use stdmcp::process::interactive::{self, Interactive, InteractiveSpec};
 use stdmcp::process::minimal_environment;
 
 /// Bytes of transcript kept per session.
-pub const TRANSCRIPT_BYTES: usize = 64 * 1024;
+pub(super) const TRANSCRIPT_BYTES: usize = 64 * 1024;
 
 /// A session's recent transcript (inputs and output), bounded; shared across restarts.
 #[derive(Default)]
-pub struct Transcript {
+pub(crate) struct Transcript {
     chunks: VecDeque<String>,
     len: usize,
 }
 
 impl Transcript {
     /// Appends text, dropping the oldest beyond [`TRANSCRIPT_BYTES`].
-    pub fn push(&mut self, text: impl Into<String>) {
+    pub(crate) fn push(&mut self, text: impl Into<String>) {
         let text = text.into();
         self.len += text.len();
         self.chunks.push_back(text);
@@ -45,13 +45,13 @@ impl Transcript {
     }
 
     /// The whole transcript.
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         self.chunks.iter().map(String::as_str).collect()
     }
 }
 
 /// What the threads of one program share.
-pub struct State {
+pub(crate) struct State {
     /// Output since the current answer began.
     pub pending: Pending,
     /// Set by the owner thread once the program was reaped.
@@ -67,7 +67,7 @@ pub struct State {
 }
 
 /// A running (or ended) program of a session.
-pub struct Proc {
+pub(crate) struct Proc {
     pub pid: u32,
     pub started: Instant,
     pub started_at: SystemTime,
@@ -95,7 +95,7 @@ impl Drop for Proc {
 
 impl Proc {
     /// Starts `kind`'s program in `workdir`; the threads are named after `label`.
-    pub fn spawn(
+    pub(crate) fn spawn(
         kind: &SessionKind,
         workdir: PathBuf,
         launch: Launch,
@@ -117,14 +117,15 @@ impl Proc {
             _ => None,
         };
         let mut env = environment(kind);
-        crate::manifest::plan::set_env(&mut env, launch.env.clone());
+        crate::call::plan::set_env(&mut env, launch.env.clone());
         let mut spec = InteractiveSpec::new(kind.program.clone());
         spec.args = launch.argv.clone();
         spec.cwd = Some(workdir.clone());
         spec.cwd_dir = held.map(Arc::new);
         spec.env = env;
         spec.limits = kind.limits;
-        let (tx, rx) = crossbeam_channel::bounded(1);
+        let mailbox = Arc::new(Mailbox::default());
+        let tx = Closing(Arc::clone(&mailbox));
         let input = Arc::new(Feed::default());
         let input_rx = Arc::clone(&input);
         let cap = kind.max_output_bytes;
@@ -132,9 +133,9 @@ impl Proc {
             .name(format!("stdmcp-session-{label}"))
             .spawn(move || own(spec, &tx, input_rx))
             .map_err(|e| format!("cannot start the session's thread: {e}"))?;
-        let started = rx
+        let started = mailbox
             .recv()
-            .map_err(|_| "the session thread ended early".to_owned())?;
+            .ok_or_else(|| "the session thread ended early".to_owned())?;
         let (pid, reader_start) = started?;
         let proc = Arc::new(Proc {
             pid,
@@ -164,22 +165,22 @@ impl Proc {
     }
 
     /// The shared state, locked.
-    pub fn lock(&self) -> MutexGuard<'_, State> {
+    pub(crate) fn lock(&self) -> MutexGuard<'_, State> {
         lock(&self.state)
     }
 
     /// Queues bytes for the program's stdin (written by the writer thread).
-    pub fn write(&self, bytes: Vec<u8>) {
+    pub(crate) fn write(&self, bytes: Vec<u8>) {
         self.input.send(bytes);
     }
 
     /// Adds to the transcript.
-    pub fn note(&self, text: impl Into<String>) {
+    pub(crate) fn note(&self, text: impl Into<String>) {
         lock(&self.transcript).push(text);
     }
 
     /// Sends `sig` to the program's process group unless it was reaped already.
-    pub fn signal(&self, sig: i32) {
+    pub(crate) fn signal(&self, sig: i32) {
         let st = self.lock();
         if st.exit.is_none() {
             interactive::signal(self.pid, sig);
@@ -188,7 +189,7 @@ impl Proc {
 
     /// Kills the group, saying `why` (the server killed it: by `K_stop`, after an idle
     /// spell…), and waits (up to `wait`) until the owner thread reaped the program.
-    pub fn kill(&self, why: &str, wait: Duration) -> Option<ExitStatus> {
+    pub(crate) fn kill(&self, why: &str, wait: Duration) -> Option<ExitStatus> {
         {
             let st = self.lock();
             let mut by = lock(&self.killed_by);
@@ -212,7 +213,7 @@ impl Proc {
 
     /// How the program ended: [`interactive::describe_exit`], and for a SIGKILL, who sent
     /// it: the server (and why), or not the server (out of memory, its CPU time limit).
-    pub fn describe(&self, status: &ExitStatus) -> String {
+    pub(crate) fn describe(&self, status: &ExitStatus) -> String {
         use std::os::unix::process::ExitStatusExt;
         if status.signal() != Some(libc::SIGKILL) {
             return interactive::describe_exit(status);
@@ -228,7 +229,7 @@ impl Proc {
     }
 
     /// The exit status, once reaped.
-    pub fn exit(&self) -> Option<ExitStatus> {
+    pub(crate) fn exit(&self) -> Option<ExitStatus> {
         self.lock().exit
     }
 
@@ -258,13 +259,15 @@ impl Proc {
     }
 }
 
-type Started = Result<(u32, Sender<Arc<Proc>>), String>;
+/// What the owner thread hands out: the program's pid and where its [`Proc`] is to be sent,
+/// once for the owner and once for the reader (closed when dropped), or why it did not start.
+type Started = Result<(u32, Closing<Arc<Proc>>), String>;
 
 /// The owner thread: spawn, start the reader and writer threads, hand out the pid, then
 /// wait for the program; reap it and record its status. A helper thread that cannot be
 /// started is an error of the start: the program is killed and reaped (dropping `child`),
-/// and the helpers started already end (their channel and feed close).
-fn own(spec: InteractiveSpec, started: &Sender<Started>, input: Arc<Feed>) {
+/// and the helpers started already end (their mailbox and feed close).
+fn own(spec: InteractiveSpec, started: &Mailbox<Started>, input: Arc<Feed>) {
     let spawned = Interactive::spawn(&spec);
     // The held working directory's descriptor is not kept for the session's life.
     drop(spec);
@@ -275,8 +278,9 @@ fn own(spec: InteractiveSpec, started: &Sender<Started>, input: Arc<Feed>) {
             return;
         }
     };
-    let (proc_tx, proc_rx) = crossbeam_channel::bounded::<Arc<Proc>>(2);
-    let helpers = start_reader(&mut child, proc_rx.clone())
+    let proc_rx = Arc::new(Mailbox::<Arc<Proc>>::default());
+    let proc_tx = Closing(Arc::clone(&proc_rx));
+    let helpers = start_reader(&mut child, Arc::clone(&proc_rx))
         .and_then(|()| start_writer(&mut child, Arc::clone(&input)));
     if let Err(e) = helpers {
         input.close();
@@ -284,11 +288,11 @@ fn own(spec: InteractiveSpec, started: &Sender<Started>, input: Arc<Feed>) {
         let _ = started.send(Err(format!("cannot start a thread of the session: {e}")));
         return; // dropping `child` kills and reaps it
     }
-    if started.send(Ok((child.pid(), proc_tx))).is_err() {
+    if !started.send(Ok((child.pid(), proc_tx))) {
         input.close();
         return;
     }
-    let Ok(proc) = proc_rx.recv() else { return };
+    let Some(proc) = proc_rx.recv() else { return };
     match child.wait() {
         Ok(status) => proc.exited(status),
         Err(e) => {
@@ -325,14 +329,14 @@ fn start_writer(child: &mut Interactive, input: Arc<Feed>) -> std::io::Result<()
 
 /// The thread that reads the program's output into its `Proc` (which it gets once the
 /// session has one; it ends at once if it never does).
-fn start_reader(child: &mut Interactive, proc: Receiver<Arc<Proc>>) -> std::io::Result<()> {
+fn start_reader(child: &mut Interactive, proc: Arc<Mailbox<Arc<Proc>>>) -> std::io::Result<()> {
     let Some(mut out) = child.take_output() else {
         return Ok(());
     };
     thread::Builder::new()
         .name("stdmcp-session-out".into())
         .spawn(move || {
-            let Ok(proc) = proc.recv() else { return };
+            let Some(proc) = proc.recv() else { return };
             let mut buf = vec![0u8; 16 * 1024];
             loop {
                 match out.read(&mut buf) {

@@ -6,8 +6,8 @@ use std::time::{Duration, Instant};
 
 use super::answer::{fresh_marker, Answer, End};
 use super::child::{Proc, State};
-use super::kind::{AnswerMode, SessionKind};
 use super::spill::Spill;
+use crate::spec::session::{AnswerMode, SessionKind};
 
 /// Longest wait between two looks at the cancel flag and the deadline.
 const TICK: Duration = Duration::from_millis(50);
@@ -17,7 +17,7 @@ const EOF_GRACE: Duration = Duration::from_millis(250);
 
 /// Why an exchange must stop waiting.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum StopReason {
+pub(crate) enum StopReason {
     /// The client cancelled the call (or the server is shutting down).
     Cancelled,
     /// The send's deadline passed.
@@ -26,7 +26,7 @@ pub enum StopReason {
 
 /// How an exchange ended.
 #[derive(Debug)]
-pub enum ExchangeEnd {
+pub(super) enum ExchangeEnd {
     /// The answer, complete.
     Answer(String),
     /// Interrupted; `partial` is the output so far. `recovered`: the program came back
@@ -42,7 +42,7 @@ pub enum ExchangeEnd {
 
 /// What a call gives the operations: cancellation, deadline, heartbeat status.
 #[derive(Clone, Copy)]
-pub struct Caller<'a> {
+pub(crate) struct Caller<'a> {
     /// The client cancelled the call (the deadline is not a cancel here: see `deadline`).
     pub cancelled: &'a dyn Fn() -> bool,
     /// The call's deadline (the tool's, see `tools.rs`): waits end there.
@@ -54,7 +54,7 @@ pub struct Caller<'a> {
 
 /// How an exchange waits: for its caller (whose deadline may be narrowed to the send's), and
 /// what it does on a stop.
-pub struct ExchangeWait<'a> {
+pub(super) struct ExchangeWait<'a> {
     pub caller: Caller<'a>,
     /// On stop, interrupt the program and wait for it to come back (else: give up at once).
     pub interrupt: bool,
@@ -64,7 +64,7 @@ pub struct ExchangeWait<'a> {
 /// waits for its answer, cut to the kind's `maxOutputBytes`. Output left over from before an
 /// input is discarded first; with no input, output already there is the start of the answer
 /// awaited (a greeting the program printed before its start-up exchange began).
-pub fn exchange(
+pub(super) fn exchange(
     kind: &SessionKind,
     proc: &Proc,
     input: Option<&str>,
@@ -75,7 +75,7 @@ pub fn exchange(
 
 /// [`exchange`], the answer cut to `cap` bytes (head and tail); a longer answer is kept whole
 /// in the output spool and its text ends with a note that says how to read it.
-pub fn exchange_capped(
+pub(super) fn exchange_capped(
     kind: &SessionKind,
     proc: &Proc,
     input: Option<&str>,
@@ -325,7 +325,7 @@ mod tests {
     /// is still the greeting's answer, not output left over.
     #[test]
     fn a_greeting_that_came_before_the_wait_is_its_answer() {
-        let m = crate::manifest::Manifest::parse(
+        let m = crate::spec::Manifest::parse(
             &serde_json::json!({"name": "m", "tools": [], "sessions": [
                 {"name": "g", "description": "d", "program": "sh",
                  "args": ["-c", "printf 'ready\\0'; exec cat >/dev/null"],

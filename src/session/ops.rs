@@ -6,14 +6,14 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::child::Proc;
-pub use super::exchange::Caller;
-use super::exchange::{exchange, exchange_capped, ExchangeEnd, ExchangeWait, StopReason};
-use super::kind::{signal_name, Launch, SessionKind, Workdir};
+use super::exchange::{exchange, exchange_capped, Caller, ExchangeEnd, ExchangeWait, StopReason};
+use super::launch::Launch;
 use super::registry::{key_of, Key, Refused, Registry, Turn, SHUTDOWN};
+use crate::spec::session::{signal_name, SessionKind, Workdir};
 use stdmcp::process::interactive::describe_exit;
 
 /// A tool's answer: text, and whether it is an error.
-pub type OpResult = Result<String, String>;
+pub(crate) type OpResult = Result<String, String>;
 
 fn label(key: &Key) -> String {
     format!("{} session `{}`", key.0, key.1)
@@ -40,7 +40,7 @@ pub(super) fn refused(key: &Key, r: Refused, kind: &SessionKind) -> String {
 }
 
 /// The working directory for `K_start {workdir}`.
-pub fn workdir(kind: &SessionKind, asked: Option<&str>) -> Result<PathBuf, String> {
+pub(super) fn workdir(kind: &SessionKind, asked: Option<&str>) -> Result<PathBuf, String> {
     match &kind.workdir {
         Workdir::Inherit => match asked {
             None => std::env::current_dir().map_err(|e| format!("no working directory: {e}")),
@@ -54,7 +54,7 @@ pub fn workdir(kind: &SessionKind, asked: Option<&str>) -> Result<PathBuf, Strin
             )),
         },
         Workdir::Param { root, default, .. } => {
-            super::confine(root, asked.unwrap_or(default)).map_err(|e| e.to_string())
+            crate::resolve::dir_within(root, asked.unwrap_or(default)).map_err(|e| e.to_string())
         }
     }
 }
@@ -75,6 +75,7 @@ fn launch(
         transcript,
     )
     .map_err(|e| format!("{} could not be started: {e}", label(key)))?;
+    let extra = proc.launch.inputs.clone();
     let waiting = ExchangeWait {
         caller: Caller {
             deadline: (Instant::now() + kind.startup_timeout).min(call.deadline),
@@ -87,7 +88,7 @@ fn launch(
         .greeting
         .then_some(None)
         .into_iter()
-        .chain(kind.startup.iter().map(|s| Some(s.as_str())));
+        .chain(kind.startup.iter().chain(&extra).map(|s| Some(s.as_str())));
     for input in inputs {
         let fail = match exchange(kind, &proc, input, &waiting) {
             ExchangeEnd::Answer(t) => {
@@ -131,15 +132,17 @@ pub(super) fn start_in_turn(
     turn: &Turn,
     call: &Caller<'_>,
 ) -> Result<(Arc<Proc>, String), String> {
-    let (dir, start, transcript) = reg
+    let (dir, start, project, transcript) = reg
         .with(&turn.key, |e| {
-            (e.workdir.clone(), e.launch.clone(), e.transcript.clone())
+            let (launch, project) = (e.launch.clone(), e.project.clone());
+            (e.workdir.clone(), launch, project, e.transcript.clone())
         })
         .ok_or_else(|| "the session vanished".to_owned())?;
     let start = match start {
         Some(s) => s,
         None => kind.launch(serde_json::Map::new())?,
-    };
+    }
+    .with(project.as_ref());
     let (proc, greeting) = launch(kind, &turn.key, (dir, start), call, transcript)?;
     if reg.is_closed() {
         proc.kill(SHUTDOWN, Duration::from_secs(5));
@@ -164,7 +167,7 @@ fn started_line(key: &Key, proc: &Proc) -> String {
 
 /// The session an operation is on: session `name` of `kind`, in `reg`.
 #[derive(Clone, Copy)]
-pub struct Target<'a> {
+pub(super) struct Target<'a> {
     pub reg: &'a Arc<Registry>,
     pub kind: &'a Arc<SessionKind>,
     pub name: &'a str,
@@ -172,13 +175,13 @@ pub struct Target<'a> {
 
 impl Target<'_> {
     /// The session's key in the registry.
-    pub fn key(&self) -> Key {
+    pub(super) fn key(&self) -> Key {
         key_of(self.kind, self.name)
     }
 }
 
 /// `K_start`.
-pub fn start(
+pub(super) fn start(
     on: Target<'_>,
     (asked, params): (Option<&str>, serde_json::Map<String, serde_json::Value>),
     call: &Caller<'_>,
@@ -348,7 +351,7 @@ fn status(
 }
 
 /// `K_send`.
-pub fn send(
+pub(super) fn send(
     on: Target<'_>,
     input: &str,
     (limit, cap): (Duration, usize),
@@ -497,7 +500,7 @@ fn restart_after_interrupt(
 }
 
 /// `K_interrupt`.
-pub fn interrupt(on: Target<'_>) -> OpResult {
+pub(super) fn interrupt(on: Target<'_>) -> OpResult {
     let Target { reg, kind, .. } = on;
     let key = on.key();
     let found = reg.with(&key, |e| (e.proc.clone().filter(|_| e.alive()), e.busy));
@@ -522,7 +525,7 @@ pub fn interrupt(on: Target<'_>) -> OpResult {
 }
 
 /// `K_stop`.
-pub fn stop(on: Target<'_>, call: &Caller<'_>) -> OpResult {
+pub(super) fn stop(on: Target<'_>, call: &Caller<'_>) -> OpResult {
     let Target { reg, kind, .. } = on;
     let key = on.key();
     if reg.with(&key, |_| ()).is_none() {
@@ -551,7 +554,7 @@ pub fn stop(on: Target<'_>, call: &Caller<'_>) -> OpResult {
 }
 
 /// `K_restart`.
-pub fn restart(on: Target<'_>, call: &Caller<'_>) -> OpResult {
+pub(super) fn restart(on: Target<'_>, call: &Caller<'_>) -> OpResult {
     let Target { reg, kind, .. } = on;
     let key = on.key();
     let why = format!("{}_restart was called", kind.name);

@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 use stdmcp::sync;
 
 use super::child::{Proc, Transcript};
-use super::kind::{Launch, SessionKind};
+use super::launch::{Launch, ProjectLaunch};
+use crate::spec::SessionKind;
 
 /// Longest wait between two looks at the cancel flag while waiting for a turn.
 const TICK: Duration = Duration::from_millis(50);
@@ -17,18 +18,18 @@ const TICK: Duration = Duration::from_millis(50);
 const REAP_WAIT: Duration = Duration::from_secs(5);
 
 /// Why the server kills its sessions' programs when it shuts down.
-pub const SHUTDOWN: &str = "the server is shutting down";
+pub(super) const SHUTDOWN: &str = "the server is shutting down";
 
 /// Key of a session: (kind, name).
-pub type Key = (String, String);
+pub(crate) type Key = (String, String);
 
 /// The key of the session `name` of `kind`.
-pub fn key_of(kind: &SessionKind, name: &str) -> Key {
+pub(super) fn key_of(kind: &SessionKind, name: &str) -> Key {
     (kind.name.clone(), name.to_owned())
 }
 
 /// One named session.
-pub struct SessionEntry {
+pub(crate) struct SessionEntry {
     pub kind: Arc<SessionKind>,
     /// The program, once started (it may have ended since).
     pub proc: Option<Arc<Proc>>,
@@ -40,6 +41,8 @@ pub struct SessionEntry {
     pub workdir: PathBuf,
     /// Start parameters asked for (`None`: the kind's defaults); kept across restarts.
     pub launch: Option<Launch>,
+    /// What the project of the proof cursor's file adds to the program (`None`: no project).
+    pub project: Option<ProjectLaunch>,
     pub transcript: Arc<Mutex<Transcript>>,
     /// Why the program is gone although it did not exit by itself (idle stop).
     pub stopped: Option<String>,
@@ -51,7 +54,7 @@ pub struct SessionEntry {
 
 impl SessionEntry {
     /// Running, busy, starting, or dead with why.
-    pub fn state(&self) -> String {
+    pub(crate) fn state(&self) -> String {
         match (&self.proc, &self.stopped) {
             (_, Some(why)) => format!("dead ({why})"),
             (None, None) => "starting".into(),
@@ -64,7 +67,7 @@ impl SessionEntry {
     }
 
     /// True while the program runs (or is being started).
-    pub fn alive(&self) -> bool {
+    pub(crate) fn alive(&self) -> bool {
         self.stopped.is_none() && self.proc.as_ref().is_none_or(|p| p.exit().is_none())
     }
 }
@@ -81,7 +84,7 @@ struct Inner {
 
 /// All sessions of a server.
 #[derive(Default)]
-pub struct Registry {
+pub(crate) struct Registry {
     inner: Mutex<Inner>,
     /// Notified when a turn ends, a session is added or removed, and on close.
     cond: Condvar,
@@ -92,7 +95,7 @@ pub struct Registry {
 }
 
 /// The right to use one session until dropped.
-pub struct Turn {
+pub(crate) struct Turn {
     registry: Arc<Registry>,
     pub key: Key,
 }
@@ -124,7 +127,7 @@ impl Drop for Turn {
 
 /// Why no turn was given.
 #[derive(Debug, PartialEq)]
-pub enum Refused {
+pub(crate) enum Refused {
     Cancelled,
     Deadline,
     Closed,
@@ -135,7 +138,7 @@ pub enum Refused {
 impl Registry {
     /// Waits for the turn on session `key`, creating it (not started) with `workdir` if it
     /// does not exist and the kind's limit allows.
-    pub fn turn(
+    pub(crate) fn turn(
         self: &Arc<Self>,
         kind: &Arc<SessionKind>,
         key: &Key,
@@ -202,17 +205,17 @@ impl Registry {
     }
 
     /// True once the server shut down.
-    pub fn is_closed(&self) -> bool {
+    pub(crate) fn is_closed(&self) -> bool {
         sync::lock(&self.inner).closed
     }
 
     /// Runs `f` on the entry of `key`, if there is one.
-    pub fn with<T>(&self, key: &Key, f: impl FnOnce(&mut SessionEntry) -> T) -> Option<T> {
+    pub(crate) fn with<T>(&self, key: &Key, f: impl FnOnce(&mut SessionEntry) -> T) -> Option<T> {
         sync::lock(&self.inner).entries.get_mut(key).map(f)
     }
 
     /// Runs `f` on every entry, in order.
-    pub fn each(&self, mut f: impl FnMut(&Key, &SessionEntry)) {
+    pub(crate) fn each(&self, mut f: impl FnMut(&Key, &SessionEntry)) {
         for (k, e) in &sync::lock(&self.inner).entries {
             f(k, e);
         }
@@ -220,7 +223,7 @@ impl Registry {
 
     /// Kills the program of `key` (busy or not), saying `why`, and waits until it was reaped;
     /// returns it.
-    pub fn kill(&self, key: &Key, why: &str) -> Option<Arc<Proc>> {
+    pub(crate) fn kill(&self, key: &Key, why: &str) -> Option<Arc<Proc>> {
         let proc = self.with(key, |e| e.proc.clone()).flatten()?;
         proc.kill(why, REAP_WAIT);
         self.cond.notify_all();
@@ -228,13 +231,13 @@ impl Registry {
     }
 
     /// Forgets `key` (its program must be dead).
-    pub fn remove(&self, key: &Key) {
+    pub(crate) fn remove(&self, key: &Key) {
         sync::lock(&self.inner).entries.remove(key);
         self.cond.notify_all();
     }
 
     /// Starts the idle timer if it does not run yet (after a session started).
-    pub fn activity(self: &Arc<Self>) {
+    pub(crate) fn activity(self: &Arc<Self>) {
         let start = {
             let mut inner = sync::lock(&self.inner);
             !std::mem::replace(&mut inner.timer, true)
@@ -311,7 +314,7 @@ impl Registry {
     }
 
     /// Server shutdown: refuses new turns, kills every program and waits for the reaps.
-    pub fn close(&self) {
+    pub(crate) fn close(&self) {
         let procs: Vec<Arc<Proc>> = {
             let mut inner = sync::lock(&self.inner);
             inner.closed = true;
@@ -338,6 +341,7 @@ fn new_entry(kind: &Arc<SessionKind>, workdir: PathBuf) -> SessionEntry {
         last_used: Instant::now(),
         workdir,
         launch: None,
+        project: None,
         transcript: Arc::new(Mutex::new(Transcript::default())),
         stopped: None,
         note: None,

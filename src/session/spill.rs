@@ -12,7 +12,7 @@ use stdmcp::process::Stream;
 type Slot = Arc<Mutex<Option<Option<Entry>>>>;
 
 /// Where one exchange's answer goes when it is longer than its cap.
-pub struct Spill {
+pub(super) struct Spill {
     /// The call id the `output` tool reads it by.
     id: String,
     slot: Slot,
@@ -20,16 +20,16 @@ pub struct Spill {
 
 impl Spill {
     /// A fresh call id; nothing is kept until the answer turns out long.
-    pub fn new() -> Spill {
+    pub(super) fn new() -> Spill {
         Spill {
-            id: crate::manifest::remote::new_call_id(),
+            id: crate::call::new_call_id(),
             slot: Arc::default(),
         }
     }
 
     /// The sink of [`super::answer::Pending::await_answer`]: appends to the call's `stdout` (a
     /// session merges its program's stdout and stderr into one stream).
-    pub fn sink(&self) -> Sink {
+    pub(super) fn sink(&self) -> Sink {
         let (id, slot) = (self.id.clone(), Arc::clone(&self.slot));
         Box::new(move |bytes| {
             let mut slot = lock(&slot);
@@ -41,7 +41,7 @@ impl Spill {
     }
 
     /// Said after the text of an answer of `total` bytes of which `shown` are shown.
-    pub fn note(&self, shown: u64, total: u64) -> String {
+    pub(super) fn note(&self, shown: u64, total: u64) -> String {
         let id = &self.id;
         let mut note = format!("\n[Answer cut: {shown} of {total} bytes shown;");
         let slot = lock(&self.slot);

@@ -7,18 +7,19 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use super::ops::{Caller, OpResult};
+use super::exchange::Caller;
+use super::ops::OpResult;
 use stdmcp::mcp::{CallToolResult, ToolAnnotations};
 use stdmcp::CancelReason;
 use stdmcp::{Ctx, ToolError, ToolResult};
 
 /// Longest session name.
 const MAX_NAME: usize = 64;
-pub(super) fn session_param() -> Value {
+pub(crate) fn session_param() -> Value {
     json!({"type": "string", "description": "The session's name (default \"default\"): sessions of one kind with different names are separate programs.", "pattern": "^[A-Za-z0-9_.-]{1,64}$"})
 }
 
-pub(super) fn name_of(args: &Value) -> Result<String, ToolError> {
+pub(crate) fn name_of(args: &Value) -> Result<String, ToolError> {
     match args.get("session") {
         None | Some(Value::Null) => Ok("default".into()),
         Some(Value::String(s))
@@ -34,14 +35,14 @@ pub(super) fn name_of(args: &Value) -> Result<String, ToolError> {
     }
 }
 
-pub(super) fn reply(r: OpResult) -> ToolResult {
+pub(crate) fn reply(r: OpResult) -> ToolResult {
     Ok(match r {
         Ok(t) => CallToolResult::text(t),
         Err(t) => CallToolResult::error(t),
     })
 }
 
-pub(super) fn with_call<T>(ctx: &Ctx, f: impl FnOnce(&Caller<'_>) -> T) -> T {
+pub(crate) fn with_call<T>(ctx: &Ctx, f: impl FnOnce(&Caller<'_>) -> T) -> T {
     let token = ctx.cancel_token().clone();
     let reporter = ctx.reporter();
     // The deadline fires the token too; the operations see it by `deadline` instead, so
@@ -61,7 +62,7 @@ pub(super) fn with_call<T>(ctx: &Ctx, f: impl FnOnce(&Caller<'_>) -> T) -> T {
     })
 }
 
-pub(super) fn annotations(read_only: bool, destructive: bool, idempotent: bool) -> ToolAnnotations {
+pub(crate) fn annotations(read_only: bool, destructive: bool, idempotent: bool) -> ToolAnnotations {
     ToolAnnotations {
         title: None,
         read_only_hint: Some(read_only),
@@ -71,6 +72,6 @@ pub(super) fn annotations(read_only: bool, destructive: bool, idempotent: bool) 
     }
 }
 
-pub(super) fn object(properties: Value, required: &[&str]) -> Value {
+pub(crate) fn object(properties: Value, required: &[&str]) -> Value {
     json!({"type": "object", "properties": properties, "required": required, "additionalProperties": false})
 }

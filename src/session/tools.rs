@@ -7,19 +7,19 @@ use std::time::{Duration, SystemTime};
 
 use serde_json::{json, Value};
 
-use super::kind::{signal_name, SessionKind, Workdir};
 use super::ops::{self, Target};
 use super::registry::Registry;
 use super::tool_parts::{annotations, name_of, object, reply, session_param, with_call};
+use crate::spec::session::{signal_name, SessionKind, Workdir};
 use stdmcp::jsonrpc::ErrorObject;
 use stdmcp::mcp::{CallToolResult, Resource, ResourceContents, ResourceTemplate, ToolAnnotations};
 use stdmcp::{Ctx, Server, ToolDef, ToolError, ToolResult};
 use stdmcp_proto::peer::Timeout;
 
 /// Longest input of one send, in bytes.
-pub const MAX_INPUT: usize = 1024 * 1024;
+pub(super) const MAX_INPUT: usize = 1024 * 1024;
 /// The largest `maxOutputBytes` a send may ask for (or the kind's, if larger).
-pub const MAX_SEND_OUTPUT: usize = 1024 * 1024;
+pub(super) const MAX_SEND_OUTPUT: usize = 1024 * 1024;
 
 fn max_send_output(kind: &SessionKind) -> usize {
     kind.max_output_bytes.max(MAX_SEND_OUTPUT)
@@ -120,7 +120,7 @@ fn start_tool(reg: &Arc<Registry>, kind: &Arc<SessionKind>) -> ToolDef {
         )});
     }
     for (name, p) in &kind.params {
-        props[name] = crate::manifest::plan::param_schema(p, &kind.roots);
+        props[name] = crate::call::schema::param_schema(p, &kind.roots);
     }
     let required: Vec<&str> = kind
         .params
@@ -357,45 +357,44 @@ fn read_transcript(
     Ok(vec![ResourceContents::text(u, "text/plain", text)])
 }
 
-/// Adds the tools and resources of `kinds` to `server`; the sessions end when the server does.
-pub fn register(mut server: Server, kinds: &[SessionKind]) -> Server {
-    if kinds.is_empty() {
-        return server;
+/// The sessions of a server: the registry every kind's tools share.
+pub(crate) fn registry() -> Arc<Registry> {
+    Arc::new(Registry::default())
+}
+
+/// Adds the tools of session kind `kind` and its default session's transcript resource.
+pub(crate) fn add_kind(mut server: Server, reg: &Arc<Registry>, kind: &Arc<SessionKind>) -> Server {
+    for t in kind_tools(reg, kind) {
+        server = server.tool(t);
     }
-    let reg = Arc::new(Registry::default());
-    let cursors = Arc::new(super::cursor::CursorStore::default());
-    for kind in kinds {
-        let kind = Arc::new(kind.clone());
-        for t in kind_tools(&reg, &kind) {
-            server = server.tool(t);
-        }
-        for t in super::cursor::tools(&reg, &kind, &cursors) {
-            server = server.tool(t);
-        }
-        let r = reg.clone();
-        server = server.resource(
-            Resource {
-                uri: uri(&kind.name, "default"),
-                name: format!("{} session transcript", kind.name),
-                title: None,
-                description: Some(format!(
-                    "Recent inputs and output of the default {} session (bounded).",
-                    kind.name
-                )),
-                mime_type: Some("text/plain".into()),
-            },
-            move |_, u| {
-                let vars = HashMap::from([
-                    (
-                        "kind".to_owned(),
-                        u.split('/').nth(2).unwrap_or_default().to_owned(),
-                    ),
-                    ("name".to_owned(), "default".to_owned()),
-                ]);
-                read_transcript(&r, u, &vars)
-            },
-        );
-    }
+    let r = reg.clone();
+    server.resource(
+        Resource {
+            uri: uri(&kind.name, "default"),
+            name: format!("{} session transcript", kind.name),
+            title: None,
+            description: Some(format!(
+                "Recent inputs and output of the default {} session (bounded).",
+                kind.name
+            )),
+            mime_type: Some("text/plain".into()),
+        },
+        move |_, u| {
+            let vars = HashMap::from([
+                (
+                    "kind".to_owned(),
+                    u.split('/').nth(2).unwrap_or_default().to_owned(),
+                ),
+                ("name".to_owned(), "default".to_owned()),
+            ]);
+            read_transcript(&r, u, &vars)
+        },
+    )
+}
+
+/// Adds the `sessions` tool and the transcript resource template, once every kind is added;
+/// the sessions end when the server does.
+pub(crate) fn finish(mut server: Server, reg: Arc<Registry>) -> Server {
     let r = reg.clone();
     server = server.tool(
         ToolDef::new("sessions", "List the interactive sessions: kind, name, state (running, busy, dead with exit status), pid, working directory, age and idle time.", json!({"type": "object", "properties": {}, "additionalProperties": false}), move |_, _| Ok(list(&r)))

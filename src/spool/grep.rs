@@ -18,14 +18,14 @@ use super::slice::{size, Stop, BUFFER};
 const GREP_LINE_MAX: usize = 4096;
 /// Most bytes of data one scan reads (holes of a sparse file are skipped without reading and
 /// do not count): README "Limits".
-pub const MAX_SCAN: u64 = 64 * 1024 * 1024;
+pub(crate) const MAX_SCAN: u64 = 64 * 1024 * 1024;
 /// Longest time one scan runs by default: README "Limits".
-pub const MAX_SCAN_TIME: Duration = Duration::from_secs(5);
+pub(super) const MAX_SCAN_TIME: Duration = Duration::from_secs(5);
 /// The environment variable that overrides [`MAX_SCAN_TIME`] (whole seconds, at least 1).
-pub const SCAN_SECONDS_ENV: &str = "STDMCP_GREP_SECONDS";
+pub(super) const SCAN_SECONDS_ENV: &str = "STDMCP_GREP_SECONDS";
 
 /// The time bound of one scan: [`SCAN_SECONDS_ENV`], else [`MAX_SCAN_TIME`].
-pub fn scan_time() -> Duration {
+pub(crate) fn scan_time() -> Duration {
     static TIME: std::sync::OnceLock<Duration> = std::sync::OnceLock::new();
     *TIME.get_or_init(|| match std::env::var(SCAN_SECONDS_ENV) {
         Ok(v) => match v.trim().parse::<u64>() {
@@ -41,7 +41,7 @@ pub fn scan_time() -> Duration {
 
 /// Why a scan stopped.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Ended {
+pub(crate) enum Ended {
     /// It reached the end of the file.
     End,
     /// The matching lines shown reached the read's `limit`.
@@ -52,7 +52,7 @@ pub enum Ended {
 
 /// Lines matching a pattern, from a scan that started at `offset`.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Grep {
+pub(crate) struct Grep {
     /// `(byte offset of the line, the line)` for each match, lines cut to 4 KiB.
     pub lines: Vec<(u64, String)>,
     /// Where the scan stopped: the next scan starts here (`total` when it reached the end).
@@ -104,7 +104,7 @@ impl Line {
 /// `limit` bytes, [`MAX_SCAN`] bytes were read, [`scan_time`] passed, or the file ends.
 /// Each line is matched on its first 4 KiB. Cancellation and the deadline are checked
 /// between lines.
-pub fn grep(
+pub(crate) fn grep(
     file: Option<&File>,
     offset: u64,
     re: &Regex,

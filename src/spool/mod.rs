@@ -18,10 +18,10 @@
 
 mod grep;
 mod slice;
-pub mod tool;
+pub(crate) mod tool;
 
-pub use grep::{grep, scan_time, Ended, Grep, MAX_SCAN, MAX_SCAN_TIME, SCAN_SECONDS_ENV};
-pub use slice::{read_slice, tail_slice, Slice, Stop, DEFAULT_LIMIT, MAX_LIMIT};
+pub(crate) use grep::{grep, scan_time, Ended, MAX_SCAN};
+pub(crate) use slice::{read_slice, tail_slice, Slice, Stop, DEFAULT_LIMIT, MAX_LIMIT};
 
 use std::collections::VecDeque;
 use std::fs::File;
@@ -35,13 +35,13 @@ use stdmcp::beneath::Dir;
 use stdmcp::process::Stream;
 
 /// Default cap on the bytes all kept outputs take together (1 GiB).
-pub const DEFAULT_MAX_BYTES: u64 = 1 << 30;
+pub(crate) const DEFAULT_MAX_BYTES: u64 = 1 << 30;
 /// The environment variable that overrides the cap (`0` turns the spool off).
-pub const MAX_BYTES_ENV: &str = "STDMCP_SPOOL_MAX_BYTES";
+pub(crate) const MAX_BYTES_ENV: &str = "STDMCP_SPOOL_MAX_BYTES";
 /// Ids of evicted calls remembered (to say "evicted" rather than "unknown").
 const REMEMBER_EVICTED: usize = 4096;
 /// Calls kept at once, whatever their size: beyond it the oldest finished call is evicted.
-pub const MAX_CALLS: usize = 4096;
+pub(crate) const MAX_CALLS: usize = 4096;
 
 const STREAMS: [Stream; 2] = [Stream::Stdout, Stream::Stderr];
 
@@ -53,7 +53,7 @@ fn index(s: Stream) -> usize {
 }
 
 /// The name of a stream as the `output` tool and the URIs spell it.
-pub fn stream_name(s: Stream) -> &'static str {
+pub(crate) fn stream_name(s: Stream) -> &'static str {
     match s {
         Stream::Stdout => "stdout",
         Stream::Stderr => "stderr",
@@ -61,7 +61,7 @@ pub fn stream_name(s: Stream) -> &'static str {
 }
 
 /// A call id is plain (`<pid>-<hex>-<n>`): anything else never names a spool file.
-pub fn valid_id(id: &str) -> bool {
+pub(crate) fn valid_id(id: &str) -> bool {
     (1..=64).contains(&id.len()) && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
 }
 
@@ -94,7 +94,7 @@ struct State {
 
 /// A spool: a directory of kept outputs under a size cap.
 #[derive(Debug)]
-pub struct Spool {
+pub(crate) struct Spool {
     /// Set at the first write for the server's spool (`spool/` in the server's private
     /// directory, made then): a server that never keeps an output makes none, and one that
     /// cannot make it (a full disk) sets nothing and tries again at the next call.
@@ -105,7 +105,7 @@ pub struct Spool {
 
 /// Why a call's output cannot be read from the spool.
 #[derive(Debug)]
-pub enum NotKept {
+pub(crate) enum NotKept {
     /// Evicted to make room for newer calls.
     Evicted {
         /// The call.
@@ -157,7 +157,7 @@ impl std::error::Error for NotKept {
 
 /// What the spool knows about a call's stream.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Kept {
+pub(crate) struct Kept {
     /// Bytes kept.
     pub bytes: u64,
     /// Only a prefix was kept.
@@ -169,7 +169,8 @@ pub struct Kept {
 impl Spool {
     /// A spool in `dir` (created on the first write, which fails if it already exists)
     /// keeping at most `cap` bytes.
-    pub fn new(dir: PathBuf, cap: u64) -> Spool {
+    #[cfg(test)]
+    pub(crate) fn new(dir: PathBuf, cap: u64) -> Spool {
         Spool {
             dir: OnceLock::from(dir),
             cap,
@@ -179,7 +180,7 @@ impl Spool {
 
     /// The server's spool (`spool/` in the private directory), capped by
     /// [`MAX_BYTES_ENV`] or [`DEFAULT_MAX_BYTES`].
-    pub fn global() -> &'static Arc<Spool> {
+    pub(crate) fn global() -> &'static Arc<Spool> {
         static SPOOL: OnceLock<Arc<Spool>> = OnceLock::new();
         SPOOL.get_or_init(|| {
             let cap = match std::env::var(MAX_BYTES_ENV) {
@@ -197,13 +198,8 @@ impl Spool {
         })
     }
 
-    /// The cap in bytes (0: the spool is off).
-    pub fn cap(&self) -> u64 {
-        self.cap
-    }
-
     /// Starts keeping call `id`'s output; `None` when the spool is off or `id` is not plain.
-    pub fn begin(self: &Arc<Self>, id: &str) -> Option<Entry> {
+    pub(crate) fn begin(self: &Arc<Self>, id: &str) -> Option<Entry> {
         if self.cap == 0 || !valid_id(id) {
             return None;
         }
@@ -232,7 +228,7 @@ impl Spool {
     }
 
     /// What is kept of call `id`'s stream `s`, or why nothing is.
-    pub fn kept(&self, id: &str, s: Stream) -> Result<Kept, NotKept> {
+    pub(crate) fn kept(&self, id: &str, s: Stream) -> Result<Kept, NotKept> {
         let st = lock(&self.state);
         if let Some(r) = st.calls.iter().find(|r| r.id == id) {
             return Ok(Kept {
@@ -253,7 +249,7 @@ impl Spool {
     /// Through descriptors ([`stdmcp::beneath`]): the directory must still be this user's
     /// private one, and the file a regular file in it (a symlink or FIFO put in its place by
     /// a program running as the same user is refused, without blocking).
-    pub fn open(&self, id: &str, s: Stream) -> Result<(Option<File>, Kept), NotKept> {
+    pub(crate) fn open(&self, id: &str, s: Stream) -> Result<(Option<File>, Kept), NotKept> {
         let kept = self.kept(id, s)?;
         let name = format!("{id}.{}", stream_name(s));
         let opened = match self.dir.get() {
@@ -357,7 +353,7 @@ impl Spool {
     }
 
     /// No directory now: nothing is kept (for good, or until a later call makes it).
-    pub fn broken(&self) -> bool {
+    pub(crate) fn broken(&self) -> bool {
         let st = lock(&self.state);
         !st.created && (st.broken || st.failed)
     }
@@ -429,7 +425,7 @@ impl Spool {
 
     /// Removes the directory and forgets every call (when serving ends); a later call
     /// starts a fresh directory.
-    pub fn clear(&self) {
+    pub(crate) fn clear(&self) {
         let mut st = lock(&self.state);
         if let (true, Some(dir)) = (st.created, self.dir.get()) {
             if let Err(e) = std::fs::remove_dir_all(dir) {
@@ -448,18 +444,19 @@ impl Spool {
     }
 
     /// The directory (which may not exist yet); `None` before the server's spool made it.
-    pub fn dir(&self) -> Option<&Path> {
+    #[cfg(test)]
+    pub(crate) fn dir(&self) -> Option<&Path> {
         self.dir.get().map(PathBuf::as_path)
     }
 }
 
 /// Said in a cut note when a call has no spool entry: the spool is turned off.
-pub const TURNED_OFF: &str = "the output spool is turned off (STDMCP_SPOOL_MAX_BYTES=0)";
+pub(crate) const TURNED_OFF: &str = "the output spool is turned off (STDMCP_SPOOL_MAX_BYTES=0)";
 
 /// A call's handle on the spool; when the last clone is
 /// dropped the call counts as finished (evictable).
 #[derive(Clone, Debug)]
-pub struct Entry {
+pub(crate) struct Entry {
     inner: Arc<EntryInner>,
 }
 
@@ -513,13 +510,8 @@ impl stdmcp::process::OutputSink for Entry {
 }
 
 impl Entry {
-    /// The call's id.
-    pub fn id(&self) -> &str {
-        &self.inner.id
-    }
-
     /// Appends `data` to stream `s` (as much as the cap allows).
-    pub fn write(&self, s: Stream, data: &[u8]) {
+    pub(crate) fn write(&self, s: Stream, data: &[u8]) {
         let inner = &*self.inner;
         let n = inner.spool.reserve(&inner.id, s, data.len() as u64);
         if n == 0 {
@@ -556,18 +548,18 @@ impl Entry {
     }
 
     /// The spool's directory could not be created: nothing of this call is kept.
-    pub fn broken(&self) -> bool {
+    pub(crate) fn broken(&self) -> bool {
         self.inner.spool.broken()
     }
 
     /// Why nothing is kept when [`Entry::broken`]: could not be created for good, or this
     /// time (a full disk; a later call tries again). For a cut note.
-    pub fn why_not_kept(&self) -> &'static str {
+    pub(crate) fn why_not_kept(&self) -> &'static str {
         self.inner.spool.why_not_kept()
     }
 
     /// What is kept of stream `s` so far.
-    pub fn kept(&self, s: Stream) -> Kept {
+    pub(crate) fn kept(&self, s: Stream) -> Kept {
         self.inner.spool.kept(&self.inner.id, s).unwrap_or(Kept {
             bytes: 0,
             cut: true,

@@ -12,38 +12,38 @@ use std::time::Instant;
 use stdmcp::CancelToken;
 
 /// Bytes a read returns when it gives no `limit`.
-pub const DEFAULT_LIMIT: u64 = 64 * 1024;
+pub(crate) const DEFAULT_LIMIT: u64 = 64 * 1024;
 /// The largest `limit` a read may ask for.
-pub const MAX_LIMIT: u64 = 1024 * 1024;
+pub(crate) const MAX_LIMIT: u64 = 1024 * 1024;
 /// Bytes read at once; cancellation and the deadline are checked between buffers.
 pub(super) const BUFFER: usize = 64 * 1024;
 
 /// When a server-side read gives up: its call's cancel token (which also fires at the call's
 /// deadline and at shutdown) and deadline, checked between buffers.
 #[derive(Clone, Debug, Default)]
-pub struct Stop {
+pub(crate) struct Stop {
     cancel: Option<CancelToken>,
     deadline: Option<Instant>,
 }
 
 impl Stop {
     /// Never gives up (for reads that are not a call's).
-    pub fn never() -> Stop {
+    pub(crate) fn never() -> Stop {
         Stop::default()
     }
 
     /// Gives up when `cancel` is cancelled or `deadline` passes.
-    pub fn new(cancel: Option<CancelToken>, deadline: Option<Instant>) -> Stop {
+    pub(crate) fn new(cancel: Option<CancelToken>, deadline: Option<Instant>) -> Stop {
         Stop { cancel, deadline }
     }
 
     /// The call of `ctx`: its cancel token and deadline.
-    pub fn of(ctx: &stdmcp::Ctx) -> Stop {
+    pub(crate) fn of(ctx: &stdmcp::Ctx) -> Stop {
         Stop::new(Some(ctx.cancel_token().clone()), ctx.deadline())
     }
 
     /// An error when the read must stop now.
-    pub fn check(&self) -> io::Result<()> {
+    pub(crate) fn check(&self) -> io::Result<()> {
         if self.cancel.as_ref().is_some_and(CancelToken::is_cancelled) {
             return Err(io::Error::new(
                 io::ErrorKind::Interrupted,
@@ -62,7 +62,7 @@ impl Stop {
 
 /// A slice of a file.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Slice {
+pub(crate) struct Slice {
     /// The bytes, from `offset` to `next`.
     pub data: Vec<u8>,
     /// Where they start.
@@ -75,7 +75,7 @@ pub struct Slice {
 
 impl Slice {
     /// The bytes as text (lossy UTF-8).
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         String::from_utf8_lossy(&self.data).into_owned()
     }
 }
@@ -87,7 +87,12 @@ pub(super) fn size(file: Option<&File>) -> io::Result<u64> {
 /// Up to `limit` bytes from `offset` (clamped to the file's size). A slice that ends before
 /// the file does ends on a UTF-8 character boundary when it can (so consecutive slices of
 /// UTF-8 text decode exactly); `next` says where the following slice starts.
-pub fn read_slice(file: Option<&File>, offset: u64, limit: u64, stop: &Stop) -> io::Result<Slice> {
+pub(crate) fn read_slice(
+    file: Option<&File>,
+    offset: u64,
+    limit: u64,
+    stop: &Stop,
+) -> io::Result<Slice> {
     let total = size(file)?;
     let offset = offset.min(total);
     let want = limit.min(total - offset);
@@ -119,7 +124,12 @@ pub fn read_slice(file: Option<&File>, offset: u64, limit: u64, stop: &Stop) -> 
 }
 
 /// The last `tail` bytes, at most `limit` of them.
-pub fn tail_slice(file: Option<&File>, tail: u64, limit: u64, stop: &Stop) -> io::Result<Slice> {
+pub(crate) fn tail_slice(
+    file: Option<&File>,
+    tail: u64,
+    limit: u64,
+    stop: &Stop,
+) -> io::Result<Slice> {
     let total = size(file)?;
     let n = tail.min(limit).min(total);
     let mut s = read_slice(file, total - n, n, stop)?;

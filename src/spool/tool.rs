@@ -1,6 +1,7 @@
 //! The `output` tool and the `output://{call}/{stream}` resources: reading any part of a
 //! kept output (README "Output spool").
 
+use crate::spec::OUTPUT_TOOL;
 use std::collections::HashMap;
 use std::fs::File;
 use std::sync::Arc;
@@ -17,19 +18,17 @@ use stdmcp::mcp::{CallToolResult, Content, ResourceContents, ResourceLink, Resou
 use stdmcp::process::Stream;
 use stdmcp::{Server, ToolDef, ToolError, ToolResult};
 
-/// The name of the tool.
-pub const TOOL: &str = "output";
 /// Longest `grep` pattern, in bytes.
 const MAX_PATTERN: usize = 1000;
 
 /// The URI of a kept stream.
-pub fn uri(call: &str, s: Stream) -> String {
+pub(crate) fn uri(call: &str, s: Stream) -> String {
     format!("output://{call}/{}", stream_name(s))
 }
 
 /// A `resource_link` to a kept stream (MCP 2025-06-18, Tools: Resource Links); revisions
 /// before it get the link as a line of text ([`stdmcp::mcp::gate`]).
-pub fn link(call: &str, s: Stream, bytes: u64) -> Content {
+pub(crate) fn link(call: &str, s: Stream, bytes: u64) -> Content {
     Content::ResourceLink(Box::new(ResourceLink {
         uri: uri(call, s),
         name: format!("{} of call {call}", stream_name(s)),
@@ -266,7 +265,7 @@ pub(crate) fn part_result(
 
 /// Adds the `output` tool and the `output://` resource template to `server`; the spool is
 /// removed when serving ends.
-pub fn register(server: Server, spool: &Arc<Spool>) -> Server {
+pub(crate) fn register(server: Server, spool: &Arc<Spool>) -> Server {
     let description = format!(
         "Read the complete stdout or stderr of an earlier call of this server, kept in the \
          output spool (a result whose output was cut names its call id). Returns up to `limit` \
@@ -279,7 +278,7 @@ pub fn register(server: Server, spool: &Arc<Spool>) -> Server {
     props["stream"] = json!({"type": "string", "enum": ["stdout", "stderr"], "default": "stdout"});
     let schema = json!({"type": "object", "properties": props, "required": ["call"], "additionalProperties": false});
     let (s1, s2, s3) = (Arc::clone(spool), Arc::clone(spool), Arc::clone(spool));
-    let tool = ToolDef::new(TOOL, description, schema, move |ctx, args| {
+    let tool = ToolDef::new(OUTPUT_TOOL, description, schema, move |ctx, args| {
         output(&s1, &args, &Stop::of(ctx))
     })
     .annotations(stdmcp::mcp::ToolAnnotations {

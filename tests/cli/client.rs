@@ -115,7 +115,10 @@ fn options_take_their_value_inline_or_next() {
     assert!(out.contains("\"echo\""), "{out}");
     let (code, _, err) = stdmcp(&["ping", "--era=ancient"]);
     assert_eq!(code, 2);
-    assert!(err.contains("--era takes legacy, modern or auto"), "{err}");
+    assert!(
+        err.contains("--era takes handshake, stateless or auto"),
+        "{err}"
+    );
     let (code, _, err) = stdmcp(&["ping", "--json=yes"]);
     assert_eq!(code, 2);
     assert!(err.contains("--json"), "{err}");
@@ -134,7 +137,7 @@ fn options_take_their_value_inline_or_next() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("use auto or legacy"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("use auto or handshake"));
 }
 
 #[test]

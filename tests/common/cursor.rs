@@ -10,14 +10,14 @@ use super::sessions::{example, is_error, text};
 use super::{path_first, serve_command, temp_dir, Proc};
 
 /// The fixture `tests/fixtures/cursor/NAME`.
-pub fn fixture(name: &str) -> PathBuf {
+pub(crate) fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/cursor")
         .join(name)
 }
 
 /// A fresh `proofs` root holding a copy of each fixture in `files` (by file name).
-pub fn proofs(files: &[&str]) -> PathBuf {
+pub(crate) fn proofs(files: &[&str]) -> PathBuf {
     let dir = temp_dir("proofs");
     for f in files {
         let name = Path::new(f).file_name().unwrap();
@@ -29,7 +29,7 @@ pub fn proofs(files: &[&str]) -> PathBuf {
 /// `examples/{file}` with its root `proofs` at `proofs` and `edit` applied to its first
 /// session kind, served with `path` (a bin directory) first on PATH and heartbeats every
 /// 100 ms.
-pub fn serve_cursor(
+pub(crate) fn serve_cursor(
     file: &str,
     proofs: &Path,
     path: Option<&Path>,
@@ -50,7 +50,7 @@ pub fn serve_cursor(
 }
 
 /// The pid of the program of session `name` (the `sessions` tool's answer).
-pub fn session_pid(p: &mut Proc, id: i64, name: &str) -> i32 {
+pub(crate) fn session_pid(p: &mut Proc, id: i64, name: &str) -> i32 {
     let r = call_through(p, id, "sessions", json!({}));
     let rows = r["result"]["structuredContent"]["sessions"]
         .as_array()
@@ -65,7 +65,13 @@ pub fn session_pid(p: &mut Proc, id: i64, name: &str) -> i32 {
 
 /// Starts `tool` with a progress token and waits until a heartbeat's message contains
 /// `seen`; the request is `id`.
-pub fn call_until_progress(p: &mut Proc, id: i64, tool: &str, args: Value, seen: &str) -> Value {
+pub(crate) fn call_until_progress(
+    p: &mut Proc,
+    id: i64,
+    tool: &str,
+    args: Value,
+    seen: &str,
+) -> Value {
     let token = format!("t{id}");
     p.call(json!(id), tool, args, Some(json!(token)));
     let seen = seen.to_owned();
@@ -79,7 +85,7 @@ pub fn call_until_progress(p: &mut Proc, id: i64, tool: &str, args: Value, seen:
 }
 
 /// Calls `tool`; when the answer is a job, waits for it with `job_wait`. The response.
-pub fn call_through(p: &mut Proc, id: i64, tool: &str, args: Value) -> Value {
+pub(crate) fn call_through(p: &mut Proc, id: i64, tool: &str, args: Value) -> Value {
     p.call(json!(id), tool, args, None);
     let mut r = p.response(&json!(id));
     let mut n = 0;
@@ -102,21 +108,21 @@ pub fn call_through(p: &mut Proc, id: i64, tool: &str, args: Value) -> Value {
 }
 
 /// Calls `tool` (waiting for its job), asserts it succeeded, returns its text.
-pub fn ok(p: &mut Proc, id: i64, tool: &str, args: Value) -> String {
+pub(crate) fn ok(p: &mut Proc, id: i64, tool: &str, args: Value) -> String {
     let r = call_through(p, id, tool, args.clone());
     assert!(!is_error(&r), "{tool} {args} failed: {r}");
     text(&r)
 }
 
 /// Calls `tool` (waiting for its job), asserts it failed, returns its text.
-pub fn fails(p: &mut Proc, id: i64, tool: &str, args: Value) -> String {
+pub(crate) fn fails(p: &mut Proc, id: i64, tool: &str, args: Value) -> String {
     let r = call_through(p, id, tool, args.clone());
     assert!(is_error(&r), "{tool} {args} did not fail: {r}");
     text(&r)
 }
 
 /// True when coqtop is installed (.ci/run installs it: required under CI).
-pub fn rocq_installed() -> bool {
+pub(crate) fn rocq_installed() -> bool {
     #[allow(clippy::disallowed_methods)] // a probe of the machine, not a tool call
     let found = std::process::Command::new("coqtop")
         .arg("--version")
@@ -134,14 +140,14 @@ pub fn rocq_installed() -> bool {
 
 /// `examples/rocq.json` served over `proofs`; calls longer than 5 s become jobs
 /// (`call_through` waits for them), so that a slow machine never outwaits the test's patience.
-pub fn serve_rocq(proofs: &Path) -> Proc {
+pub(crate) fn serve_rocq(proofs: &Path) -> Proc {
     serve_cursor("rocq.json", proofs, None, |k| {
         k["cursor"]["background"] = json!({"afterSeconds": 5});
     })
 }
 
 /// `K_cursor_step {tactic}`, which must succeed: its text.
-pub fn step(p: &mut Proc, id: i64, kind: &str, tactic: &str) -> String {
+pub(crate) fn step(p: &mut Proc, id: i64, kind: &str, tactic: &str) -> String {
     ok(
         p,
         id,

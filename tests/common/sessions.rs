@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 use super::{alive, path_first, serve_command, temp_dir, wait_gone, Proc, PATIENCE};
 
 /// What a test needs to know about one session kind and its program.
-pub struct Kind {
+pub(crate) struct Kind {
     /// The kind's name in the manifest (tools are `{name}_start`, `{name}_send`, ...).
     pub name: &'static str,
     /// Defines something the next input uses.
@@ -39,7 +39,7 @@ pub struct Kind {
 }
 
 /// The example manifest `examples/{file}`.
-pub fn example(file: &str) -> PathBuf {
+pub(crate) fn example(file: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("examples")
         .join(file)
@@ -47,7 +47,7 @@ pub fn example(file: &str) -> PathBuf {
 
 /// A copy of an example manifest with `limits` set on every session kind, written to a fresh
 /// directory; relative `cwd` and roots still resolve against `examples/`.
-pub fn example_with(file: &str, limits: Value) -> PathBuf {
+pub(crate) fn example_with(file: &str, limits: Value) -> PathBuf {
     let mut m: Value =
         serde_json::from_str(&std::fs::read_to_string(example(file)).unwrap()).unwrap();
     let examples = example("");
@@ -70,7 +70,7 @@ pub fn example_with(file: &str, limits: Value) -> PathBuf {
 }
 
 /// `stdmcp serve --config manifest`, initialized; `path` is prepended to PATH when given.
-pub fn serve(manifest: &Path, path: Option<&Path>) -> Proc {
+pub(crate) fn serve(manifest: &Path, path: Option<&Path>) -> Proc {
     let mut cmd = serve_command(manifest);
     if let Some(dir) = path {
         path_first(&mut cmd, dir);
@@ -80,7 +80,7 @@ pub fn serve(manifest: &Path, path: Option<&Path>) -> Proc {
 
 /// HOL4's bin directory from `STDMCP_HOL4_BIN` (built by .ci/run), or `None` (the test skips,
 /// saying so) outside CI; under CI a missing HOL4 fails the test.
-pub fn hol_bin() -> Option<PathBuf> {
+pub(crate) fn hol_bin() -> Option<PathBuf> {
     let bin = std::env::var_os("STDMCP_HOL4_BIN").map(PathBuf::from);
     match bin {
         Some(b) if b.join("hol").is_file() => Some(b),
@@ -96,7 +96,7 @@ pub fn hol_bin() -> Option<PathBuf> {
 }
 
 /// Every text block of a tool result, joined.
-pub fn text(r: &Value) -> String {
+pub(crate) fn text(r: &Value) -> String {
     r["result"]["content"]
         .as_array()
         .map(|c| {
@@ -108,30 +108,30 @@ pub fn text(r: &Value) -> String {
         .unwrap_or_default()
 }
 
-pub fn is_error(r: &Value) -> bool {
+pub(crate) fn is_error(r: &Value) -> bool {
     r["result"]["isError"] == json!(true) || r.get("error").is_some()
 }
 
 /// Calls `tool` and returns its response.
-pub fn call(p: &mut Proc, id: i64, tool: &str, args: Value) -> Value {
+pub(crate) fn call(p: &mut Proc, id: i64, tool: &str, args: Value) -> Value {
     p.call(json!(id), tool, args, None);
     p.response(&json!(id))
 }
 
 /// Calls `tool`, asserts it succeeded, and returns its text.
-pub fn ok(p: &mut Proc, id: i64, tool: &str, args: Value) -> String {
+pub(crate) fn ok(p: &mut Proc, id: i64, tool: &str, args: Value) -> String {
     let r = call(p, id, tool, args.clone());
     assert!(!is_error(&r), "{tool} {args} failed: {r}");
     text(&r)
 }
 
 /// Sends `input` to the default session of `kind` and returns the answer text.
-pub fn send(p: &mut Proc, id: i64, kind: &str, input: &str) -> String {
+pub(crate) fn send(p: &mut Proc, id: i64, kind: &str, input: &str) -> String {
     ok(p, id, &format!("{kind}_send"), json!({"input": input}))
 }
 
 /// The program's pid that a `K_start` answer names: "... (pid 1234) ...".
-pub fn started_pid(answer: &str) -> i32 {
+pub(crate) fn started_pid(answer: &str) -> i32 {
     let at = answer.find("(pid ").expect("K_start names the pid") + 5;
     let digits: String = answer[at..]
         .chars()
@@ -154,7 +154,7 @@ fn cpu_ticks(pid: i32) -> u64 {
 
 /// Waits until `pid` has computed for a while (half a second of CPU time) since the call: it has
 /// read its input and is deep in the runaway computation, where an interrupt is meant to land.
-pub fn wait_computing(pid: i32) {
+pub(crate) fn wait_computing(pid: i32) {
     let start = cpu_ticks(pid);
     let deadline = Instant::now() + PATIENCE;
     while cpu_ticks(pid) < start + 50 {
@@ -164,12 +164,12 @@ pub fn wait_computing(pid: i32) {
 }
 
 /// Starts the default session: its answer (which names the pid, then the greeting).
-pub fn start(p: &mut Proc, id: i64, k: &Kind) -> String {
+pub(crate) fn start(p: &mut Proc, id: i64, k: &Kind) -> String {
     ok(p, id, &format!("{}_start", k.name), json!({}))
 }
 
 /// State persists across sends; errors come back as text and the session carries on.
-pub fn persists_and_errors(p: &mut Proc, k: &Kind) {
+pub(crate) fn persists_and_errors(p: &mut Proc, k: &Kind) {
     start(p, 1, k);
     send(p, 2, k.name, k.define);
     let used = send(p, 3, k.name, k.use_it);
@@ -216,7 +216,7 @@ fn usable_after(p: &mut Proc, k: &Kind, id: i64, pid: i32) {
 }
 
 /// `K_interrupt` stops a runaway: its send answers with what it printed and the interruption.
-pub fn interrupt(p: &mut Proc, k: &Kind) {
+pub(crate) fn interrupt(p: &mut Proc, k: &Kind) {
     let pid = begin_runaway(p, k, 10, None);
     ok(p, 11, &format!("{}_interrupt", k.name), json!({}));
     let r = p.response(&json!(10));
@@ -227,7 +227,7 @@ pub fn interrupt(p: &mut Proc, k: &Kind) {
 }
 
 /// A client cancel stops a runaway: the send is never answered, the next one works.
-pub fn cancel(mut p: Proc, k: &Kind) {
+pub(crate) fn cancel(mut p: Proc, k: &Kind) {
     let pid = begin_runaway(&mut p, k, 20, None);
     p.notify(
         "notifications/cancelled",
@@ -243,7 +243,7 @@ pub fn cancel(mut p: Proc, k: &Kind) {
 }
 
 /// The send's deadline stops a runaway: the answer holds the partial output and says so.
-pub fn deadline(p: &mut Proc, k: &Kind) {
+pub(crate) fn deadline(p: &mut Proc, k: &Kind) {
     let pid = begin_runaway(p, k, 30, Some(1));
     let r = p.response(&json!(30));
     let answer = text(&r);
@@ -253,7 +253,7 @@ pub fn deadline(p: &mut Proc, k: &Kind) {
 }
 
 /// A crashed program is reported; `K_start` starts a fresh one.
-pub fn crash(p: &mut Proc, k: &Kind) {
+pub(crate) fn crash(p: &mut Proc, k: &Kind) {
     let pid = started_pid(&start(p, 1, k));
     send(p, 2, k.name, k.define);
     let r = call(p, 3, &format!("{}_send", k.name), json!({"input": k.crash}));
@@ -275,7 +275,7 @@ pub fn crash(p: &mut Proc, k: &Kind) {
 }
 
 /// `maxSessions` (set to 1) refuses a second session with an error that names the limit.
-pub fn max_sessions(p: &mut Proc, k: &Kind) {
+pub(crate) fn max_sessions(p: &mut Proc, k: &Kind) {
     ok(p, 1, &format!("{}_start", k.name), json!({"session": "a"}));
     let r = call(p, 2, &format!("{}_start", k.name), json!({"session": "b"}));
     assert!(is_error(&r), "{}: {r}", k.name);
@@ -292,7 +292,7 @@ fn send_to(p: &mut Proc, id: i64, k: &Kind, session: &str) {
 }
 
 /// With `idleSeconds` 1, an idle session's program is stopped.
-pub fn idle_stop(p: &mut Proc, k: &Kind) {
+pub(crate) fn idle_stop(p: &mut Proc, k: &Kind) {
     let pid = started_pid(&start(p, 1, k));
     wait_gone(&[pid]);
 }
@@ -373,7 +373,7 @@ fn signal_pending(pid: i32) -> bool {
 
 /// A SIGINT that reaches the program while it waits for input (the race of `K_interrupt` with
 /// the end of an answer) is harmless: no stray output, answers stay in step.
-pub fn idle_interrupt(p: &mut Proc, k: &Kind) {
+pub(crate) fn idle_interrupt(p: &mut Proc, k: &Kind) {
     let pid = started_pid(&start(p, 1, k));
     send(p, 2, k.name, k.define);
     // The answer's end arrives before the program is back in its read: signal it only once

@@ -4,11 +4,11 @@
 
 use stdmcp_proto::framing::{Frame, FrameDecoder, FrameError, Framing, MAX_HEADER_BLOCK_LEN};
 
-pub type Decoded = Vec<Result<Frame, FrameError>>;
+pub(crate) type Decoded = Vec<Result<Frame, FrameError>>;
 
 /// Decodes `data` pushed in pieces of the given lengths (the rest in one last piece),
 /// checking the per-frame and memory invariants.
-pub fn decode_in_pieces(data: &[u8], pieces: &[usize], max: usize) -> Decoded {
+pub(crate) fn decode_in_pieces(data: &[u8], pieces: &[usize], max: usize) -> Decoded {
     let mut dec = FrameDecoder::new(max);
     let mut out = Vec::new();
     let mut rest = data;
@@ -63,7 +63,7 @@ fn check_item(r: &Result<Frame, FrameError>, max: usize) {
 
 /// Decodes `data` whole, in the given pieces and (with `bytewise`) a byte at a time, and
 /// checks that all agree.
-pub fn check_split_invariance(
+pub(crate) fn check_split_invariance(
     data: &[u8],
     pieces: &[usize],
     max: usize,
@@ -86,7 +86,7 @@ pub fn check_split_invariance(
 }
 
 /// Encoding then decoding a frame gives the body back, in either framing.
-pub fn check_round_trip(body: &[u8]) {
+pub(crate) fn check_round_trip(body: &[u8]) {
     let json_like = matches!(body.first(), Some(b'{' | b'['))
         && !body.contains(&b'\n')
         && body.last() != Some(&b'\r');

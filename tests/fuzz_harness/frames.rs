@@ -37,7 +37,7 @@ const VERSIONS: [&str; 6] = [
 const MODERN_META: &str = r#""io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"sampling":{}}"#;
 
 /// Messages a client sends to a server (template number `n`, ids and tokens from `pick`).
-pub fn to_server(n: usize, pick: usize) -> String {
+pub(crate) fn to_server(n: usize, pick: usize) -> String {
     let id = IDS[pick % IDS.len()];
     let tok = TOKENS[(pick / 5) % TOKENS.len()];
     let ver = VERSIONS[(pick / 3) % VERSIONS.len()];
@@ -105,7 +105,7 @@ pub fn to_server(n: usize, pick: usize) -> String {
 }
 
 /// Messages a server sends to a client.
-pub fn to_client(n: usize, pick: usize) -> String {
+pub(crate) fn to_client(n: usize, pick: usize) -> String {
     let id = ["1", "2", "3", "4", "\"1\""][pick % 5];
     let tok = ["1", "2", "3", "\"1\""][(pick / 5) % 4];
     let value = ["1", "0.5", "2", "1e300", "-1"][(pick / 3) % 5];
@@ -124,7 +124,7 @@ pub fn to_client(n: usize, pick: usize) -> String {
 }
 
 /// Applies one to three random mutations to a frame body.
-pub fn mutate(rng: &mut Rng, body: &mut Vec<u8>, other: &[u8]) {
+pub(crate) fn mutate(rng: &mut Rng, body: &mut Vec<u8>, other: &[u8]) {
     for _ in 0..1 + rng.below(3) {
         mutate_once(rng, body, other);
     }
@@ -266,7 +266,7 @@ fn replace_id(rng: &mut Rng, body: &mut Vec<u8>, with: &[u8]) {
 }
 
 /// Frames one body for the wire, sometimes with a wrong Content-Length or extra headers.
-pub fn encode(rng: &mut Rng, body: &[u8], content_length: bool, out: &mut Vec<u8>) {
+pub(crate) fn encode(rng: &mut Rng, body: &[u8], content_length: bool, out: &mut Vec<u8>) {
     if !content_length {
         if rng.one_in(20) {
             out.extend_from_slice(b"\xef\xbb\xbf");

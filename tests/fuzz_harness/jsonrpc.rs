@@ -6,7 +6,7 @@
 use serde_json::Value;
 use stdmcp_proto::jsonrpc::{self, Incoming, Message};
 
-pub fn check(body: &[u8]) {
+pub(crate) fn check(body: &[u8]) {
     let parsed = jsonrpc::parse(body);
     let json = serde_json::from_slice::<Value>(body);
     // serde_json's limits: numbers beyond f64, nesting beyond 128 in a `Value`, strings that

@@ -5,10 +5,10 @@
 use std::path::Path;
 
 use serde_json::Value;
-use stdmcp_cli::manifest::{plan, Manifest};
+use stdmcp_cli::testing::{plan, tool_definitions, Manifest};
 
 /// `data`: manifest text, optionally followed by a NUL byte and the arguments (JSON).
-pub fn check(data: &[u8], base: &Path) {
+pub(crate) fn check(data: &[u8], base: &Path) {
     let (text, args) = match data.iter().position(|&b| b == 0) {
         Some(i) => (&data[..i], &data[i + 1..]),
         None => (data, &b""[..]),
@@ -27,7 +27,7 @@ pub fn check(data: &[u8], base: &Path) {
         }
     };
     let args: Value = serde_json::from_slice(args).unwrap_or(Value::Null);
-    for (spec, def) in manifest.tools.iter().zip(manifest.tool_definitions()) {
+    for (spec, def) in manifest.tools.iter().zip(tool_definitions(&manifest)) {
         assert_eq!(spec.name, def.name);
         assert!(
             def.input_schema.is_object(),
@@ -36,7 +36,7 @@ pub fn check(data: &[u8], base: &Path) {
         );
         serde_json::to_vec(&def).unwrap();
         let _ = stdmcp_proto::schema::validate(&def.input_schema, &args);
-        if let Err(why) = plan::plan(spec, &manifest.roots, &args) {
+        if let Err(why) = plan(spec, &manifest.roots, &args) {
             assert!(!why.is_empty(), "plan refused without a reason");
         }
     }

@@ -5,23 +5,23 @@
 //! it as a crash and `cargo test` as a failure.
 #![allow(dead_code, clippy::unwrap_used)]
 
-pub mod decoder;
-pub mod frames;
-pub mod jsonrpc;
-pub mod manifest;
-pub mod peer;
-pub mod program;
+pub(crate) mod decoder;
+pub(crate) mod frames;
+pub(crate) mod jsonrpc;
+pub(crate) mod manifest;
+pub(crate) mod peer;
+pub(crate) mod program;
 
 /// splitmix64: a small, seedable PRNG (the seeded test needs determinism, not quality).
 #[derive(Clone, Debug)]
-pub struct Rng(u64);
+pub(crate) struct Rng(u64);
 
 impl Rng {
-    pub fn new(seed: u64) -> Rng {
+    pub(crate) fn new(seed: u64) -> Rng {
         Rng(seed)
     }
 
-    pub fn next_u64(&mut self) -> u64 {
+    pub(crate) fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -30,16 +30,16 @@ impl Rng {
     }
 
     /// Uniform in `0..n` (`n > 0`).
-    pub fn below(&mut self, n: usize) -> usize {
+    pub(crate) fn below(&mut self, n: usize) -> usize {
         (self.next_u64() % n as u64) as usize
     }
 
     /// True with probability `1/n`.
-    pub fn one_in(&mut self, n: usize) -> bool {
+    pub(crate) fn one_in(&mut self, n: usize) -> bool {
         self.below(n) == 0
     }
 
-    pub fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+    pub(crate) fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
         &items[self.below(items.len())]
     }
 }

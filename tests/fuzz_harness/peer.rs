@@ -22,7 +22,7 @@ use stdmcp_proto::mcp::{LogLevel, Prompt, Resource, Tool};
 use stdmcp_proto::peer::{Catalog, Config, Effect, Peer, Reply, Role};
 
 /// The catalog the server role serves: tools with schemas, one needing sampling.
-pub fn catalog() -> Catalog {
+pub(crate) fn catalog() -> Catalog {
     let tool = |name: &str, schema: Value| -> Tool {
         serde_json::from_value(json!({"name": name, "description": name, "inputSchema": schema}))
             .unwrap()
@@ -92,7 +92,7 @@ struct Token {
 }
 
 /// A peer under test and what its outputs so far allow.
-pub struct PeerCheck {
+pub(crate) struct PeerCheck {
     pub peer: Peer,
     now: Instant,
     decoder: FrameDecoder,
@@ -112,7 +112,7 @@ pub struct PeerCheck {
 }
 
 impl PeerCheck {
-    pub fn new(role: Role, max_frame: usize) -> PeerCheck {
+    pub(crate) fn new(role: Role, max_frame: usize) -> PeerCheck {
         let mut config = Config::default();
         config.heartbeat = Duration::from_millis(500);
         config.page_size = 2;
@@ -135,7 +135,7 @@ impl PeerCheck {
     }
 
     /// Bytes from the other side.
-    pub fn push_bytes(&mut self, bytes: &[u8]) {
+    pub(crate) fn push_bytes(&mut self, bytes: &[u8]) {
         self.decoder.push(bytes);
         while let Some(r) = self.decoder.next_frame() {
             self.deliver(r);
@@ -143,7 +143,7 @@ impl PeerCheck {
     }
 
     /// End of the other side's stream.
-    pub fn end_of_input(&mut self) {
+    pub(crate) fn end_of_input(&mut self) {
         while let Some(r) = self.decoder.finish() {
             self.deliver(r);
         }
@@ -189,7 +189,7 @@ impl PeerCheck {
     }
 
     /// Pops and checks every effect.
-    pub fn drain(&mut self) {
+    pub(crate) fn drain(&mut self) {
         while let Some(effect) = self.peer.poll_effect() {
             match effect {
                 Effect::Send(bytes) => self.check_sent(&bytes),
@@ -373,7 +373,7 @@ impl PeerCheck {
     // Host actions ---------------------------------------------------------------------
 
     /// Advances the clock, running the timeout when due.
-    pub fn advance(&mut self, ms: u64) {
+    pub(crate) fn advance(&mut self, ms: u64) {
         self.now += Duration::from_millis(ms);
         if self.peer.poll_timeout().is_some_and(|t| t <= self.now) {
             self.peer.handle_timeout(self.now);
@@ -389,7 +389,7 @@ impl PeerCheck {
     }
 
     /// Ends running work number `k` with an outcome of kind `kind`.
-    pub fn finish(&mut self, k: usize, kind: u8) {
+    pub(crate) fn finish(&mut self, k: usize, kind: u8) {
         let Some(id) = self.running_id(k) else { return };
         let outcome = match kind % 5 {
             0 => Reply::Tool(CallToolResult::text("done")),
@@ -405,14 +405,14 @@ impl PeerCheck {
         self.drain();
     }
 
-    pub fn progress(&mut self, k: usize, value: f64, total: Option<f64>) {
+    pub(crate) fn progress(&mut self, k: usize, value: f64, total: Option<f64>) {
         let Some(id) = self.running_id(k) else { return };
         self.peer
             .progress(self.now, &id, value, total, Some("step".into()));
         self.drain();
     }
 
-    pub fn log_or_status(&mut self, k: usize, level: u8) {
+    pub(crate) fn log_or_status(&mut self, k: usize, level: u8) {
         let Some(id) = self.running_id(k) else { return };
         let levels = [
             LogLevel::Debug,
@@ -430,7 +430,7 @@ impl PeerCheck {
     }
 
     /// A request of ours: from the client role, or for running work in the server role.
-    pub fn request(&mut self, k: usize, with_progress: bool) {
+    pub(crate) fn request(&mut self, k: usize, with_progress: bool) {
         let methods = [
             "tools/call",
             "ping",
@@ -459,7 +459,7 @@ impl PeerCheck {
         self.drain();
     }
 
-    pub fn cancel_request(&mut self, k: usize) {
+    pub(crate) fn cancel_request(&mut self, k: usize) {
         if self.outbound.is_empty() {
             return;
         }
@@ -472,7 +472,7 @@ impl PeerCheck {
     }
 
     /// Answers a request the other side sent that the host must answer.
-    pub fn respond(&mut self, k: usize, ok: bool) {
+    pub(crate) fn respond(&mut self, k: usize, ok: bool) {
         if self.asked.is_empty() {
             return;
         }
@@ -486,14 +486,14 @@ impl PeerCheck {
         self.drain();
     }
 
-    pub fn shutdown(&mut self) {
+    pub(crate) fn shutdown(&mut self) {
         self.peer.shutdown();
         self.shut_down = true;
         self.drain();
     }
 
     /// Sets the framing of what a client sends.
-    pub fn set_framing(&mut self, content_length: bool) {
+    pub(crate) fn set_framing(&mut self, content_length: bool) {
         if self.peer.role() == Role::Client {
             let framing = if content_length {
                 Framing::ContentLength
@@ -505,7 +505,7 @@ impl PeerCheck {
     }
 
     /// Ends the session: the host finishes all work; nothing may be left in flight.
-    pub fn finish_all(&mut self) {
+    pub(crate) fn finish_all(&mut self) {
         self.end_of_input();
         while !self.running.is_empty() {
             self.finish(0, 0);

@@ -8,7 +8,7 @@ use super::frames::{self, to_client, to_server};
 use super::peer::PeerCheck;
 use super::Rng;
 
-pub fn template_for(role: Role, n: usize, pick: usize) -> String {
+pub(crate) fn template_for(role: Role, n: usize, pick: usize) -> String {
     match role {
         Role::Server => to_server(n, pick),
         Role::Client => to_client(n, pick),
@@ -28,7 +28,7 @@ fn progress_value(b: u8, c: u8) -> f64 {
 }
 
 /// Runs the session the fuzzer's bytes describe.
-pub fn run_bytes(data: &[u8]) {
+pub(crate) fn run_bytes(data: &[u8]) {
     let Some((&head, mut ops)) = data.split_first() else {
         return;
     };
@@ -88,7 +88,7 @@ pub fn run_bytes(data: &[u8]) {
 
 /// Counts of one seeded session.
 #[derive(Debug, Default)]
-pub struct Counts {
+pub(crate) struct Counts {
     /// Frames written to the stream.
     pub written: u64,
     /// Of which mutated.
@@ -100,7 +100,7 @@ pub struct Counts {
 }
 
 /// One seeded session of `steps` steps: mutated frames in random reads, host actions between.
-pub fn run_seeded(rng: &mut Rng, role: Role, steps: usize) -> Counts {
+pub(crate) fn run_seeded(rng: &mut Rng, role: Role, steps: usize) -> Counts {
     let max = *rng.pick(&[64 * 1024, 1 << 20, 300]);
     let content_length = rng.one_in(3);
     let mut check = PeerCheck::new(role, max);

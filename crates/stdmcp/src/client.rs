@@ -65,16 +65,16 @@ impl std::error::Error for ClientError {}
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EraChoice {
     /// `initialize` at 2025-11-25.
-    Legacy,
+    Handshake,
     /// Stateless 2026-07-28.
-    Modern,
+    Stateless,
     /// `server/discover` first; `initialize` if that fails or goes unanswered.
     Auto,
 }
 
 /// How long `EraChoice::Auto` waits for an answer to its `server/discover` probe.
 pub const PROBE_WAIT: Duration = Duration::from_secs(3);
-/// How long opening a session waits for `initialize` (or a modern `server/discover`).
+/// How long opening a connection waits for `initialize` (or a stateless-era `server/discover`).
 pub const OPEN_WAIT: Duration = Duration::from_secs(30);
 
 /// A connected client.
@@ -240,15 +240,15 @@ impl Client {
         }
     }
 
-    /// Opens the session in the chosen era; returns the era used.
+    /// Opens the connection in the chosen era; returns the era used.
     pub fn open(
         &mut self,
         era: EraChoice,
         client_info: Implementation,
     ) -> Result<EraChoice, ClientError> {
         let caps = json!({});
-        if era != EraChoice::Legacy {
-            self.peer.set_client_era(ClientEra::Modern {
+        if era != EraChoice::Handshake {
+            self.peer.set_client_era(ClientEra::Stateless {
                 version: ProtocolVersion::V2026_07_28,
                 capabilities: caps.clone(),
                 client_info: client_info.clone(),
@@ -263,16 +263,16 @@ impl Client {
                 Ok(info) => {
                     self.server_info = info;
                     self.version = Some(ProtocolVersion::V2026_07_28);
-                    return Ok(EraChoice::Modern);
+                    return Ok(EraChoice::Stateless);
                 }
-                Err(e) if era == EraChoice::Modern => return Err(e),
+                Err(e) if era == EraChoice::Stateless => return Err(e),
                 Err(ClientError::Closed) => return Err(ClientError::Closed),
                 Err(e) => log::info!("server/discover failed ({e}); falling back to initialize"),
             }
-            self.peer.set_client_era(ClientEra::Legacy);
+            self.peer.set_client_era(ClientEra::Handshake);
         }
         let params = json!({
-            "protocolVersion": ProtocolVersion::NEWEST_LEGACY.as_str(),
+            "protocolVersion": ProtocolVersion::NEWEST_HANDSHAKE.as_str(),
             "capabilities": caps,
             "clientInfo": client_info,
         });
@@ -284,7 +284,7 @@ impl Client {
             .and_then(ProtocolVersion::parse);
         self.server_info = result;
         self.notify(method::INITIALIZED, json!({}))?;
-        Ok(EraChoice::Legacy)
+        Ok(EraChoice::Handshake)
     }
 
     /// Drops the connection's write side, telling the server to finish.

@@ -75,7 +75,7 @@
 //! here so that the whole process is in one place. A portfolio tool (README "Portfolios") runs
 //! each member on a `stdmcp-member` thread of its own, which runs the member's program as a
 //! command tool's worker does and outlives the portfolio's answer until its program is
-//! reaped; the worker waits for the members' ends on a channel. A call of a portfolio of N
+//! reaped; the worker waits for the members' ends in a [`mailbox`]. A call of a portfolio of N
 //! members counts as N calls against the limit, and the peer admits it only when all N are
 //! free (`Catalog::tool_slots`).
 //!
@@ -151,7 +151,7 @@
 #![warn(missing_docs, unreachable_pub)]
 
 mod cancel;
-mod mailbox;
+pub mod mailbox;
 mod random;
 mod reaper;
 mod server;

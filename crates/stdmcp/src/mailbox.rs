@@ -1,6 +1,8 @@
 //! Messages from any thread to one that waits for them, on a mutex and a condition variable:
 //! the main thread's lifecycle events, the writer's end, a tool's wait for the client's
-//! answer to its request, the client's frames.
+//! answer to its request, the client's frames; in the `stdmcp` command, a session program's
+//! start and a portfolio's members' ends. The one way threads of this crate and the command
+//! pass messages.
 //!
 //! Not a crossbeam (or std) channel, for two measured reasons. A thread waiting on such a
 //! channel spins and calls `sched_yield` before it sleeps, and on a CPU shared with a busy
@@ -18,7 +20,7 @@ use crate::sync::{lock, wait, wait_timeout};
 /// Any thread sends, one receives. Unbounded: each use holds a few messages at most (a
 /// call's answer and its cancellation; a session's lifecycle events; the frames a client
 /// has not read yet, as many as the server sent).
-pub(crate) struct Mailbox<T> {
+pub struct Mailbox<T> {
     state: Mutex<State<T>>,
     ready: Condvar,
 }
@@ -30,7 +32,7 @@ struct State<T> {
 
 /// Why a wait ended without a message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum NoMessage {
+pub enum NoMessage {
     /// The deadline passed.
     TimedOut,
     /// The mailbox was closed, and every message sent before was received.
@@ -52,7 +54,7 @@ impl<T> Default for Mailbox<T> {
 impl<T> Mailbox<T> {
     /// Leaves `message` for the receiver, without waiting; false (and the message dropped)
     /// once the mailbox is closed.
-    pub(crate) fn send(&self, message: T) -> bool {
+    pub fn send(&self, message: T) -> bool {
         let mut st = lock(&self.state);
         if st.closed {
             return false;
@@ -64,13 +66,19 @@ impl<T> Mailbox<T> {
     }
 
     /// No more messages: the receiver gets those already sent, then [`NoMessage::Closed`].
-    pub(crate) fn close(&self) {
+    pub fn close(&self) {
         lock(&self.state).closed = true;
         self.ready.notify_all();
     }
 
+    /// The next message, waiting for it as long as it takes; `None` once the mailbox is
+    /// closed and every message sent before was received.
+    pub fn recv(&self) -> Option<T> {
+        self.recv_until(None).ok()
+    }
+
     /// The next message, waiting for it until `deadline` (`None`: as long as it takes).
-    pub(crate) fn recv_until(&self, deadline: Option<Instant>) -> Result<T, NoMessage> {
+    pub fn recv_until(&self, deadline: Option<Instant>) -> Result<T, NoMessage> {
         let mut st = lock(&self.state);
         loop {
             if let Some(message) = st.queue.pop_front() {
@@ -96,7 +104,7 @@ impl<T> Mailbox<T> {
 /// A mailbox that is closed when this handle is dropped, however its holder ends (a panic
 /// included): a sender's, so that the receiver learns that nothing more will come; or the
 /// receiver's, so that its senders stop.
-pub(crate) struct Closing<T>(pub(crate) Arc<Mailbox<T>>);
+pub struct Closing<T>(pub Arc<Mailbox<T>>);
 
 impl<T> Drop for Closing<T> {
     fn drop(&mut self) {

@@ -19,7 +19,7 @@ use super::{json_entry, toml, ClientApp, ServerEntry};
 
 /// The file `--install` edits: the user's file for the desktop apps and CLIs, the current
 /// project's for Claude Code (`.mcp.json`) and VS Code (`.vscode/mcp.json`).
-pub fn target_path(client: ClientApp) -> Option<PathBuf> {
+pub(super) fn target_path(client: ClientApp) -> Option<PathBuf> {
     let home = std::env::var_os("HOME")
         .filter(|h| !h.is_empty())
         .map(PathBuf::from);
@@ -48,7 +48,7 @@ pub fn target_path(client: ClientApp) -> Option<PathBuf> {
     })
 }
 
-pub fn install(client: ClientApp, e: &ServerEntry) -> ExitCode {
+pub(super) fn install(client: ClientApp, e: &ServerEntry) -> ExitCode {
     let Some(path) = target_path(client) else {
         eprintln!("stdmcp: cannot tell where the configuration goes: HOME is not set");
         return ExitCode::from(2);
@@ -63,7 +63,11 @@ pub fn install(client: ClientApp, e: &ServerEntry) -> ExitCode {
 }
 
 /// Merges the entry into `path` and says what changed.
-pub fn install_at(client: ClientApp, e: &ServerEntry, path: &Path) -> Result<String, String> {
+pub(super) fn install_at(
+    client: ClientApp,
+    e: &ServerEntry,
+    path: &Path,
+) -> Result<String, String> {
     let old = match fs::read_to_string(path) {
         Ok(text) => Some(text),
         Err(err) if err.kind() == ErrorKind::NotFound => None,
@@ -109,7 +113,7 @@ pub fn install_at(client: ClientApp, e: &ServerEntry, path: &Path) -> Result<Str
     Ok(msg)
 }
 
-pub fn backup_path(path: &Path) -> PathBuf {
+pub(super) fn backup_path(path: &Path) -> PathBuf {
     let mut name = path.file_name().unwrap_or_default().to_os_string();
     name.push(".stdmcp.bak");
     path.with_file_name(name)
@@ -167,7 +171,7 @@ fn merge_json(client: ClientApp, old: &str, e: &ServerEntry) -> Result<(String, 
 
 /// Codex's `config.toml` with `[mcp_servers.NAME]` (and its sub-tables) replaced by the new
 /// table, or the table appended; whether it replaced one.
-pub fn merge_toml(old: &str, e: &ServerEntry) -> Result<(String, bool), String> {
+pub(super) fn merge_toml(old: &str, e: &ServerEntry) -> Result<(String, bool), String> {
     let table = toml::codex_table(e);
     let mut kept: Vec<&str> = Vec::new();
     let mut ours: Vec<&str> = Vec::new();

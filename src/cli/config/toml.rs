@@ -7,7 +7,7 @@ use super::ServerEntry;
 
 /// The `[mcp_servers.NAME]` table for `~/.codex/config.toml`. `NAME` is a bare key (letters,
 /// digits, '-', '_'; `config` checks it).
-pub fn codex_table(e: &ServerEntry) -> String {
+pub(super) fn codex_table(e: &ServerEntry) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "[mcp_servers.{}]", e.name);
     let _ = writeln!(s, "# stdmcp config: serves {}", e.serves.replace('\n', " "));
@@ -45,7 +45,7 @@ fn key(k: &str) -> String {
 
 /// A TOML basic string (TOML 1.0, "String"): `"` and `\` escaped, control characters as
 /// escapes.
-pub fn string(v: &str) -> String {
+pub(super) fn string(v: &str) -> String {
     let mut s = String::with_capacity(v.len() + 2);
     s.push('"');
     for c in v.chars() {

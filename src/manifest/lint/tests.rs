@@ -141,6 +141,15 @@ fn finds_code_in_every_form_an_interpreter_takes_it() {
         ("php", json!(["-r", p()]), "code p php -r"),
         ("lua5.4", json!(["-e", p()]), "code p lua5.4 -e"),
         ("env", json!(["-S", p()]), "code p env -S"),
+    ] {
+        assert_eq!(by(program, args.clone()), [want], "{program} {args}");
+    }
+}
+
+#[test]
+fn finds_code_chosen_through_an_option_or_a_program_to_run() {
+    let p = || json!({"param": "p"});
+    for (program, args, want) in [
         // Code chosen through an option's value.
         (
             "perl",
@@ -160,6 +169,14 @@ fn finds_code_in_every_form_an_interpreter_takes_it() {
     ] {
         assert_eq!(by(program, args.clone()), [want], "{program} {args}");
     }
+    // Only code parameters are refused metacharacters; loads are warned about.
+    assert_eq!(code("env", json!(["-S", p()])), ["p"]);
+    assert!(code("python3", json!(["-m", p()])).is_empty());
+}
+
+#[test]
+fn a_program_is_known_by_its_canonical_target_too() {
+    let p = || json!({"param": "p"});
     // The canonical target counts too (/bin/sh is dash on Debian; any name would do).
     let dir = std::env::temp_dir().join(format!("stdmcp-lint-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -172,9 +189,6 @@ fn finds_code_in_every_form_an_interpreter_takes_it() {
         ["code p myawk (its program text)"]
     );
     std::fs::remove_dir_all(dir).unwrap();
-    // Only code parameters are refused metacharacters; loads are warned about.
-    assert_eq!(code("env", json!(["-S", p()])), ["p"]);
-    assert!(code("python3", json!(["-m", p()])).is_empty());
 }
 
 #[test]

@@ -119,7 +119,7 @@ impl ErrorCode {
     pub const INVALID_REQUEST: ErrorCode = ErrorCode(-32600);
     /// Unknown, removed or unadvertised method.
     pub const METHOD_NOT_FOUND: ErrorCode = ErrorCode(-32601);
-    /// Invalid params: unknown tool or prompt, bad cursor, missing modern `_meta` fields.
+    /// Invalid params: unknown tool or prompt, bad cursor, missing 2026-07-28 `_meta` fields.
     pub const INVALID_PARAMS: ErrorCode = ErrorCode(-32602);
     /// Internal error.
     pub const INTERNAL_ERROR: ErrorCode = ErrorCode(-32603);

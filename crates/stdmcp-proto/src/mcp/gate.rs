@@ -30,7 +30,8 @@ pub fn tool(t: &Tool, v: ProtocolVersion) -> Tool {
 pub fn call_result(mut r: CallToolResult, v: ProtocolVersion) -> CallToolResult {
     if !v.has_2506_features() {
         r.structured_content = None;
-    } else if v.is_legacy() && !matches!(r.structured_content, Some(Value::Object(_)) | None) {
+    } else if v.is_handshake_era() && !matches!(r.structured_content, Some(Value::Object(_)) | None)
+    {
         // 2025-06-18 and 2025-11-25 allow only an object; the text block already carries it.
         r.structured_content = None;
     }

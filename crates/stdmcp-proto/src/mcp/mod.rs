@@ -334,7 +334,7 @@ pub fn missing_capability(capability: &str, what: &str) -> crate::jsonrpc::Error
 }
 
 /// Client capabilities as declared (kept as JSON; only membership is tested). Shared, so
-/// that handing them to every call of a session costs a reference count, not a copy.
+/// that handing them to every call of a connection costs a reference count, not a copy.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ClientCapabilities(std::sync::Arc<Value>);
 

@@ -28,8 +28,8 @@ impl ProtocolVersion {
         V2025_03_26,
         V2024_11_05,
     ];
-    /// The newest revision of the handshake (legacy) era.
-    pub const NEWEST_LEGACY: ProtocolVersion = V2025_11_25;
+    /// The newest revision of the handshake era.
+    pub const NEWEST_HANDSHAKE: ProtocolVersion = V2025_11_25;
     /// The newest revision.
     pub const LATEST: ProtocolVersion = V2026_07_28;
 
@@ -55,7 +55,7 @@ impl ProtocolVersion {
     }
 
     /// True for the revisions that use the `initialize` handshake.
-    pub fn is_legacy(self) -> bool {
+    pub fn is_handshake_era(self) -> bool {
         self < V2026_07_28
     }
 
@@ -97,7 +97,7 @@ mod tests {
         }
         assert_eq!(ProtocolVersion::parse("2025-01-01"), None);
         assert!(V2024_11_05 < V2026_07_28);
-        assert!(V2025_11_25.is_legacy() && !V2026_07_28.is_legacy());
+        assert!(V2025_11_25.is_handshake_era() && !V2026_07_28.is_handshake_era());
         assert!(V2025_03_26.has_batches() && !V2025_06_18.has_batches());
     }
 }

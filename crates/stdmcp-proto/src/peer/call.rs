@@ -61,7 +61,7 @@ pub(super) struct Inflight {
     pub admission: Admission,
     pub version: ProtocolVersion,
     /// 2026-07-28 path: results carry `resultType` and server info.
-    pub modern: bool,
+    pub stateless: bool,
     /// The result carries caching hints in 2026-07-28 (`resources/read`, MCP 2026-07-28, Caching).
     pub cacheable: bool,
     pub progress_token: Option<Value>,
@@ -102,7 +102,7 @@ impl Inflight {
         now: Instant,
         id: RequestId,
         version: ProtocolVersion,
-        modern: bool,
+        stateless: bool,
     ) -> Inflight {
         Inflight {
             wire_id: id,
@@ -116,7 +116,7 @@ impl Inflight {
             recent: VecDeque::new(),
             slots: 1,
             version,
-            modern,
+            stateless,
             cacheable: false,
             progress_token: None,
             log_level: None,

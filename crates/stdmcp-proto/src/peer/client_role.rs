@@ -1,4 +1,4 @@
-//! Requests this side sends: the client role, and a legacy server's requests to its client
+//! Requests this side sends: the client role, and a handshake-era server's requests to its client
 //! (sampling, elicitation, roots; MCP 2025-11-25, Client Features). Outbound ids count up; a cancelled
 //! request's late response and progress are dropped (§4.1).
 
@@ -15,9 +15,9 @@ use crate::mcp::{meta_key, method, Implementation, ProtocolVersion};
 #[derive(Clone, Debug, PartialEq)]
 pub enum ClientEra {
     /// Handshake era: the caller sends `initialize` itself; requests carry no era `_meta`.
-    Legacy,
+    Handshake,
     /// 2026-07-28: every request carries the version, capabilities and client info in `_meta`.
-    Modern {
+    Stateless {
         /// The revision asked for.
         version: ProtocolVersion,
         /// The client's capabilities.
@@ -56,13 +56,13 @@ impl Peer {
             _ => Map::new(),
         };
         let token = with_progress.then(|| json!(n));
-        if token.is_some() || matches!(self.client_era, ClientEra::Modern { .. }) {
+        if token.is_some() || matches!(self.client_era, ClientEra::Stateless { .. }) {
             let meta = params.entry("_meta").or_insert_with(|| json!({}));
             if let Some(meta) = meta.as_object_mut() {
                 if let Some(t) = &token {
                     meta.insert("progressToken".into(), t.clone());
                 }
-                if let ClientEra::Modern {
+                if let ClientEra::Stateless {
                     version,
                     capabilities,
                     client_info,
@@ -129,7 +129,7 @@ impl Peer {
         let Some(inflight) = self.calls.get(call).filter(|c| !c.is_cancelled()) else {
             return Err(ErrorObject::internal("the call is no longer running"));
         };
-        if inflight.modern {
+        if inflight.stateless {
             // 2026-07-28 servers send no requests: the work asks through `Peer::ask`
             // (2026-07-28, Multi Round-Trip Requests).
             return Err(ErrorObject::internal(format!(

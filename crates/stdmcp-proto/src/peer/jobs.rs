@@ -229,7 +229,7 @@ pub(super) struct Wait {
     /// The revision of the answer.
     pub version: ProtocolVersion,
     /// 2026-07-28 path.
-    pub modern: bool,
+    pub stateless: bool,
     pub progress_token: Option<Value>,
     /// When the request arrived.
     pub started: Instant,

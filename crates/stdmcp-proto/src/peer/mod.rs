@@ -35,7 +35,7 @@
 //! `CallState` and its place an `Admission`, running or queued with its start; admission by
 //! slots), the parking of multi-round-trip calls (`parking`), the
 //! job store (`jobs`: jobs, a task's questions, pending `job_wait`s), batches (`batch`), a
-//! session's subscriptions (`subscriptions`) and the timer table (`timers`); beneath them
+//! connection's subscriptions (`subscriptions`) and the timer table (`timers`); beneath them
 //! are leaves: the catalog (`catalog`), each request's terms (`terms`), the argument checks
 //! (`arguments`), diagnostics (`diag`) and timeouts (`timeout`). No sub-machine imports
 //! the front or another role, and the server role's files take no items from each other in
@@ -120,7 +120,7 @@ pub struct Config {
     pub fill_random: fn(&mut [u8]),
     /// Serve only the handshake era: `server/discover` is answered with -32601 so that
     /// clients fall back to `initialize` (default false).
-    pub legacy_only: bool,
+    pub handshake_only: bool,
     /// Jobs kept at once, working or ended (default [`DEFAULT_MAX_JOBS`]): when full, the
     /// oldest ended job is forgotten; if none has ended, a call stays a plain call.
     pub max_jobs: usize,
@@ -146,7 +146,7 @@ impl Default for Config {
             park_ttl: DEFAULT_PARK_TTL,
             max_parked: 64,
             fill_random: hash_random,
-            legacy_only: false,
+            handshake_only: false,
             max_jobs: DEFAULT_MAX_JOBS,
             job_retention: DEFAULT_JOB_RETENTION,
             wall_origin: None,
@@ -195,7 +195,7 @@ pub struct CallStart {
     pub version: ProtocolVersion,
     /// True when the request carries a progress token.
     pub wants_progress: bool,
-    /// The client's capabilities (per request in 2026-07-28, per session before).
+    /// The client's capabilities (per request in 2026-07-28, per connection before).
     pub client_capabilities: ClientCapabilities,
     /// When the server-side deadline of the call passes, if its tool has one.
     pub deadline: Option<Instant>,
@@ -259,7 +259,7 @@ pub struct Peer {
     effects: VecDeque<Effect>,
     /// Framing of the last frame received; replies use it.
     framing: Framing,
-    /// Server role: the handshake-era session, once `initialize` was answered.
+    /// Server role: the handshake-era connection, once `initialize` was answered.
     handshake: Option<server_role::Handshake>,
     /// Server role: requests whose work is running or waiting to run.
     calls: call::CallTable,
@@ -318,7 +318,7 @@ impl Peer {
             next_id: 1,
             parking: parking::Parking::default(),
             jobs: jobs::Store::default(),
-            client_era: ClientEra::Legacy,
+            client_era: ClientEra::Handshake,
             closing: false,
         }
     }

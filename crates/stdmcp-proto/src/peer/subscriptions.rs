@@ -1,4 +1,4 @@
-//! The resource subscriptions of a handshake-era session (MCP 2025-11-25, Resources:
+//! The resource subscriptions of a handshake-era connection (MCP 2025-11-25, Resources:
 //! Subscriptions): the URIs its client subscribed to, at most [`MAX_SUBSCRIPTIONS`]. A
 //! sub-machine of the peer: the server role (`server_role::subscriptions`) answers
 //! `resources/subscribe` and sends `notifications/resources/updated` from it.

@@ -13,7 +13,7 @@ pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
 #[derive(Clone, Debug)]
 pub(super) struct Terms {
     pub version: ProtocolVersion,
-    pub modern: bool,
+    pub stateless: bool,
     pub caps: ClientCapabilities,
     pub log_level: Option<LogLevel>,
 }

@@ -82,7 +82,7 @@ fn get<'a>(answers: &'a Map<String, Value>, key: &str) -> &'a Value {
     answers.get(key).unwrap_or(&Value::Null)
 }
 
-pub fn tools(server: Server) -> Server {
+pub(crate) fn tools(server: Server) -> Server {
     server
         .tool(
             ToolDef::new(

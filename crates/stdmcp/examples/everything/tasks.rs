@@ -156,7 +156,7 @@ fn input_tools(server: Server) -> Server {
         )
 }
 
-pub fn tools(server: Server) -> Server {
+pub(crate) fn tools(server: Server) -> Server {
     let server = input_tools(server);
     let object = |props: Value| json!({ "type": "object", "properties": props });
     server

@@ -173,8 +173,8 @@ impl Ctx {
         params: Value,
         capability: &str,
     ) -> Result<Value, ErrorObject> {
-        if self.version.is_legacy() {
-            return self.legacy_request(method, params, capability);
+        if self.version.is_handshake_era() {
+            return self.handshake_request(method, params, capability);
         }
         let request = InputRequest {
             key: String::new(),
@@ -196,7 +196,7 @@ impl Ctx {
     /// Only `elicitation/create`, `sampling/createMessage` and `roots/list` can be asked, each
     /// only of a client that declared its capability.
     pub fn ask(&self, requests: Vec<InputRequest>) -> Result<Map<String, Value>, ErrorObject> {
-        if self.version.is_legacy() {
+        if self.version.is_handshake_era() {
             let mut answers = Map::new();
             for (n, r) in requests.into_iter().enumerate() {
                 let Some(capability) = capability_of(&r.method) else {
@@ -207,7 +207,10 @@ impl Ctx {
                     true => auto_key(&r.method, n as u32 + 1),
                     false => r.key,
                 };
-                answers.insert(key, self.legacy_request(&r.method, r.params, capability)?);
+                answers.insert(
+                    key,
+                    self.handshake_request(&r.method, r.params, capability)?,
+                );
             }
             return Ok(answers);
         }
@@ -254,7 +257,7 @@ impl Ctx {
     }
 
     /// A server -> client request of the handshake era.
-    fn legacy_request(
+    fn handshake_request(
         &self,
         method: &str,
         params: Value,

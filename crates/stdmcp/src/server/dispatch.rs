@@ -90,7 +90,7 @@ pub(crate) struct Shared {
     pub events: Arc<Mailbox<Lifecycle>>,
     /// Wakes the timer thread ([`super::runtime::timer`]).
     pub(super) timer: Bell,
-    /// Whether the timer thread runs: the first wake starts it, so that a session without
+    /// Whether the timer thread runs: the first wake starts it, so that a connection without
     /// deadlines, heartbeats or parked calls never does (cold start, docs/bench.md).
     timer_started: AtomicBool,
     pub pool: Pool<Assignment>,

@@ -6,7 +6,7 @@ use super::Options;
 
 impl Options {
     /// These options, overridden by `STDMCP_HEARTBEAT_MS`, `STDMCP_DRAIN_MS`, `STDMCP_ERA`
-    /// (`legacy` or `auto`), `STDMCP_INPUT_WAIT_MS`, `STDMCP_MAX_CONCURRENT_CALLS`,
+    /// (`handshake` or `auto`), `STDMCP_INPUT_WAIT_MS`, `STDMCP_MAX_CONCURRENT_CALLS`,
     /// `STDMCP_MAX_OUTGOING_BYTES`, `STDMCP_MAX_JOBS`, `STDMCP_JOB_RETENTION_MS` and
     /// `STDMCP_FLUSH_STALL_MS` where they are set.
     ///
@@ -28,9 +28,10 @@ impl Options {
             o.drain = Duration::from_millis(ms);
         }
         match std::env::var("STDMCP_ERA").as_deref() {
-            Ok("legacy") => o.legacy_only = true,
-            Ok("auto") => o.legacy_only = false,
-            Ok(other) => log::warn!("STDMCP_ERA={other} ignored (legacy or auto)"),
+            // `legacy`: the name of earlier releases.
+            Ok("handshake" | "legacy") => o.handshake_only = true,
+            Ok("auto") => o.handshake_only = false,
+            Ok(other) => log::warn!("STDMCP_ERA={other} ignored (handshake or auto)"),
             Err(_) => {}
         }
         if let Some(ms) = num("STDMCP_INPUT_WAIT_MS") {

@@ -204,8 +204,8 @@ pub struct Options {
     /// gives up when stdout accepted nothing for this long (default 2 s).
     pub flush_stall: Duration,
     /// Serve only the handshake era (default false): `server/discover` gets -32601, so that
-    /// 2026-07-28 clients fall back to `initialize` (`stdmcp serve --era legacy`).
-    pub legacy_only: bool,
+    /// 2026-07-28 clients fall back to `initialize` (`stdmcp serve --era handshake`).
+    pub handshake_only: bool,
     /// How long a 2026-07-28 call that asked the client for input waits for the retry
     /// before it is released (default 5 min).
     pub input_wait: Duration,
@@ -231,7 +231,7 @@ impl Default for Options {
             signals: true,
             max_outgoing_bytes: 8 << 20,
             flush_stall: Duration::from_secs(2),
-            legacy_only: false,
+            handshake_only: false,
             input_wait: peer::DEFAULT_PARK_TTL,
             max_waiting_calls: 64,
             max_jobs: peer::DEFAULT_MAX_JOBS,
@@ -389,9 +389,9 @@ impl Server {
         self
     }
 
-    /// Serves only the handshake era ([`Options::legacy_only`]) when `yes`.
-    pub fn legacy_only(mut self, yes: bool) -> Server {
-        self.options.legacy_only = yes;
+    /// Serves only the handshake era ([`Options::handshake_only`]) when `yes`.
+    pub fn handshake_only(mut self, yes: bool) -> Server {
+        self.options.handshake_only = yes;
         self
     }
 

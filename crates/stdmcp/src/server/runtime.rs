@@ -38,7 +38,7 @@ pub(super) fn serve(
     let mut config = peer::Config::default();
     config.heartbeat = options.heartbeat;
     config.max_running = options.max_concurrent_calls.max(1);
-    config.legacy_only = options.legacy_only;
+    config.handshake_only = options.handshake_only;
     config.park_ttl = options.input_wait;
     config.max_parked = options.max_waiting_calls;
     config.max_jobs = options.max_jobs.max(1);
@@ -120,7 +120,7 @@ fn spawn(name: &str, f: impl FnOnce() + Send + 'static) {
     }
 }
 
-/// Waits for the end of the session and winds down: stdin EOF, SIGTERM and SIGHUP drain
+/// Waits for the end of the connection and winds down: stdin EOF, SIGTERM and SIGHUP drain
 /// calls in flight for `options.drain`, then cancel the rest and wait for them to stop;
 /// SIGINT cancels everything at once and exits 130; a closed stdout cancels and exits 0.
 fn shutdown(
@@ -217,7 +217,7 @@ fn reader(
 /// The only owner of stdout. Takes what is queued (up to `WRITE_BATCH` bytes), copies small
 /// frames into one buffer so that many frames cost one `write`, and writes large ones from
 /// where they are; flushes after each batch. Stops when the queue is closed and everything
-/// was written. A broken pipe ends the session (and what is queued is dropped).
+/// was written. A broken pipe ends the connection (and what is queued is dropped).
 fn writer(mut output: Box<dyn Write + Send>, rx: &Inbox, events: &Mailbox<Lifecycle>) {
     let mut batch = Vec::new();
     let mut buf = Vec::with_capacity(READ_CHUNK);

@@ -7,7 +7,7 @@
 #![allow(dead_code, clippy::unwrap_used)]
 #![allow(clippy::disallowed_methods)] // tests and benchmarks start bare programs as clients and controls
 
-pub mod paced;
+pub(crate) mod paced;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::PathBuf;
@@ -20,10 +20,10 @@ use crossbeam_channel::{Receiver, RecvTimeoutError};
 use serde_json::{json, Value};
 
 /// How long a test waits for anything before it fails.
-pub const PATIENCE: Duration = Duration::from_secs(20);
+pub(crate) const PATIENCE: Duration = Duration::from_secs(20);
 
 /// target/debug (or the profile dir the tests were built in).
-pub fn target_dir() -> PathBuf {
+pub(crate) fn target_dir() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
     exe.parent().unwrap().parent().unwrap().to_path_buf()
 }
@@ -31,7 +31,7 @@ pub fn target_dir() -> PathBuf {
 /// The runtime's `everything` example. Cargo builds it for the runtime's own tests; the
 /// command's tests that run it need it built too: `cargo test --workspace` (or plain `cargo
 /// test`, whose default members are all three packages) does.
-pub fn everything_bin() -> PathBuf {
+pub(crate) fn everything_bin() -> PathBuf {
     let bin = target_dir().join("examples").join("everything");
     assert!(
         bin.is_file(),
@@ -42,7 +42,7 @@ pub fn everything_bin() -> PathBuf {
     bin
 }
 
-pub struct Proc {
+pub(crate) struct Proc {
     pub child: Child,
     stdin: Option<ChildStdin>,
     rx: Receiver<Value>,
@@ -55,7 +55,7 @@ pub struct Proc {
 }
 
 impl Proc {
-    pub fn start(mut cmd: Command) -> Proc {
+    pub(crate) fn start(mut cmd: Command) -> Proc {
         cmd.stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
@@ -112,31 +112,31 @@ impl Proc {
     }
 
     /// Starts the server `cmd` and initializes it at `version`.
-    pub fn initialized(cmd: Command, version: &str) -> Proc {
+    pub(crate) fn initialized(cmd: Command, version: &str) -> Proc {
         let mut p = Proc::start(cmd);
         p.initialize(version);
         p
     }
 
-    pub fn everything() -> Proc {
+    pub(crate) fn everything() -> Proc {
         Proc::everything_with(&[])
     }
 
-    pub fn everything_with(env: &[(&str, &str)]) -> Proc {
+    pub(crate) fn everything_with(env: &[(&str, &str)]) -> Proc {
         let mut cmd = Command::new(everything_bin());
         cmd.envs(env.iter().copied());
         Proc::start(cmd)
     }
 
-    pub fn pid(&self) -> i32 {
+    pub(crate) fn pid(&self) -> i32 {
         self.child.id() as i32
     }
 
-    pub fn use_content_length(&mut self) {
+    pub(crate) fn use_content_length(&mut self) {
         self.content_length = true;
     }
 
-    pub fn send(&mut self, v: Value) {
+    pub(crate) fn send(&mut self, v: Value) {
         let body = v.to_string();
         let bytes = if self.content_length {
             format!("Content-Length: {}\r\n\r\n{body}", body.len())
@@ -146,21 +146,21 @@ impl Proc {
         self.send_raw(bytes.as_bytes());
     }
 
-    pub fn send_raw(&mut self, bytes: &[u8]) {
+    pub(crate) fn send_raw(&mut self, bytes: &[u8]) {
         let stdin = self.stdin.as_mut().expect("stdin already closed");
         stdin.write_all(bytes).unwrap();
         stdin.flush().unwrap();
     }
 
-    pub fn request(&mut self, id: Value, method: &str, params: Value) {
+    pub(crate) fn request(&mut self, id: Value, method: &str, params: Value) {
         self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
     }
 
-    pub fn notify(&mut self, method: &str, params: Value) {
+    pub(crate) fn notify(&mut self, method: &str, params: Value) {
         self.send(json!({"jsonrpc": "2.0", "method": method, "params": params}));
     }
 
-    pub fn call(&mut self, id: Value, tool: &str, args: Value, token: Option<Value>) {
+    pub(crate) fn call(&mut self, id: Value, tool: &str, args: Value, token: Option<Value>) {
         let mut params = json!({"name": tool, "arguments": args});
         if let Some(t) = token {
             params["_meta"] = json!({"progressToken": t});
@@ -169,7 +169,7 @@ impl Proc {
     }
 
     /// The next message, failing after PATIENCE.
-    pub fn recv(&mut self) -> Value {
+    pub(crate) fn recv(&mut self) -> Value {
         if !self.backlog.is_empty() {
             return self.backlog.remove(0);
         }
@@ -187,20 +187,20 @@ impl Proc {
     }
 
     /// The first message matching `pred`; others stay in the backlog, in order.
-    pub fn recv_where(&mut self, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
+    pub(crate) fn recv_where(&mut self, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
         let stderr = || format!("; stderr:\n{}", self.stderr.lock().unwrap());
         recv_matching(&self.rx, &mut self.backlog, what, pred, stderr)
     }
 
     /// The response to request `id`.
-    pub fn response(&mut self, id: &Value) -> Value {
+    pub(crate) fn response(&mut self, id: &Value) -> Value {
         let id = id.clone();
         self.recv_where(&format!("the response to {id}"), move |v| {
             v.get("id") == Some(&id) && v.get("method").is_none()
         })
     }
 
-    pub fn initialize(&mut self, version: &str) -> Value {
+    pub(crate) fn initialize(&mut self, version: &str) -> Value {
         self.request(json!(0), "initialize", json!({"protocolVersion": version, "capabilities": {"sampling": {}, "elicitation": {}}, "clientInfo": {"name": "tests", "version": "0"}}));
         let r = self.response(&json!(0));
         self.notify("notifications/initialized", json!({}));
@@ -209,13 +209,13 @@ impl Proc {
 
     /// Closes stdin, reads stdout to EOF, and waits for the exit: everything the server
     /// wrote (the backlog first) and its exit status. What this returns is final.
-    pub fn finish(mut self) -> (Vec<Value>, ExitStatus) {
+    pub(crate) fn finish(mut self) -> (Vec<Value>, ExitStatus) {
         self.stdin = None;
         self.drain_to_exit()
     }
 
     /// Reads stdout to EOF (the server must be ending by other means) and waits for the exit.
-    pub fn drain_to_exit(&mut self) -> (Vec<Value>, ExitStatus) {
+    pub(crate) fn drain_to_exit(&mut self) -> (Vec<Value>, ExitStatus) {
         let stderr = || format!("; stderr:\n{}", self.stderr.lock().unwrap());
         let all = drain(&self.rx, &mut self.backlog, stderr);
         let status = self.wait_exit();
@@ -223,15 +223,15 @@ impl Proc {
         (all, status)
     }
 
-    pub fn wait_exit(&mut self) -> ExitStatus {
+    pub(crate) fn wait_exit(&mut self) -> ExitStatus {
         wait_exit(&mut self.child)
     }
 
-    pub fn close_stdin(&mut self) {
+    pub(crate) fn close_stdin(&mut self) {
         self.stdin = None;
     }
 
-    pub fn assert_clean(&self) {
+    pub(crate) fn assert_clean(&self) {
         let bad = self.bad_lines.lock().unwrap();
         assert!(bad.is_empty(), "stdout carried non-frames: {bad:?}");
     }
@@ -252,7 +252,7 @@ impl Drop for Proc {
 /// The first message matching `pred`: from `backlog`, else from `rx` (a reader thread's
 /// frames) within PATIENCE; the others join the backlog, in order. `context` tells more when
 /// none comes (the server's stderr).
-pub fn recv_matching(
+pub(crate) fn recv_matching(
     rx: &Receiver<Value>,
     backlog: &mut Vec<Value>,
     what: &str,
@@ -273,7 +273,7 @@ pub fn recv_matching(
 }
 
 /// Everything until the reader thread's channel closes (stdout at EOF), the backlog first.
-pub fn drain(
+pub(crate) fn drain(
     rx: &Receiver<Value>,
     backlog: &mut Vec<Value>,
     context: impl Fn() -> String,
@@ -290,7 +290,7 @@ pub fn drain(
 }
 
 /// Waits for `child` to exit, failing after PATIENCE.
-pub fn wait_exit(child: &mut Child) -> ExitStatus {
+pub(crate) fn wait_exit(child: &mut Child) -> ExitStatus {
     let deadline = Instant::now() + PATIENCE;
     loop {
         if let Some(s) = child.try_wait().unwrap() {
@@ -301,7 +301,7 @@ pub fn wait_exit(child: &mut Child) -> ExitStatus {
     }
 }
 
-pub fn is_frame(v: &Value) -> bool {
+pub(crate) fn is_frame(v: &Value) -> bool {
     match v {
         Value::Array(items) => !items.is_empty() && items.iter().all(is_frame),
         Value::Object(o) => {
@@ -313,7 +313,7 @@ pub fn is_frame(v: &Value) -> bool {
     }
 }
 
-pub fn send_signal(pid: i32, sig: i32) {
+pub(crate) fn send_signal(pid: i32, sig: i32) {
     let status = Command::new("kill")
         .arg(format!("-{sig}"))
         .arg(pid.to_string())
@@ -323,7 +323,7 @@ pub fn send_signal(pid: i32, sig: i32) {
 }
 
 /// Kills the escaped process if the test fails, so a failure leaves nothing behind.
-pub struct KillOnDrop(pub i32);
+pub(crate) struct KillOnDrop(pub i32);
 
 impl Drop for KillOnDrop {
     #[allow(unsafe_code)]
@@ -335,18 +335,18 @@ impl Drop for KillOnDrop {
 
 /// The `_meta` of a 2026-07-28 request declaring `caps` and the client's name (Claude Code
 /// declares elicitation with form and url in every request).
-pub fn modern_meta_with(caps: Value) -> Value {
+pub(crate) fn modern_meta_with(caps: Value) -> Value {
     json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
            "io.modelcontextprotocol/clientCapabilities": caps,
            "io.modelcontextprotocol/clientInfo": {"name": "tests", "version": "0"}})
 }
 
-pub fn modern_meta() -> Value {
+pub(crate) fn modern_meta() -> Value {
     json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}})
 }
 
 /// A fresh, empty directory for one test.
-pub fn temp_dir(name: &str) -> PathBuf {
+pub(crate) fn temp_dir(name: &str) -> PathBuf {
     static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let dir = std::env::temp_dir().join(format!("stdmcp-test-{}-{n}-{name}", std::process::id()));
@@ -357,7 +357,7 @@ pub fn temp_dir(name: &str) -> PathBuf {
 
 /// True while `pid` is a live process. A zombie counts as gone, unless threads of it still
 /// run (its first thread exited: `Z` with more than one thread).
-pub fn alive(pid: i32) -> bool {
+pub(crate) fn alive(pid: i32) -> bool {
     let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
         return false;
     };
@@ -373,7 +373,7 @@ pub fn alive(pid: i32) -> bool {
 }
 
 /// Waits (failing after PATIENCE) until none of `pids` is alive.
-pub fn wait_gone(pids: &[i32]) {
+pub(crate) fn wait_gone(pids: &[i32]) {
     let deadline = Instant::now() + PATIENCE;
     while pids.iter().any(|p| alive(*p)) {
         assert!(
@@ -386,7 +386,7 @@ pub fn wait_gone(pids: &[i32]) {
 }
 
 /// Every process as (pid, command name, state, parent pid), read from /proc.
-pub fn processes() -> Vec<(i32, String, String, i32)> {
+pub(crate) fn processes() -> Vec<(i32, String, String, i32)> {
     let mut out = Vec::new();
     for e in std::fs::read_dir("/proc").unwrap().flatten() {
         let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
@@ -408,7 +408,7 @@ pub fn processes() -> Vec<(i32, String, String, i32)> {
 }
 
 /// Zombie children of `pid`.
-pub fn zombies_of(pid: i32) -> Vec<i32> {
+pub(crate) fn zombies_of(pid: i32) -> Vec<i32> {
     processes()
         .into_iter()
         .filter(|(_, _, state, ppid)| state == "Z" && *ppid == pid)
@@ -417,7 +417,7 @@ pub fn zombies_of(pid: i32) -> Vec<i32> {
 }
 
 /// Live children of `pid` whose command name is `comm`.
-pub fn children_named(pid: i32, comm: &str) -> Vec<i32> {
+pub(crate) fn children_named(pid: i32, comm: &str) -> Vec<i32> {
     processes()
         .into_iter()
         .filter(|(_, c, state, ppid)| c == comm && *ppid == pid && state != "Z")
@@ -427,7 +427,7 @@ pub fn children_named(pid: i32, comm: &str) -> Vec<i32> {
 
 /// `crates/stdmcp/tests/fixtures/NAME`: a fixture of the runner's, from either package's tests
 /// (the command's tests run some of them through manifests).
-pub fn runtime_fixture(name: &str) -> PathBuf {
+pub(crate) fn runtime_fixture(name: &str) -> PathBuf {
     let here = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let runtime = if env!("CARGO_PKG_NAME") == "stdmcp" {
         here.to_path_buf()

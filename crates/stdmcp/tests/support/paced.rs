@@ -15,7 +15,7 @@ use super::{drain, everything_bin, is_frame, recv_matching, wait_exit};
 
 /// How the client reads stdout.
 #[derive(Clone, Copy, PartialEq)]
-pub enum Pace {
+pub(crate) enum Pace {
     /// Reads nothing.
     Stopped,
     /// Reads at most `bytes` every `every`.
@@ -26,7 +26,7 @@ pub enum Pace {
 
 /// A client whose reading of stdout the test controls. Every stdout line must be a whole
 /// JSON-RPC frame; a line cut short (no newline at EOF) or not JSON is recorded as bad.
-pub struct Client {
+pub(crate) struct Client {
     pub child: Child,
     pub stdin: Option<ChildStdin>,
     rx: Receiver<Value>,
@@ -37,13 +37,13 @@ pub struct Client {
 
 impl Client {
     /// The `everything` example with `env` added.
-    pub fn start(env: &[(&str, &str)]) -> Client {
+    pub(crate) fn start(env: &[(&str, &str)]) -> Client {
         let mut cmd = Command::new(everything_bin());
         cmd.envs(env.iter().copied());
         Client::spawn(cmd)
     }
 
-    pub fn spawn(mut cmd: Command) -> Client {
+    pub(crate) fn spawn(mut cmd: Command) -> Client {
         let mut child = cmd
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -111,24 +111,24 @@ impl Client {
         }
     }
 
-    pub fn pace(&self, pace: Pace) {
+    pub(crate) fn pace(&self, pace: Pace) {
         let (m, c) = &*self.pace;
         *m.lock().unwrap() = pace;
         c.notify_all();
     }
 
-    pub fn send(&mut self, v: Value) {
+    pub(crate) fn send(&mut self, v: Value) {
         let stdin = self.stdin.as_mut().unwrap();
         stdin.write_all(format!("{v}\n").as_bytes()).unwrap();
         stdin.flush().unwrap();
     }
 
     /// A call of the `everything` example's `flood`.
-    pub fn call(&mut self, id: i64, args: Value, token: Option<&str>) {
+    pub(crate) fn call(&mut self, id: i64, args: Value, token: Option<&str>) {
         self.call_tool(id, "flood", args, token);
     }
 
-    pub fn call_tool(&mut self, id: i64, tool: &str, args: Value, token: Option<&str>) {
+    pub(crate) fn call_tool(&mut self, id: i64, tool: &str, args: Value, token: Option<&str>) {
         let mut params = json!({"name": tool, "arguments": args});
         if let Some(t) = token {
             params["_meta"] = json!({ "progressToken": t });
@@ -136,11 +136,11 @@ impl Client {
         self.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params}));
     }
 
-    pub fn recv_where(&mut self, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
+    pub(crate) fn recv_where(&mut self, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
         recv_matching(&self.rx, &mut self.backlog, what, pred, String::new)
     }
 
-    pub fn handshake(&mut self) {
+    pub(crate) fn handshake(&mut self) {
         self.send(json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "tests", "version": "0"}}}));
         self.recv_where("initialize", |m| m["id"] == 0);
         self.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
@@ -149,7 +149,7 @@ impl Client {
     }
 
     /// Everything until stdout closes (the backlog first), and the exit status.
-    pub fn read_to_exit(&mut self) -> (Vec<Value>, ExitStatus) {
+    pub(crate) fn read_to_exit(&mut self) -> (Vec<Value>, ExitStatus) {
         let all = drain(&self.rx, &mut self.backlog, String::new);
         let status = wait_exit(&mut self.child);
         let bad = self.bad.lock().unwrap();
@@ -166,7 +166,7 @@ impl Drop for Client {
 }
 
 /// Progress values per token, in the order received; each token's must strictly increase.
-pub fn check_progress(all: &[Value]) -> HashMap<String, Vec<f64>> {
+pub(crate) fn check_progress(all: &[Value]) -> HashMap<String, Vec<f64>> {
     let mut by_token: HashMap<String, Vec<f64>> = HashMap::new();
     for m in all
         .iter()

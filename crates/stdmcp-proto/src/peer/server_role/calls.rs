@@ -85,21 +85,21 @@ impl Peer {
         match outcome {
             Reply::Tool(result) => {
                 let result = gate::call_result(result, call.version);
-                if call.modern {
-                    self.send_modern_result(id, &result, false);
+                if call.stateless {
+                    self.send_stateless_result(id, &result, false);
                 } else {
                     self.send_result(id, &result);
                 }
             }
             Reply::Value(v) => {
-                if call.modern {
-                    self.send_modern_result(id, &v, call.cacheable);
+                if call.stateless {
+                    self.send_stateless_result(id, &v, call.cacheable);
                 } else {
                     self.send_result(id, &v);
                 }
             }
             Reply::NotFound(uri) => {
-                let code = if call.modern {
+                let code = if call.stateless {
                     ErrorCode::INVALID_PARAMS
                 } else {
                     ErrorCode::RESOURCE_NOT_FOUND
@@ -279,7 +279,7 @@ impl Peer {
         else {
             return false;
         };
-        let threshold = if call.modern {
+        let threshold = if call.stateless {
             call.log_level
         } else {
             self.handshake.as_ref().and_then(|s| s.log_level)

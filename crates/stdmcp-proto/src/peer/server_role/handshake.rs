@@ -1,4 +1,4 @@
-//! Server role: the handshake era's session (MCP 2025-11-25, Lifecycle): `initialize`
+//! Server role: the handshake era's connection (MCP 2025-11-25, Lifecycle): `initialize`
 //! negotiates the revision and records the client's capabilities; the server's
 //! capabilities for a revision, which `server/discover` (2026-07-28) shows as well.
 
@@ -10,7 +10,7 @@ use crate::peer::subscriptions::Subscriptions;
 use crate::peer::terms::TASKS_EXTENSION;
 use crate::peer::Peer;
 
-/// A handshake-era session (MCP 2025-11-25, Lifecycle).
+/// A handshake-era connection (MCP 2025-11-25, Lifecycle).
 #[derive(Debug)]
 pub(in crate::peer) struct Handshake {
     pub version: ProtocolVersion,
@@ -28,12 +28,12 @@ impl Peer {
                 ErrorObject::invalid_params("initialize needs params.protocolVersion (a string)");
             return self.send_error(Some(&req.id), &e);
         };
-        // Answer with the client's revision when supported, else the newest legacy one
+        // Answer with the client's revision when supported, else the newest handshake-era one
         // (MCP 2025-11-25, Lifecycle: Version Negotiation: answer with a supported
         // version, never an error).
         let version = ProtocolVersion::parse(asked)
-            .filter(|v| v.is_legacy())
-            .unwrap_or(ProtocolVersion::NEWEST_LEGACY);
+            .filter(|v| v.is_handshake_era())
+            .unwrap_or(ProtocolVersion::NEWEST_HANDSHAKE);
         let caps = req
             .params
             .get("capabilities")
@@ -61,14 +61,14 @@ impl Peer {
 
     /// The server's capabilities for a revision (MCP 2025-11-25, Lifecycle: Capability Negotiation;
     /// 2026-07-28, Server Discovery).
-    pub(in crate::peer) fn capabilities(&self, v: ProtocolVersion, modern: bool) -> Value {
+    pub(in crate::peer) fn capabilities(&self, v: ProtocolVersion, stateless: bool) -> Value {
         let c = &self.catalog;
         let mut caps = json!({ "tools": { "listChanged": false }, "logging": {} });
         if !c.prompts.is_empty() {
             caps["prompts"] = json!({ "listChanged": false });
         }
         if !c.resources.is_empty() || !c.resource_templates.is_empty() {
-            caps["resources"] = if modern {
+            caps["resources"] = if stateless {
                 json!({ "listChanged": false })
             } else {
                 json!({ "subscribe": true, "listChanged": false })
@@ -77,7 +77,7 @@ impl Peer {
         if v.has_2503_features() && self.has_completions() {
             caps["completions"] = json!({});
         }
-        if modern && c.has_background() {
+        if stateless && c.has_background() {
             // 2026-07-28 only: the extension does not exist in earlier revisions.
             caps["extensions"] = json!({ TASKS_EXTENSION: {} });
         }

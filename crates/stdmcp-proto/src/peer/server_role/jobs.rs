@@ -74,8 +74,8 @@ impl Peer {
             .map(|t| t.name.clone())
             .unwrap_or_default();
         // The capabilities of the latest retry, for a call resumed after asking the client.
-        let tasks = call.modern && declares_tasks(&call.caps);
-        let (wire_id, version, modern) = (call.wire_id.clone(), call.version, call.modern);
+        let tasks = call.stateless && declares_tasks(&call.caps);
+        let (wire_id, version, stateless) = (call.wire_id.clone(), call.version, call.stateless);
         let job = Job {
             id: job_id.clone(),
             key: id.clone(),
@@ -97,9 +97,9 @@ impl Peer {
         let result = gate::call_result(self.job_status(now, &job_id, false), version);
         let inflight = self.calls.remove(id);
         if let Some(task) = task {
-            self.send_modern_typed(&wire_id, &task, false, "task");
-        } else if modern {
-            self.send_modern_result(&wire_id, &result, false);
+            self.send_stateless_typed(&wire_id, &task, false, "task");
+        } else if stateless {
+            self.send_stateless_result(&wire_id, &result, false);
         } else {
             self.send_result(&wire_id, &result);
         }
@@ -262,8 +262,8 @@ impl Peer {
 
     fn answer_tool(&mut self, id: &RequestId, terms: &Terms, r: CallToolResult) {
         let r = gate::call_result(r, terms.version);
-        if terms.modern {
-            self.send_modern_result(id, &r, false);
+        if terms.stateless {
+            self.send_stateless_result(id, &r, false);
         } else {
             self.send_result(id, &r);
         }
@@ -291,7 +291,7 @@ impl Peer {
             job: id.to_owned(),
             until: now + wait,
             version: terms.version,
-            modern: terms.modern,
+            stateless: terms.stateless,
             progress_token,
             started: now,
             last_report: now,
@@ -384,7 +384,7 @@ impl Peer {
         let r = self.job_result(now, &wait.job);
         let terms = Terms {
             version: wait.version,
-            modern: wait.modern,
+            stateless: wait.stateless,
             caps: ClientCapabilities::default(),
             log_level: None,
         };

@@ -4,8 +4,8 @@
 //!
 //! This file holds era selection and the method tables of both eras. Dispatch follows MCP
 //! 2026-07-28, Lifecycle: Backward Compatibility: a request whose `_meta` names a protocol
-//! version takes the stateless 2026-07-28 path (`modern`); `initialize` starts a
-//! handshake-era session (`handshake`); a session's requests use its negotiated revision;
+//! version takes the stateless 2026-07-28 path (`stateless`); `initialize` starts a
+//! handshake-era connection (`handshake`); a connection's requests use its negotiated revision;
 //! anything else is answered at once, never left silent. The rest, by concern: the calls
 //! whose work runs, with their progress, heartbeats, cancels and deadlines (`calls`); jobs
 //! and the job tools (`jobs`); tasks and the questions a task asks (`tasks`, `task_input`);
@@ -16,8 +16,8 @@ mod batch;
 mod calls;
 mod handshake;
 mod jobs;
-mod modern;
 mod mrtr;
+mod stateless;
 mod subscriptions;
 mod task_input;
 mod tasks;
@@ -40,7 +40,7 @@ use crate::mcp::{self, gate, meta_key, method, LogLevel, ProtocolVersion};
 
 /// Methods this server answers once the era is known: before `initialize`, and without a
 /// 2026-07-28 `_meta`, these get -32602 saying how to proceed; any other method -32601.
-const SESSION_METHODS: [&str; 13] = [
+const CONNECTION_METHODS: [&str; 13] = [
     method::DISCOVER,
     method::SUBSCRIPTIONS_LISTEN,
     method::TOOLS_LIST,
@@ -118,14 +118,14 @@ impl Peer {
             return self.send_error(Some(&req.id), &e);
         }
         if let Some(v) = meta(&req.params).and_then(|m| m.get(meta_key::PROTOCOL_VERSION)) {
-            if self.config.legacy_only {
+            if self.config.handshake_only {
                 if self.handshake.is_none() {
-                    return self.refuse_modern(&req);
+                    return self.refuse_stateless(&req);
                 }
-                // A session's request that also names a revision: the session decides.
+                // A connection's request that also names a revision: the connection decides.
             } else {
                 let v = v.clone();
-                return self.modern_request(now, req, &v);
+                return self.stateless_request(now, req, &v);
             }
         }
         if req.method == method::INITIALIZE {
@@ -135,14 +135,14 @@ impl Peer {
             Some(s) => {
                 let terms = Terms {
                     version: s.version,
-                    modern: false,
+                    stateless: false,
                     caps: s.client_capabilities.clone(),
                     log_level: None,
                 };
-                self.legacy_request(now, req, terms)
+                self.handshake_request(now, req, terms)
             }
             None if req.method == method::PING => self.send_result(&req.id, &json!({})),
-            None if !SESSION_METHODS.contains(&req.method.as_str()) => {
+            None if !CONNECTION_METHODS.contains(&req.method.as_str()) => {
                 self.send_error(Some(&req.id), &ErrorObject::method_not_found(&req.method))
             }
             None => {
@@ -159,13 +159,13 @@ impl Peer {
         }
     }
 
-    /// Handshake era only ([`super::Config::legacy_only`]): `server/discover` is an unknown
+    /// Handshake era only ([`super::Config::handshake_only`]): `server/discover` is an unknown
     /// method, so that a client falls back to `initialize` (2026-07-28, Versioning:
     /// backward compatibility); any other stateless request names a revision not served.
-    fn refuse_modern(&mut self, req: &Request) {
+    fn refuse_stateless(&mut self, req: &Request) {
         let supported: Vec<&str> = ProtocolVersion::all_strs()
             .into_iter()
-            .filter(|v| ProtocolVersion::parse(v).is_some_and(ProtocolVersion::is_legacy))
+            .filter(|v| ProtocolVersion::parse(v).is_some_and(ProtocolVersion::is_handshake_era))
             .collect();
         let e = if req.method == method::DISCOVER {
             ErrorObject::method_not_found(&req.method)
@@ -186,7 +186,7 @@ impl Peer {
         self.send_error(Some(&req.id), &e);
     }
 
-    fn legacy_request(&mut self, now: Instant, req: Request, terms: Terms) {
+    fn handshake_request(&mut self, now: Instant, req: Request, terms: Terms) {
         match req.method.as_str() {
             method::PING => self.send_result(&req.id, &json!({})),
             method::LOGGING_SET_LEVEL => {
@@ -328,8 +328,8 @@ impl Peer {
             result.insert("nextCursor".into(), Value::String(end.to_string()));
         }
         let result = Value::Object(result);
-        if terms.modern {
-            self.send_modern_result(&req.id, &result, true);
+        if terms.stateless {
+            self.send_stateless_result(&req.id, &result, true);
         } else {
             self.send_result(&req.id, &result);
         }
@@ -373,7 +373,7 @@ impl Peer {
             .map(Vec::as_slice)
             .unwrap_or_default();
         if let Some(missing) = requires.iter().find(|c| !terms.caps.has(c)) {
-            if terms.modern {
+            if terms.stateless {
                 let e = crate::mcp::missing_capability(missing, &format!("Tool {name}"));
                 return self.send_error(Some(&req.id), &e);
             }
@@ -395,8 +395,8 @@ impl Peer {
                 )),
                 terms.version,
             );
-            return if terms.modern {
-                self.send_modern_result(&req.id, &result, false)
+            return if terms.stateless {
+                self.send_stateless_result(&req.id, &result, false)
             } else {
                 self.send_result(&req.id, &result)
             };
@@ -462,8 +462,8 @@ impl Peer {
     }
 
     fn start(&mut self, now: Instant, req: Request, terms: Terms, work: Work) {
-        let mut inflight = Inflight::new(now, req.id.clone(), terms.version, terms.modern);
-        if terms.modern && super::parking::may_ask(&req.method) {
+        let mut inflight = Inflight::new(now, req.id.clone(), terms.version, terms.stateless);
+        if terms.stateless && super::parking::may_ask(&req.method) {
             // Checked by `resume` already; answers the work can take by key.
             inflight.input = super::parking::input_responses(&req.params).unwrap_or_default();
             inflight.target = Some(super::parking::target_of(&req));

@@ -68,7 +68,7 @@ impl Peer {
         let Some(c) = self.calls.get_mut(call).filter(|c| !c.is_cancelled()) else {
             return Err(ErrorObject::internal("the call is no longer running"));
         };
-        let Some(target) = c.target.clone().filter(|_| c.modern) else {
+        let Some(target) = c.target.clone().filter(|_| c.stateless) else {
             return Err(ErrorObject::internal(
                 "only a 2026-07-28 tools/call, prompts/get or resources/read can ask the client for input",
             ));
@@ -137,7 +137,7 @@ impl Peer {
             return;
         };
         let result = json!({ "inputRequests": requests, "requestState": state });
-        self.send_modern_typed(wire, &result, false, "input_required");
+        self.send_stateless_typed(wire, &result, false, "input_required");
     }
 
     /// Releases a parked call whose work stopped waiting (cancelled, deadline). Its request was

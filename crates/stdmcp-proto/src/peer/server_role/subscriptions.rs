@@ -1,5 +1,5 @@
 //! Server role: resource subscriptions of the handshake era (MCP 2025-11-25, Resources:
-//! Subscriptions): `resources/subscribe` and `resources/unsubscribe` against the session's
+//! Subscriptions): `resources/subscribe` and `resources/unsubscribe` against the connection's
 //! subscriptions (`peer::subscriptions`), and `notifications/resources/updated` for each URI
 //! subscribed to when the server says that resource changed ([`Peer::resources_updated`]). 2026-07-28 has no
 //! `resources/subscribe`: a client of that era is never sent one.

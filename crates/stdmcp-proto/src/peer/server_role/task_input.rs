@@ -28,7 +28,7 @@ impl Peer {
         let Some(c) = self.calls.get_mut(call) else {
             return Err(ErrorObject::internal("the call is no longer running"));
         };
-        if !(c.modern && crate::peer::terms::declares_tasks(&c.caps)) {
+        if !(c.stateless && crate::peer::terms::declares_tasks(&c.caps)) {
             return Err(ErrorObject::internal(
                 "a background job cannot ask the client for input (only a task of a client with the tasks extension can)",
             ));

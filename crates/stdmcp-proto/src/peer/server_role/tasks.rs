@@ -93,15 +93,15 @@ impl Peer {
         match req.method.as_str() {
             "tasks/get" => {
                 let detailed = self.detailed_task(now, task_id, terms);
-                self.send_modern_result(&req.id, &detailed, false);
+                self.send_stateless_result(&req.id, &detailed, false);
             }
             "tasks/cancel" => {
                 // Cooperative and idempotent: a task that ended keeps its status.
                 self.cancel_job(now, task_id);
-                self.send_modern_result(&req.id, &json!({}), false);
+                self.send_stateless_result(&req.id, &json!({}), false);
             }
             _ => match self.update_task(now, task_id, &req.params) {
-                Ok(()) => self.send_modern_result(&req.id, &json!({}), false),
+                Ok(()) => self.send_stateless_result(&req.id, &json!({}), false),
                 Err(e) => self.send_error(Some(&req.id), &e),
             },
         }

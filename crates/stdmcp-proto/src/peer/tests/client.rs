@@ -110,10 +110,10 @@ fn client_round_trip_with_progress_cancel_and_late_response() {
 }
 
 #[test]
-fn modern_client_requests_carry_meta() {
+fn stateless_client_requests_carry_meta() {
     let now = Instant::now();
     let mut client = Peer::client(Config::default());
-    client.set_client_era(ClientEra::Modern {
+    client.set_client_era(ClientEra::Stateless {
         version: ProtocolVersion::V2026_07_28,
         capabilities: json!({}),
         client_info: Implementation::new("c", "1"),

@@ -88,7 +88,7 @@ fn heartbeats_of_waiting_calls_say_they_are_queued() {
 
 #[test]
 fn a_duplicate_id_is_refused_before_anything_else() {
-    let mut h = H::legacy("2025-11-25");
+    let mut h = H::handshake("2025-11-25");
     assert_eq!(
         h.req(call(json!(7), "sleep", json!({}), None))
             .started
@@ -129,7 +129,7 @@ fn before_initialize_unknown_methods_are_not_found() {
 
 #[test]
 fn errors_quote_a_bounded_part_of_the_input() {
-    let mut h = H::legacy("2025-11-25");
+    let mut h = H::handshake("2025-11-25");
     let huge = "é".repeat(1 << 20);
     for (method, params) in [
         (huge.as_str(), json!({})),
@@ -150,7 +150,7 @@ fn errors_quote_a_bounded_part_of_the_input() {
 
 #[test]
 fn deadlines_are_timers_of_the_peer() {
-    let mut h = H::legacy("2025-11-25");
+    let mut h = H::handshake("2025-11-25");
     let t0 = h.now;
     // The test catalog's `sleep` has a 30 s deadline.
     let out = h.req(call(json!(1), "sleep", json!({}), None));

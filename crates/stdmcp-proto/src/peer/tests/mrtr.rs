@@ -13,7 +13,7 @@ fn all_caps() -> Value {
 }
 
 /// A 2026-07-28 `tools/call` of `echo` with these extra params.
-fn modern_call(id: i64, caps: Value, extra: Value) -> Value {
+fn stateless_call(id: i64, caps: Value, extra: Value) -> Value {
     let mut params = json!({"name":"echo","arguments":{"text":"x"},"_meta":meta_with(caps)});
     if let Value::Object(m) = extra {
         for (k, v) in m {
@@ -36,10 +36,10 @@ fn accept(name: &str) -> Value {
 }
 
 impl H {
-    /// Starts a modern call and makes its work ask `requests`; returns the call id, the park
+    /// Starts a stateless-era call and makes its work ask `requests`; returns the call id, the park
     /// id and the input_required result.
     fn park(&mut self, id: i64, requests: Vec<InputRequest>) -> (RequestId, RequestId, Value) {
-        let out = self.req(modern_call(id, all_caps(), json!({})));
+        let out = self.req(stateless_call(id, all_caps(), json!({})));
         assert_eq!(out.started.len(), 1, "{out:?}");
         let call = out.started[0].id.clone();
         let asked = self.peer.ask(self.now, &call, requests).unwrap();
@@ -53,7 +53,7 @@ impl H {
 
     fn retry(&mut self, id: i64, state: &Value, responses: Value) -> Out {
         let extra = json!({"inputResponses": responses, "requestState": state});
-        self.req(modern_call(id, all_caps(), extra))
+        self.req(stateless_call(id, all_caps(), extra))
     }
 }
 
@@ -132,7 +132,7 @@ fn tampered_foreign_and_misbound_state_is_refused() {
     let out = h.retry(6, &json!(17), json!({}));
     assert_eq!(out.sent[0]["error"]["code"], -32602);
     // The state of a tools/call of `echo` does not continue a call of another tool.
-    let mut wrong = modern_call(7, all_caps(), json!({"requestState": state}));
+    let mut wrong = stateless_call(7, all_caps(), json!({"requestState": state}));
     wrong["params"]["name"] = json!("add");
     let r = h.one(wrong);
     assert_eq!(r["error"]["code"], -32602);
@@ -208,7 +208,7 @@ fn an_abandoned_call_is_released_after_the_park_time() {
 fn only_declared_capabilities_are_asked_and_errors_say_which() {
     let mut h = H::new();
     // Declares sampling only: elicitation is refused with a message that says so.
-    let out = h.req(modern_call(1, json!({"sampling":{}}), json!({})));
+    let out = h.req(stateless_call(1, json!({"sampling":{}}), json!({})));
     let call = out.started[0].id.clone();
     let e = h
         .peer
@@ -219,7 +219,7 @@ fn only_declared_capabilities_are_asked_and_errors_say_which() {
     assert!(h.drain().sent.is_empty());
     // Declares it (with form and url): asked, never that message.
     let caps = json!({"elicitation":{"form":{},"url":{}}});
-    let out = h.req(modern_call(2, caps, json!({})));
+    let out = h.req(stateless_call(2, caps, json!({})));
     let call = out.started[0].id.clone();
     let asked = h.peer.ask(h.now, &call, vec![ask("k", ELICIT)]).unwrap();
     assert!(matches!(asked, Asked::Parked(_)));
@@ -230,7 +230,7 @@ fn only_declared_capabilities_are_asked_and_errors_say_which() {
         unreachable!()
     };
     let extra = json!({"requestState": r["result"]["requestState"], "inputResponses": {}});
-    let out = h.req(modern_call(3, json!({}), extra));
+    let out = h.req(stateless_call(3, json!({}), extra));
     let e = answers_for(&out, &park).unwrap_err();
     assert_eq!(e.code, jsonrpc::ErrorCode::MISSING_CLIENT_CAPABILITY);
 }
@@ -239,7 +239,7 @@ fn only_declared_capabilities_are_asked_and_errors_say_which() {
 fn answers_a_fresh_request_carries_are_taken_without_asking() {
     let mut h = H::new();
     let extra = json!({"inputResponses": {"user_name": accept("Al"), "other": {}}});
-    let out = h.req(modern_call(1, all_caps(), extra));
+    let out = h.req(stateless_call(1, all_caps(), extra));
     let call = out.started[0].id.clone();
     let asked = h
         .peer
@@ -268,7 +268,11 @@ fn answers_a_fresh_request_carries_are_taken_without_asking() {
     );
     // Malformed inputResponses are refused before any work starts.
     for bad in [json!(null), json!(5), json!({"user_name": 12345})] {
-        let out = h.req(modern_call(9, all_caps(), json!({"inputResponses": bad})));
+        let out = h.req(stateless_call(
+            9,
+            all_caps(),
+            json!({"inputResponses": bad}),
+        ));
         assert_eq!(out.sent[0]["error"]["code"], -32602, "{bad}");
         assert!(out.started.is_empty());
     }
@@ -276,7 +280,7 @@ fn answers_a_fresh_request_carries_are_taken_without_asking() {
 
 #[test]
 fn nothing_leaks_into_other_methods_or_the_handshake_era() {
-    let mut h = H::legacy("2025-11-25");
+    let mut h = H::handshake("2025-11-25");
     let out = h.req(call(json!(1), "echo", json!({"text":"x"}), None));
     let call_id = out.started[0].id.clone();
     let e = h
@@ -309,7 +313,7 @@ fn parked_calls_are_bounded_and_released_when_the_server_closes() {
         now: Instant::now(),
     };
     let (call, _, _) = h.park(1, vec![ask("k", ELICIT)]);
-    let out = h.req(modern_call(2, all_caps(), json!({})));
+    let out = h.req(stateless_call(2, all_caps(), json!({})));
     let second = out.started[0].id.clone();
     let e = h
         .peer
@@ -336,9 +340,9 @@ fn a_retried_request_can_be_cancelled_by_its_own_id() {
 }
 
 #[test]
-fn legacy_only_sends_clients_back_to_initialize() {
+fn handshake_only_sends_clients_back_to_initialize() {
     let config = Config {
-        legacy_only: true,
+        handshake_only: true,
         ..Config::default()
     };
     let mut h = H {
@@ -347,16 +351,18 @@ fn legacy_only_sends_clients_back_to_initialize() {
     };
     let discover = json!({"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":meta_with(json!({}))}});
     assert_eq!(h.one(discover)["error"]["code"], -32601);
-    let r = h.one(modern_call(2, all_caps(), json!({})));
+    let r = h.one(stateless_call(2, all_caps(), json!({})));
     assert_eq!(r["error"]["code"], -32022);
     let supported = r["error"]["data"]["supported"].as_array().unwrap();
     assert!(supported.contains(&json!("2025-11-25")));
     assert!(!supported.contains(&json!("2026-07-28")));
     let init = json!({"jsonrpc":"2.0","id":3,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}});
     assert_eq!(h.one(init)["result"]["protocolVersion"], "2025-11-25");
-    // In the session, a request that also names 2026-07-28 is a session request.
+    // In the connection, a request that also names 2026-07-28 is a connection request.
     assert_eq!(
-        h.req(modern_call(4, all_caps(), json!({}))).started.len(),
+        h.req(stateless_call(4, all_caps(), json!({})))
+            .started
+            .len(),
         1
     );
 }

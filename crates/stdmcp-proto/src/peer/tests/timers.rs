@@ -18,7 +18,7 @@ fn progress_message(out: &Out) -> Vec<String> {
 
 #[test]
 fn heartbeats_come_every_interval_until_the_call_ends() {
-    let mut h = H::legacy("2025-11-25");
+    let mut h = H::handshake("2025-11-25");
     let t0 = h.now;
     let out = h.req(call(
         json!(1),
@@ -51,7 +51,7 @@ fn heartbeats_come_every_interval_until_the_call_ends() {
 
 #[test]
 fn a_deadline_fires_once_at_its_time_before_the_heartbeat_due_with_it() {
-    let mut h = H::legacy("2025-11-25");
+    let mut h = H::handshake("2025-11-25");
     let t0 = h.now;
     h.req(call(json!(1), "sleep", json!({}), Some(json!("p"))));
     for _ in 0..5 {

@@ -1,5 +1,5 @@
 //! What the cursor tools do. Each takes the session's turn for its whole sequence
-//! ([`Link`]), takes the cursor's state out of the store, checks it against the program
+//! ([`Link`], the session's turn API), takes the cursor's state out of the store, checks it against the program
 //! (pid and start time) and the file on disk (an edit to the loaded part forces a reload),
 //! runs, and puts the state back.
 
@@ -9,18 +9,15 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use stdmcp::sync::lock;
 
-use super::engine::{answer, fill, Cursor, Halt};
+use super::engine::{answer, fill, Cursor, Failure, Halt};
 use super::file::read_beneath;
-use super::link::{Link, Said};
-use super::CursorSpec;
-use crate::session::exchange::StopReason;
-use crate::session::kind::SessionKind;
-use crate::session::ops::{Caller, OpResult};
-use crate::session::registry::{Key, Registry};
+use crate::session::{Caller, Key, Link, OpResult, Registry, Said, StopReason};
+use crate::spec::cursor::CursorSpec;
+use crate::spec::SessionKind;
 
 /// The cursors of a server, one per session.
 #[derive(Default)]
-pub struct CursorStore {
+pub(crate) struct CursorStore {
     map: Mutex<HashMap<Key, CursorSlot>>,
 }
 
@@ -62,7 +59,7 @@ impl CursorStore {
 }
 
 /// What every action needs.
-pub struct Env<'a> {
+pub(super) struct Env<'a> {
     pub reg: &'a Arc<Registry>,
     pub kind: &'a Arc<SessionKind>,
     pub spec: &'a CursorSpec,
@@ -70,6 +67,8 @@ pub struct Env<'a> {
     pub root: &'a Path,
     pub session: String,
     pub call: &'a Caller<'a>,
+    /// The call's cancel token: what a build the cursor runs is stopped by.
+    pub token: stdmcp::CancelToken,
 }
 
 impl Env<'_> {
@@ -98,7 +97,7 @@ fn dir_of(root: &Path, file: &str) -> Result<PathBuf, String> {
         .parent()
         .and_then(Path::to_str)
         .filter(|p| !p.is_empty());
-    crate::session::confine(root, parent.unwrap_or(".")).map_err(|e| e.to_string())
+    crate::resolve::dir_within(root, parent.unwrap_or(".")).map_err(|e| e.to_string())
 }
 
 fn clean(file: &str) -> String {
@@ -108,6 +107,7 @@ fn clean(file: &str) -> String {
 /// Takes the turn and the cursor for `file` (or the cursor's own file).
 pub(super) fn begin<'a>(env: &'a Env<'a>, file: Option<&str>) -> Result<Run<'a>, String> {
     let key = env.key();
+    let named = file.is_some();
     let file = match (file, env.store.peek(&key)) {
         (Some(f), _) => clean(f),
         (None, Some(Ok(c))) => c.file,
@@ -121,14 +121,32 @@ pub(super) fn begin<'a>(env: &'a Env<'a>, file: Option<&str>) -> Result<Run<'a>,
     };
     let disk = read_beneath(env.root, &file).map_err(|e| e.to_string())?;
     let dir = dir_of(env.root, &file)?;
+    let project = super::project::of(env.spec, env.root, &file)?;
     // The turn first: a cursor call running on this session keeps its state until its end.
-    let mut link = Link::open(env.reg, env.kind, &env.session, dir, env.call)?;
+    let opened = (dir, project.launch.clone());
+    let mut link = Link::open(env.reg, env.kind, &env.session, opened, env.call)?;
     link.noise.clone_from(&env.spec.noise);
+    let mut notes = link.notes.clone();
+    notes.extend(project.notes.iter().map(|n| {
+        format!(
+            "In {}: {n}",
+            project.file.as_deref().unwrap_or("the project")
+        )
+    }));
+    // Dependencies are brought up to date before a file is loaded: when it is named, or
+    // when the program holds none of it (fresh, restarted, or another file's).
+    let loads = named
+        || !link.notes.is_empty()
+        || !matches!(env.store.peek(&key), Some(Ok(c)) if c.file == file && c.identity == Some(link.identity()) && c.loaded > 0);
+    if loads {
+        let built = super::build::dependencies(env, &project, &file)?;
+        notes.extend(built.said());
+    }
     let existing = env.store.take(&key);
     let mut run = Run {
         env,
-        notes: link.notes.clone(),
         reloaded: !link.notes.is_empty(),
+        notes,
         link,
         cur: Cursor::default(),
     };
@@ -186,6 +204,13 @@ impl Run<'_> {
         if let Some(r) = cur.resume.take() {
             self.notes.push(r);
         }
+        if let Some(i) = cur.interrupted.take() {
+            if let Err(e) = self.take_back(&mut cur, i) {
+                cur.interrupted = Some(i);
+                self.env.store.put(&self.env.key(), cur);
+                return Err(e);
+            }
+        }
         if let Some((s, b)) = cur.current.and_then(|i| cur.block(i)) {
             if cur.text.get(s.start..s.end) != Some(cur.current_text.as_str()) {
                 self.notes.push(format!(
@@ -204,6 +229,38 @@ impl Run<'_> {
 }
 
 impl Run<'_> {
+    /// Takes back what the interrupted segment `i` left in the program, with the kind's
+    /// `rollback` inputs (their errors ignored); where the kind has none (or they need a
+    /// name the segment lacks), restarts the program, so that the file is loaded again.
+    fn take_back(&mut self, cur: &mut Cursor, i: usize) -> Result<(), String> {
+        let spec = self.env.spec;
+        let name = cur.block(i).map(|(_, b)| b.name.clone());
+        let named = spec.rollback.iter().any(|r| r.contains("{name}"));
+        let what = name.clone().unwrap_or_else(|| cur.progress(i));
+        if spec.rollback.is_empty() || (named && name.is_none()) {
+            self.notes.push(format!(
+                "The program cannot take back what the interrupted {what} left: it was restarted and {} is loaded again.",
+                cur.file
+            ));
+            cur.reset();
+            return self.restart(cur.clone());
+        }
+        for r in &spec.rollback {
+            let input = fill(r, &[("name", name.as_deref().unwrap_or_default())]);
+            answer(self.link.say(&input, spec.timeout)).map_err(|h| match h {
+                Halt::Stopped(_) => {
+                    "stopped while taking back an interrupted block: call again".to_owned()
+                }
+                Halt::Died(m) | Halt::Failed(m) => m,
+            })?;
+        }
+        self.notes.push(format!(
+            "Took back what the interrupted {what} left ({}) before loading it again.",
+            spec.rollback.join(" ")
+        ));
+        Ok(())
+    }
+
     /// Puts the cursor back and adds the notes to the reply.
     pub(super) fn end(mut self, reply: OpResult) -> OpResult {
         self.cur.identity = Some(self.link.identity());
@@ -279,7 +336,7 @@ impl Run<'_> {
 }
 
 /// `K_cursor_init {file, start_at?}`.
-pub fn init(env: &Env<'_>, file: &str, start_at: Option<&str>) -> OpResult {
+pub(super) fn init(env: &Env<'_>, file: &str, start_at: Option<&str>) -> OpResult {
     let mut run = begin(env, Some(file))?;
     let reply = init_in(&mut run, start_at);
     run.end(reply)
@@ -357,7 +414,7 @@ pub(super) fn entered(c: &Cursor) -> String {
 }
 
 /// The outline: each block, its lines, and whether its proof is a placeholder.
-pub fn outline(c: &Cursor, spec: &CursorSpec) -> String {
+pub(super) fn outline(c: &Cursor, spec: &CursorSpec) -> String {
     let mut out = format!(
         "{}: {} blocks, loaded to line {}.\n",
         c.file,
@@ -383,23 +440,37 @@ pub fn outline(c: &Cursor, spec: &CursorSpec) -> String {
 }
 
 pub(super) fn failures(c: &Cursor) -> String {
-    let mut out = String::new();
-    for f in &c.failed {
-        let admitted = if f.admit_failed {
-            "; it failed again with its proof left to later, so its name is unbound"
-        } else {
-            "; loaded again with its proof left to later"
-        };
-        out.push_str(&format!(
-            "FAILED {} (lines {}-{}): {}{admitted}\n",
-            f.name, f.lines.0, f.lines.1, f.error
-        ));
+    c.failed.iter().map(failure).collect()
+}
+
+/// One failure, on one line: a command's, or a block's (after a failed command: that it
+/// may be why, rather than the same error again).
+pub(super) fn failure(f: &Failure) -> String {
+    let (a, z) = f.lines;
+    let lines = if a == z {
+        format!("line {a}")
+    } else {
+        format!("lines {a}-{z}")
+    };
+    if f.command {
+        return format!("FAILED {} ({lines}): {}\n", f.name, f.error);
     }
-    out
+    let admitted = if f.admit_failed {
+        "; it failed again with its proof left to later, so its name is unbound"
+    } else {
+        "; loaded again with its proof left to later"
+    };
+    match &f.after {
+        Some(cause) => format!(
+            "FAILED {} ({lines}): after the failed command {cause} ({}){admitted}\n",
+            f.name, f.error
+        ),
+        None => format!("FAILED {} ({lines}): {}{admitted}\n", f.name, f.error),
+    }
 }
 
 /// `K_cursor_step {tactic}`.
-pub fn step(env: &Env<'_>, tactic: &str, limit: Duration) -> OpResult {
+pub(super) fn step(env: &Env<'_>, tactic: &str, limit: Duration) -> OpResult {
     let mut run = begin(env, None)?;
     let reply = step_in(&mut run, tactic, limit);
     run.end(reply)
@@ -486,7 +557,7 @@ fn step_in(run: &mut Run<'_>, tactic: &str, limit: Duration) -> OpResult {
 }
 
 /// `K_cursor_undo {}`.
-pub fn undo(env: &Env<'_>) -> OpResult {
+pub(super) fn undo(env: &Env<'_>) -> OpResult {
     let mut run = begin(env, None)?;
     let reply = (|| {
         need_goal(&mut run, "cursor_undo")?;
@@ -511,7 +582,7 @@ pub fn undo(env: &Env<'_>) -> OpResult {
 }
 
 /// `K_cursor_reenter {}`.
-pub fn reenter(env: &Env<'_>) -> OpResult {
+pub(super) fn reenter(env: &Env<'_>) -> OpResult {
     let mut run = begin(env, None)?;
     let reply = (|| {
         let i = run
@@ -526,7 +597,7 @@ pub fn reenter(env: &Env<'_>) -> OpResult {
 }
 
 /// `K_cursor_goto {theorem}`.
-pub fn goto(env: &Env<'_>, name: &str) -> OpResult {
+pub(super) fn goto(env: &Env<'_>, name: &str) -> OpResult {
     let mut run = begin(env, None)?;
     let reply = (|| {
         let i = theorem(&run.cur, run.env.spec, name)?;

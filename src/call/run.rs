@@ -11,7 +11,7 @@ use serde_json::json;
 use super::hooks::Hooks;
 use super::plan::{plan, Plan};
 use super::verdict::Tracker;
-use super::{remote, Cwd, Kind, ProgressLines, ToolSpec};
+use crate::spec::{remote, ArgPart, Cwd, ParamType, ProgressLines, ToolSpec};
 use crate::spool::{stream_name as spool_name, Entry};
 use stdmcp::beneath::{beneath, Dir};
 use stdmcp::mcp::{CallToolResult, Content};
@@ -20,13 +20,13 @@ use stdmcp::{CancelReason, CancelToken};
 use stdmcp::{Ctx, Reporter};
 
 /// Runs one call of a manifest tool.
-pub fn call(
+pub(crate) fn call(
     ctx: &Ctx,
     spec: &ToolSpec,
     roots: &BTreeMap<String, PathBuf>,
     args: &serde_json::Value,
 ) -> CallToolResult {
-    let call_id = remote::new_call_id();
+    let call_id = super::new_call_id();
     let how = How {
         cancel: ctx.cancel_token().clone(),
         call_id: call_id.clone(),
@@ -45,13 +45,13 @@ pub fn call(
 /// is told (`notifications/resources/updated`, handshake era).
 pub(super) fn ended(ctx: &Ctx, spec: &ToolSpec, args: &serde_json::Value, call_id: &str) {
     let output = format!("output://{call_id}/");
-    let logs = super::log_tools::updated_by(spec, args);
+    let logs = crate::logs::tools::updated_by(spec, args);
     ctx.resources_updated(|uri| uri.starts_with(&output) || logs(uri));
 }
 
 /// How one run is made: its cancel token, call id, own deadline (if the peer does not fire
 /// one), and what each output line feeds besides the verdict.
-pub(super) struct How {
+pub(crate) struct How {
     pub cancel: stdmcp::CancelToken,
     pub call_id: String,
     pub timeout: Option<Duration>,
@@ -59,7 +59,7 @@ pub(super) struct How {
 }
 
 /// How one run ended, for a portfolio.
-pub(super) struct Ran {
+pub(crate) struct Ran {
     pub result: CallToolResult,
     pub verdict: Option<String>,
     /// Exit code, if the program exited.
@@ -71,7 +71,7 @@ pub(super) struct Ran {
 }
 
 /// Plans and runs one call of `spec` through the process runner, and builds its result.
-pub(super) fn execute(
+pub(crate) fn execute(
     spec: &ToolSpec,
     roots: &BTreeMap<String, PathBuf>,
     args: &serde_json::Value,
@@ -96,7 +96,7 @@ pub(super) fn execute(
         .push(("STDMCP_CALL_ID".into(), call_id.clone().into()));
     let hooks = Hooks::new(spec, &call_id, values, &plan.env);
     let spool = crate::spool::Spool::global().begin(&call_id);
-    let logs = super::logs::Snapshot::take(spec, roots, args);
+    let logs = crate::logs::Snapshot::take(spec, roots, args);
     let mut run = RunSpec::new(spec.program.clone())
         .kill_grace(spec.kill_grace)
         .output_cap(spec.max_output_bytes)
@@ -166,9 +166,9 @@ fn planned(
     values: &BTreeMap<String, String>,
 ) -> Result<(Plan, Option<Dir>), String> {
     let expanded;
-    let template = if remote::uses_built_in(&spec.args) {
+    let template = if ArgPart::uses_built_in(&spec.args) {
         expanded = ToolSpec {
-            args: remote::expand_args(&spec.args, values),
+            args: ArgPart::expand_built_in(&spec.args, values),
             ..spec.clone()
         };
         &expanded
@@ -263,7 +263,7 @@ fn held_cwd(
     let (Some(Cwd::Param(p)), Some(cwd)) = (&spec.cwd, cwd) else {
         return Ok(None);
     };
-    let Some(Kind::Path { root, .. }) = spec.params.get(p).map(|p| &p.kind) else {
+    let Some(ParamType::Path { root, .. }) = spec.params.get(p).map(|p| &p.kind) else {
         return Ok(None);
     };
     let root = roots
@@ -303,7 +303,7 @@ pub(super) fn line_handler(reporter: Reporter, progress: Option<ProgressLines>) 
 }
 
 /// `progress[/total] [message]`.
-pub fn parse_progress(s: &str) -> Option<(f64, Option<f64>, Option<&str>)> {
+pub(crate) fn parse_progress(s: &str) -> Option<(f64, Option<f64>, Option<&str>)> {
     let s = s.trim_start();
     let (head, message) = match s.split_once(char::is_whitespace) {
         Some((h, m)) => (h, Some(m.trim()).filter(|m| !m.is_empty())),

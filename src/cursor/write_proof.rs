@@ -2,15 +2,15 @@
 //! the session, written over the placeholder (atomically, when allowed and unchanged on
 //! disk), and the cursor moved to the next placeholder.
 
-use super::actions::{entered, failures, need_goal, Run};
 use super::engine::{answer, fill};
 use super::file::{read_beneath, replace_beneath};
+use super::ops::{entered, failures, need_goal, Run};
 use super::outline::{with_proof, Outline, Segment};
-use crate::session::ops::OpResult;
+use crate::session::OpResult;
 
 /// `K_cursor_complete {}`.
-pub fn complete(env: &super::actions::Env<'_>) -> OpResult {
-    let mut run = super::actions::begin(env, None)?;
+pub(super) fn complete(env: &super::ops::Env<'_>) -> OpResult {
+    let mut run = super::ops::begin(env, None)?;
     let reply = complete_in(&mut run);
     run.end(reply)
 }
@@ -52,8 +52,7 @@ fn complete_in(run: &mut Run<'_>) -> OpResult {
         let end = seg.start + new.len();
         let disk = std::mem::take(&mut run.cur.text);
         run.cur.text = format!("{}{new}{}", &disk[..seg.start], &disk[seg.end..]);
-        run.cur.outline =
-            Outline::new(&run.cur.text, &spec.lexicon, &spec.rules, &spec.placeholder);
+        run.cur.outline = Outline::of(&run.cur.text, spec);
         run.cur.loaded = run.cur.outline.count_before(end);
     } else {
         run.cur.loaded = i + 1;

@@ -11,11 +11,11 @@ use std::path::{Component, Path, PathBuf};
 use stdmcp::beneath::Dir;
 
 /// Largest proof file read, in bytes.
-pub const MAX_FILE: u64 = 8 * 1024 * 1024;
+pub(super) const MAX_FILE: u64 = 8 * 1024 * 1024;
 
 /// Why a proof file cannot be read or written; its text names the file as given.
 #[derive(Debug)]
-pub enum FileError {
+pub(super) enum FileError {
     /// The path holds a NUL byte.
     Nul,
     /// The path (as given) leaves the root or uses `..`.
@@ -54,6 +54,21 @@ impl fmt::Display for FileError {
 
 impl std::error::Error for FileError {}
 
+impl FileError {
+    /// The file is not there.
+    pub(super) fn is_missing(&self) -> bool {
+        matches!(self, FileError::Read(_, e) if e.kind() == io::ErrorKind::NotFound)
+    }
+}
+
+/// When the regular file `rel` beneath `root` was last modified (`None`: it is not there, or
+/// not a regular file).
+pub(super) fn modified_beneath(root: &Path, rel: &Path) -> Option<std::time::SystemTime> {
+    let rel = relative(rel.to_str()?).ok()?;
+    let (_, meta) = Dir::open(root).and_then(|d| d.file(&rel)).ok()?;
+    meta.modified().ok()
+}
+
 /// `rel` as a relative path of plain names (no `..`, no root), naming at least one.
 fn relative(rel: &str) -> Result<PathBuf, FileError> {
     if rel.contains('\0') {
@@ -74,7 +89,7 @@ fn relative(rel: &str) -> Result<PathBuf, FileError> {
 }
 
 /// The text of `rel` beneath `root` (UTF-8, at most [`MAX_FILE`] bytes).
-pub fn read_beneath(root: &Path, rel: &str) -> Result<String, FileError> {
+pub(super) fn read_beneath(root: &Path, rel: &str) -> Result<String, FileError> {
     let path = relative(rel)?;
     let unreadable = |e| FileError::Read(rel.to_owned(), e);
     let (file, meta) = Dir::open(root)
@@ -92,7 +107,7 @@ pub fn read_beneath(root: &Path, rel: &str) -> Result<String, FileError> {
 
 /// Replaces the regular file `rel` beneath `root` with `bytes`, atomically (its mode kept). The
 /// file must exist already as a regular file: the cursor only writes proofs into its files.
-pub fn replace_beneath(root: &Path, rel: &str, bytes: &[u8]) -> Result<(), FileError> {
+pub(super) fn replace_beneath(root: &Path, rel: &str, bytes: &[u8]) -> Result<(), FileError> {
     let path = relative(rel)?;
     let dir = Dir::open(root).map_err(FileError::Root)?;
     let unwritable = |e| FileError::Write(rel.to_owned(), e);

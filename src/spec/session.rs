@@ -1,11 +1,10 @@
 //! A session kind as declared in a manifest's `sessions` array (README "Sessions").
 
 use std::collections::BTreeMap;
-use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::manifest::{ArgPart, Param};
+use super::tool::{ArgPart, Param};
 use stdmcp::process::Limits;
 
 /// How the end of an answer is recognised.
@@ -157,42 +156,8 @@ impl std::error::Error for BadPattern {
     }
 }
 
-/// What a session's program starts with: the arguments after the program, and the
-/// variables its start parameters set.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Launch {
-    /// The argument template with the start parameters' values put in.
-    pub argv: Vec<OsString>,
-    /// Variables set by start parameters (`env`), over the kind's environment.
-    pub env: Vec<(OsString, OsString)>,
-    /// The start parameters as given (shown by `K_start`).
-    pub given: serde_json::Map<String, serde_json::Value>,
-}
-
-impl SessionKind {
-    /// The launch for start parameters `given` (checked as a tool's arguments are).
-    pub fn launch(
-        &self,
-        given: serde_json::Map<String, serde_json::Value>,
-    ) -> Result<Launch, String> {
-        let (argv, env) =
-            crate::manifest::plan::start_plan(&self.params, &self.args, &self.roots, &given)
-                .map_err(|e| format!("Refused: {e}. Nothing was started."))?;
-        Ok(Launch { argv, env, given })
-    }
-
-    /// The bytes that end one input.
-    pub fn input_end(&self) -> &'static [u8] {
-        if self.input_nul {
-            b"\0"
-        } else {
-            b"\n"
-        }
-    }
-}
-
 /// Signal names accepted in `interrupt.signal`.
-pub const SIGNALS: &[(&str, i32)] = &[
+pub(crate) const SIGNALS: &[(&str, i32)] = &[
     ("SIGINT", libc::SIGINT),
     ("SIGTERM", libc::SIGTERM),
     ("SIGQUIT", libc::SIGQUIT),
@@ -203,9 +168,31 @@ pub const SIGNALS: &[(&str, i32)] = &[
 ];
 
 /// The name of signal `sig`.
-pub fn signal_name(sig: i32) -> String {
+pub(crate) fn signal_name(sig: i32) -> String {
     SIGNALS
         .iter()
         .find(|(_, n)| *n == sig)
         .map_or_else(|| format!("signal {sig}"), |(s, _)| (*s).to_owned())
+}
+
+impl SessionKind {
+    /// The bytes that end one input.
+    pub fn input_end(&self) -> &'static [u8] {
+        if self.input_nul {
+            b"\0"
+        } else {
+            b"\n"
+        }
+    }
+}
+
+/// The tool names of kind `name` (with its cursor's when it has one).
+pub(crate) fn tool_names(name: &str, cursor: bool) -> Vec<String> {
+    let extra = if cursor { super::cursor::TOOLS } else { &[] };
+    ["start", "send", "interrupt", "stop", "restart"]
+        .iter()
+        .chain(extra)
+        .map(|s| format!("{name}_{s}"))
+        .chain(std::iter::once("sessions".to_owned()))
+        .collect()
 }

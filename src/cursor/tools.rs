@@ -7,13 +7,13 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
-use super::actions::{self, CursorStore, Env};
-use super::check;
-use super::CursorSpec;
-use crate::session::kind::{SessionKind, Workdir};
-use crate::session::ops::OpResult;
-use crate::session::registry::Registry;
-use crate::session::tool_parts::{annotations, name_of, object, reply, session_param, with_call};
+use super::ops::{self, CursorStore, Env};
+use super::{check, write_proof};
+use crate::session::{
+    annotations, name_of, object, reply, session_param, with_call, OpResult, Registry,
+};
+use crate::spec::cursor::CursorSpec;
+use crate::spec::session::{SessionKind, Workdir};
 use stdmcp::{Ctx, ToolDef, ToolError};
 use stdmcp_proto::peer::Timeout;
 
@@ -69,6 +69,7 @@ impl Ctxt {
                         root: &me.root,
                         session,
                         call,
+                        token: ctx.cancel_token().clone(),
                     };
                     action(&env, &args)
                 })?;
@@ -89,7 +90,7 @@ impl Ctxt {
 }
 
 /// The cursor tools of `kind` (which has a cursor and a `workdir` root).
-pub fn tools(
+pub(crate) fn tools(
     reg: &Arc<Registry>,
     kind: &Arc<SessionKind>,
     store: &Arc<CursorStore>,
@@ -130,7 +131,7 @@ impl Ctxt {
             "Open a proof file in the {k} session (started in the file's directory): loads its blocks one by one up to the first placeholder (or `start_at`, a theorem name) and enters that goal. Returns the outline (each block, its lines, placeholder or not), the blocks that failed (each loaded again with its proof left to later, so later blocks still see its name), and the goal. Then {k}_cursor_step, {k}_cursor_complete."),
             json!({"file": file, "start_at": {"type": "string", "description": "Theorem to enter instead of the first placeholder."}}),
             &["file"], true,
-            Box::new(|env, a| Ok(actions::init(env, required(a, "file")?, string(a, "start_at")?)))),
+            Box::new(|env, a| Ok(ops::init(env, required(a, "file")?, string(a, "start_at")?)))),
         c.tool("cursor_step", format!(
             "Apply one step (tactic) to the goal under the {k} cursor. Recorded only when it succeeds; an error or a timeout is isError and leaves the goal as it was. Says when the goal is proved."),
             json!({"tactic": {"type": "string", "description": "The step, as you would write it in the proof.", "maxLength": 65536},
@@ -138,18 +139,18 @@ impl Ctxt {
             &["tactic"], false,
             Box::new(|env, a| {
                 let limit = step_timeout(env.kind).for_call(a);
-                Ok(actions::step(env, required(a, "tactic")?, limit))
+                Ok(ops::step(env, required(a, "tactic")?, limit))
             })).timeout_rule(step_timeout(kind)),
         c.tool("cursor_undo", format!("Take back the last recorded step of the {k} cursor."), json!({}), &[], false,
-            Box::new(|env, _| Ok(actions::undo(env)))),
+            Box::new(|env, _| Ok(ops::undo(env)))),
         c.tool("cursor_complete", format!(
             "Join the recorded steps into the proof, check the whole block in the {k} session, and {write}; then move to the next placeholder (loading the blocks in between) and enter its goal. Returns the proof, the changed lines and the next goal."),
-            json!({}), &[], true, Box::new(|env, _| Ok(super::splice::complete(env)))),
+            json!({}), &[], true, Box::new(|env, _| Ok(write_proof::complete(env)))),
         c.tool("cursor_goto", format!("Drop the current proof of the {k} cursor and enter another theorem of the file (forward: loads the blocks in between; backward: a fresh program loads up to it)."),
             json!({"theorem": {"type": "string", "description": "The theorem's name."}}), &["theorem"], true,
-            Box::new(|env, a| Ok(actions::goto(env, required(a, "theorem")?)))),
+            Box::new(|env, a| Ok(ops::goto(env, required(a, "theorem")?)))),
         c.tool("cursor_reenter", format!("Drop all proof state of the {k} cursor and enter the current theorem again (no steps)."),
-            json!({}), &[], true, Box::new(|env, _| Ok(actions::reenter(env)))),
+            json!({}), &[], true, Box::new(|env, _| Ok(ops::reenter(env)))),
         ]
     }
 

@@ -24,7 +24,12 @@ const REMOVED_IN_2026: [&str; 7] = [
 ];
 
 impl Peer {
-    pub(in crate::peer) fn modern_request(&mut self, now: Instant, req: Request, version: &Value) {
+    pub(in crate::peer) fn stateless_request(
+        &mut self,
+        now: Instant,
+        req: Request,
+        version: &Value,
+    ) {
         let Some(asked) = version.as_str() else {
             let e = ErrorObject::invalid_params(format!(
                 "_meta \"{}\" must be a string",
@@ -58,7 +63,7 @@ impl Peer {
         };
         let terms = Terms {
             version,
-            modern: true,
+            stateless: true,
             caps: ClientCapabilities::new(caps),
             log_level,
         };
@@ -73,7 +78,7 @@ impl Peer {
                 if self.catalog.instructions.is_none() {
                     result.as_object_mut().map(|o| o.remove("instructions"));
                 }
-                self.send_modern_result(&req.id, &result, true);
+                self.send_stateless_result(&req.id, &result, true);
             }
             method::SUBSCRIPTIONS_LISTEN => self.listen(req),
             m if super::tasks::TASK_METHODS.contains(&m) => self.task_request(now, &req, &terms),
@@ -91,17 +96,17 @@ impl Peer {
 
     /// Adds what every 2026-07-28 result carries: `resultType`, server info, and for
     /// cacheable results `ttlMs`/`cacheScope` (MCP 2026-07-28, Caching).
-    pub(in crate::peer) fn send_modern_result<T: Serialize + ?Sized>(
+    pub(in crate::peer) fn send_stateless_result<T: Serialize + ?Sized>(
         &mut self,
         id: &RequestId,
         result: &T,
         cacheable: bool,
     ) {
-        self.send_modern_typed(id, result, cacheable, "complete");
+        self.send_stateless_typed(id, result, cacheable, "complete");
     }
 
-    /// As [`Peer::send_modern_result`], with this `resultType`.
-    pub(in crate::peer) fn send_modern_typed<T: Serialize + ?Sized>(
+    /// As [`Peer::send_stateless_result`], with this `resultType`.
+    pub(in crate::peer) fn send_stateless_typed<T: Serialize + ?Sized>(
         &mut self,
         id: &RequestId,
         result: &T,

@@ -9,13 +9,13 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::confine::{confine, Refusal};
-use super::{Kind, Param, PathKind};
+use crate::resolve::{within, Refusal};
+use crate::spec::{Param, ParamType, PathKind};
 
 /// Characters a shell would interpret. stdmcp never runs a shell; they matter only in a
 /// value that an interpreter runs as code, where they are refused unless
 /// `allowMetacharacters`.
-pub const METACHARACTERS: &str = "`$;|&<>(){}[]\\'\"*?!~#\n\r";
+pub(crate) const METACHARACTERS: &str = "`$;|&<>(){}[]\\'\"*?!~#\n\r";
 
 /// A checked value.
 #[derive(Clone, Debug, PartialEq)]
@@ -100,11 +100,11 @@ pub(super) fn check(
         Ok(Checked::One(s.into()))
     };
     match &p.kind {
-        Kind::String => match v {
+        ParamType::String => match v {
             Value::String(s) => Ok(Checked::One(text(p, s, at)?)),
             _ => type_err("a string"),
         },
-        Kind::Integer { minimum, maximum } => {
+        ParamType::Integer { minimum, maximum } => {
             let Some(i) = v.as_i64().or_else(|| {
                 v.as_f64()
                     .filter(|f| f.fract() == 0.0 && f.abs() < 9e15)
@@ -115,28 +115,28 @@ pub(super) fn check(
             in_range(i, minimum, maximum)?;
             one(i.to_string())
         }
-        Kind::Number { minimum, maximum } => {
+        ParamType::Number { minimum, maximum } => {
             let Some(x) = v.as_f64() else {
                 return type_err("a number");
             };
             in_range(x, minimum, maximum)?;
             one(v.to_string())
         }
-        Kind::Boolean => v
+        ParamType::Boolean => v
             .as_bool()
             .map(Checked::Flag)
             .ok_or_else(|| format!("expected true or false, got {v}")),
-        Kind::Enum(values) => match v.as_str() {
+        ParamType::Enum(values) => match v.as_str() {
             Some(s) if values.iter().any(|x| x == s) => one(s.to_owned()),
             _ => Err(format!("{v} is not one of {}", values.join(", "))),
         },
-        Kind::Array { max_items, items } => {
+        ParamType::Array { max_items, items } => {
             let Some(list) = v.as_array() else {
                 return type_err("an array");
             };
             array(list, *max_items, items, roots, at)
         }
-        Kind::Path {
+        ParamType::Path {
             root,
             must_exist,
             kind,
@@ -207,7 +207,7 @@ fn path(
     if s.is_empty() {
         return Err("the path is empty (use . for the root itself)".into());
     }
-    let resolved = match confine(root, Path::new(s), must_exist) {
+    let resolved = match within(root, Path::new(s), must_exist) {
         Ok(r) => r,
         // At load time only confinement is checked: the file may appear before the call.
         Err(Refusal::Unusable(_)) if !at.files => return Ok(Checked::One(s.into())),
@@ -251,7 +251,7 @@ mod tests {
     use serde_json::json;
     use std::collections::BTreeMap;
 
-    fn param(kind: Kind, allow: bool) -> Param {
+    fn param(kind: ParamType, allow: bool) -> Param {
         Param {
             description: None,
             kind,
@@ -274,12 +274,12 @@ mod tests {
     #[test]
     fn one_character_model_for_every_type() {
         let roots = BTreeMap::new();
-        let string = param(Kind::String, false);
-        let items = Kind::Array {
+        let string = param(ParamType::String, false);
+        let items = ParamType::Array {
             max_items: 4,
-            items: Box::new(param(Kind::String, false)),
+            items: Box::new(param(ParamType::String, false)),
         };
-        let enumerated = Kind::Enum(vec!["a;b".into(), "x$(y)".into()]);
+        let enumerated = ParamType::Enum(vec!["a;b".into(), "x$(y)".into()]);
         // Ordinary text, punctuation included, passes in argv and on stdin.
         for (p, v) in [
             (string.clone(), json!("with; semicolon (a|b)?")),
@@ -287,7 +287,7 @@ mod tests {
             (param(enumerated.clone(), false), json!("x$(y)")),
             (
                 param(
-                    Kind::Number {
+                    ParamType::Number {
                         minimum: None,
                         maximum: None,
                     },
@@ -307,7 +307,13 @@ mod tests {
             .unwrap_err()
             .contains("control"));
         assert!(check(&string, &json!("a\nb"), &roots, stdin).is_ok());
-        assert!(check(&param(Kind::String, true), &json!("a\nb"), &roots, ARGV).is_ok());
+        assert!(check(
+            &param(ParamType::String, true),
+            &json!("a\nb"),
+            &roots,
+            ARGV
+        )
+        .is_ok());
         let e = check(
             &param(items.clone(), false),
             &json!(["ok", "a\rb"]),
@@ -317,7 +323,7 @@ mod tests {
         assert!(e.unwrap_err().starts_with("item 1: "));
         // NUL: refused everywhere, even when allowed.
         for u in [ARGV, stdin] {
-            let e = check(&param(Kind::String, true), &json!("a\u{0}"), &roots, u);
+            let e = check(&param(ParamType::String, true), &json!("a\u{0}"), &roots, u);
             assert!(e.unwrap_err().contains("NUL"));
         }
         // Spliced into code: metacharacters refused in every type unless allowed.
@@ -331,7 +337,13 @@ mod tests {
             assert!(e.contains("metacharacter"), "{v}: {e}");
         }
         assert!(check(&string, &json!("hello world"), &roots, code).is_ok());
-        assert!(check(&param(Kind::String, true), &json!("hi; id"), &roots, code).is_ok());
+        assert!(check(
+            &param(ParamType::String, true),
+            &json!("hi; id"),
+            &roots,
+            code
+        )
+        .is_ok());
     }
 
     #[test]
@@ -347,7 +359,7 @@ mod tests {
         std::os::unix::fs::symlink(bad, dir.join("nl")).unwrap();
         let roots = BTreeMap::from([("r".to_owned(), dir.clone())]);
         let path = |allow| {
-            let kind = Kind::Path {
+            let kind = ParamType::Path {
                 root: "r".into(),
                 must_exist: true,
                 kind: PathKind::Any,

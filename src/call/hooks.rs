@@ -1,4 +1,4 @@
-//! One call's remote-work hooks ([`super::remote`]): captures values from its first output
+//! One call's remote-work hooks ([`crate::spec::remote`]): captures values from its first output
 //! lines, keeps its `onCancel` command registered with the watchdog while it runs
 //! ([`stdmcp::process::on_cancel`]), and runs that command through the runner when the call
 //! is abandoned (cancelled, timed out, or stopped by the server's shutdown).
@@ -8,8 +8,8 @@ use std::ffi::OsString;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use super::remote::{self, CAPTURE_LINES};
-use super::ToolSpec;
+use crate::spec::remote::{self, CAPTURE_LINES};
+use crate::spec::ToolSpec;
 use stdmcp::process::on_cancel::{Command, Registration};
 use stdmcp::process::{self, RunSpec, Stream};
 use stdmcp::CancelToken;

@@ -1,4 +1,6 @@
-//! Confining a path to its root. The path is resolved one component at a time, from `/`,
+//! A caller's path resolved inside its root: the one check of "inside the root" for path
+//! parameters, working directories, log files and proof files. The path is resolved one
+//! component at a time, from `/`,
 //! following every symlink (a dangling one too, to where it points) and applying `..` to the
 //! place reached so far, so the result is the real place the program will touch, free of
 //! symlinks; it must lie inside the root. The program is given that resolved path.
@@ -17,7 +19,7 @@ const MAX_LINKS: usize = 40;
 
 /// Why a path is refused.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Refusal {
+pub(crate) enum Refusal {
     /// It leads outside its root.
     Outside(String),
     /// It is empty, missing, or cannot be resolved.
@@ -51,7 +53,7 @@ fn push_components(todo: &mut Vec<OsString>, p: &Path) {
 /// (canonical). With `must_exist` false the last component may be missing: the result is
 /// then where it would be created, and a dangling symlink there counts as leading to its
 /// target.
-pub fn confine(root: &Path, p: &Path, must_exist: bool) -> Result<PathBuf, Refusal> {
+pub(crate) fn within(root: &Path, p: &Path, must_exist: bool) -> Result<PathBuf, Refusal> {
     if p.as_os_str().is_empty() {
         return Err(Refusal::Unusable(
             "the path is empty (use . for the root itself)".into(),
@@ -124,6 +126,27 @@ pub fn confine(root: &Path, p: &Path, must_exist: bool) -> Result<PathBuf, Refus
     }
 }
 
+/// `dir` (relative to `root`) resolved [`within`] `root`: an existing directory.
+pub(crate) fn dir_within(root: &Path, dir: &str) -> Result<PathBuf, Refusal> {
+    if dir.contains('\0') {
+        return Err(Refusal::Unusable(
+            "a directory name must not contain NUL".into(),
+        ));
+    }
+    let resolved = within(root, Path::new(dir), true).map_err(|e| match e {
+        Refusal::Outside(_) => Refusal::Outside(format!(
+            "the directory {dir:?} is outside the root {}",
+            root.display()
+        )),
+        unusable => unusable,
+    })?;
+    if resolved.is_dir() {
+        Ok(resolved)
+    } else {
+        Err(Refusal::Unusable(format!("{dir} is not a directory")))
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -132,7 +155,7 @@ mod tests {
 
     fn setup(name: &str) -> (PathBuf, PathBuf) {
         let dir =
-            std::env::temp_dir().join(format!("stdmcp-confine-{}-{name}", std::process::id()));
+            std::env::temp_dir().join(format!("stdmcp-resolve-{}-{name}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(dir.join("root/sub")).unwrap();
         std::fs::create_dir_all(dir.join("out")).unwrap();
@@ -148,7 +171,7 @@ mod tests {
         symlink("sub", root.join("s")).unwrap();
         symlink(dir.join("out"), root.join("o")).unwrap();
         symlink("self", root.join("self")).unwrap();
-        let ok = |p: &str, must: bool| confine(&root, Path::new(p), must);
+        let ok = |p: &str, must: bool| within(&root, Path::new(p), must);
         assert_eq!(ok(".", true).unwrap(), root);
         assert_eq!(ok(root.to_str().unwrap(), true).unwrap(), root);
         assert_eq!(ok("s/../f", true).unwrap(), root.join("f"));
@@ -203,6 +226,25 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("does not exist"));
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn a_directory_within_is_an_existing_directory() {
+        let (root, dir) = setup("dirs");
+        symlink(dir.join("out"), root.join("o")).unwrap();
+        assert_eq!(dir_within(&root, "sub").unwrap(), root.join("sub"));
+        assert_eq!(dir_within(&root, ".").unwrap(), root);
+        for (d, why) in [
+            ("f", "is not a directory"),
+            ("o", "is outside the root"),
+            ("..", "is outside the root"),
+            ("missing", "does not exist"),
+            ("a\0b", "NUL"),
+        ] {
+            let e = dir_within(&root, d).unwrap_err().to_string();
+            assert!(e.contains(why), "{d}: {e}");
+        }
         std::fs::remove_dir_all(dir).unwrap();
     }
 }

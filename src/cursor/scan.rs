@@ -2,44 +2,12 @@
 //! literals are not. Block patterns only match where the code is, so a `Theorem` or `QED`
 //! inside a comment or a string never starts or ends a block. Pure: text in, mask out.
 
-/// A block comment's delimiters.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Comment {
-    /// What opens it.
-    pub open: String,
-    /// What closes it.
-    pub close: String,
-    /// Comments nest (SML, OCaml, Rocq: `(* (* *) *)` is one comment).
-    pub nested: bool,
-}
-
-/// A string literal's delimiters and escape character.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Quote {
-    /// What opens it.
-    pub open: String,
-    /// What closes it.
-    pub close: String,
-    /// The character that makes the next one literal (`\` in SML); none in Rocq, where `""`
-    /// inside a string is two strings back to back, which scans the same.
-    pub escape: Option<char>,
-}
-
-/// The lexical rules of a proof file.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Lexicon {
-    /// Block comments.
-    pub comments: Vec<Comment>,
-    /// Line comments: from the opener to the end of the line (Lean `--`).
-    pub line_comments: Vec<String>,
-    /// String literals.
-    pub strings: Vec<Quote>,
-}
+use crate::spec::cursor::{Comment, Lexicon, Quote};
 
 /// For each byte of `text`: true when it is code (not inside a comment or a string literal;
 /// the delimiters themselves are not code either). An unclosed comment or string runs to
 /// the end of the text.
-pub fn code_mask(text: &str, lex: &Lexicon) -> Vec<bool> {
+pub(super) fn code_mask(text: &str, lex: &Lexicon) -> Vec<bool> {
     let b = text.as_bytes();
     let mut mask = vec![true; b.len()];
     let mut i = 0;
@@ -101,21 +69,21 @@ fn comment_end(b: &[u8], start: usize, c: &Comment) -> usize {
     b.len()
 }
 
-/// Where the string whose contents start at `from` ends (after its closer).
+/// Where the string whose contents start at `from` ends (after its closer). Bytes, not
+/// characters, are stepped over, so that no position inside a character is ever sliced at.
 fn string_end(text: &str, from: usize, q: &Quote) -> usize {
     let b = text.as_bytes();
+    let mut esc = [0u8; 4];
+    let esc = q
+        .escape
+        .map(|e| e.encode_utf8(&mut esc).as_bytes().to_vec());
     let mut i = from;
     while i < b.len() {
-        if let Some(e) = q.escape {
-            if text[i..].starts_with(e) {
-                i += e.len_utf8();
-                // Skip the escaped character whole (it may be multi-byte).
-                i += text[i.min(b.len())..]
-                    .chars()
-                    .next()
-                    .map_or(0, char::len_utf8);
-                continue;
-            }
+        if let Some(e) = esc.as_deref().filter(|e| b[i..].starts_with(e)) {
+            // Skip the escaped character whole (it may be several bytes long).
+            i += e.len();
+            i += b.get(i).map_or(0, |&lead| utf8_len(lead));
+            continue;
         }
         if b[i..].starts_with(q.close.as_bytes()) {
             return i + q.close.len();
@@ -125,8 +93,19 @@ fn string_end(text: &str, from: usize, q: &Quote) -> usize {
     b.len()
 }
 
+/// The length of the UTF-8 character whose first byte is `lead` (1 for a byte that cannot
+/// start one).
+fn utf8_len(lead: u8) -> usize {
+    match lead {
+        0xF0..=0xF7 => 4,
+        0xE0..=0xEF => 3,
+        0xC0..=0xDF => 2,
+        _ => 1,
+    }
+}
+
 /// True when brackets `()`, `[]`, `{}` are balanced in the code of `text[from..to]`.
-pub fn balanced(text: &str, mask: &[bool], from: usize, to: usize) -> bool {
+pub(super) fn balanced(text: &str, mask: &[bool], from: usize, to: usize) -> bool {
     let mut stack = Vec::new();
     for (i, c) in text[from..to].char_indices() {
         if !mask.get(from + i).copied().unwrap_or(false) {
@@ -156,7 +135,7 @@ pub(super) mod tests {
     use super::*;
 
     /// The lexicon of the ML family: nested `(* *)` comments, `"` strings with `escape`.
-    pub fn ml(escape: Option<char>) -> Lexicon {
+    pub(crate) fn ml(escape: Option<char>) -> Lexicon {
         Lexicon {
             comments: vec![Comment {
                 open: "(*".into(),
@@ -172,7 +151,7 @@ pub(super) mod tests {
         }
     }
 
-    pub fn sml() -> Lexicon {
+    pub(crate) fn sml() -> Lexicon {
         ml(Some('\\'))
     }
 
@@ -220,5 +199,20 @@ pub(super) mod tests {
         assert!(balanced(t, &m, 0, t.len()));
         let t = "simp [a, b";
         assert!(!balanced(t, &code_mask(t, &lex), 0, t.len()));
+    }
+
+    #[test]
+    fn strings_with_characters_of_several_bytes_are_scanned_by_bytes() {
+        let lex = sml();
+        // A string holding characters of two, three and four bytes, one escaped, and an
+        // unterminated one at the end: never a slice inside a character.
+        let t = "x \"é ‘∀’ \\é 𝔸\" y \"ü\\";
+        let got = code(t, &lex);
+        assert!(got.starts_with("x _") && got.contains(" y "), "{got}");
+        for end in 0..t.len() {
+            if t.is_char_boundary(end) {
+                let _ = code_mask(&t[..end], &lex);
+            }
+        }
     }
 }

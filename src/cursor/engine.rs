@@ -2,15 +2,20 @@
 //! segments one by one (a failed block is reported and loaded again with its proof
 //! replaced by the placeholder), enter a block's goal, replay recorded steps.
 
-use super::link::{Identity, Link, Said};
 use super::outline::{with_proof, Block, Outline, Segment};
-use super::CursorSpec;
-use crate::session::exchange::StopReason;
+use crate::session::{Identity, Link, Said, StopReason};
+use crate::spec::cursor::CursorSpec;
 
-/// A block that failed to load.
+/// A block, or a command outside blocks, that failed to load.
 #[derive(Clone, Debug)]
-pub struct Failure {
+pub(super) struct Failure {
+    /// The block's name, or the command's first line.
     pub name: String,
+    /// A command outside blocks, not a block.
+    pub command: bool,
+    /// The first command before it that failed, when it is a block: it may fail only
+    /// because of that one (a failed `Require` leaves later names unbound).
+    pub after: Option<String>,
     pub lines: (usize, usize),
     /// The first line of the error.
     pub error: String,
@@ -21,7 +26,7 @@ pub struct Failure {
 }
 
 /// Why a sequence stopped before its end.
-pub enum Halt {
+pub(super) enum Halt {
     /// Cancelled or past the deadline, after the last whole segment.
     Stopped(StopReason),
     /// The program ended.
@@ -32,7 +37,7 @@ pub enum Halt {
 
 /// The cursor of one session.
 #[derive(Clone, Debug, Default)]
-pub struct Cursor {
+pub(super) struct Cursor {
     /// The file, relative to the root.
     pub file: String,
     /// The file's text as last read (what the loaded prefix was loaded from).
@@ -53,10 +58,13 @@ pub struct Cursor {
     pub proved: bool,
     /// A load that stopped early: what to say when the next call resumes it.
     pub resume: Option<String>,
+    /// The segment a cancel or deadline interrupted while it loaded: what it left is taken
+    /// back before the next call loads it again.
+    pub interrupted: Option<usize>,
 }
 
 /// Replaces each `{key}` of `template` by its value, in one pass (a value's own braces stay).
-pub fn fill(template: &str, vars: &[(&str, &str)]) -> String {
+pub(super) fn fill(template: &str, vars: &[(&str, &str)]) -> String {
     let mut out = String::with_capacity(template.len());
     let mut rest = template;
     'outer: while let Some(i) = rest.find('{') {
@@ -79,8 +87,8 @@ pub fn fill(template: &str, vars: &[(&str, &str)]) -> String {
 
 impl Cursor {
     /// A cursor for `file` with text `text`, nothing loaded.
-    pub fn new(file: &str, text: String, spec: &CursorSpec) -> Cursor {
-        let outline = Outline::new(&text, &spec.lexicon, &spec.rules, &spec.placeholder);
+    pub(super) fn new(file: &str, text: String, spec: &CursorSpec) -> Cursor {
+        let outline = Outline::of(&text, spec);
         Cursor {
             file: file.to_owned(),
             text,
@@ -91,15 +99,16 @@ impl Cursor {
 
     /// Forgets what was loaded (the program is fresh); the current theorem and its steps
     /// stay, to be entered again.
-    pub fn reset(&mut self) {
+    pub(super) fn reset(&mut self) {
         self.loaded = 0;
         self.failed.clear();
         self.proved = false;
         self.resume = None;
+        self.interrupted = None;
     }
 
     /// Where the loaded prefix ends.
-    pub fn loaded_end(&self) -> usize {
+    pub(super) fn loaded_end(&self) -> usize {
         self.loaded
             .checked_sub(1)
             .map_or(0, |i| self.outline.segments[i].end)
@@ -107,7 +116,7 @@ impl Cursor {
 
     /// Takes the file's text from disk. `Err(line)`: the loaded prefix changed there (the
     /// state must be reloaded); the text is taken anyway.
-    pub fn sync(&mut self, disk: String, spec: &CursorSpec) -> Result<(), usize> {
+    pub(super) fn sync(&mut self, disk: String, spec: &CursorSpec) -> Result<(), usize> {
         let name = self
             .current
             .and_then(|i| self.block(i))
@@ -121,7 +130,7 @@ impl Cursor {
             .position(|(a, b)| a != b)
             .unwrap_or(self.text.len().min(disk.len()));
         if disk != self.text {
-            self.outline = Outline::new(&disk, &spec.lexicon, &spec.rules, &spec.placeholder);
+            self.outline = Outline::of(&disk, spec);
         }
         let line = self.outline.line(first_diff);
         self.text = disk;
@@ -141,13 +150,13 @@ impl Cursor {
     }
 
     /// The block of segment `i`.
-    pub fn block(&self, i: usize) -> Option<(&Segment, &Block)> {
+    pub(super) fn block(&self, i: usize) -> Option<(&Segment, &Block)> {
         let s = self.outline.segments.get(i)?;
         Some((s, s.block.as_ref()?))
     }
 
     /// "block k/n: name" for segment `i`.
-    pub fn progress(&self, i: usize) -> String {
+    pub(super) fn progress(&self, i: usize) -> String {
         let total = self.outline.blocks().count();
         let k = self.outline.blocks().take_while(|(j, _, _)| *j < i).count() + 1;
         match self.block(i) {
@@ -160,7 +169,7 @@ impl Cursor {
     }
 
     /// Loads segments up to (not including) `target`.
-    pub fn load_to(
+    pub(super) fn load_to(
         &mut self,
         link: &Link<'_>,
         spec: &CursorSpec,
@@ -171,7 +180,12 @@ impl Cursor {
                 return Err(Halt::Stopped(why));
             }
             link.status(&self.progress(self.loaded));
-            self.load_one(link, spec, self.loaded)?;
+            if let Err(h) = self.load_one(link, spec, self.loaded) {
+                if matches!(h, Halt::Stopped(_)) {
+                    self.interrupted = Some(self.loaded);
+                }
+                return Err(h);
+            }
             self.loaded += 1;
         }
         Ok(())
@@ -183,6 +197,13 @@ impl Cursor {
         if text.trim().is_empty() {
             return Ok(());
         }
+        if seg.block.is_none() {
+            // The names the command imports, loaded first (their failures show in the
+            // command's own answer: an unknown structure, a missing file).
+            if let Some(load) = super::project::loads(spec, text) {
+                answer(link.say(&load, spec.timeout))?;
+            }
+        }
         let said = answer(link.say(text, spec.timeout))?;
         let Some(error) = spec.error_line(&said) else {
             return Ok(());
@@ -190,7 +211,9 @@ impl Cursor {
         let lines = self.outline.lines_of(&seg);
         let Some(b) = &seg.block else {
             self.failed.push(Failure {
-                name: format!("(text at lines {}-{})", lines.0, lines.1),
+                name: first_line(text),
+                command: true,
+                after: None,
                 lines,
                 error,
                 detail: excerpt(&said),
@@ -198,8 +221,15 @@ impl Cursor {
             });
             return Ok(());
         };
+        let after = self
+            .failed
+            .iter()
+            .find(|f| f.command)
+            .map(|f| format!("{} (line {})", f.name, f.lines.0));
         let mut f = Failure {
             name: b.name.clone(),
+            command: false,
+            after,
             lines,
             error,
             detail: excerpt(&said),
@@ -219,11 +249,22 @@ impl Cursor {
 
     /// Drops any proof and enters the goal of block `i`, then replays the recorded steps.
     /// Returns the goal (the answer to the last input).
-    pub fn enter(&mut self, link: &Link<'_>, spec: &CursorSpec, i: usize) -> Result<String, Halt> {
+    pub(super) fn enter(
+        &mut self,
+        link: &Link<'_>,
+        spec: &CursorSpec,
+        i: usize,
+    ) -> Result<String, Halt> {
         let (seg, b) = self
             .block(i)
             .ok_or_else(|| Halt::Failed("not a block".into()))?;
-        let statement = self.text[b.statement.0..b.statement.1].trim();
+        let rule = &spec.rules[b.rule];
+        let whole = self.text[b.statement.0..b.statement.1].trim();
+        let statement = rule
+            .statement
+            .as_ref()
+            .and_then(|re| re.captures(whole)?.name("statement"))
+            .map_or(whole, |m| m.as_str().trim());
         if let Some(bad) = spec
             .statement_forbids
             .iter()
@@ -236,7 +277,7 @@ impl Cursor {
         }
         let header = &self.text[seg.start..b.proof.map_or(b.statement.1, |(_, e)| e)];
         let input = fill(
-            &spec.enter,
+            rule.enter.as_deref().unwrap_or(&spec.enter),
             &[
                 ("name", &b.name),
                 ("statement", statement),
@@ -274,11 +315,20 @@ impl Cursor {
 
     /// The first block at or after segment `from` that can be entered and holds a
     /// placeholder.
-    pub fn next_placeholder(&self, spec: &CursorSpec, from: usize) -> Option<usize> {
+    pub(super) fn next_placeholder(&self, spec: &CursorSpec, from: usize) -> Option<usize> {
         self.outline
             .blocks()
             .find(|(i, _, b)| *i >= from && b.placeholder && spec.rules[b.rule].goal)
             .map(|(i, _, _)| i)
+    }
+}
+
+/// The first line of a command, at most 60 characters.
+fn first_line(text: &str) -> String {
+    let line = text.trim().lines().next().unwrap_or_default();
+    match line.char_indices().nth(60) {
+        Some((cut, _)) => format!("{}…", &line[..cut]),
+        None => line.to_owned(),
     }
 }
 
@@ -293,7 +343,7 @@ fn excerpt(answer: &str) -> String {
 }
 
 /// The answer, or why there is none.
-pub fn answer(said: Said) -> Result<String, Halt> {
+pub(super) fn answer(said: Said) -> Result<String, Halt> {
     match said {
         Said::Answer(a) => Ok(a),
         Said::Stopped { why, .. } => Err(Halt::Stopped(why)),

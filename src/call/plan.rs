@@ -8,15 +8,11 @@ use std::ffi::OsString;
 use std::os::unix::ffi::OsStringExt;
 use std::path::PathBuf;
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
-use super::value::{check, short, Checked, Use};
-use super::{ArgPart, Cwd, Kind, Param, PathKind, ToolSpec};
-use stdmcp::mcp::Tool;
+use crate::spec::{ArgPart, Cwd, Param, ParamType, ToolSpec};
+use crate::value::{check, short, Checked, Use};
 use stdmcp::process::minimal_environment;
-
-pub use super::value::METACHARACTERS;
-pub use stdmcp::process::INHERITED_ENV;
 
 /// What one call runs.
 #[derive(Clone, Debug, PartialEq)]
@@ -29,110 +25,6 @@ pub struct Plan {
     pub stdin: Option<Vec<u8>>,
     /// The whole environment of the program.
     pub env: Vec<(OsString, OsString)>,
-}
-
-/// The `tools/list` definition of a manifest tool: an input schema generated from its
-/// parameters and the output schema of every manifest tool's `structuredContent`.
-pub fn tool_definition(spec: &ToolSpec, roots: &BTreeMap<String, PathBuf>) -> Tool {
-    let mut props = Map::new();
-    let mut required = Vec::new();
-    for (name, p) in &spec.params {
-        props.insert(name.clone(), param_schema(p, roots));
-        if p.required {
-            required.push(json!(name));
-        }
-    }
-    Tool {
-        name: spec.name.clone(),
-        title: spec.title.clone(),
-        description: Some(spec.description.clone()),
-        input_schema: json!({"type": "object", "properties": props, "required": required, "additionalProperties": false}),
-        output_schema: Some(if spec.portfolio.is_empty() {
-            output_schema()
-        } else {
-            super::race::output_schema()
-        }),
-        annotations: Some(spec.annotations.clone()),
-        icons: None,
-        meta: None,
-    }
-}
-
-/// The input schema of one parameter.
-pub fn param_schema(p: &Param, roots: &BTreeMap<String, PathBuf>) -> Value {
-    let mut s = value_schema(p, roots);
-    if let Some(d) = &p.default {
-        s["default"] = d.clone();
-    }
-    s
-}
-
-/// The schema of one value (of a parameter, or of each item of an array).
-fn value_schema(p: &Param, roots: &BTreeMap<String, PathBuf>) -> Value {
-    let mut s = match &p.kind {
-        Kind::String => json!({"type": "string", "maxLength": p.max_length}),
-        Kind::Integer { minimum, maximum } => ranged("integer", json!(minimum), json!(maximum)),
-        Kind::Number { minimum, maximum } => ranged("number", json!(minimum), json!(maximum)),
-        Kind::Boolean => json!({"type": "boolean"}),
-        Kind::Enum(values) => json!({"type": "string", "enum": values}),
-        Kind::Array { max_items, items } => {
-            json!({"type": "array", "items": value_schema(items, roots), "maxItems": max_items})
-        }
-        Kind::Path { .. } => json!({"type": "string", "maxLength": p.max_length}),
-    };
-    let mut description = p.description.clone().unwrap_or_default();
-    if let Kind::Path { root, kind, .. } = &p.kind {
-        let what = match kind {
-            PathKind::File => "a file",
-            PathKind::Dir => "a directory",
-            PathKind::Any => "a path",
-        };
-        let dir = roots
-            .get(root)
-            .map_or_else(|| root.clone(), |d| d.display().to_string());
-        description = format!("{description} ({what} inside {dir}, relative to it or absolute)")
-            .trim()
-            .to_owned();
-    }
-    if !description.is_empty() {
-        s["description"] = json!(description);
-    }
-    s
-}
-
-/// `{"type": ty}` with the bounds that are not null.
-fn ranged(ty: &str, minimum: Value, maximum: Value) -> Value {
-    let mut s = json!({ "type": ty });
-    for (k, v) in [("minimum", minimum), ("maximum", maximum)] {
-        if !v.is_null() {
-            s[k] = v;
-        }
-    }
-    s
-}
-
-/// The schema of `structuredContent` for every manifest tool.
-pub fn output_schema() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "exitCode": {"type": ["integer", "null"], "description": "Exit code; null when killed by a signal or not started"},
-            "signal": {"type": ["integer", "null"], "description": "Signal that ended the program, if any"},
-            "stdout": {"type": "string", "description": "Standard output (head and tail kept when over the cap)"},
-            "stderr": {"type": "string", "description": "Standard error (head and tail kept when over the cap)"},
-            "durationMs": {"type": "integer"},
-            "timedOut": {"type": "boolean", "description": "The server-side deadline passed and the process group was killed"},
-            "verdict": {"type": "string", "description": "The verdict read from the output by the tool's verdict rules (for a portfolio: the winner's), if any"},
-            "callId": {"type": "string", "description": "The call's id: the output tool reads its complete stdout and stderr from the output spool"},
-            "truncated": {
-                "type": "object",
-                "description": "Bytes cut from the middle of each stream (0: nothing cut)",
-                "properties": {"stdout": {"type": "integer"}, "stderr": {"type": "integer"}},
-                "required": ["stdout", "stderr"]
-            }
-        },
-        "required": ["exitCode", "signal", "stdout", "stderr", "durationMs", "timedOut", "truncated"]
-    })
 }
 
 /// Builds what a call runs, or says why it must not run.
@@ -174,11 +66,11 @@ pub fn plan(
 }
 
 /// Environment variables: (name, value).
-pub type Vars = Vec<(OsString, OsString)>;
+pub(crate) type Vars = Vec<(OsString, OsString)>;
 
 /// What a session's start parameters give: the arguments after its program and the
 /// variables they set (README "Sessions", `params`).
-pub fn start_plan(
+pub(crate) fn start_plan(
     params: &BTreeMap<String, Param>,
     template: &[ArgPart],
     roots: &BTreeMap<String, PathBuf>,
@@ -192,7 +84,7 @@ pub fn start_plan(
 }
 
 /// Sets (or replaces) each of `vars` in `env`.
-pub fn set_env(env: &mut Vars, vars: Vars) {
+pub(crate) fn set_env(env: &mut Vars, vars: Vars) {
     for (k, v) in vars {
         env.retain(|(name, _)| *name != k);
         env.push((k, v));
@@ -218,7 +110,7 @@ fn values<'a>(
             None => continue,
         };
         let at = Use {
-            argv: in_argv(template, name) || p.env.is_some(),
+            argv: ArgPart::uses(template, name) || p.env.is_some(),
             code: false,
             files: true,
         };
@@ -260,7 +152,7 @@ fn argv(
                     }
                     (Checked::Flag(false), _) => continue,
                     (Checked::One(t), _) => (vec![t.clone()], p.allow_leading_dash),
-                    (Checked::Many(l), Kind::Array { items, .. }) => {
+                    (Checked::Many(l), ParamType::Array { items, .. }) => {
                         (l.clone(), items.allow_leading_dash)
                     }
                     (Checked::Many(l), _) => (l.clone(), p.allow_leading_dash),
@@ -291,12 +183,6 @@ fn argv(
     Ok(argv)
 }
 
-/// Whether the template puts `name`'s value in argv.
-pub fn in_argv(args: &[ArgPart], name: &str) -> bool {
-    args.iter()
-        .any(|a| matches!(a, ArgPart::Param { name: n, .. } if n == name))
-}
-
 fn environment(spec: &ToolSpec) -> Vec<(OsString, OsString)> {
     minimal_environment(&spec.pass_env, [], &spec.env)
 }
@@ -305,7 +191,9 @@ fn environment(spec: &ToolSpec) -> Vec<(OsString, OsString)> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::manifest::Manifest;
+    use crate::call::schema::tool_definition;
+    use crate::spec::Manifest;
+    use serde_json::json;
     use std::path::Path;
 
     #[test]

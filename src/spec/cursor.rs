@@ -1,31 +1,70 @@
-//! The proof cursor of a session kind (README "Proof files"): a proof file cut into blocks
-//! by the manifest's rules (`scan`, `outline`), loaded block by block into the kind's
-//! session inside one turn (`link`, `engine`), a goal entered and proved step by step, the
-//! recorded steps joined into a proof and spliced over the placeholder (`file`), and the
-//! tools `K_cursor_*`, `K_state_at`, `K_check` (`tools`, what they do in `actions`).
-//!
-//! Everything a proof assistant needs is data in [`CursorSpec`]: the lexicon, the block
-//! rules, the placeholder, and the inputs that enter a goal, apply a step, undo, show the
-//! goals, drop the proof; the patterns of an error and of a proved goal; how steps join.
-
-mod actions;
-mod check;
-mod engine;
-pub mod file;
-mod link;
-pub mod outline;
-pub mod scan;
-mod splice;
-mod tools;
+//! A session kind's proof cursor as the manifest declares it (README "Proof files"): the
+//! lexicon and block rules of its proof files, the placeholder, the inputs that drive the
+//! program, and the patterns of an error and of a proved goal. Running it is `crate::cursor`.
 
 use std::time::Duration;
 
 use regex_lite::Regex;
 
-pub use actions::CursorStore;
-pub use outline::BlockRule;
-pub use scan::Lexicon;
-pub use tools::tools;
+/// A block comment's delimiters.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Comment {
+    /// What opens it.
+    pub open: String,
+    /// What closes it.
+    pub close: String,
+    /// Comments nest (SML, OCaml, Rocq: `(* (* *) *)` is one comment).
+    pub nested: bool,
+}
+
+/// A string literal's delimiters and escape character.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Quote {
+    /// What opens it.
+    pub open: String,
+    /// What closes it.
+    pub close: String,
+    /// The character that makes the next one literal (`\` in SML); none in Rocq, where `""`
+    /// inside a string is two strings back to back, which scans the same.
+    pub escape: Option<char>,
+}
+
+/// The lexical rules of a proof file.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Lexicon {
+    /// Block comments.
+    pub comments: Vec<Comment>,
+    /// Line comments: from the opener to the end of the line (Lean `--`).
+    pub line_comments: Vec<String>,
+    /// String literals.
+    pub strings: Vec<Quote>,
+}
+
+/// One kind of block (HOL4 `Theorem … Proof … QED`, `Definition … Termination … End`).
+#[derive(Clone, Debug)]
+pub struct BlockRule {
+    /// Where a block starts; its `name` group names it.
+    pub start: Regex,
+    /// Where its proof starts (the part a placeholder or a proof replaces), if it has one.
+    pub proof: Option<Regex>,
+    /// Where it ends (the match is the block's last text).
+    pub end: Regex,
+    /// The cursor can enter its statement as a goal.
+    pub goal: bool,
+    /// The proof part of a block proved by the steps, `{proof}` replaced by them.
+    pub template: String,
+    /// The proof part of a block whose proof is left to later (`cheat`, `Admitted.`).
+    pub admit: String,
+    /// The block ends where the bracket its start opened closes (`store_thm (…)`); `end`
+    /// then only extends it when it matches right there (`;`), and what follows the
+    /// bracket is kept when its proof is written.
+    pub close: bool,
+    /// The input that enters its goal, if not the cursor's `enter`.
+    pub enter: Option<String>,
+    /// What of the statement text `{statement}` is: this pattern's group `statement` (a
+    /// quotation's inside); none: the whole text, trimmed.
+    pub statement: Option<Regex>,
+}
 
 /// How `K_state_at` turns a proof's text up to a line into steps.
 #[derive(Clone, Debug)]
@@ -82,6 +121,20 @@ pub struct CursorSpec {
     pub join_separator: String,
     /// How `K_state_at` finds the steps up to a line.
     pub state_at: StateAt,
+    /// What ends one command in the text outside blocks (Rocq's sentence end, ML's `;`):
+    /// each command is loaded, and a failure reported, on its own. None: the text between
+    /// two blocks is one command.
+    pub commands: Option<Regex>,
+    /// Inputs that take back what an interrupted block left (`Reset {name}.`), sent before
+    /// the next call loads it again; their errors are ignored. None: the program is
+    /// restarted and the file loaded again.
+    pub rollback: Vec<String>,
+    /// The project a file belongs to, if the kind declares how to find one.
+    pub project: Option<super::project::Project>,
+    /// The names a file imports, and what loads them.
+    pub imports: super::project::Imports,
+    /// How a file's dependencies are built before it is loaded.
+    pub build: Option<super::project::Build>,
     /// A call still loading after this long is answered with a job.
     pub background: Option<Duration>,
     /// Limit of one whole cursor call that loads blocks.
@@ -89,8 +142,12 @@ pub struct CursorSpec {
 }
 
 impl CursorSpec {
-    /// The steps joined into one proof.
+    /// The steps joined into one proof; a proof of one step is that step as typed (HOL4's
+    /// `({step})` would only add brackets).
     pub fn join(&self, steps: &[String]) -> String {
+        if let [one] = steps {
+            return one.trim().to_owned();
+        }
         steps
             .iter()
             .map(|s| self.join_step.replace("{step}", s.trim()))
@@ -118,7 +175,7 @@ impl CursorSpec {
 }
 
 /// The tool name suffixes a kind with a cursor adds.
-pub const TOOLS: &[&str] = &[
+pub(crate) const TOOLS: &[&str] = &[
     "cursor_init",
     "cursor_step",
     "cursor_undo",
@@ -129,70 +186,3 @@ pub const TOOLS: &[&str] = &[
     "state_at",
     "check",
 ];
-
-/// What `stdmcp check` prints about a kind's cursor.
-pub fn describe(kind: &crate::session::SessionKind, c: &CursorSpec) -> String {
-    use std::fmt::Write;
-    let k = &kind.name;
-    let root = match &kind.workdir {
-        crate::session::kind::Workdir::Param { root_name, .. } => root_name.as_str(),
-        _ => "?",
-    };
-    let mut out = String::new();
-    let tools: Vec<String> = TOOLS.iter().map(|t| format!("{k}_{t}")).collect();
-    let _ = writeln!(out, "    cursor: tools {}", tools.join(", "));
-    let _ = writeln!(
-        out,
-        "      files under root {root}, {}; placeholder /{}/",
-        if c.write {
-            "proofs written into them"
-        } else {
-            "read only (proofs returned, not written)"
-        },
-        pattern(&c.placeholder)
-    );
-    for r in &c.rules {
-        let proof = r
-            .proof
-            .as_ref()
-            .map_or_else(|| "none".to_owned(), |p| format!("/{}/", pattern(p)));
-        let _ = writeln!(
-            out,
-            "      block /{}/ proof {proof} end /{}/{}",
-            pattern(&r.start),
-            pattern(&r.end),
-            if r.goal { "" } else { " (not a goal)" }
-        );
-    }
-    let _ = writeln!(
-        out,
-        "      enter {:?}, step {:?}, undo {:?}, goals {:?}, drop {:?}",
-        c.enter, c.step, c.undo, c.goals, c.drop
-    );
-    let _ = writeln!(
-        out,
-        "      error /{}/, proved /{}/; steps join as {:?} separated by {:?}",
-        pattern(&c.error),
-        pattern(&c.proved),
-        c.join_step,
-        c.join_separator
-    );
-    let state_at = match &c.state_at {
-        StateAt::Prefix { .. } => "the proof's prefix as one step",
-        StateAt::Sentences { .. } => "the proof's sentences as steps",
-    };
-    let _ = writeln!(
-        out,
-        "      state_at: {state_at}; loads time out after {:.0} s{}",
-        c.timeout.as_secs_f64(),
-        c.background
-            .map(|d| format!(", become jobs after {:.0} s", d.as_secs_f64()))
-            .unwrap_or_default()
-    );
-    out
-}
-
-/// A pattern as the manifest wrote it (without the multi-line flag the loader adds).
-fn pattern(r: &Regex) -> &str {
-    r.as_str().trim_start_matches("(?m)")
-}

@@ -6,17 +6,26 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
-use super::super::child::Proc;
-use super::super::exchange::{exchange, ExchangeEnd, ExchangeWait, StopReason};
-use super::super::kind::SessionKind;
-use super::super::ops::{refused, start_in_turn, Caller};
-use super::super::registry::{key_of, Registry, Turn};
+use super::child::Proc;
+use super::exchange::{exchange, Caller, ExchangeEnd, ExchangeWait, StopReason};
+use super::launch::ProjectLaunch;
+use super::ops::{refused, start_in_turn};
+use super::registry::{key_of, Registry, Turn};
+use crate::spec::SessionKind;
+
+/// "for project F" or "without a project", for what the cursor says of a restart.
+fn for_project(p: Option<&ProjectLaunch>) -> String {
+    p.map_or_else(
+        || "without a project".to_owned(),
+        |p| format!("for the project {}", p.file),
+    )
+}
 
 /// Which program the cursor's state lives in: pid and start time.
-pub type Identity = (u32, SystemTime);
+pub(crate) type Identity = (u32, SystemTime);
 
 /// The session's turn and its running program.
-pub struct Link<'a> {
+pub(crate) struct Link<'a> {
     reg: &'a Arc<Registry>,
     kind: &'a Arc<SessionKind>,
     turn: Turn,
@@ -29,7 +38,7 @@ pub struct Link<'a> {
 }
 
 /// How one input went.
-pub enum Said {
+pub(crate) enum Said {
     /// The whole answer.
     Answer(String),
     /// Cancelled or past the deadline; the program was interrupted. `alive`: it came back and
@@ -44,21 +53,25 @@ pub enum Said {
 }
 
 impl<'a> Link<'a> {
-    /// Takes the turn of session `name` and makes sure its program runs in `dir` (started,
-    /// or restarted when it runs elsewhere or died).
-    pub fn open(
+    /// Takes the turn of session `name` and makes sure its program runs in `dir` for
+    /// `project` (started, or restarted when it runs elsewhere, for another project, or
+    /// died).
+    pub(crate) fn open(
         reg: &'a Arc<Registry>,
         kind: &'a Arc<SessionKind>,
         name: &str,
-        dir: PathBuf,
+        (dir, project): (PathBuf, Option<ProjectLaunch>),
         call: &'a Caller<'a>,
     ) -> Result<Link<'a>, String> {
         let key = key_of(kind, name);
         let turn = reg
             .turn(kind, &key, || dir.clone(), call.cancelled, call.deadline)
             .map_err(|r| refused(&key, r, kind))?;
-        let (proc, workdir, mut alive) = reg
-            .with(&key, |e| (e.proc.clone(), e.workdir.clone(), e.alive()))
+        let (proc, workdir, mut alive, was) = reg
+            .with(&key, |e| {
+                let was = e.project.clone();
+                (e.proc.clone(), e.workdir.clone(), e.alive(), was)
+            })
             .ok_or("the session vanished")?;
         if alive
             && proc
@@ -71,10 +84,19 @@ impl<'a> Link<'a> {
         }
         let mut notes = Vec::new();
         let proc = match proc {
-            Some(p) if alive && workdir == dir => p,
+            Some(p) if alive && workdir == dir && was == project => p,
             old => {
                 if let Some(p) = &old {
-                    if alive {
+                    if alive && workdir == dir {
+                        reg.kill(&key, "the proof cursor's file is of another project");
+                        notes.push(format!(
+                            "The {} session `{name}` (pid {}) ran {}; it was restarted {}.",
+                            kind.name,
+                            p.pid,
+                            for_project(was.as_ref()),
+                            for_project(project.as_ref())
+                        ));
+                    } else if alive {
                         reg.kill(&key, "the proof cursor moved it to another directory");
                         notes.push(format!(
                             "The {} session `{name}` ran in {} (pid {}); it was restarted in {}.",
@@ -93,7 +115,10 @@ impl<'a> Link<'a> {
                         ));
                     }
                 }
-                reg.with(&key, |e| e.workdir.clone_from(&dir));
+                reg.with(&key, |e| {
+                    e.workdir.clone_from(&dir);
+                    e.project.clone_from(&project);
+                });
                 let (p, _) = start_in_turn(reg, kind, &turn, call)?;
                 reg.activity();
                 p
@@ -111,17 +136,17 @@ impl<'a> Link<'a> {
     }
 
     /// The kind's name.
-    pub fn kind_name(&self) -> &str {
+    pub(crate) fn kind_name(&self) -> &str {
         &self.kind.name
     }
 
     /// The program's identity.
-    pub fn identity(&self) -> Identity {
+    pub(crate) fn identity(&self) -> Identity {
         (self.proc.pid, self.proc.started_at)
     }
 
     /// Kills the program and starts a fresh one in the same directory (a rollback).
-    pub fn restart(&mut self) -> Result<(), String> {
+    pub(crate) fn restart(&mut self) -> Result<(), String> {
         self.reg.kill(
             &self.turn.key,
             "the proof cursor rolled back (restart and reload)",
@@ -132,7 +157,7 @@ impl<'a> Link<'a> {
     }
 
     /// The call was cancelled or its deadline passed.
-    pub fn stopped(&self) -> Option<StopReason> {
+    pub(crate) fn stopped(&self) -> Option<StopReason> {
         if (self.call.cancelled)() {
             Some(StopReason::Cancelled)
         } else if Instant::now() >= self.call.deadline {
@@ -143,12 +168,12 @@ impl<'a> Link<'a> {
     }
 
     /// Sets the heartbeat's status line.
-    pub fn status(&self, line: &str) {
+    pub(crate) fn status(&self, line: &str) {
         (self.call.status)(line);
     }
 
     /// Sends `input` and waits for its answer, at most `limit` (and the call's deadline).
-    pub fn say(&self, input: &str, limit: Duration) -> Said {
+    pub(crate) fn say(&self, input: &str, limit: Duration) -> Said {
         let waiting = ExchangeWait {
             caller: Caller {
                 cancelled: self.call.cancelled,

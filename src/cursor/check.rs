@@ -1,16 +1,16 @@
 //! `K_state_at` (the goal at a line inside a proof), `K_check` (every block, or one, loaded
 //! from disk and reported OK, FAILED or placeholder), and `K_cursor_status`.
 
-use super::actions::{begin, blocks_end, entered, failures, theorem, Env, Run};
 use super::engine::answer;
 use super::file::read_beneath;
+use super::ops::{begin, blocks_end, entered, failure, failures, theorem, Env, Run};
 use super::outline::find_code;
 use super::scan::{balanced, code_mask};
-use super::{CursorSpec, StateAt};
-use crate::session::ops::OpResult;
+use crate::session::OpResult;
+use crate::spec::cursor::{CursorSpec, StateAt};
 
 /// `K_state_at {file, line}`.
-pub fn state_at(env: &Env<'_>, file: &str, line: usize) -> OpResult {
+pub(super) fn state_at(env: &Env<'_>, file: &str, line: usize) -> OpResult {
     let mut run = begin(env, Some(file))?;
     let reply = state_in(&mut run, line);
     run.end(reply)
@@ -63,7 +63,7 @@ fn state_in(run: &mut Run<'_>, line: usize) -> OpResult {
 }
 
 /// The steps of the proof text from `from` up to `cut`.
-pub fn steps_upto(
+pub(super) fn steps_upto(
     spec: &CursorSpec,
     text: &str,
     from: usize,
@@ -108,7 +108,7 @@ pub fn steps_upto(
 }
 
 /// `K_check {file, theorem?}`.
-pub fn check(env: &Env<'_>, file: &str, name: Option<&str>) -> OpResult {
+pub(super) fn check(env: &Env<'_>, file: &str, name: Option<&str>) -> OpResult {
     let mut run = begin(env, Some(file))?;
     let reply = check_in(&mut run, name);
     run.end(reply)
@@ -132,49 +132,68 @@ fn check_in(run: &mut Run<'_>, name: Option<&str>) -> OpResult {
         None => (run.cur.loaded, blocks_end(&run.cur)),
     };
     let mut out = String::new();
-    for (_, s, b) in run
-        .cur
-        .outline
-        .blocks()
-        .filter(|(j, _, _)| *j < from.min(run.cur.loaded))
-    {
-        let (a, z) = run.cur.outline.lines_of(s);
-        let earlier = run.cur.failed.iter().find(|f| f.name == b.name);
-        let verdict = match earlier {
-            Some(f) => format!("FAILED: {}", f.error),
-            None if b.placeholder => "placeholder".to_owned(),
-            None => "OK".to_owned(),
+    // What was loaded before this check: its failed commands and its blocks, in order.
+    let before = from.min(run.cur.loaded);
+    for j in 0..before {
+        let found = run.cur.failed.iter().find(|f| failed_at(&run.cur, f, j));
+        let line = match (run.cur.block(j), found) {
+            (None, Some(f)) => Some(failure(f)),
+            (Some((s, b)), f) => {
+                let (a, z) = run.cur.outline.lines_of(s);
+                let verdict = match f {
+                    Some(f) => format!("FAILED: {}", f.error),
+                    None if b.placeholder => "placeholder".to_owned(),
+                    None => "OK".to_owned(),
+                };
+                Some(format!(
+                    "{} (lines {a}-{z}): {verdict} (loaded before this check)\n",
+                    b.name
+                ))
+            }
+            (None, None) => None,
         };
         if name.is_none() {
-            out.push_str(&format!(
-                "{} (lines {a}-{z}): {verdict} (loaded before this check)\n",
-                b.name
-            ));
+            out.push_str(&line.unwrap_or_default());
         }
     }
-    let mut failed = run
-        .cur
-        .failed
-        .iter()
-        .any(|f| name.is_none() && run.cur.outline.find(&f.name).is_some_and(|i| i < from));
+    let mut failed = name.is_none()
+        && run
+            .cur
+            .failed
+            .iter()
+            .any(|f| f.lines.0 <= line_of(&run.cur, before));
     let mut j = run.cur.loaded;
     while j < to {
-        let before = run.cur.failed.len();
+        let known = run.cur.failed.len();
         if let Err(h) = run.cur.load_to(&run.link, spec, j + 1) {
             let why = run.halted(h, "check");
             return Err(format!("{out}{why}"));
         }
-        if let Some((s, b)) = run.cur.block(j).filter(|_| j >= from) {
-            let (a, z) = run.cur.outline.lines_of(s);
-            let verdict = match run.cur.failed.get(before) {
-                Some(f) => {
-                    failed = true;
-                    format!("FAILED: {}\n{}", f.error, indent(&f.detail))
-                }
-                None if b.placeholder => "placeholder".to_owned(),
-                None => "OK".to_owned(),
-            };
-            out.push_str(&format!("{} (lines {a}-{z}): {verdict}\n", b.name));
+        let new = run.cur.failed.get(known);
+        failed |= new.is_some();
+        match (run.cur.block(j).filter(|_| j >= from), new) {
+            (Some((s, b)), f) => {
+                let (a, z) = run.cur.outline.lines_of(s);
+                let verdict = match f {
+                    Some(f) if f.after.is_some() => failure(f).trim_end().to_owned(),
+                    Some(f) => format!(
+                        "{} (lines {a}-{z}): FAILED: {}\n{}",
+                        b.name,
+                        f.error,
+                        indent(&f.detail)
+                    ),
+                    None if b.placeholder => format!("{} (lines {a}-{z}): placeholder", b.name),
+                    None => format!("{} (lines {a}-{z}): OK", b.name),
+                };
+                out.push_str(verdict.trim_end());
+                out.push('\n');
+            }
+            // A failed command outside blocks: reported where it is, first.
+            (None, Some(f)) => {
+                out.push_str(&failure(f));
+                out.push_str(&indent(&f.detail));
+            }
+            _ => {}
         }
         j += 1;
     }
@@ -188,12 +207,28 @@ fn check_in(run: &mut Run<'_>, name: Option<&str>) -> OpResult {
     }
 }
 
+/// Whether failure `f` is segment `j`'s.
+fn failed_at(c: &super::engine::Cursor, f: &super::engine::Failure, j: usize) -> bool {
+    c.outline
+        .segments
+        .get(j)
+        .is_some_and(|s| c.outline.lines_of(s).0 == f.lines.0)
+}
+
+/// The first line of segment `j` (after the last one: past the end).
+fn line_of(c: &super::engine::Cursor, j: usize) -> usize {
+    c.outline
+        .segments
+        .get(j)
+        .map_or(usize::MAX, |s| c.outline.lines_of(s).0)
+}
+
 fn indent(s: &str) -> String {
     s.lines().map(|l| format!("    {l}\n")).collect()
 }
 
 /// `K_cursor_status {}`: from the stored state and the disk, without taking the turn.
-pub fn status(env: &Env<'_>) -> OpResult {
+pub(super) fn status(env: &Env<'_>) -> OpResult {
     let c = match env.store.peek(&env.key()) {
         None => {
             return Ok(format!(

@@ -8,37 +8,15 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
-use super::json::Errors;
-use super::logs::{HeldWorkdir, LogFile, Logs};
-use super::{Cwd, ToolSpec};
+use super::{HeldWorkdir, LogFile};
+use crate::spec::logs::Logs;
+use crate::spec::{Cwd, ToolSpec, LOGS_TOOL, LOG_TOOL};
 use crate::spool::tool::{part_result, read_part, slice_contents, slice_params, str_arg, u64_arg};
 use crate::spool::{tail_slice, Stop, MAX_LIMIT};
 use stdmcp::jsonrpc::{ErrorCode, ErrorObject};
 use stdmcp::mcp::timestamp::iso8601_seconds;
 use stdmcp::mcp::{CallToolResult, ResourceContents, ResourceTemplate, ToolAnnotations};
 use stdmcp::{Server, ToolDef, ToolError, ToolResult};
-
-/// Names of the built-in tools a manifest tool may not take.
-const LIST: &str = "logs";
-const READ: &str = "log";
-
-/// Refuses manifest tools named like the built-in ones they would be replaced by.
-pub(super) fn check_names(tools: &[ToolSpec], errs: &mut Errors) {
-    let with_logs = tools.iter().any(|t| t.logs.is_some());
-    for (i, t) in tools.iter().enumerate() {
-        let taken =
-            t.name == crate::spool::tool::TOOL || (with_logs && (t.name == LIST || t.name == READ));
-        if taken {
-            errs.add(
-                &format!("tools[{i}].name"),
-                format!(
-                    "{} is the name of a built-in tool (README \"Long runs\")",
-                    t.name
-                ),
-            );
-        }
-    }
-}
 
 type Tools = Arc<BTreeMap<String, ToolSpec>>;
 type Roots = Arc<BTreeMap<String, PathBuf>>;
@@ -115,7 +93,7 @@ fn uri(spec: &ToolSpec, workdir: Option<&str>, name: &str) -> String {
 
 /// Which `log://` URIs a call of `spec` with `args` may have changed: those of its logs in
 /// its working directory (the same directory however its `workdir` is written).
-pub(super) fn updated_by<'a>(spec: &'a ToolSpec, args: &Value) -> impl Fn(&str) -> bool + 'a {
+pub(crate) fn updated_by<'a>(spec: &'a ToolSpec, args: &Value) -> impl Fn(&str) -> bool + 'a {
     let workdir = match spec.cwd {
         Some(Cwd::Param(_)) => Some(
             str_arg(args, "workdir")
@@ -184,13 +162,13 @@ fn list(tools: &Tools, roots: &Roots, args: &Value) -> ToolResult {
 }
 
 /// What a listing that was cut says about it.
-fn cut_note(l: &super::logs::Listing) -> String {
+fn cut_note(l: &super::Listing) -> String {
     let mut note = format!("The list was cut: {} files listed", l.files.len());
     if l.left_out > 0 {
         note.push_str(&format!(
             ", {} more names matching the globs left out (at most {} are listed)",
             l.left_out,
-            super::logs::MAX_FILES
+            super::MAX_FILES
         ));
     }
     if l.unsearched > 0 {
@@ -198,7 +176,7 @@ fn cut_note(l: &super::logs::Listing) -> String {
             ", {} names not looked at (a directory of more than {} names, or more than {} paths at one level of a glob): there may be more logs",
             l.unsearched,
             stdmcp::beneath::MAX_NAMES,
-            super::logs::MAX_FILES
+            super::MAX_FILES
         ));
     }
     note.push_str(". `log` reads any of them by name.\n");
@@ -285,7 +263,7 @@ fn read_only() -> ToolAnnotations {
 }
 
 /// Adds `logs`, `log` and a resource template per tool with logs (none without).
-pub fn register(mut server: Server, specs: &[ToolSpec], roots: &Roots) -> Server {
+pub(crate) fn register(mut server: Server, specs: &[ToolSpec], roots: &Roots) -> Server {
     let tools: Tools = Arc::new(
         specs
             .iter()
@@ -298,7 +276,7 @@ pub fn register(mut server: Server, specs: &[ToolSpec], roots: &Roots) -> Server
     }
     let (t, r) = (tools.clone(), roots.clone());
     server = server.tool(
-        ToolDef::new(LIST, "List the log files a tool's program wrote in a working directory: name, size in bytes, last modification (UTC). Read one with `log`.", schema(&tools, json!({}), &[]), move |_, a| list(&t, &r, &a))
+        ToolDef::new(LOGS_TOOL, "List the log files a tool's program wrote in a working directory: name, size in bytes, last modification (UTC). Read one with `log`.", schema(&tools, json!({}), &[]), move |_, a| list(&t, &r, &a))
             .annotations(read_only()),
     );
     let mut props = slice_params();
@@ -308,7 +286,7 @@ pub fn register(mut server: Server, specs: &[ToolSpec], roots: &Roots) -> Server
     let description = format!("Read a bounded part of a tool's log file: up to `limit` bytes (default {}, at most {MAX_LIMIT}) from byte `offset`, the last `tail` bytes, or the lines matching `grep`; a second text block gives the total size and the next offset.", crate::spool::DEFAULT_LIMIT);
     server = server.tool(
         ToolDef::new(
-            READ,
+            LOG_TOOL,
             description,
             schema(&tools, props, &["name"]),
             move |ctx, a| read(&t, &r, &a, &Stop::of(ctx)),

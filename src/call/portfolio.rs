@@ -13,14 +13,16 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{mpsc, Arc, Mutex};
+use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::Instant;
 
 use serde_json::{json, Map, Value};
 
+use super::plan;
 use super::run::{execute, How, Ran};
-use super::{plan, remote, ToolSpec};
+use crate::spec::ToolSpec;
+use stdmcp::mailbox::Mailbox;
 use stdmcp::mcp::{CallToolResult, Content};
 use stdmcp::{CancelReason, CancelToken};
 use stdmcp::{Ctx, Reporter};
@@ -112,7 +114,7 @@ fn summary(members: &[Member]) -> String {
 }
 
 /// Runs one call of the portfolio `spec` whose members are `members`.
-pub fn call(
+pub(crate) fn call(
     ctx: &Ctx,
     spec: &ToolSpec,
     members: &[Arc<ToolSpec>],
@@ -131,7 +133,7 @@ pub fn call(
                 .iter()
                 .map(|m| Member {
                     tool: m.name.clone(),
-                    call: remote::new_call_id(),
+                    call: super::new_call_id(),
                     state: State::Running,
                     verdict: None,
                     seconds: 0.0,
@@ -164,16 +166,16 @@ pub fn call(
 }
 
 /// Starts every member on a thread of its own; returns where their ends arrive and how many
-/// started (a member whose thread could not be started has failed).
+/// will (each member's: a member whose thread could not be started, or panicked, ends
+/// without a run, and has failed).
 fn start_members(
     board: &Arc<Board>,
     members: &[Arc<ToolSpec>],
     tokens: &[CancelToken],
     roots: &Arc<BTreeMap<String, PathBuf>>,
     args: &Value,
-) -> (mpsc::Receiver<(usize, Ran)>, usize) {
-    let (tx, rx) = mpsc::channel();
-    let mut running = 0;
+) -> (Arc<Ends>, usize) {
+    let ends = Arc::new(Ends::default());
     for (i, m) in members.iter().enumerate() {
         let how = How {
             cancel: tokens[i].clone(),
@@ -184,23 +186,42 @@ fn start_members(
                 Arc::new(move |_, line| board.line(i, line))
             },
         };
-        let (member, roots, args, tx) =
-            (Arc::clone(m), Arc::clone(roots), args.clone(), tx.clone());
+        let (member, roots, args) = (Arc::clone(m), Arc::clone(roots), args.clone());
+        let end = End {
+            i,
+            ends: Arc::clone(&ends),
+            ran: None,
+        };
         let started = thread::Builder::new()
             .name("stdmcp-member".into())
             .spawn(move || {
-                let ran = execute(&member, &roots, &args, how);
-                let _ = tx.send((i, ran));
+                // The whole `End` is the thread's (not only its field): it is sent when the
+                // thread ends, or dropped with the closure if the thread cannot start.
+                let mut end = end;
+                end.ran = Some(execute(&member, &roots, &args, how));
             });
-        match started {
-            Ok(_) => running += 1,
-            Err(e) => {
-                log::error!("cannot start a thread for member {}: {e}", m.name);
-                board.lock()[i].state = State::Failed;
-            }
+        if let Err(e) = started {
+            log::error!("cannot start a thread for member {}: {e}", m.name);
         }
     }
-    (rx, running)
+    (ends, members.len())
+}
+
+/// Where the members' ends arrive: each member's index and its run (`None`: its thread
+/// panicked).
+type Ends = Mailbox<(usize, Option<Ran>)>;
+
+/// Sends a member's end when its thread ends, however it ends.
+struct End {
+    i: usize,
+    ends: Arc<Ends>,
+    ran: Option<Ran>,
+}
+
+impl Drop for End {
+    fn drop(&mut self) {
+        self.ends.send((self.i, self.ran.take()));
+    }
 }
 
 /// Waits for the members' ends until one decides (it is returned, and every other member is
@@ -210,12 +231,17 @@ fn first_decisive(
     board: &Board,
     (members, args): (&[Arc<ToolSpec>], &Value),
     tokens: &[CancelToken],
-    (ends, mut running): (mpsc::Receiver<(usize, Ran)>, usize),
+    (ends, mut running): (Arc<Ends>, usize),
     start: Instant,
 ) -> Option<(usize, Ran)> {
     while running > 0 {
-        let Ok((i, ran)) = ends.recv() else { break };
+        let Some((i, ran)) = ends.recv() else { break };
         running -= 1;
+        let Some(ran) = ran else {
+            log::error!("member {} ended without a run", members[i].name);
+            board.lock()[i].state = State::Failed;
+            continue;
+        };
         let decisive = ended(board, i, &ran, &members[i], start);
         let call = board.lock()[i].call.clone();
         super::run::ended(ctx, &members[i], args, &call);
@@ -353,32 +379,4 @@ fn answer(
         is_error: timed_out,
         meta: None,
     }
-}
-
-/// The schema of a portfolio's `structuredContent`.
-pub fn output_schema() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "verdict": {"type": "string", "description": "The winner's verdict (absent when no member decided)"},
-            "winner": {"type": "string", "description": "The member tool that won (absent when no member decided)"},
-            "stdout": {"type": "string", "description": "The winner's standard output"},
-            "members": {
-                "type": "array",
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "tool": {"type": "string"},
-                        "state": {"enum": ["won", "stopped", "finished", "failed", "timed out", "running"]},
-                        "verdict": {"type": "string"},
-                        "seconds": {"type": "number", "description": "From the portfolio's start to the member's end (or stop)"},
-                        "exitCode": {"type": "integer"},
-                        "call": {"type": "string", "description": "The member's call id: the output tool reads its whole output"}
-                    },
-                    "required": ["tool", "state", "seconds", "call"]
-                }
-            }
-        },
-        "required": ["members"]
-    })
 }
