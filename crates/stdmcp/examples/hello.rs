@@ -1,6 +1,6 @@
 // The smallest useful stdmcp server: one tool that reports progress and stops when cancelled.
 // This file is the README's API example; it builds in a new crate whose only dependency is
-// stdmcp (tests/hello_crate.rs builds it as such a crate).
+// stdmcp (tests/server/hello_crate.rs builds it as such a crate).
 
 use std::time::Duration;
 
