@@ -1,6 +1,5 @@
-//! The `stdmcp` command as a library: what `src/main.rs` runs, and what the tests, the fuzz
-//! targets and the `everything` example reach through [`testing`]. Not a stable API: tool
-//! authors use the `stdmcp` crate.
+//! The `stdmcp` command as a library: what `src/main.rs` runs, and what the tests and the fuzz
+//! targets reach through [`testing`]. Not a stable API: tool authors use the `stdmcp` crate.
 //!
 //! # Layers
 //!
@@ -31,7 +30,6 @@
 //!   cursor call runs on its worker, in the session's turn).
 //! * `spool`: every call's complete output (a `stdmcp::process::OutputSink` of the runner),
 //!   and the bounded, cancellable reads of `output` and `log`.
-//! * `options`: the runtime's options from `STDMCP_*` environment variables.
 //!
 //! The watchdog that kills a dead server's children is the runtime's (`stdmcp::process`
 //! starts it with the first program); the command adds its private directory (the spool
@@ -44,7 +42,6 @@ pub mod cli;
 mod cursor;
 mod logs;
 mod manifest;
-mod options;
 mod resolve;
 mod session;
 mod spec;

@@ -32,7 +32,7 @@ pub(crate) fn server(manifest: Manifest) -> Server {
     let mut options = Options::default();
     options.heartbeat = manifest.defaults.heartbeat;
     options.max_concurrent_calls = manifest.defaults.max_concurrent_calls;
-    server.options(crate::options::from_env(options))
+    server.options(options.from_env())
 }
 
 /// The tool that serves `spec`: its program run through the runner, or its portfolio's

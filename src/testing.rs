@@ -1,10 +1,8 @@
-//! What the tests, the fuzz targets and the `everything` example reach of the command: the
-//! manifest loader and what a call plans from it, and the runtime's options from the
-//! environment. Not a stable API.
+//! What the tests and the fuzz targets reach of the command: the manifest loader and what a
+//! call plans from it. Not a stable API.
 
 pub use crate::call::plan::plan;
 /// Cuts any text as a proof file with the example cursors and checks what must hold.
 pub use crate::cursor::invariants::check_examples as cut_proof_file;
 pub use crate::call::schema::tool_definitions;
-pub use crate::options::from_env;
 pub use crate::spec::Manifest;

@@ -138,7 +138,7 @@ pub(crate) fn warn_if_stale(spec: &Spec) {
     let Ok(built) = std::fs::metadata(&spec.argv[0]).and_then(|m| m.modified()) else {
         return;
     };
-    let sources = ["src", "examples/everything.rs", "Cargo.toml", "Cargo.lock"]
+    let sources = ["src", "crates", "Cargo.toml", "Cargo.lock"]
         .iter()
         .filter_map(|p| newest(&root().join(p)))
         .max();

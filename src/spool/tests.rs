@@ -115,7 +115,7 @@ fn an_unusable_directory_keeps_nothing_and_says_so() {
 fn a_directory_that_could_not_be_made_for_now_is_tried_again_at_the_next_call() {
     let s = spool("later", 1000);
     let parent = s.dir().unwrap().to_owned();
-    // A passing failure (a full disk, as tests/full_disk.rs makes for real), simulated.
+    // A passing failure (a full disk, as tests/security/full_disk.rs makes for real), simulated.
     let e = s.begin("1-a-1").unwrap();
     lock(&s.state).failed = true;
     e.write(Stream::Stdout, b"lost");

@@ -1,16 +1,13 @@
-//! Helpers for the proof cursor tests (tests/cursor_rocq.rs, tests/cursor_hol4.rs): an
-//! example manifest served over a temporary `proofs` root, and tool calls that wait for a
-//! job when a long load becomes one.
+//! Helpers for the proof cursor tests (tests/cursor/): an example manifest served over a
+//! temporary `proofs` root, and tool calls that wait for a job when a long load becomes one.
 #![allow(dead_code, clippy::unwrap_used)]
 
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use std::process::Command;
-
 use super::sessions::{example, is_error, text};
-use super::{stdmcp_bin, temp_dir, Proc};
+use super::{path_first, serve_command, temp_dir, Proc};
 
 /// The fixture `tests/fixtures/cursor/NAME`.
 pub(crate) fn fixture(name: &str) -> PathBuf {
@@ -44,20 +41,12 @@ pub(crate) fn serve_cursor(
     edit(&mut m["sessions"][0]);
     let manifest = temp_dir("manifest").join(file);
     std::fs::write(&manifest, m.to_string()).unwrap();
-    let mut cmd = Command::new(stdmcp_bin());
-    cmd.arg("serve")
-        .arg("--config")
-        .arg(&manifest)
-        .env("STDMCP_HEARTBEAT_MS", "100");
+    let mut cmd = serve_command(&manifest);
+    cmd.env("STDMCP_HEARTBEAT_MS", "100");
     if let Some(dir) = path {
-        let old = std::env::var_os("PATH").unwrap_or_default();
-        let mut dirs = vec![dir.to_path_buf()];
-        dirs.extend(std::env::split_paths(&old));
-        cmd.env("PATH", std::env::join_paths(dirs).unwrap());
+        path_first(&mut cmd, dir);
     }
-    let mut p = Proc::start(cmd);
-    p.initialize("2025-06-18");
-    p
+    Proc::initialized(cmd, "2025-06-18")
 }
 
 /// The pid of the program of session `name` (the `sessions` tool's answer).

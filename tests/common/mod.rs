@@ -1,283 +1,46 @@
-//! Test harness: runs a server binary over real pipes. A reader thread parses every stdout
-//! line (each must be a valid JSON-RPC frame) and forwards it; deadlines only detect failure.
+//! The `stdmcp` command's test support: the shared support module of the runtime's tests
+//! (crates/stdmcp/tests/support: the pipe harness, the one temp-dir helper, process inspection),
+//! and what only the command's tests need (its binary, its fixtures, manifests served and
+//! checked; sessions and cursors with real programs).
 #![allow(dead_code, clippy::unwrap_used)]
-#![allow(clippy::disallowed_methods)] // tests and benchmarks start bare programs as clients and controls
+#![allow(clippy::disallowed_methods)] // tests start bare programs as clients and controls
 
 pub(crate) mod cursor;
 pub(crate) mod sessions;
+#[path = "../../crates/stdmcp/tests/support/mod.rs"]
+mod support;
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::path::PathBuf;
-use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
-use std::sync::{Arc, Mutex};
-use std::thread;
-use std::time::{Duration, Instant};
+pub(crate) use support::*;
 
-use crossbeam_channel::{Receiver, RecvTimeoutError};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
 use serde_json::{json, Value};
 
-/// How long a test waits for anything before it fails.
-pub(crate) const PATIENCE: Duration = Duration::from_secs(20);
-
-/// target/debug (or the profile dir the tests were built in).
-pub(crate) fn target_dir() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    exe.parent().unwrap().parent().unwrap().to_path_buf()
+pub(crate) fn stdmcp_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_stdmcp"))
 }
 
-pub(crate) fn everything_bin() -> PathBuf {
-    target_dir().join("examples").join("everything")
+/// `stdmcp serve --config MANIFEST`, for a test to add its environment to.
+pub(crate) fn serve_command(manifest: &Path) -> Command {
+    let mut cmd = Command::new(stdmcp_bin());
+    cmd.arg("serve").arg("--config").arg(manifest);
+    cmd
 }
 
-pub(crate) struct Proc {
-    pub child: Child,
-    stdin: Option<ChildStdin>,
-    rx: Receiver<Value>,
-    /// Messages received but not yet taken by `recv_where`.
-    pub backlog: Vec<Value>,
-    bad_lines: Arc<Mutex<Vec<String>>>,
-    /// Everything the server wrote on stderr.
-    pub stderr: Arc<Mutex<String>>,
-    content_length: bool,
+/// Puts `dir` first on `cmd`'s PATH.
+pub(crate) fn path_first(cmd: &mut Command, dir: &Path) {
+    let old = std::env::var_os("PATH").unwrap_or_default();
+    let mut dirs = vec![dir.to_path_buf()];
+    dirs.extend(std::env::split_paths(&old));
+    cmd.env("PATH", std::env::join_paths(dirs).unwrap());
 }
 
-impl Proc {
-    pub(crate) fn start(mut cmd: Command) -> Proc {
-        cmd.stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let mut child = cmd.spawn().expect("start server");
-        let stdin = child.stdin.take();
-        let stdout = child.stdout.take().unwrap();
-        let stderr = child.stderr.take().unwrap();
-        let (tx, rx) = crossbeam_channel::unbounded();
-        let bad_lines = Arc::new(Mutex::new(Vec::new()));
-        let bad = bad_lines.clone();
-        thread::spawn(move || {
-            let mut r = BufReader::new(stdout);
-            loop {
-                let mut line = String::new();
-                match r.read_line(&mut line) {
-                    Ok(0) | Err(_) => return,
-                    Ok(_) => {}
-                }
-                if line.to_ascii_lowercase().starts_with("content-length:") {
-                    let n: usize = line[15..].trim().parse().unwrap();
-                    let mut blank = String::new();
-                    r.read_line(&mut blank).unwrap();
-                    let mut body = vec![0; n];
-                    r.read_exact(&mut body).unwrap();
-                    line = String::from_utf8(body).unwrap();
-                }
-                match serde_json::from_str::<Value>(&line) {
-                    Ok(v) if is_frame(&v) => {
-                        let _ = tx.send(v);
-                    }
-                    _ => bad.lock().unwrap().push(line),
-                }
-            }
-        });
-        let err_text = Arc::new(Mutex::new(String::new()));
-        let et = err_text.clone();
-        thread::spawn(move || {
-            let mut r = BufReader::new(stderr);
-            let mut line = String::new();
-            while matches!(r.read_line(&mut line), Ok(n) if n > 0) {
-                et.lock().unwrap().push_str(&line);
-                line.clear();
-            }
-        });
-        Proc {
-            child,
-            stdin,
-            rx,
-            backlog: Vec::new(),
-            bad_lines,
-            stderr: err_text,
-            content_length: false,
-        }
-    }
-
-    pub(crate) fn everything() -> Proc {
-        Proc::everything_with(&[])
-    }
-
-    pub(crate) fn everything_with(env: &[(&str, &str)]) -> Proc {
-        let mut cmd = Command::new(everything_bin());
-        cmd.envs(env.iter().copied());
-        Proc::start(cmd)
-    }
-
-    pub(crate) fn pid(&self) -> i32 {
-        self.child.id() as i32
-    }
-
-    pub(crate) fn use_content_length(&mut self) {
-        self.content_length = true;
-    }
-
-    pub(crate) fn send(&mut self, v: Value) {
-        let body = v.to_string();
-        let bytes = if self.content_length {
-            format!("Content-Length: {}\r\n\r\n{body}", body.len())
-        } else {
-            format!("{body}\n")
-        };
-        self.send_raw(bytes.as_bytes());
-    }
-
-    pub(crate) fn send_raw(&mut self, bytes: &[u8]) {
-        let stdin = self.stdin.as_mut().expect("stdin already closed");
-        stdin.write_all(bytes).unwrap();
-        stdin.flush().unwrap();
-    }
-
-    pub(crate) fn request(&mut self, id: Value, method: &str, params: Value) {
-        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-    }
-
-    pub(crate) fn notify(&mut self, method: &str, params: Value) {
-        self.send(json!({"jsonrpc": "2.0", "method": method, "params": params}));
-    }
-
-    pub(crate) fn call(&mut self, id: Value, tool: &str, args: Value, token: Option<Value>) {
-        let mut params = json!({"name": tool, "arguments": args});
-        if let Some(t) = token {
-            params["_meta"] = json!({"progressToken": t});
-        }
-        self.request(id, "tools/call", params);
-    }
-
-    /// The next message, failing after PATIENCE.
-    pub(crate) fn recv(&mut self) -> Value {
-        if !self.backlog.is_empty() {
-            return self.backlog.remove(0);
-        }
-        match self.rx.recv_timeout(PATIENCE) {
-            Ok(v) => v,
-            Err(RecvTimeoutError::Timeout) => panic!(
-                "timed out waiting for a message; stderr:\n{}",
-                self.stderr.lock().unwrap()
-            ),
-            Err(RecvTimeoutError::Disconnected) => panic!(
-                "server closed stdout; stderr:\n{}",
-                self.stderr.lock().unwrap()
-            ),
-        }
-    }
-
-    /// The first message matching `pred`; others stay in the backlog, in order.
-    pub(crate) fn recv_where(&mut self, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
-        if let Some(i) = self.backlog.iter().position(&pred) {
-            return self.backlog.remove(i);
-        }
-        let deadline = Instant::now() + PATIENCE;
-        loop {
-            match self.rx.recv_deadline(deadline) {
-                Ok(v) if pred(&v) => return v,
-                Ok(v) => self.backlog.push(v),
-                Err(_) => panic!(
-                    "timed out waiting for {what}; got {:?}; stderr:\n{}",
-                    self.backlog,
-                    self.stderr.lock().unwrap()
-                ),
-            }
-        }
-    }
-
-    /// The response to request `id`.
-    pub(crate) fn response(&mut self, id: &Value) -> Value {
-        let id = id.clone();
-        self.recv_where(&format!("the response to {id}"), move |v| {
-            v.get("id") == Some(&id) && v.get("method").is_none()
-        })
-    }
-
-    pub(crate) fn initialize(&mut self, version: &str) -> Value {
-        self.request(json!(0), "initialize", json!({"protocolVersion": version, "capabilities": {"sampling": {}, "elicitation": {}}, "clientInfo": {"name": "tests", "version": "0"}}));
-        let r = self.response(&json!(0));
-        self.notify("notifications/initialized", json!({}));
-        r
-    }
-
-    /// Closes stdin, reads stdout to EOF, and waits for the exit: everything the server
-    /// wrote (the backlog first) and its exit status. What this returns is final.
-    pub(crate) fn finish(mut self) -> (Vec<Value>, ExitStatus) {
-        self.stdin = None;
-        self.drain_to_exit()
-    }
-
-    /// Reads stdout to EOF (the server must be ending by other means) and waits for the exit.
-    pub(crate) fn drain_to_exit(&mut self) -> (Vec<Value>, ExitStatus) {
-        let mut all = std::mem::take(&mut self.backlog);
-        let deadline = Instant::now() + PATIENCE;
-        loop {
-            match self.rx.recv_deadline(deadline) {
-                Ok(v) => all.push(v),
-                Err(RecvTimeoutError::Disconnected) => break,
-                Err(RecvTimeoutError::Timeout) => panic!(
-                    "server did not close stdout; stderr:\n{}",
-                    self.stderr.lock().unwrap()
-                ),
-            }
-        }
-        let status = self.wait_exit();
-        self.assert_clean();
-        (all, status)
-    }
-
-    pub(crate) fn wait_exit(&mut self) -> ExitStatus {
-        let deadline = Instant::now() + PATIENCE;
-        loop {
-            if let Some(s) = self.child.try_wait().unwrap() {
-                return s;
-            }
-            assert!(Instant::now() < deadline, "server did not exit");
-            thread::sleep(Duration::from_millis(5));
-        }
-    }
-
-    pub(crate) fn close_stdin(&mut self) {
-        self.stdin = None;
-    }
-
-    pub(crate) fn assert_clean(&self) {
-        let bad = self.bad_lines.lock().unwrap();
-        assert!(bad.is_empty(), "stdout carried non-frames: {bad:?}");
-    }
-}
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        if let Ok(None) = self.child.try_wait() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-        if !thread::panicking() {
-            self.assert_clean();
-        }
-    }
-}
-
-pub(crate) fn is_frame(v: &Value) -> bool {
-    match v {
-        Value::Array(items) => !items.is_empty() && items.iter().all(is_frame),
-        Value::Object(o) => {
-            o.get("jsonrpc") == Some(&json!("2.0"))
-                && (o.contains_key("method")
-                    || (o.contains_key("result") ^ o.contains_key("error")))
-        }
-        _ => false,
-    }
-}
-
-pub(crate) fn send_signal(pid: i32, sig: i32) {
-    let status = Command::new("kill")
-        .arg(format!("-{sig}"))
-        .arg(pid.to_string())
-        .status()
-        .unwrap();
-    assert!(status.success());
+/// `tests/fixtures/NAME` (the runner's own are [`runtime_fixture`]s).
+pub(crate) fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
 }
 
 /// The pid in an `escaped PID` line (`tests/fixtures/escape.sh`).
@@ -302,127 +65,14 @@ impl Proc {
     }
 }
 
-/// Kills the escaped process if the test fails, so a failure leaves nothing behind.
-pub(crate) struct KillOnDrop(pub i32);
-
-impl Drop for KillOnDrop {
-    #[allow(unsafe_code)]
-    fn drop(&mut self) {
-        // SAFETY: kill has no memory-safety preconditions; the process may be gone already.
-        unsafe { libc::kill(self.0, libc::SIGKILL) };
-    }
-}
-
-pub(crate) fn modern_meta() -> Value {
-    json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}})
-}
-
-pub(crate) fn stdmcp_bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_stdmcp"))
-}
-
-/// A fresh, empty directory for one test.
-pub(crate) fn temp_dir(name: &str) -> PathBuf {
-    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let dir = std::env::temp_dir().join(format!("stdmcp-test-{}-{n}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.canonicalize().unwrap()
-}
-
-pub(crate) fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(name)
-}
-
-/// True while `pid` is a live process. A zombie counts as gone, unless threads of it still
-/// run (its first thread exited: `Z` with more than one thread).
-pub(crate) fn alive(pid: i32) -> bool {
-    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-        return false;
-    };
-    // Fields from the state (3) on; the thread count is field 20.
-    let fields: Vec<&str> = stat
-        .rsplit(')')
-        .next()
-        .unwrap_or_default()
-        .split_whitespace()
-        .collect();
-    let threads: i64 = fields.get(17).and_then(|t| t.parse().ok()).unwrap_or(1);
-    fields.first() != Some(&"Z") || threads > 1
-}
-
-/// Waits (failing after PATIENCE) until none of `pids` is alive.
-pub(crate) fn wait_gone(pids: &[i32]) {
-    let deadline = Instant::now() + PATIENCE;
-    while pids.iter().any(|p| alive(*p)) {
-        assert!(
-            Instant::now() < deadline,
-            "processes still alive: {:?}",
-            pids.iter().filter(|p| alive(**p)).collect::<Vec<_>>()
-        );
-        thread::sleep(Duration::from_millis(5));
-    }
-}
-
-/// Every process as (pid, command name, state, parent pid), read from /proc.
-pub(crate) fn processes() -> Vec<(i32, String, String, i32)> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-            continue;
-        };
-        let Some((head, tail)) = stat.rsplit_once(')') else {
-            continue;
-        };
-        let comm = head.split_once('(').map_or("", |(_, n)| n).to_owned();
-        let mut fields = tail.split_whitespace();
-        let state = fields.next().unwrap_or("").to_owned();
-        let ppid = fields.next().and_then(|s| s.parse().ok()).unwrap_or(0);
-        out.push((pid, comm, state, ppid));
-    }
-    out
-}
-
-/// Zombie children of `pid`.
-pub(crate) fn zombies_of(pid: i32) -> Vec<i32> {
-    processes()
-        .into_iter()
-        .filter(|(_, _, state, ppid)| state == "Z" && *ppid == pid)
-        .map(|p| p.0)
-        .collect()
-}
-
-/// Live children of `pid` whose command name is `comm`.
-pub(crate) fn children_named(pid: i32, comm: &str) -> Vec<i32> {
-    processes()
-        .into_iter()
-        .filter(|(_, c, state, ppid)| c == comm && *ppid == pid && state != "Z")
-        .map(|p| p.0)
-        .collect()
-}
-
 /// `stdmcp serve --config PATH` with `manifest` written to `dir/tools.json`, initialized at
 /// 2025-06-18.
-pub(crate) fn serve_manifest(
-    manifest: &Value,
-    dir: &std::path::Path,
-    env: &[(&str, &str)],
-) -> Proc {
+pub(crate) fn serve_manifest(manifest: &Value, dir: &Path, env: &[(&str, &str)]) -> Proc {
     let path = dir.join("tools.json");
     std::fs::write(&path, manifest.to_string()).unwrap();
-    let mut cmd = Command::new(stdmcp_bin());
-    cmd.args(["serve", "--config"])
-        .arg(&path)
-        .envs(env.iter().copied());
-    let mut p = Proc::start(cmd);
-    p.initialize("2025-06-18");
-    p
+    let mut cmd = serve_command(&path);
+    cmd.envs(env.iter().copied());
+    Proc::initialized(cmd, "2025-06-18")
 }
 
 /// The pids a fixture reported as a `pids P1 P2...` progress message on `token` (heartbeats
@@ -443,7 +93,7 @@ pub(crate) fn pids_from_progress(p: &mut Proc, token: &str) -> Vec<i32> {
 }
 
 /// `stdmcp check` on the manifest `m`, written to `dir/m.json`: (exit code, stdout, stderr).
-pub(crate) fn stdmcp_check(dir: &std::path::Path, m: &Value) -> (i32, String, String) {
+pub(crate) fn stdmcp_check(dir: &Path, m: &Value) -> (i32, String, String) {
     let path = dir.join("m.json");
     std::fs::write(&path, m.to_string()).unwrap();
     let out = Command::new(stdmcp_bin())

@@ -1,17 +1,16 @@
-//! Helpers for the session examples with real programs (tests/sessions_repls.rs,
-//! tests/sessions_hol4.rs): a server over one of the example manifests, tool calls that return
+//! Helpers for the session examples with real programs (tests/sessions/repls.rs,
+//! tests/sessions/hol4.rs): a server over one of the example manifests, tool calls that return
 //! the answer text, and one scenario per behaviour, written once and run for every kind.
 #![allow(dead_code, clippy::unwrap_used)]
 #![allow(clippy::disallowed_methods)] // tests and benchmarks start bare programs as clients and controls
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::thread;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use super::{alive, stdmcp_bin, temp_dir, wait_gone, Proc, PATIENCE};
+use super::{alive, path_first, serve_command, temp_dir, wait_gone, Proc, PATIENCE};
 
 /// What a test needs to know about one session kind and its program.
 pub(crate) struct Kind {
@@ -72,17 +71,11 @@ pub(crate) fn example_with(file: &str, limits: Value) -> PathBuf {
 
 /// `stdmcp serve --config manifest`, initialized; `path` is prepended to PATH when given.
 pub(crate) fn serve(manifest: &Path, path: Option<&Path>) -> Proc {
-    let mut cmd = Command::new(stdmcp_bin());
-    cmd.arg("serve").arg("--config").arg(manifest);
+    let mut cmd = serve_command(manifest);
     if let Some(dir) = path {
-        let old = std::env::var_os("PATH").unwrap_or_default();
-        let mut dirs = vec![dir.to_path_buf()];
-        dirs.extend(std::env::split_paths(&old));
-        cmd.env("PATH", std::env::join_paths(dirs).unwrap());
+        path_first(&mut cmd, dir);
     }
-    let mut p = Proc::start(cmd);
-    p.initialize("2025-06-18");
-    p
+    Proc::initialized(cmd, "2025-06-18")
 }
 
 /// HOL4's bin directory from `STDMCP_HOL4_BIN` (built by .ci/run), or `None` (the test skips,

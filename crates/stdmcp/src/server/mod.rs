@@ -9,6 +9,7 @@ mod bell;
 mod ctx;
 mod diagnostics;
 mod dispatch;
+mod env;
 mod outbox;
 mod pool;
 mod runtime;
@@ -173,7 +174,8 @@ impl ToolDef {
 }
 
 /// Settings of the runtime: [`Options::default`], then the fields to change. The library reads
-/// no environment variable; the `stdmcp` command builds its options from `STDMCP_*` ones.
+/// no environment variable on its own; [`Options::from_env`] takes `STDMCP_*` overrides when a
+/// program asks (the `stdmcp` command does).
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct Options {

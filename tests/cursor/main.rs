@@ -1,0 +1,9 @@
+//! The proof cursor (README "Proof files") through `stdmcp serve`, with a real HOL4 and a real
+//! coqtop.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod hol4;
+mod rocq;
+mod rocq_runs;
