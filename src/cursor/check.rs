@@ -57,7 +57,10 @@ fn check_in(run: &mut Run<'_>, name: Option<&str>) -> Result<Reply, Reply> {
             );
         }
         let new = run.cur.failed.get(known).cloned();
-        v.failed |= new.is_some();
+        // Blocks before `from` are loaded again only to reach it: their failures are not this
+        // check's (a failed command is still said, as what may explain the checked block).
+        v.failed |= new.is_some() && j >= from;
+        let is_block = run.cur.outline.segments[j].block.is_some();
         match (run.cur.block(j).filter(|_| j >= from), new) {
             (Some((s, b)), f) => {
                 let (lines, name) = (run.cur.outline.lines_of(s), b.name.clone());
@@ -72,7 +75,7 @@ fn check_in(run: &mut Run<'_>, name: Option<&str>) -> Result<Reply, Reply> {
                 v.block(&name, lines, placeholder, f.as_ref(), trusts);
             }
             // A failed command outside blocks: reported where it is, first.
-            (None, Some(f)) => {
+            (None, Some(f)) if !is_block => {
                 v.text.push_str(&failure(&f));
                 v.text.push_str(&indent(&f.detail));
                 v.commands.push(reply::failure(&f));

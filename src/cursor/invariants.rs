@@ -28,7 +28,10 @@ pub(crate) fn check(spec: &CursorSpec, text: &str) {
             continue;
         };
         let (s, e) = b.statement;
-        assert!(seg.start <= s && s <= e && e <= seg.end, "statement inside its block");
+        assert!(
+            seg.start <= s && s <= e && e <= seg.end,
+            "statement inside its block"
+        );
         assert!(text.is_char_boundary(s) && text.is_char_boundary(e));
         assert!(b.end_at <= seg.end && b.tail <= seg.end + 1);
         let _ = o.lines_of(seg);

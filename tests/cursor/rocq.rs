@@ -12,7 +12,8 @@ use crate::common::cursor::{
     call_through, fails, ok, proofs, rocq_installed, serve_cursor, serve_rocq, step,
 };
 use crate::common::sessions::{is_error, started_pid, text};
-use serde_json::json;
+use crate::common::Proc;
+use serde_json::{json, Value};
 
 #[test]
 fn three_placeholders_are_proved_through_the_cursor_and_the_file_builds() {
@@ -230,43 +231,55 @@ fn check_reports_ok_failed_and_placeholder_per_theorem() {
         "rocq_check",
         json!({"file": "Mixed.v", "theorem": "swap"}),
     );
-    assert!(one.ends_with("\nswap (lines 19-25): OK"), "{one}");
+    assert!(
+        one.contains("\nswap (lines 19-25): OK, proved outright"),
+        "{one}"
+    );
+    assert!(
+        !one.contains("FAILED"),
+        "blocks loaded only to reach swap are no verdict: {one}"
+    );
 }
 
 #[test]
-fn state_at_a_line_inside_a_proof_applies_the_steps_before_it() {
+fn state_at_gives_the_goals_before_and_after_the_sentence_at_a_line() {
     if !rocq_installed() {
         return;
     }
     let dir = proofs(&["Mixed.v"]);
     let mut p = serve_rocq(&dir);
-    let at = ok(
-        &mut p,
-        1,
-        "rocq_state_at",
-        json!({"file": "Mixed.v", "line": 22}),
+    let at = |p: &mut Proc, id, args: Value| {
+        let r = call_through(p, id, "rocq_state_at", args);
+        assert!(!is_error(&r), "{r}");
+        r["result"]["structuredContent"].clone()
+    };
+    // Line 22 is `  split.`: the second sentence of swap's proof.
+    let split = at(&mut p, 1, json!({"file": "Mixed.v", "line": 22}));
+    assert_eq!(split["theorem"], json!("swap"), "{split}");
+    assert_eq!(split["step"]["index"], json!(2), "{split}");
+    assert_eq!(split["step"]["of"], json!(4), "{split}");
+    assert_eq!(split["step"]["text"], json!("split."), "{split}");
+    let before = split["before"].as_str().unwrap();
+    let after = split["after"].as_str().unwrap();
+    assert!(
+        before.contains("1 goal") && before.contains("a + b = b + a /\\ True"),
+        "{before}"
     );
     assert!(
-        at.contains("Goal of swap") && at.contains("after 2 step(s)"),
-        "{at}"
+        after.contains("2 goals") && after.contains("goal 2 is:"),
+        "{after}"
     );
-    assert!(at.contains("intros a b.") && at.contains("split."), "{at}");
-    assert!(
-        at.contains("a + b = b + a") && at.contains("goal 2 is:"),
-        "{at}"
-    );
-    let first = step(&mut p, 2, "rocq", "- apply Nat.add_comm.");
-    assert!(first.contains("(step 3 recorded)"), "{first}");
-    let start = ok(
+    assert_eq!(split["recorded"], json!(["intros a b."]), "{split}");
+    // The state before the step is recorded: another step goes in its place.
+    let other = step(&mut p, 2, "rocq", "split; [apply Nat.add_comm | exact I].");
+    assert!(other.contains("The goal is proved"), "{other}");
+    // A column on a line of two sentences picks the one it falls in.
+    let two = at(
         &mut p,
         3,
-        "rocq_state_at",
-        json!({"file": "Mixed.v", "line": 20}),
+        json!({"file": "Mixed.v", "line": 23, "column": 5}),
     );
-    assert!(
-        start.contains("after 0 step(s)") && start.contains("forall a b : nat"),
-        "{start}"
-    );
+    assert_eq!(two["step"]["text"], json!("- apply Nat.add_comm."), "{two}");
     let outside = fails(
         &mut p,
         4,
@@ -302,7 +315,15 @@ fn stdmcp_check_prints_the_cursor() {
         .unwrap();
     let t = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{t}");
-    assert!(t.contains("cursor: tools rocq_cursor_init, rocq_cursor_step, rocq_cursor_undo, rocq_cursor_complete, rocq_cursor_goto, rocq_cursor_reenter, rocq_cursor_status, rocq_state_at, rocq_check"), "{t}");
+    assert!(t.contains("cursor: tools rocq_cursor_init, rocq_cursor_step, rocq_cursor_try, rocq_cursor_undo, rocq_cursor_complete, rocq_cursor_goto, rocq_cursor_reenter, rocq_cursor_status, rocq_state_at, rocq_check, rocq_search"), "{t}");
+    assert!(
+        t.contains("project: _CoqProject found upward from the proof file"),
+        "{t}"
+    );
+    assert!(
+        t.contains("build: dependencies found by the make-style rules of"),
+        "{t}"
+    );
     assert!(
         t.contains(
             "files under root proofs, proofs written into them; placeholder /\\bAdmitted\\./"
