@@ -273,8 +273,8 @@ impl Graph<'_> {
         let place = self
             .build
             .error
-            .as_ref()
-            .and_then(|re| re.captures(&output))
+            .iter()
+            .find_map(|re| re.captures(&output))
             .map(|c| {
                 let at = |k: &str| c.name(k).map(|m| m.as_str().to_owned());
                 match (at("file"), at("line"), at("error")) {

@@ -72,11 +72,13 @@ pub(crate) fn examples() -> Vec<std::sync::Arc<CursorSpec>> {
     .collect()
 }
 
-/// [`check`] of `data` (lossily as UTF-8) with every example cursor.
+/// [`check`] of `data` (lossily as UTF-8) with every example cursor (read once).
 pub fn check_examples(data: &[u8]) {
+    static EXAMPLES: std::sync::OnceLock<Vec<std::sync::Arc<CursorSpec>>> =
+        std::sync::OnceLock::new();
     let text = String::from_utf8_lossy(data);
-    for spec in examples() {
-        check(&spec, &text);
+    for spec in EXAMPLES.get_or_init(examples) {
+        check(spec, &text);
     }
 }
 

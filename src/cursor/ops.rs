@@ -355,7 +355,8 @@ fn init_in(run: &mut Run<'_>, start_at: Option<&str>) -> Result<Reply, String> {
     run.cur.current = None;
     let target = match start_at {
         Some(name) => Some(theorem(&run.cur, spec, name)?),
-        None => run.cur.next_placeholder(spec, run.cur.loaded),
+        // The first placeholder of the file (a check may have loaded past it).
+        None => run.cur.next_placeholder(spec, 0),
     };
     if let Some(t) = target {
         run.rollback_to(t)?;

@@ -128,7 +128,26 @@ pub(super) fn build(o: &Obj<'_>, base: &Path, errs: &mut Errors) -> Option<Build
     let program = program(&b, base, errs);
     let deps = deps(&b, base, errs);
     let output = b.required_string("output", errs).unwrap_or_default();
-    let error = regex(&b, "error", false, errs);
+    // One pattern, or several tried in order.
+    let error = match b.map.get("error") {
+        Some(Value::Array(items)) => items
+            .iter()
+            .enumerate()
+            .filter_map(
+                |(i, v)| match v.as_str().map(|p| Regex::new(&format!("(?m){p}"))) {
+                    Some(Ok(re)) => Some(re),
+                    _ => {
+                        errs.add(
+                            &format!("{}[{i}]", b.at("error")),
+                            "must be a valid regular expression",
+                        );
+                        None
+                    }
+                },
+            )
+            .collect(),
+        _ => regex(&b, "error", false, errs).into_iter().collect(),
+    };
     Some(Build {
         deps: deps?,
         program: program?,

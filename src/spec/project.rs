@@ -70,9 +70,9 @@ pub struct Build {
     /// is newer than the dependency and than what the dependency depends on, the dependency
     /// is up to date.
     pub output: String,
-    /// Where a failed build's first error is in its output: a pattern with the groups
-    /// `file`, `line` and `error` (each optional).
-    pub error: Option<Regex>,
+    /// Where a failed build's first error is in its output: patterns with the groups `file`,
+    /// `line` and `error` (each optional), tried in order, the first that matches said.
+    pub error: Vec<Regex>,
 }
 
 /// How a file's dependencies are found.

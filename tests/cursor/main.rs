@@ -5,5 +5,6 @@
 mod common;
 
 mod hol4;
+mod projects;
 mod rocq;
 mod rocq_runs;
