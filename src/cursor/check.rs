@@ -5,7 +5,7 @@ use super::engine::{Cursor, Failure};
 use super::ops::{begin, Env, Run};
 use super::reply::Answer;
 use super::reply::{self, Reply};
-use super::report::{blocks_end, failure, theorem};
+use super::report::{failure, theorem};
 use super::trust;
 use serde_json::{json, Value};
 
@@ -31,7 +31,8 @@ fn check_in(run: &mut Run<'_>, name: Option<&str>) -> Result<Reply, Reply> {
             run.rollback_to(i)?;
             (i, i + 1)
         }
-        None => (run.cur.loaded, blocks_end(&run.cur)),
+        // The whole file: the commands after its last block too.
+        None => (run.cur.loaded, run.cur.outline.segments.len()),
     };
     let mut v = Verdicts::default();
     // What was loaded before this check: its failed commands and its blocks, in order.
@@ -64,15 +65,15 @@ fn check_in(run: &mut Run<'_>, name: Option<&str>) -> Result<Reply, Reply> {
         match (run.cur.block(j).filter(|_| j >= from), new) {
             (Some((s, b)), f) => {
                 let (lines, name) = (run.cur.outline.lines_of(s), b.name.clone());
-                let placeholder = b.placeholder;
-                let trusts = match (&f, placeholder) {
-                    (None, false) => match trust::of(&run.link, spec, &name) {
+                let mark = Mark::of(b);
+                let trusts = match (&f, mark) {
+                    (None, Mark::Proved) => match trust::of(&run.link, spec, &name) {
                         Ok(t) => t,
                         Err(h) => return Err(Reply::from(run.halted(h, "check"))),
                     },
                     _ => None,
                 };
-                v.block(&name, lines, placeholder, f.as_ref(), trusts);
+                v.block(&name, lines, mark, f.as_ref(), trusts);
             }
             // A failed command outside blocks: reported where it is, first.
             (None, Some(f)) if !is_block => {
@@ -99,6 +100,34 @@ struct Verdicts {
     unknown: usize,
     failures: usize,
     placeholders: usize,
+    abandoned: usize,
+}
+
+/// What a block's own text says of it, before it is loaded.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mark {
+    Proved,
+    Placeholder,
+    Abandoned,
+}
+
+impl Mark {
+    fn of(b: &super::outline::Block) -> Mark {
+        match (b.placeholder, b.abandoned) {
+            (true, _) => Mark::Placeholder,
+            (false, true) => Mark::Abandoned,
+            (false, false) => Mark::Proved,
+        }
+    }
+
+    /// Its verdict when the block loads without error.
+    fn verdict(self) -> &'static str {
+        match self {
+            Mark::Proved => "OK",
+            Mark::Placeholder => "placeholder",
+            Mark::Abandoned => "abandoned",
+        }
+    }
 }
 
 impl Verdicts {
@@ -114,8 +143,7 @@ impl Verdicts {
                 let (a, z) = c.outline.lines_of(s);
                 let verdict = match f {
                     Some(f) => format!("FAILED: {}", f.error),
-                    None if b.placeholder => "placeholder".to_owned(),
-                    None => "OK".to_owned(),
+                    None => Mark::of(b).verdict().to_owned(),
                 };
                 self.text.push_str(&format!(
                     "{} (lines {a}-{z}): {verdict} (loaded before this check)\n",
@@ -136,7 +164,7 @@ impl Verdicts {
         &mut self,
         name: &str,
         (a, z): (usize, usize),
-        placeholder: bool,
+        mark: Mark,
         f: Option<&Failure>,
         trusts: Option<Vec<trust::Trusted>>,
     ) {
@@ -156,10 +184,17 @@ impl Verdicts {
                     )
                 }
             }
-            None if placeholder => {
+            None if mark == Mark::Placeholder => {
                 self.placeholders += 1;
                 record["verdict"] = json!("placeholder");
                 format!("{name} (lines {a}-{z}): placeholder")
+            }
+            None if mark == Mark::Abandoned => {
+                self.abandoned += 1;
+                record["verdict"] = json!("abandoned");
+                format!(
+                    "{name} (lines {a}-{z}): abandoned (its proof gives it up: nothing is proved)"
+                )
             }
             None => {
                 record["verdict"] = json!("OK");
@@ -207,13 +242,20 @@ impl Verdicts {
             self.placeholders,
             if self.placeholders == 1 { "" } else { "s" }
         ));
+        if self.abandoned > 0 {
+            summary.insert_str(
+                summary.len() - 1,
+                &format!(", {} abandoned", self.abandoned),
+            );
+        }
         let reply = Reply::from(format!("{}{summary}", self.text))
             .with("theorems", Value::Array(self.theorems))
             .with("failedCommands", Value::Array(self.commands))
             .with(
                 "summary",
                 json!({"ok": ok, "provedOutright": self.outright, "trusting": self.trusting,
-                       "failed": self.failures, "placeholders": self.placeholders}),
+                       "failed": self.failures, "placeholders": self.placeholders,
+                       "abandoned": self.abandoned}),
             );
         if self.failed {
             Err(reply)

@@ -4,7 +4,7 @@
 
 use super::outline::{with_proof, Block, Outline, Segment};
 use crate::session::{Identity, Link, Said, StopReason};
-use crate::spec::cursor::CursorSpec;
+use crate::spec::cursor::{CursorSpec, Lexicon};
 
 /// A block, or a command outside blocks, that failed to load.
 #[derive(Clone, Debug)]
@@ -226,11 +226,14 @@ impl Cursor {
         };
         let lines = self.outline.lines_of(&seg);
         let Some(b) = &seg.block else {
+            // Named by its first line of code, not a comment before it.
+            let code = first_code(text, &spec.lexicon);
+            let at = seg.end - text.len() + code;
             self.failed.push(Failure {
-                name: first_line(text),
+                name: first_line(&text[code..]),
                 command: true,
                 after: None,
-                lines,
+                lines: (self.outline.line(at).max(lines.0), lines.1),
                 error,
                 detail: excerpt(&said),
                 admit_failed: false,
@@ -387,6 +390,15 @@ pub(super) fn enter_input(
     ))
 }
 
+/// Where the code of `text` starts: its first byte outside comments, strings' quotes and
+/// blanks (0 when it has none).
+fn first_code(text: &str, lex: &Lexicon) -> usize {
+    let mask = super::scan::code_mask(text, lex);
+    text.char_indices()
+        .find(|&(i, c)| mask[i] && !c.is_whitespace())
+        .map_or(0, |(i, _)| i)
+}
+
 /// The first line of a command, at most 60 characters.
 fn first_line(text: &str) -> String {
     let line = text.trim().lines().next().unwrap_or_default();
@@ -465,5 +477,28 @@ pub(super) mod tests {
             "g ‘{name} x’;"
         );
         assert_eq!(fill("{a}{b}{c", &[("a", "1"), ("b", "2")]), "12{c");
+    }
+
+    /// The example HOL4 cursor enters a quotation's inside, whichever quotes it has.
+    #[test]
+    fn the_statement_entered_is_the_quotations_inside() {
+        let hol = &crate::cursor::invariants::examples()[0];
+        for (text, statement) in [
+            (
+                "val st = store_thm (\"st\", ``!n:num. n * 1 = n``,\n  cheat);",
+                "!n:num. n * 1 = n",
+            ),
+            (
+                "val q = Q.store_thm (\"q\", `∀l. l = l`, cheat);",
+                "∀l. l = l",
+            ),
+            ("val p = prove (“∀x. x = x”, cheat);", "∀x. x = x"),
+            ("val p = prove (``x = `y``, cheat);", "x = `y"),
+        ] {
+            let o = super::Outline::of(text, hol);
+            let (_, seg, b) = o.blocks().next().unwrap();
+            let input = super::enter_input(text, (seg, b), hol).unwrap();
+            assert_eq!(input, format!("proofManagerLib.g ‘{statement}’;"), "{text}");
+        }
     }
 }

@@ -27,6 +27,9 @@ pub(super) struct Block {
     pub tail: usize,
     /// Its proof holds the placeholder.
     pub placeholder: bool,
+    /// Its end gives the theorem up (the end match's group `abandoned` matched: Rocq's
+    /// `Abort.`): loading it proves nothing.
+    pub abandoned: bool,
 }
 
 /// A piece of the file: a block, or text between blocks.
@@ -117,6 +120,7 @@ impl Outline {
                 .captures(&text[start..head_end])
                 .and_then(|c| c.name("name"))
                 .map_or_else(String::new, |m| m.as_str().to_owned());
+            let abandoned = abandons(rule, text, if rule.close { tail } else { end_at });
             let has_placeholder = proof.is_some_and(|(p, _)| {
                 find_code(placeholder, text, &mask, p).is_some_and(|(s, _)| s < end)
             });
@@ -132,6 +136,7 @@ impl Outline {
                     end_at,
                     tail,
                     placeholder: has_placeholder,
+                    abandoned,
                 }),
             });
             pos = end;
@@ -263,6 +268,14 @@ pub(super) fn with_proof(text: &str, seg: &Segment, b: &Block, proof: &str) -> O
 /// Where a block that starts at `start` (its header ending at `head_end`) ends: where its end
 /// match begins (or its bracket closes), where the text kept after its proof begins, and its
 /// end. `None`: it has no end (a half-written block).
+/// Whether the rule's end match at `at` is one that gives the theorem up.
+fn abandons(rule: &BlockRule, text: &str, at: usize) -> bool {
+    rule.end
+        .captures_at(text, at)
+        .filter(|c| c.get(0).is_some_and(|m| m.start() == at))
+        .is_some_and(|c| c.name("abandoned").is_some())
+}
+
 fn block_end(
     rule: &BlockRule,
     text: &str,
@@ -392,7 +405,7 @@ pub(super) mod tests {
         let mut r = rule(
             r"^[ \t]*(?:Lemma|Theorem|Fact|Remark|Corollary|Proposition|Example)[ \t]+(?P<name>[A-Za-z0-9_']+)",
             r"\.(?:[ \t]*\r?\n|[ \t]+)?(?P<proof>)[ \t]*(?:Proof\b[^.]*\.)?",
-            r"\b(?:Qed|Defined|Admitted|Abort)\.",
+            r"\b(?:Qed|Defined|Admitted|(?P<abandoned>Abort))\.",
             true,
         );
         r.template = "Proof.\n  {proof}\nQed.".into();
@@ -555,6 +568,12 @@ pub(super) mod tests {
                 "text \"Definition y := 2.\"",
             ],
             "{s:#?}"
+        );
+        let given_up: Vec<bool> = o.blocks().map(|(_, _, b)| b.abandoned).collect();
+        assert_eq!(
+            given_up,
+            [false, true, false],
+            "only Abort gives a theorem up"
         );
         let (_, seg, b) = o.blocks().next().unwrap();
         let written = with_proof(text, seg, b, "Proof.\n  auto.\nQed.").unwrap();

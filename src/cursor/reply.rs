@@ -59,6 +59,7 @@ pub(super) fn state(c: &Cursor, spec: &CursorSpec) -> Map<String, Value> {
                 "name": b.name,
                 "lines": [a, z],
                 "placeholder": b.placeholder,
+                "abandoned": b.abandoned,
                 "goal": spec.rules[b.rule].goal,
                 "underCursor": Some(i) == c.current,
             })

@@ -52,7 +52,11 @@ pub(super) fn outline(c: &Cursor, spec: &CursorSpec) -> String {
     );
     for (i, s, b) in c.outline.blocks() {
         let (a, z) = c.outline.lines_of(s);
-        let mark = if b.placeholder { " placeholder" } else { "" };
+        let mark = match (b.placeholder, b.abandoned) {
+            (true, _) => " placeholder",
+            (false, true) => " abandoned",
+            (false, false) => "",
+        };
         let goal = if spec.rules[b.rule].goal {
             ""
         } else {

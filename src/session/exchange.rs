@@ -138,7 +138,7 @@ fn run(
     }
     let sent = Instant::now();
     let end = |st: &mut State| detect(kind, marker.as_deref(), st, sent);
-    match wait(proc, &end, waiting) {
+    match wait(proc, &end, waiting, marker.as_deref()) {
         Waited::Done(a) => ExchangeEnd::Answer(text(kind, out, &a)),
         Waited::Died(a, status) => ExchangeEnd::Died {
             partial: text(kind, out, &a),
@@ -207,11 +207,13 @@ enum Waited {
     Stopped(StopReason),
 }
 
-/// Waits until `end` finds the answer, the program ends, or `waiting` says stop.
+/// Waits until `end` finds the answer, the program ends, or `waiting` says stop. The
+/// heartbeat's status is the program's latest line, unless it is the sentinel's own (`marker`).
 fn wait(
     proc: &Proc,
     end: &dyn Fn(&mut State) -> Option<Answer>,
     waiting: &ExchangeWait<'_>,
+    marker: Option<&str>,
 ) -> Waited {
     let mut seen = 0;
     let mut ended: Option<Instant> = None;
@@ -236,7 +238,9 @@ fn wait(
             }
             let tick = TICK.min(waiting.caller.deadline - now);
             let (st, _) = stdmcp::sync::wait_timeout(&proc.cond, st, tick);
-            let fresh = st.chunks != seen && !st.last_line.is_empty();
+            let fresh = st.chunks != seen
+                && !st.last_line.is_empty()
+                && !marker.is_some_and(|m| st.last_line.contains(m));
             seen = st.chunks;
             fresh.then(|| st.last_line.clone())
         };
@@ -293,7 +297,7 @@ fn interrupt(
         },
         interrupt: false,
     };
-    match wait(proc, &end, &waiting) {
+    match wait(proc, &end, &waiting, None) {
         Waited::Done(a) => ExchangeEnd::Interrupted {
             why,
             partial: text(kind, out, &a),

@@ -26,6 +26,31 @@ pub(crate) fn proofs(files: &[&str]) -> PathBuf {
     dir
 }
 
+/// Writes `files` (path relative to `root`, text) under `root`, directories made as needed.
+pub(crate) fn write_files(root: &Path, files: &[(&str, &str)]) {
+    for (rel, text) in files {
+        let at = root.join(rel);
+        std::fs::create_dir_all(at.parent().unwrap()).unwrap();
+        std::fs::write(at, text).unwrap();
+    }
+}
+
+/// Runs `Holmake --qof` of HOL4's `bin` in `dir`, as a user would, and asserts that it
+/// builds (its output otherwise).
+pub(crate) fn holmake(bin: &Path, dir: &Path) {
+    #[allow(clippy::disallowed_methods)] // the tests build as a user would, not through stdmcp
+    let built = std::process::Command::new(bin.join("Holmake"))
+        .current_dir(dir)
+        .arg("--qof")
+        .output()
+        .unwrap();
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stdout)
+    );
+}
+
 /// `examples/{file}` with its root `proofs` at `proofs` and `edit` applied to its first
 /// session kind, served with `path` (a bin directory) first on PATH and heartbeats every
 /// 100 ms.

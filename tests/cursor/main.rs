@@ -4,6 +4,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod forms;
 mod hol4;
 mod projects;
 mod rocq;

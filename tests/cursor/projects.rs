@@ -1,26 +1,19 @@
 //! Proof projects (README "Proof files: projects"): a three-file Rocq project and a
 //! two-directory HOL4 project, nothing built, opened through the cursor as their authors build
 //! them: the dependencies built first (heartbeats name them), rebuilt after an edit, a build
-//! error as the answer; a failed command reported where it is; the forms real files use; an
-//! interrupted block taken back before it is loaded again.
+//! error as the answer; a failed command reported where it is.
 #![allow(clippy::disallowed_methods)] // the tests run Holmake themselves, as a user would
+#![allow(clippy::unwrap_used)]
 
 use std::path::Path;
 
 use serde_json::{json, Value};
 
-use crate::common::cursor::{call_through, fails, ok, rocq_installed, serve_cursor, step};
+use crate::common::cursor::{
+    call_through, fails, holmake, ok, rocq_installed, serve_cursor, step, write_files as write,
+};
 use crate::common::sessions::{hol_bin, is_error, text};
 use crate::common::{temp_dir, Proc};
-
-/// Writes `files` (path relative to `root`, text) under `root`.
-fn write(root: &Path, files: &[(&str, &str)]) {
-    for (rel, text) in files {
-        let at = root.join(rel);
-        std::fs::create_dir_all(at.parent().unwrap()).unwrap();
-        std::fs::write(at, text).unwrap();
-    }
-}
 
 /// Calls `tool` with a progress token; the response and every heartbeat's message on the way.
 fn call_watching(p: &mut Proc, id: i64, tool: &str, args: Value) -> (Value, Vec<String>) {
@@ -189,16 +182,7 @@ fn a_hol4_project_of_two_directories_is_built_through_its_includes() {
     );
     // Holmake builds B as the cursor left it.
     write(&root, &[("A/aScript.sml", a)]);
-    let built = std::process::Command::new(bin.join("Holmake"))
-        .current_dir(root.join("B"))
-        .arg("--qof")
-        .output()
-        .unwrap();
-    assert!(
-        built.status.success(),
-        "{}",
-        String::from_utf8_lossy(&built.stdout)
-    );
+    holmake(&bin, &root.join("B"));
 }
 
 #[test]
