@@ -39,6 +39,8 @@ struct Tried {
     result: &'static str,
     goals: Option<usize>,
     text: String,
+    /// The program did not come back from it (killed, or it died): a fresh one is needed.
+    lost: bool,
 }
 
 fn try_in(run: &mut Run<'_>, ask: &Ask<'_>) -> Result<Reply, String> {
@@ -49,15 +51,24 @@ fn try_in(run: &mut Run<'_>, ask: &Ask<'_>) -> Result<Reply, String> {
     for tactic in ask.tactics {
         let (t, undone) = one(run, tactic, ask.limit)?;
         let proved = t.result == "proves the goal";
-        // An undo that answers with the goals as they were (Rocq's) needs no look of its own.
-        let changed = t.result != "refused"
-            && undone.as_deref() != Some(before.as_str())
-            && goals(run).ok().as_deref() != Some(before.as_str());
-        if changed {
-            // The undo was not enough (or the program was restarted): enter it again.
-            run.cur.reset();
-            run.reloaded = true;
+        if t.lost {
+            // A fresh program: the file loaded again up to the theorem, its goal entered.
+            run.fresh_program()?;
             run.goto(i).map_err(|h| run.halted(h, "cursor_try"))?;
+            notes.push(format!(
+                "after `{}` a fresh program loaded {} again and entered the goal with the recorded steps",
+                t.tactic, run.cur.file
+            ));
+        } else if t.result != "refused"
+            // An undo that answers with the goals as they were (Rocq's) needs no look of its own.
+            && undone.as_deref() != Some(before.as_str())
+            && goals(run)?.as_str() != before.as_str()
+        {
+            // The undo was not enough (a tactic of several sentences): the proof is dropped
+            // and the goal entered again, the recorded steps replayed, in the same program.
+            run.cur
+                .enter(&run.link, run.env.spec, i)
+                .map_err(|h| run.halted(h, "cursor_try"))?;
             notes.push(format!(
                 "after `{}` the goal was entered again with the recorded steps",
                 t.tactic
@@ -83,6 +94,7 @@ fn one(
         result: "goals",
         goals: None,
         text: String::new(),
+        lost: false,
     };
     if let Some(p) = spec.step_pattern.as_ref().filter(|p| !p.is_match(tactic)) {
         t.result = "refused";
@@ -125,12 +137,14 @@ fn one(
                 StopReason::Cancelled => return Err("the try was cancelled".into()),
             };
             if !alive {
+                t.lost = true;
                 t.text
                     .push_str("; the program did not come back and was restarted");
             }
         }
         Said::Died(m) => {
             t.result = "error";
+            t.lost = true;
             t.text = format!("{m}; the program was restarted");
         }
     }

@@ -256,7 +256,7 @@ impl Cursor {
             admit_failed: true,
             broken: None,
         };
-        answer(link.say(&spec.drop, spec.timeout))?;
+        take_back(link, spec, &b.name)?;
         // Where its proof breaks, unless an earlier failed command may be why it failed.
         if f.after.is_none() {
             if let Some((fields, text)) = super::breaks::locate(self, link, spec, i)? {
@@ -388,6 +388,19 @@ pub(super) fn enter_input(
             ("header", header),
         ],
     ))
+}
+
+/// Takes back what a failed block `name` left: its proof, and (with the kind's `rollback`
+/// inputs, errors ignored) anything it defined anyway (Rocq runs the sentences after the one
+/// that failed: a `Qed` at the end may still define the theorem).
+fn take_back(link: &Link<'_>, spec: &CursorSpec, name: &str) -> Result<(), Halt> {
+    if spec.rollback.is_empty() {
+        return answer(link.say(&spec.drop, spec.timeout)).map(drop);
+    }
+    for r in &spec.rollback {
+        answer(link.say(&fill(r, &[("name", name)]), spec.timeout))?;
+    }
+    Ok(())
 }
 
 /// Where the code of `text` starts: its first byte outside comments, strings' quotes and

@@ -313,12 +313,18 @@ impl Run<'_> {
         }
     }
 
+    /// A fresh program, the cursor's loaded prefix forgotten (its theorem and steps kept).
+    pub(super) fn fresh_program(&mut self) -> Result<(), String> {
+        self.link.restart()?;
+        self.cur.reset();
+        self.cur.identity = Some(self.link.identity());
+        Ok(())
+    }
+
     /// Rolls back (a fresh program) when segment `target` is already loaded.
     pub(super) fn rollback_to(&mut self, target: usize) -> Result<(), String> {
         if target < self.cur.loaded {
-            self.link.restart()?;
-            self.cur.reset();
-            self.cur.identity = Some(self.link.identity());
+            self.fresh_program()?;
             self.notes.push(format!(
                 "Rolled back: a fresh program (pid {}) loads {} up to there again.",
                 self.link.proc.pid, self.cur.file

@@ -9,3 +9,4 @@ mod hol4;
 mod projects;
 mod rocq;
 mod rocq_runs;
+mod tools;
