@@ -111,24 +111,39 @@ fn around(
                     .say(&fill(&spec.step, &[("tactic", step)]), spec.timeout),
             )
             .map_err(|h| halt(run, h))?;
-            if spec.error_line(&after).is_none() {
-                answer(run.link.say(&spec.undo, spec.timeout)).map_err(|h| halt(run, h))?;
-            }
+            let after = match spec.error_line(&after) {
+                Some(e) => fails(&e),
+                None => {
+                    answer(run.link.say(&spec.undo, spec.timeout)).map_err(|h| halt(run, h))?;
+                    after
+                }
+            };
             Ok((before, after))
         }
         StateAt::Prefix { .. } => {
-            // After: the chain up to and with it as one tactic; before: that taken back and
-            // the chain before it applied instead.
+            // After: the chain up to and with it, as one tactic, on the goal as entered;
+            // before: the chain before it, recorded.
             let prefix = |n: usize| (n > 0).then(|| text[all[0].start..all[n - 1].end].to_owned());
-            run.cur.steps = prefix(k + 1).into_iter().collect();
-            let after = run.goto(i).map_err(|h| halt(run, h));
-            let after = match after {
-                Ok(a) => a,
-                Err(e) => format!("(the chain up to and with this step fails: {e})"),
+            run.cur.steps.clear();
+            run.goto(i).map_err(|h| halt(run, h))?;
+            let with = prefix(k + 1).unwrap_or_default();
+            let said = answer(
+                run.link
+                    .say(&fill(&spec.step, &[("tactic", &with)]), spec.timeout),
+            )
+            .map_err(|h| halt(run, h))?;
+            let after = match spec.error_line(&said) {
+                Some(e) => fails(&e),
+                None => said,
             };
             run.cur.steps = prefix(k).into_iter().collect();
             let before = run.goto(i).map_err(|h| halt(run, h))?;
             Ok((before, after))
         }
     }
+}
+
+/// What "after" says of a step that fails.
+fn fails(error: &str) -> String {
+    format!("(none: the step fails: {error})")
 }

@@ -90,6 +90,32 @@ fn assert_three_breaks_at_its_second_step(r: &Value, line: u64, tactic: &str, fa
     );
 }
 
+/// `K_state_at` at the step where `three` breaks: the goals before it, and after it none.
+fn assert_state_at_the_failing_step(
+    p: &mut Proc,
+    tool: &str,
+    (file, line, column): (&str, u64, u64),
+    faced: &str,
+) {
+    let r = call_through(
+        p,
+        20,
+        tool,
+        json!({"file": file, "line": line, "column": column}),
+    );
+    assert!(!is_error(&r), "{r}");
+    let sc = &r["result"]["structuredContent"];
+    assert_eq!(sc["step"]["index"], json!(2), "{sc}");
+    assert!(sc["before"].as_str().unwrap().contains(faced), "{sc}");
+    assert!(
+        sc["after"]
+            .as_str()
+            .unwrap()
+            .starts_with("(none: the step fails: "),
+        "{sc}"
+    );
+}
+
 /// The try's per-tactic results as (tactic, result, goals left).
 fn tried(r: &Value) -> Vec<(String, String, Value)> {
     let sc = &r["result"]["structuredContent"];
@@ -156,6 +182,12 @@ fn hol4_check_try_and_search_at_the_proof() {
         "{t}"
     );
     assert_three_breaks_at_its_second_step(&r, 25, "irule EQ_REFL", "a + b = b + a ∧ a = a");
+    assert_state_at_the_failing_step(
+        &mut p,
+        "hol_state_at",
+        ("T/tScript.sml", 25, 18),
+        "a + b = b + a ∧ a = a",
+    );
 
     ok(
         &mut p,
@@ -226,6 +258,7 @@ fn rocq_check_try_and_search_at_the_proof() {
         "{t}"
     );
     assert_three_breaks_at_its_second_step(&r, 9, "reflexivity.", "a + b = b + a");
+    assert_state_at_the_failing_step(&mut p, "rocq_state_at", ("T.v", 9, 20), "a + b = b + a");
 
     // three's later sentences defined it anyway: taken back, it is loaded again admitted.
     let init = ok(
