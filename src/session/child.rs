@@ -18,7 +18,7 @@ use super::answer::Pending;
 use super::feed::Feed;
 use super::kind::{Launch, SessionKind, Workdir};
 use stdmcp::beneath::{beneath, Dir};
-use stdmcp::process::interactive::{self, Interactive, InteractiveSpec};
+use stdmcp::process::interactive::{self, Interactive, InteractiveSpec, Signaller};
 use stdmcp::process::minimal_environment;
 
 /// Bytes of transcript kept per session.
@@ -78,6 +78,8 @@ pub struct Proc {
     /// Notified on output, on exit, and by cancel hooks.
     pub cond: Condvar,
     input: Arc<Feed>,
+    /// Asks the owner thread to signal the program's group (it alone does).
+    signaller: Signaller,
     transcript: Arc<Mutex<Transcript>>,
     /// Why the server killed the program, when it did (said instead of "perhaps out of
     /// memory" when it then ends by SIGKILL).
@@ -135,7 +137,7 @@ impl Proc {
         let started = rx
             .recv()
             .map_err(|_| "the session thread ended early".to_owned())?;
-        let (pid, reader_start) = started?;
+        let (pid, signaller, reader_start) = started?;
         let proc = Arc::new(Proc {
             pid,
             started: Instant::now(),
@@ -152,6 +154,7 @@ impl Proc {
             }),
             cond: Condvar::new(),
             input,
+            signaller,
             transcript,
             killed_by: Mutex::new(None),
             cpu_seconds: kind.limits.cpu_seconds,
@@ -178,12 +181,10 @@ impl Proc {
         lock(&self.transcript).push(text);
     }
 
-    /// Sends `sig` to the program's process group unless it was reaped already.
+    /// Has the owner thread send `sig` to the program's process group, unless it was reaped
+    /// already.
     pub fn signal(&self, sig: i32) {
-        let st = self.lock();
-        if st.exit.is_none() {
-            interactive::signal(self.pid, sig);
-        }
+        self.signaller.send(sig);
     }
 
     /// Kills the group, saying `why` (the server killed it: by `K_stop`, after an idle
@@ -258,7 +259,7 @@ impl Proc {
     }
 }
 
-type Started = Result<(u32, Sender<Arc<Proc>>), String>;
+type Started = Result<(u32, Signaller, Sender<Arc<Proc>>), String>;
 
 /// The owner thread: spawn, start the reader and writer threads, hand out the pid, then
 /// wait for the program; reap it and record its status. A helper thread that cannot be
@@ -284,7 +285,10 @@ fn own(spec: InteractiveSpec, started: &Sender<Started>, input: Arc<Feed>) {
         let _ = started.send(Err(format!("cannot start a thread of the session: {e}")));
         return; // dropping `child` kills and reaps it
     }
-    if started.send(Ok((child.pid(), proc_tx))).is_err() {
+    if started
+        .send(Ok((child.pid(), child.signaller(), proc_tx)))
+        .is_err()
+    {
         input.close();
         return;
     }
