@@ -428,6 +428,25 @@ mod tests {
     }
 
     #[test]
+    fn without_a_pidfd_the_exit_is_seen_at_the_next_tick() {
+        // As on a kernel without pidfds (Linux before 5.3): the owner looks every tick.
+        let (mut group, _) = started("echo ready; exec sleep 1000");
+        group.pidfd = None;
+        // The deadline only turns a broken tick into a failure rather than a hang.
+        let give_up = Instant::now() + Duration::from_secs(10);
+        assert!(!group.wait(Some(give_up), None).unwrap(), "nothing exited");
+        assert!(
+            Instant::now() < give_up,
+            "no tick: the owner slept to its deadline"
+        );
+        group.stop(Duration::from_secs(30));
+        while !group.wait(Some(give_up), None).unwrap() {
+            assert!(Instant::now() < give_up, "the exit was never seen");
+        }
+        assert_eq!(group.end().unwrap().signal(), Some(libc::SIGTERM));
+    }
+
+    #[test]
     fn a_group_dropped_running_is_killed_swept_and_reaped() {
         let (group, line) = started("sleep 1000 & echo $!; wait");
         let (leader, job) = (group.pid() as i32, line.trim().parse::<i32>().unwrap());

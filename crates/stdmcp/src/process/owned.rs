@@ -54,7 +54,17 @@ pub(super) fn no_spawns() -> RwLockWriteGuard<'static, ()> {
     sync::write(&SPAWNING)
 }
 
-/// Whether a `Child` waits for `pid`.
+/// Whether a `Child` waits for `pid`. True is the truth at any time (a pid is registered until
+/// its `Child` reaped it); false only while [`no_spawns`] is held (a child may exit before its
+/// spawn registered it).
 pub(super) fn is_owned(pid: i32) -> bool {
     owned().contains(&pid)
+}
+
+/// `pids` without those a `Child` waits for (see [`is_owned`]: one that is being spawned may be
+/// left in).
+pub(super) fn unowned(mut pids: Vec<i32>) -> Vec<i32> {
+    let owned = owned();
+    pids.retain(|p| !owned.contains(p));
+    pids
 }

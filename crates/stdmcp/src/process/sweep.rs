@@ -98,21 +98,25 @@ fn pid_window(leader: i32, spawned: Instant) -> Option<std::ops::RangeInclusive<
 }
 
 /// The processes a sweep looks at: those in the [`pid_window`] of a call whose leader was
-/// spawned at `spawned`, else all.
+/// spawned at `spawned`, else all. Never the children a `Child` waits for (the leaders of the
+/// programs running, this one's included, and the watchdog): they are no call's processes to
+/// kill or reap (one that joined the call's group is killed by the group's signal all the
+/// same), and with many programs at once most of a window's reads were theirs.
 fn processes(leader: i32, spawned: Option<Instant>) -> Vec<Stat> {
-    match spawned.and_then(|t| pid_window(leader, t)) {
-        Some(pids) => pids.filter_map(stat).collect(),
-        None => all_processes(),
-    }
+    let pids = match spawned.and_then(|t| pid_window(leader, t)) {
+        Some(window) => window.collect(),
+        None => all_pids(),
+    };
+    owned::unowned(pids).into_iter().filter_map(stat).collect()
 }
 
-fn all_processes() -> Vec<Stat> {
+/// Every pid in `/proc`.
+fn all_pids() -> Vec<i32> {
     let Ok(dir) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
     dir.flatten()
         .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-        .filter_map(stat)
         .collect()
 }
 
