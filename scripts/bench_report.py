@@ -471,7 +471,8 @@ def portfolio_report(src, outdir, readme, busy_src=None):
         "driver writes the FIFO, the winner prints `# SZS status Theorem` and exits, and the "
         "answer arrives. The floor is the same program called alone; the difference is what a "
         "portfolio adds between the winner's exit and the answer (its member thread hands the "
-        "end to the portfolio's worker, which signals the losers' groups before it answers). "
+        "end to the portfolio's worker, which cancels the losers' tokens before it answers; "
+        "each loser's own thread, woken, signals its group). "
         "Then the driver waits for every loser's pid to leave /proc (reaped by the server; "
         f"0 when it was reaped before the answer arrived). Medians of {doc['calls']} calls "
         "(the reap also its maximum); target: the last loser reaped under 5 ms after the answer.",

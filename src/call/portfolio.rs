@@ -1,9 +1,10 @@
 //! Running a portfolio (README "Portfolios"): every member starts at once on a thread of its
 //! own, each through the process runner with its own limits, marker, spool entry, process
 //! group and cancel token. The first member that ends with a decisive verdict wins and is
-//! answered at once; the others are stopped as for a cancel (SIGTERM to the group, sent
-//! before the answer; SIGKILL after the member's kill grace; the sweep), by their own
-//! threads, which go on after the answer until their programs are reaped.
+//! answered at once; the others are stopped as for a cancel (their tokens cancelled before
+//! the answer, which wakes each member's own thread: SIGTERM to its group, SIGKILL after the
+//! member's kill grace, the sweep), by those threads, which go on after the answer until
+//! their programs are reaped.
 //!
 //! A cancel, the portfolio's deadline or the server's shutdown cancels the portfolio's token,
 //! whose hook cancels every member's with the same reason; the portfolio then waits for every

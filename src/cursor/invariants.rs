@@ -72,7 +72,7 @@ pub(crate) fn examples() -> Vec<std::sync::Arc<CursorSpec>> {
     .collect()
 }
 
-/// [`check`] of `data` (lossily as UTF-8) with every example cursor (read once).
+/// The invariants checked of `data` (lossily as UTF-8) with every example cursor (read once).
 pub fn check_examples(data: &[u8]) {
     static EXAMPLES: std::sync::OnceLock<Vec<std::sync::Arc<CursorSpec>>> =
         std::sync::OnceLock::new();

@@ -18,7 +18,7 @@ use super::launch::Launch;
 use crate::spec::session::{SessionKind, Workdir};
 use stdmcp::beneath::{beneath, Dir};
 use stdmcp::mailbox::{Closing, Mailbox};
-use stdmcp::process::interactive::{self, Interactive, InteractiveSpec};
+use stdmcp::process::interactive::{self, Interactive, InteractiveSpec, Signaller};
 use stdmcp::process::minimal_environment;
 
 /// Bytes of transcript kept per session.
@@ -78,6 +78,8 @@ pub(crate) struct Proc {
     /// Notified on output, on exit, and by cancel hooks.
     pub cond: Condvar,
     input: Arc<Feed>,
+    /// Asks the owner thread to signal the program's group (it alone does).
+    signaller: Signaller,
     transcript: Arc<Mutex<Transcript>>,
     /// Why the server killed the program, when it did (said instead of "perhaps out of
     /// memory" when it then ends by SIGKILL).
@@ -136,7 +138,7 @@ impl Proc {
         let started = mailbox
             .recv()
             .ok_or_else(|| "the session thread ended early".to_owned())?;
-        let (pid, reader_start) = started?;
+        let (pid, signaller, reader_start) = started?;
         let proc = Arc::new(Proc {
             pid,
             started: Instant::now(),
@@ -153,6 +155,7 @@ impl Proc {
             }),
             cond: Condvar::new(),
             input,
+            signaller,
             transcript,
             killed_by: Mutex::new(None),
             cpu_seconds: kind.limits.cpu_seconds,
@@ -179,12 +182,10 @@ impl Proc {
         lock(&self.transcript).push(text);
     }
 
-    /// Sends `sig` to the program's process group unless it was reaped already.
+    /// Has the owner thread send `sig` to the program's process group, unless it was reaped
+    /// already.
     pub(crate) fn signal(&self, sig: i32) {
-        let st = self.lock();
-        if st.exit.is_none() {
-            interactive::signal(self.pid, sig);
-        }
+        self.signaller.send(sig);
     }
 
     /// Kills the group, saying `why` (the server killed it: by `K_stop`, after an idle
@@ -259,9 +260,10 @@ impl Proc {
     }
 }
 
-/// What the owner thread hands out: the program's pid and where its [`Proc`] is to be sent,
-/// once for the owner and once for the reader (closed when dropped), or why it did not start.
-type Started = Result<(u32, Closing<Arc<Proc>>), String>;
+/// What the owner thread hands out: the program's pid, what signals its group, and where its
+/// [`Proc`] is to be sent, once for the owner and once for the reader (closed when dropped),
+/// or why it did not start.
+type Started = Result<(u32, Signaller, Closing<Arc<Proc>>), String>;
 
 /// The owner thread: spawn, start the reader and writer threads, hand out the pid, then
 /// wait for the program; reap it and record its status. A helper thread that cannot be
@@ -288,7 +290,7 @@ fn own(spec: InteractiveSpec, started: &Mailbox<Started>, input: Arc<Feed>) {
         let _ = started.send(Err(format!("cannot start a thread of the session: {e}")));
         return; // dropping `child` kills and reaps it
     }
-    if !started.send(Ok((child.pid(), proc_tx))) {
+    if !started.send(Ok((child.pid(), child.signaller(), proc_tx))) {
         input.close();
         return;
     }

@@ -5,7 +5,7 @@
 //! [`Entry`] as it arrives; nothing is held in memory. The files live in one private
 //! directory, `spool/` in the server's private directory ([`stdmcp::process::private_dir`],
 //! `$TMPDIR/stdmcp-<random>`, mode 0700), created on the first write and
-//! removed when serving ends (and by the watchdog, the runtime's `reaper.rs`, if the server is
+//! removed when serving ends (and by the watchdog, the runtime's `process/watchdog.rs`, if the server is
 //! killed). All calls together keep at most a cap of bytes (`STDMCP_SPOOL_MAX_BYTES`,
 //! default [`DEFAULT_MAX_BYTES`]): when a write would pass it, the oldest finished calls are
 //! evicted, whole; a call still running is never evicted, and when only running calls are

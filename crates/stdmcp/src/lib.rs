@@ -17,8 +17,10 @@
 //! * [`process`]: the one runner every child process goes through (process group, caps,
 //!   resource limits, SIGTERM then SIGKILL to the group, then everything else the call
 //!   started, found as a subreaper by an environment marker; always reaped), interactive
-//!   programs ([`process::interactive`]), and the watchdog (module `reaper`, started by the
-//!   runner itself) that does the same even when the server itself is killed.
+//!   programs ([`process::interactive`]), and the watchdog (`process/watchdog.rs`, started by
+//!   the runner itself) that does the same even when the server itself is killed. Each
+//!   started program has one owner (`process/group.rs`) on the thread that started it, the
+//!   only thing that signals its group, sweeps and reaps.
 //! * [`beneath`]: files and directories beneath a root opened through descriptors, for what
 //!   a server reads or starts a program in.
 //! * [`client`]: a blocking stdio client (`stdmcp call`, tests, the benchmark) that starts
@@ -48,13 +50,18 @@
 //!
 //! A command tool ([`process::run`]) runs on its worker and adds no thread: the worker starts
 //! the program, writes its stdin, reads its stdout and stderr and waits for its exit (a
-//! pidfd) in one `poll` loop, then sweeps what it left. Its output lines add no thread
+//! pidfd) and for its cancel (an eventfd the call's cancel hook writes: the hook only wakes
+//! the worker) in one `poll` loop. The worker alone signals the program's process group
+//! (SIGTERM at a cancel or the deadline, SIGKILL after the grace); once the program has
+//! exited it sweeps what the program left while the program is still an unreaped zombie
+//! (so that its group id cannot be reused), and reaps it last. Its output lines add no thread
 //! either: each only fills the call's status slot, which the peer takes the next time its
 //! lock is taken (a heartbeat shows the newest line, and lines never wait for the lock). Two
 //! threads of the process are started only when needed, and never per call: `stdmcp-timer`
-//! at the first call with a deadline or progress token, and `stdmcp-reap`, the first time a
-//! process killed at the end of a call is still dying after the call's one-second wait; it
-//! reaps such processes as they die, whether or not another call comes.
+//! at the first call with a deadline or progress token, and `stdmcp-reap` (late reaping,
+//! `process/late_reap.rs`), the first time a process killed at the end of a call is still
+//! dying after the call's one-second wait; it reaps such processes as they die, whether or
+//! not another call comes, and signals nothing.
 //!
 //! The peer alone decides which call starts: it admits calls by the slots of
 //! [`Options::max_concurrent_calls`] (a portfolio takes one per member), keeps the others in
@@ -83,15 +90,17 @@
 //! (each through [`process::interactive`]):
 //!
 //! ```text
-//!  worker (K_send)                        stdmcp-session-K-NAME: spawns the program, waits for
-//!   │ input bytes ──► stdmcp-session-in ──► program stdin       it, reaps it, records its exit
-//!   │                                         │ stdout+stderr    (lives as long as the program:
-//!   │ waits on the   ◄── stdmcp-session-out ◄─┘ (one pipe)       PR_SET_PDEATHSIG follows it)
+//!  worker (K_send)                        stdmcp-session-K-NAME: owns the program: spawns it,
+//!   │ input bytes ──► stdmcp-session-in ──► program stdin       signals its group when asked
+//!   │                                         │ stdout+stderr    (interrupt, kill), waits for
+//!   │ waits on the   ◄── stdmcp-session-out ◄─┘ (one pipe)       it, sweeps, reaps it, records
+//!   │                                                            its exit (lives as long as the
+//!   │                                                            program: PR_SET_PDEATHSIG)
 //!   │ session's condvar: output, exit (and every 50 ms: cancellation, deadline)
 //!   ▼ answer found by the kind's rule (NUL, sentinel, prompt, quiet)
 //! stdmcp-sessions-idle: one timer for all sessions; sleeps until the next idle deadline,
-//! woken when a session is used; stops idle sessions. At shutdown the main thread kills every
-//! session's process group and waits for the reaps.
+//! woken when a session is used; stops idle sessions. At shutdown the main thread asks every
+//! session's owner thread to kill its program's group and waits for the reaps.
 //! ```
 //!
 //! The owner thread starts the reader and writer before it hands out the program's pid; if
@@ -103,7 +112,7 @@
 //! the lock, hands the input over and queues the peer's frames for the writer, in order,
 //! before letting go; then, without the lock, it wakes the writer, hands new work to the pool
 //! and fires cancel tokens (so a cancel hook runs on the reader, timer or main thread, and may
-//! itself report progress or log). Cheap methods (`initialize`, `server/discover`, `ping`,
+//! itself report progress or log; a command tool's hook only wakes the call's worker). Cheap methods (`initialize`, `server/discover`, `ping`,
 //! `tools/list`, cancellation) are thus answered on the reader thread, and a tool's result
 //! goes from its worker straight to the writer's queue, with two thread hand-offs per call
 //! instead of four.
@@ -153,10 +162,9 @@
 mod cancel;
 pub mod mailbox;
 mod random;
-mod reaper;
 mod server;
-// The FFI of the crate (killpg, kill, waitpid, prctl, setrlimit, setpriority, close_range,
-// poll) is in `process` and `reaper`, the descriptor-relative opens (openat, openat2,
+// The FFI of the crate (killpg, kill, waitid, waitpid, pidfd_open, eventfd, prctl, setrlimit,
+// setpriority, close_range, poll) is in `process`, the descriptor-relative opens (openat, openat2,
 // fdopendir, renameat) in `beneath`, and getrandom in `random`: each call with a SAFETY note
 // and its function allowing `unsafe_code` on its own.
 pub mod beneath;

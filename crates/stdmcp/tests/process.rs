@@ -222,16 +222,8 @@ fn cancel_kills_child_and_grandchild_promptly() {
     let _cleanup = KillOnPanic(vec![child, grandchild]);
     assert!(!is_gone(child) && !is_gone(grandchild));
     token.cancel(CancelReason::Client);
-    // cancel() runs the runner's hook synchronously, so SIGTERM has been sent
-    // by now, without waiting for the runner's wait-loop tick.
-    assert!(
-        signalled_or_dying(child),
-        "no SIGTERM sent by cancel(): {:?}",
-        status(child)
-            .lines()
-            .filter(|l| l.contains("Pnd") || l.starts_with("State"))
-            .collect::<Vec<_>>()
-    );
+    // The cancel wakes the runner's thread, which sends SIGTERM. It does not look at the token
+    // every so often: without that wake-up the program would never be stopped.
     let latency = wait_gone(child, "child");
     eprintln!("cancel -> child gone: {latency:?}");
     assert!(
@@ -244,6 +236,44 @@ fn cancel_kills_child_and_grandchild_promptly() {
     assert_eq!(o.pid, child);
     assert_eq!(o.signal, Some(libc::SIGTERM));
     assert_eq!(o.code, None);
+    wait_group_empty(child);
+}
+
+#[test]
+fn a_cancel_only_wakes_the_runner_which_signals_the_group() {
+    // The runner's thread is held in the line callback while this thread cancels the token
+    // (its hooks run here, in `cancel`): the hook must not signal the group itself.
+    let (entered_tx, entered_rx) = mpsc::channel();
+    let (release_tx, release_rx) = mpsc::channel::<()>();
+    let release_rx = Mutex::new(release_rx);
+    let on_line: LineFn = Arc::new(move |_, line: &str| {
+        let _ = entered_tx.send(line.to_owned());
+        let _ = release_rx.lock().unwrap().recv();
+    });
+    let token = CancelToken::new();
+    let t = token.clone();
+    let s = spec(runtime_fixture("tree.sh"), &[]);
+    let h = thread::spawn(move || run(&s, &t, &mut |_| {}, on_line));
+    let (child, grandchild) = pids(&entered_rx.recv_timeout(FAIL_AFTER).expect("pids line"));
+    let _cleanup = KillOnPanic(vec![child, grandchild]);
+    token.cancel(CancelReason::Client);
+    for pid in [child, grandchild] {
+        assert!(
+            !signalled_or_dying(pid),
+            "the cancel hook signalled {pid}: {:?}",
+            status(pid)
+                .lines()
+                .filter(|l| l.contains("Pnd") || l.starts_with("State"))
+                .collect::<Vec<_>>()
+        );
+    }
+    // Let the runner's thread go: it sees the cancel and stops the program (SIGTERM).
+    drop(release_tx);
+    wait_gone(child, "child");
+    let o = h.join().expect("thread").expect("run");
+    assert!(o.cancelled && !o.timed_out, "{o:?}");
+    assert_eq!(o.signal, Some(libc::SIGTERM));
+    wait_gone(grandchild, "grandchild");
     wait_group_empty(child);
 }
 
@@ -432,7 +462,7 @@ fn environment_is_exactly_the_spec() {
     s.env.push(("EMPTY".into(), "".into()));
     let o = run_plain(&s);
     let mut got: BTreeSet<String> = o.stdout.text().lines().map(str::to_string).collect();
-    // Plus the call's marker, which finds its processes (see `process::orphans`).
+    // Plus the call's marker, which finds its processes (see `process::marker_instance`).
     let marker = format!("STDMCP_CALL={}.", stdmcp::process::marker_instance());
     let marked: Vec<String> = got
         .iter()

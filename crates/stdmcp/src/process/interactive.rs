@@ -2,8 +2,10 @@
 //! group, stdin a private pipe, stdout and stderr on ONE pipe (so the merged order is the
 //! program's), PDEATHSIG and the watchdog, killed as a group, always reaped.
 //!
-//! Spawn it from a thread that lives as long as the child: `PR_SET_PDEATHSIG` fires when
-//! the spawning *thread* exits.
+//! Spawn it from a thread that lives as long as the child, and wait for it there
+//! ([`Interactive::wait`]): `PR_SET_PDEATHSIG` fires when the spawning *thread* exits, and that
+//! thread owns the child (its `Group`): it alone signals the child's group, when another
+//! thread asks it to through a [`Signaller`] (an interrupt, a kill), and it sweeps and reaps.
 
 use std::ffi::OsString;
 use std::io::{self, PipeReader};
@@ -12,8 +14,12 @@ use std::path::PathBuf;
 use std::process::{ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::Arc;
 
-use super::leader::Leader;
-use super::{prepare, signal_group, Limits, RunError, RunSpec};
+use super::group::{Group, Reach};
+use super::limits::Limits;
+use super::outcome::RunError;
+use super::spawn::{prepare, spawn_error};
+use super::spec::RunSpec;
+use super::wake::Wake;
 use crate::beneath::Dir;
 
 /// What to run: [`InteractiveSpec::new`], then the fields to change.
@@ -49,9 +55,9 @@ impl InteractiveSpec {
     }
 }
 
-/// A running interactive child. Dropping it kills its group and reaps it.
+/// A running interactive child. Dropping it kills its group, sweeps and reaps it.
 pub struct Interactive {
-    leader: Leader,
+    group: Group,
     stdin: Option<ChildStdin>,
     output: Option<PipeReader>,
 }
@@ -75,23 +81,28 @@ impl Interactive {
             spec.cwd_dir.as_deref(),
             spec.limits,
         );
-        let mut leader = Leader::spawn(&mut cmd).map_err(|e| {
+        let mut group = Group::spawn(&mut cmd, Reach::All).map_err(|e| {
             let mut run = RunSpec::new(&spec.program);
             run.cwd.clone_from(&spec.cwd);
-            super::spawn_error(&run, e)
+            spawn_error(&run, e)
         })?;
         // `cmd` holds the write ends until dropped: drop it so EOF comes with the child.
         drop(cmd);
         Ok(Interactive {
-            stdin: leader.child.stdin.take(),
+            stdin: group.take_stdin(),
             output: Some(reader),
-            leader,
+            group,
         })
     }
 
     /// The child's pid, also its process group id.
     pub fn pid(&self) -> u32 {
-        self.leader.pid()
+        self.group.pid()
+    }
+
+    /// What other threads ask this child's owner for a signal with.
+    pub fn signaller(&self) -> Signaller {
+        Signaller(self.group.waker())
     }
 
     /// The child's stdin (once).
@@ -104,16 +115,28 @@ impl Interactive {
         self.output.take()
     }
 
-    /// Blocks until the leader exits, then kills what is left of its group. Call it on the
-    /// thread that spawned the child.
+    /// Blocks until the leader exits, sending the signals its [`Signaller`]s ask for
+    /// meanwhile; then kills what is left of its group and everything that carries its marker
+    /// (the leader still unreaped), and reaps the leader. Call it on the thread that spawned
+    /// the child.
     pub fn wait(&mut self) -> io::Result<ExitStatus> {
-        self.leader.wait()
+        while !self.group.wait(None, None)? {}
+        self.group.end()
     }
 }
 
-/// Sends `sig` to the group `pgid` (a session's process group).
-pub fn signal(pgid: u32, sig: i32) {
-    signal_group(pgid as libc::pid_t, sig);
+/// Asks the owner of an [`Interactive`] child (the thread in [`Interactive::wait`]) to send a
+/// signal to the child's process group; cheap to clone, for any thread. The owner sends it at
+/// once (it is woken); nothing is sent once the child was reaped, so a signal never reaches a
+/// process group whose id was handed to another process since.
+#[derive(Clone, Debug)]
+pub struct Signaller(Arc<Wake>);
+
+impl Signaller {
+    /// Asks for `sig` (an interrupt, SIGKILL…) to the child's process group.
+    pub fn send(&self, sig: i32) {
+        self.0.ask(sig);
+    }
 }
 
 /// "exited with code 1", "killed by SIGKILL (perhaps out of memory)", ….

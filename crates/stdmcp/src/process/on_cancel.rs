@@ -1,4 +1,4 @@
-//! Pending `onCancel` commands, kept where the watchdog (`reaper`) finds them if
+//! Pending `onCancel` commands, kept where the watchdog (`watchdog.rs`) finds them if
 //! the server dies with calls in flight.
 //!
 //! Each pending command is a small `/bin/sh` file in a private directory (`0700`:
@@ -22,7 +22,7 @@ use crate::beneath::Dir;
 /// The private directory of pending commands, `on-cancel/` in the server's private
 /// directory ([`super::private_dir`]); made on first use. `None` if it cannot be made
 /// (logged; the next use tries again).
-pub(crate) fn dir() -> Option<&'static Path> {
+pub(super) fn dir() -> Option<&'static Path> {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     static MAKING: Mutex<()> = Mutex::new(());
     if let Some(d) = DIR.get() {

@@ -1,6 +1,6 @@
 //! The children of this process that a `Child` handle waits for: every program the runner
-//! starts (calls, sessions, served servers) and the watchdog. A sweep
-//! ([`super::orphans::sweep`]) reaps any other zombie child it meets (one reparented to this
+//! starts (calls, sessions, served servers: each owned by a `Group`) and the watchdog. A sweep
+//! ([`super::sweep::sweep`]) reaps any other zombie child it meets (one reparented to this
 //! subreaper, say a process a call put in a process group of its own, which exited before
 //! the call ended), and never these: reaping one would steal the status its `Child` waits
 //! for, and let its pid be reused under the handle.
@@ -31,7 +31,7 @@ fn owned() -> MutexGuard<'static, BTreeSet<i32>> {
 
 /// A registered child; dropping it unregisters the pid (after the child was reaped).
 #[derive(Debug)]
-pub(crate) struct Owned(i32);
+pub(super) struct Owned(i32);
 
 impl Drop for Owned {
     fn drop(&mut self) {
@@ -41,7 +41,7 @@ impl Drop for Owned {
 
 /// Spawns `cmd` as an owned child.
 #[allow(clippy::disallowed_methods)] // the one place the runner's children are spawned
-pub(crate) fn spawn(cmd: &mut Command) -> io::Result<(Child, Owned)> {
+pub(super) fn spawn(cmd: &mut Command) -> io::Result<(Child, Owned)> {
     let _spawning = sync::read(&SPAWNING);
     let child = cmd.spawn()?;
     let pid = child.id() as i32;
@@ -54,7 +54,17 @@ pub(super) fn no_spawns() -> RwLockWriteGuard<'static, ()> {
     sync::write(&SPAWNING)
 }
 
-/// Whether a `Child` waits for `pid`.
+/// Whether a `Child` waits for `pid`. True is the truth at any time (a pid is registered until
+/// its `Child` reaped it); false only while [`no_spawns`] is held (a child may exit before its
+/// spawn registered it).
 pub(super) fn is_owned(pid: i32) -> bool {
     owned().contains(&pid)
+}
+
+/// `pids` without those a `Child` waits for (see [`is_owned`]: one that is being spawned may be
+/// left in).
+pub(super) fn unowned(mut pids: Vec<i32>) -> Vec<i32> {
+    let owned = owned();
+    pids.retain(|p| !owned.contains(p));
+    pids
 }

@@ -6,7 +6,7 @@
 //! `$TMPDIR/stdmcp-<24 hex digits from getrandom>`, created with mode 0700 by `mkdir` (which
 //! fails if the name exists: then another name is drawn, as `mkdtemp` does). The name is
 //! published nowhere (not on a command line, not in an environment): the watchdog
-//! (`reaper.rs`) learns it through its private stdin pipe, and removes the directory
+//! (`watchdog.rs`) learns it through its private stdin pipe, and removes the directory
 //! (after running what `on-cancel/` holds) when the server is gone. Whoever lists a shared
 //! `/tmp` sees the directory once it exists, and can do nothing with it.
 //!
@@ -20,6 +20,7 @@
 use std::io;
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 /// How many names are drawn before giving up (each is taken only if someone made it first).
@@ -45,7 +46,7 @@ fn given(var: Option<std::ffi::OsString>) -> PathBuf {
 static ROOT: OnceLock<PathBuf> = OnceLock::new();
 
 /// Where the private directory is made: [`tmpdir`], unless [`keep_out_of`] moved it to `/tmp`.
-pub(crate) fn temp_root() -> &'static Path {
+pub(super) fn temp_root() -> &'static Path {
     ROOT.get_or_init(|| tmpdir().to_owned())
 }
 
@@ -115,7 +116,7 @@ static MAKING: Mutex<()> = Mutex::new(());
 
 /// The private directory, made on first use; `None` if it cannot be made (logged; the
 /// next use tries again).
-pub(crate) fn get() -> Option<&'static Path> {
+pub(super) fn get() -> Option<&'static Path> {
     try_get().ok()
 }
 
@@ -157,20 +158,29 @@ pub fn passing(e: &io::Error) -> bool {
 }
 
 /// The private directory if it was made already (never makes it).
-pub(crate) fn current() -> Option<&'static Path> {
+pub(super) fn current() -> Option<&'static Path> {
     DIR.get().map(PathBuf::as_path)
 }
 
 /// `name` inside the private directory (made if needed).
-pub(crate) fn sub(name: &str) -> Option<PathBuf> {
+pub(super) fn sub(name: &str) -> Option<PathBuf> {
     get().map(|d| d.join(name))
+}
+
+/// Set while a watchdog runs (by `watchdog.rs`): it removes the directory once the server is
+/// gone, so [`release`] leaves it.
+static WATCHED: AtomicBool = AtomicBool::new(false);
+
+/// Says whether a watchdog runs now (see [`release`]).
+pub(super) fn watched(yes: bool) {
+    WATCHED.store(yes, Ordering::SeqCst);
 }
 
 /// When serving ends: removes the private directory, unless the watchdog runs (it removes
 /// the directory once the server is gone, after running what `on-cancel/` still holds).
 pub fn release() {
     if let Some(d) = current() {
-        if crate::reaper::watchdog_pid().is_none() {
+        if !WATCHED.load(Ordering::SeqCst) {
             if let Err(e) = std::fs::remove_dir_all(d) {
                 log::debug!("removing {}: {e}", d.display());
             }
@@ -180,7 +190,7 @@ pub fn release() {
 
 /// Makes a fresh `stdmcp-<random>` directory in `root`, mode 0700, drawing another name when
 /// one exists already.
-pub(crate) fn make(root: &Path) -> io::Result<PathBuf> {
+pub(super) fn make(root: &Path) -> io::Result<PathBuf> {
     let mut last = None;
     for _ in 0..ATTEMPTS {
         let mut bytes = [0u8; 12];

@@ -2,22 +2,20 @@
 //! client commands (`stdmcp call … -- SERVER`) and the benchmark driver talk to. Same rules
 //! as [`super::run`]: its own process group, a private stdin pipe, stdout piped, stderr
 //! drained (copied to ours), PDEATHSIG and the watchdog, a call marker in its environment
-//! (see [`super::orphans`]), killed as a group with everything that carries the marker,
-//! always reaped.
+//! (see [`super::marker_instance`]), killed as a group with everything that carries the
+//! marker, always reaped; its owner (`group.rs`) alone signals it.
 
 use std::io::{self, Read, Write};
 use std::process::{ChildStdin, ChildStdout, Command, Stdio};
 use std::thread;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use wait_timeout::ChildExt;
-
-use super::leader::Leader;
-use super::terminate_group;
+use super::group::{Group, Reach};
+use super::spawn::harden;
 
 /// A running server process.
 pub struct ServerProcess {
-    leader: Leader,
+    group: Group,
     stdin: Option<ChildStdin>,
     stdout: Option<ChildStdout>,
 }
@@ -35,12 +33,12 @@ impl ServerProcess {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        super::harden(&mut cmd);
-        let mut leader = Leader::spawn(&mut cmd)?;
-        if let Some(mut err) = leader.child.stderr.take() {
+        harden(&mut cmd);
+        let mut group = Group::spawn(&mut cmd, Reach::All)?;
+        if let Some(mut err) = group.take_stderr() {
             // The server's log lines pass through; the copy ends at EOF. Without the copy the
             // server would block once the pipe is full: then it is not started at all
-            // (dropping `leader` kills and reaps it).
+            // (dropping `group` kills, sweeps and reaps it).
             thread::Builder::new()
                 .name("stdmcp-server-stderr".into())
                 .spawn(move || {
@@ -54,15 +52,15 @@ impl ServerProcess {
                 .map_err(|e| io::Error::new(e.kind(), format!("cannot start a thread: {e}")))?;
         }
         Ok(ServerProcess {
-            stdin: leader.child.stdin.take(),
-            stdout: leader.child.stdout.take(),
-            leader,
+            stdin: group.take_stdin(),
+            stdout: group.take_stdout(),
+            group,
         })
     }
 
     /// The server's pid (also its process group id).
     pub fn pid(&self) -> u32 {
-        self.leader.pid()
+        self.group.pid()
     }
 
     /// The server's stdout (to read) and stdin (to write); once.
@@ -79,21 +77,30 @@ impl ServerProcess {
     }
 
     /// Ends the server as MCP clients should: with its stdin closed, waits up to `wait` for
-    /// it to exit, then SIGTERM to its group, a second, then SIGKILL; reaps it. Returns its
-    /// exit status when it exited by itself.
+    /// it to exit, then SIGTERM to its group, a second, then SIGKILL; sweeps and reaps it.
+    /// Returns its exit status when it exited by itself.
     pub fn finish(mut self, wait: Duration) -> Option<std::process::ExitStatus> {
         self.stdin = None;
-        let status = match self.leader.child.wait_timeout(wait) {
-            Ok(Some(s)) => Some(s),
-            _ => {
-                let pgid = self.leader.pid() as libc::pid_t;
-                let _ = terminate_group(&mut self.leader.child, pgid, Duration::from_secs(1));
-                None
-            }
-        };
+        let until = Instant::now().checked_add(wait);
+        let by_itself = self.wait_until(until);
+        if !by_itself {
+            self.group.stop(Duration::from_secs(1));
+            self.wait_until(None);
+        }
         // Whatever is left of its group, and whatever it started that left the group but
-        // carries its marker, goes with it.
-        self.leader.sweep();
-        status
+        // carries its marker, goes with it; then it is reaped.
+        let status = self.group.end().ok();
+        status.filter(|_| by_itself)
+    }
+
+    /// Waits until the server exits (true), or `until` passes or the wait fails (false).
+    fn wait_until(&mut self, until: Option<Instant>) -> bool {
+        loop {
+            match self.group.wait(until, None) {
+                Ok(true) => return true,
+                Ok(false) if until.is_none_or(|u| Instant::now() < u) => {}
+                Ok(false) | Err(_) => return false,
+            }
+        }
     }
 }

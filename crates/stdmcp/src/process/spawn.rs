@@ -7,14 +7,41 @@ use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::{orphans, Limits, RunError, RunSpec, SEALED};
+use super::limits::Limits;
+use super::outcome::RunError;
+use super::spec::RunSpec;
 use crate::beneath::Dir;
-use crate::reaper;
 
+/// Set by [`seal_inherited_fds`]: no descriptor of this process survives an exec.
+static SEALED: AtomicBool = AtomicBool::new(false);
+
+/// Marks every open descriptor from 3 up close-on-exec, and from then on lets [`run`] start
+/// programs without its pre-exec hook (`PR_SET_PDEATHSIG` and the close-on-exec sweep) when
+/// that is safe, so that std starts them with `posix_spawn`: a child that shares the server's
+/// memory until it execs (`CLONE_VM | CLONE_VFORK`), where `fork` copies the page tables and
+/// makes every later write of every server thread a copy-on-write fault with a TLB shootdown
+/// across CPUs (about half of the server's CPU per call of a `/bin/true` tool, docs/bench.md).
+///
+/// Call it at the start of `main`, before other threads run. It is for a program whose every
+/// later descriptor is opened close-on-exec, as std and this crate open theirs; the hook would
+/// otherwise be what keeps a descriptor opened without `O_CLOEXEC` out of tool programs. The
+/// `stdmcp` binary calls it. Without the hook a program also lacks `PR_SET_PDEATHSIG`, so the
+/// fast path is taken only while the watchdog runs (it kills the call's process group and
+/// every process with the call's marker if the server dies), and never for a call with
+/// resource [`Limits`], which are applied between fork and exec.
+///
+/// [`run`]: super::run
+pub fn seal_inherited_fds() {
+    cloexec_inherited_fds();
+    SEALED.store(true, Ordering::SeqCst);
+}
+
+/// The command that starts `spec`'s program (its process group and marker are set by the
+/// `Group` that spawns it); `watched`: the watchdog runs.
 #[allow(clippy::disallowed_methods)] // a spawn point of the runner
-pub(super) fn command(spec: &RunSpec, marker: &str) -> Result<Command, RunError> {
+pub(super) fn command(spec: &RunSpec, watched: bool) -> Result<Command, RunError> {
     let mut cmd = if spec.line_buffered {
         let mut cmd = Command::new(find_stdbuf(spec)?);
         cmd.args(["-oL", "-eL", "--"]).arg(resolve_program(spec)?);
@@ -25,15 +52,13 @@ pub(super) fn command(spec: &RunSpec, marker: &str) -> Result<Command, RunError>
     cmd.args(&spec.args)
         .env_clear()
         .envs(spec.env.iter().map(|(k, v)| (k, v)))
-        .env(orphans::MARKER, marker)
         .stdin(if spec.stdin.is_some() {
             Stdio::piped()
         } else {
             Stdio::null()
         })
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0);
+        .stderr(Stdio::piped());
     let held = spec.cwd_dir.as_deref();
     // posix_spawn cannot `fchdir`: a held working directory is named by `/proc/self/fd/N`
     // there (the child's `chdir` follows it to the directory opened); without `/proc` the
@@ -42,7 +67,7 @@ pub(super) fn command(spec: &RunSpec, marker: &str) -> Result<Command, RunError>
         Some(dir) => dir.proc_path(),
         None => spec.cwd.clone(),
     };
-    if spawn_without_hook(spec.limits) && (held.is_none() || fast_cwd.is_some()) {
+    if spawn_without_hook(spec.limits, watched) && (held.is_none() || fast_cwd.is_some()) {
         if let Some(cwd) = &fast_cwd {
             cmd.current_dir(cwd);
         }
@@ -52,9 +77,11 @@ pub(super) fn command(spec: &RunSpec, marker: &str) -> Result<Command, RunError>
     Ok(cmd)
 }
 
-/// Whether [`run`] may start a program without its pre-exec hook (see [`seal_inherited_fds`]).
-pub(super) fn spawn_without_hook(limits: Limits) -> bool {
-    SEALED.load(Ordering::SeqCst) && limits.is_empty() && reaper::ensure_started().is_some()
+/// Whether a call may start its program without the pre-exec hook (see
+/// [`seal_inherited_fds`]): the descriptors are sealed, the call has no limits, and the
+/// watchdog runs (`watched`).
+fn spawn_without_hook(limits: Limits, watched: bool) -> bool {
+    SEALED.load(Ordering::SeqCst) && limits.is_empty() && watched
 }
 
 /// The child's `PATH` (from `spec.env`), searched for `name` like `execvp` would.
@@ -102,7 +129,7 @@ fn find_stdbuf(spec: &RunSpec) -> Result<PathBuf, RunError> {
 /// child starts in the directory that was checked whatever its name leads to by then; else
 /// the child `chdir`s to `cwd`.
 #[allow(unsafe_code)]
-pub(crate) fn prepare(cmd: &mut Command, cwd: Option<&Path>, held: Option<&Dir>, limits: Limits) {
+pub(super) fn prepare(cmd: &mut Command, cwd: Option<&Path>, held: Option<&Dir>, limits: Limits) {
     harden(cmd);
     match (held, cwd) {
         (Some(dir), _) => {
@@ -135,7 +162,7 @@ pub(crate) fn prepare(cmd: &mut Command, cwd: Option<&Path>, held: Option<&Dir>,
 /// What every child gets between fork and exec: death with the spawning thread
 /// (`PR_SET_PDEATHSIG`) and none of the server's file descriptors.
 #[allow(unsafe_code)]
-pub(crate) fn harden(cmd: &mut Command) {
+pub(super) fn harden(cmd: &mut Command) {
     let parent = std::process::id() as libc::pid_t;
     // SAFETY: the closure runs between fork and exec and only makes
     // async-signal-safe calls (prctl, getppid, _exit, syscall, fcntl); it
@@ -192,7 +219,7 @@ fn set_parent_death_signal(_parent: libc::pid_t) {}
 /// Marks every fd >= 3 close-on-exec (not closed: in a forked child, std's exec-error pipe
 /// must survive until exec). Async-signal-safe.
 #[allow(unsafe_code)]
-pub(crate) fn cloexec_inherited_fds() {
+pub(super) fn cloexec_inherited_fds() {
     #[cfg(target_os = "linux")]
     {
         // SAFETY: raw close_range syscall with the CLOEXEC flag; only flips

@@ -7,9 +7,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::{run, Limits, Outcome, RunError, Stream};
+use super::limits::Limits;
+use super::outcome::Stream;
+use super::private_dir;
 use crate::beneath::Dir;
-use crate::cancel::CancelToken;
 
 /// Variables of the server's environment every child gets (when set): enough to find programs
 /// and pick a locale, nothing that carries credentials.
@@ -41,7 +42,7 @@ pub fn minimal_environment<'a>(
         .get(tmpdir)
         .is_some_and(|v| !std::path::Path::new(v).is_absolute())
     {
-        out.insert(tmpdir.into(), super::private_dir::temp_root().into());
+        out.insert(tmpdir.into(), private_dir::temp_root().into());
     }
     let fixed = fixed.into_iter().map(|(k, v)| (k.into(), v.into()));
     out.extend(fixed);
@@ -50,7 +51,7 @@ pub fn minimal_environment<'a>(
 }
 
 /// Where a run's complete output goes as it arrives, besides the capped capture in its
-/// [`Outcome`]: a file, a log, the `stdmcp` command's output spool.
+/// [`Outcome`](super::Outcome): a file, a log, the `stdmcp` command's output spool.
 ///
 /// The runner calls [`OutputSink::write`] on the thread that runs the program, with each chunk
 /// as it is read, so a slow sink slows the reading of the program's output: keep it short.
@@ -106,7 +107,7 @@ pub struct RunSpec {
     /// Resource limits applied in the child before exec.
     pub limits: Limits,
     /// Run the program under `stdbuf -oL -eL` so that glibc stdio flushes each line even
-    /// though stdout is a pipe (see [`run`]).
+    /// though stdout is a pipe (see [`run`](super::run)).
     pub line_buffered: bool,
     /// Where the complete output goes as it arrives, if anywhere.
     pub sink: Option<Arc<dyn OutputSink>>,
@@ -209,18 +210,13 @@ impl RunSpec {
         self.sink = Some(sink);
         self
     }
-
-    /// Runs it to the end (or until `cancel` fires), with no callbacks; see [`run`] for
-    /// everything the runner guarantees.
-    pub fn run(&self, cancel: &CancelToken) -> Result<Outcome, RunError> {
-        run(self, cancel, &mut |_| {}, Arc::new(|_, _| {}))
-    }
 }
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use crate::cancel::CancelToken;
 
     #[test]
     fn the_environment_starts_minimal_and_the_builder_edits_it() {

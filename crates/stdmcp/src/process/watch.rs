@@ -1,25 +1,26 @@
-//! One call's pipes and exit, watched by the thread that spawned it: a single `poll` over the
-//! child's stdin (while there is input left to write), its stdout and stderr, and a pidfd that
-//! becomes readable when it exits.
+//! One call's pipes, watched by the thread that spawned it and owns it: a single `poll` over the
+//! child's stdin (while there is input left to write), its stdout and stderr, and the two
+//! descriptors of its owner (`group.rs`): a pidfd that becomes readable when it exits and the
+//! owner's wake-up.
 //!
 //! Before, two or three I/O threads per call read the output and wrote the input while the
 //! spawning thread waited for the exit. Under contention every thread woken is a chance for a
 //! busy neighbour to take the CPU for a whole time slice (docs/bench.md, command tools): a
 //! `/bin/true` call woke five threads of the server where one thread now does it all.
 //!
-//! Where the kernel has no pidfd (Linux before 5.3) the exit is checked with `try_wait` after
-//! every wake-up, and once the pipes are closed the caller waits for it with `wait-timeout`
-//! (woken by SIGCHLD).
+//! Where the kernel has no pidfd (Linux before 5.3) the owner checks for the exit after every
+//! wake-up, and at least every tick.
 
 use std::fs::File;
 use std::io::{self, Read, Write};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
-use std::process::{Child, ChildStdin};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::process::{ChildStderr, ChildStdin, ChildStdout};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::capture::{Captured, LineSplitter};
-use super::{LineFn, OutputSink, RunSpec, Stream};
+use super::outcome::{LineFn, Stream};
+use super::spec::{OutputSink, RunSpec};
 
 /// One read takes what a full pipe holds (64 KiB by default; 16 KiB reads took four reads and
 /// four polls for it, docs/bench.md, output drain).
@@ -39,11 +40,10 @@ struct Pump {
     lines: LineSplitter,
 }
 
-/// The watched pipes and exit of one child; see the module doc.
+/// The watched pipes of one child; see the module doc.
 pub(super) struct Watch<'a> {
     feed: Option<StdinLeft<'a>>,
     pumps: [Pump; 2],
-    pidfd: Option<OwnedFd>,
     /// Where every byte read goes too ([`RunSpec::sink`]).
     sink: Option<Arc<dyn OutputSink>>,
     on_line: LineFn,
@@ -51,10 +51,13 @@ pub(super) struct Watch<'a> {
 }
 
 impl<'a> Watch<'a> {
-    /// Takes `child`'s pipes (and makes its stdin non-blocking) and opens a pidfd for it;
-    /// `child` must not have been reaped.
-    pub(super) fn new(spec: &'a RunSpec, child: &mut Child, on_line: LineFn) -> io::Result<Self> {
-        let feed = match (spec.stdin.as_deref(), child.stdin.take()) {
+    /// Takes a child's pipes (and makes its stdin non-blocking).
+    pub(super) fn new(
+        spec: &'a RunSpec,
+        (stdin, stdout, stderr): (Option<ChildStdin>, Option<ChildStdout>, Option<ChildStderr>),
+        on_line: LineFn,
+    ) -> io::Result<Self> {
+        let feed = match (spec.stdin.as_deref(), stdin) {
             (Some(left), Some(pipe)) if !left.is_empty() => {
                 set_nonblocking(pipe.as_raw_fd())?;
                 Some(StdinLeft { pipe, left })
@@ -70,31 +73,13 @@ impl<'a> Watch<'a> {
         Ok(Watch {
             feed,
             pumps: [
-                pump(
-                    Stream::Stdout,
-                    child.stdout.take().map(OwnedFd::from),
-                    spec.stdout_cap,
-                ),
-                pump(
-                    Stream::Stderr,
-                    child.stderr.take().map(OwnedFd::from),
-                    spec.stderr_cap,
-                ),
+                pump(Stream::Stdout, stdout.map(OwnedFd::from), spec.stdout_cap),
+                pump(Stream::Stderr, stderr.map(OwnedFd::from), spec.stderr_cap),
             ],
-            pidfd: open_pidfd(child.id()),
             sink: spec.sink.clone(),
             on_line,
             buf: Vec::new(),
         })
-    }
-
-    /// Waits up to `timeout` for the child's pipes or its exit, and serves the pipes that are
-    /// ready. Returns whether the child may have exited (then `try_wait` tells): its pidfd is
-    /// readable, or there is no pidfd.
-    pub(super) fn wait(&mut self, timeout: Duration) -> io::Result<bool> {
-        let exit = self.pidfd.as_ref().map(AsRawFd::as_raw_fd);
-        let exited = self.poll(exit, timeout)?;
-        Ok(exit.is_none() || exited)
     }
 
     /// Whether stdout or stderr is still open.
@@ -102,13 +87,7 @@ impl<'a> Watch<'a> {
         self.pumps.iter().any(|p| p.pipe.is_some())
     }
 
-    /// Whether [`Watch::wait`] wakes when the child exits: it has a pidfd, or a pipe is still
-    /// open (a child's pipes reach EOF when it exits, unless something it started holds them).
-    pub(super) fn exit_pollable(&self) -> bool {
-        self.pidfd.is_some() || self.feed.is_some() || self.output_open()
-    }
-
-    /// After the child was reaped and its group swept: reads the pipes until both reach EOF,
+    /// After the child was swept and reaped: reads the pipes until both reach EOF,
     /// for up to `grace` (a process that escaped the group may hold them open; what was read
     /// until then is kept), and returns what stdout and stderr kept.
     pub(super) fn finish(mut self, grace: Duration) -> (Captured, Captured) {
@@ -120,7 +99,7 @@ impl<'a> Watch<'a> {
                 log::debug!("output pipes still open after the child exited; not read further");
                 break;
             }
-            if let Err(e) = self.poll(None, left) {
+            if let Err(e) = self.poll([-1, -1], Some(left)) {
                 log::debug!("poll on child pipes: {e}");
                 break;
             }
@@ -133,16 +112,21 @@ impl<'a> Watch<'a> {
         (out, err)
     }
 
-    /// One `poll` over the open pipes (and `exit`, the pidfd), then one read or write on each
-    /// pipe that is ready. Returns whether the pidfd was readable: the child has exited.
-    #[allow(unsafe_code)]
-    fn poll(&mut self, exit: Option<RawFd>, timeout: Duration) -> io::Result<bool> {
+    /// One `poll` over the open pipes and the owner's two descriptors `extra` (-1: none) for
+    /// up to `timeout` (`None`: no limit), then one read or write on each pipe that is ready.
+    /// Returns which of `extra` are readable.
+    pub(super) fn poll(
+        &mut self,
+        extra: [RawFd; 2],
+        timeout: Option<Duration>,
+    ) -> io::Result<[bool; 2]> {
         let pollfd = |fd: RawFd, events| libc::pollfd {
             fd,
             events,
             revents: 0,
         };
-        // Slots: 0 stdin, 1 stdout, 2 stderr, 3 pidfd; a closed one has fd -1 (poll skips it).
+        // Slots: 0 stdin, 1 stdout, 2 stderr, 3 and 4 the owner's; a closed one has fd -1
+        // (poll skips it).
         let mut fds = [
             pollfd(
                 self.feed.as_ref().map_or(-1, |f| f.pipe.as_raw_fd()),
@@ -150,18 +134,11 @@ impl<'a> Watch<'a> {
             ),
             pollfd(raw(&self.pumps[0].pipe), libc::POLLIN),
             pollfd(raw(&self.pumps[1].pipe), libc::POLLIN),
-            pollfd(exit.unwrap_or(-1), libc::POLLIN),
+            pollfd(extra[0], libc::POLLIN),
+            pollfd(extra[1], libc::POLLIN),
         ];
-        // Round up: a sub-millisecond rest must not become a busy loop of 0 ms polls.
-        let ms = timeout.as_nanos().div_ceil(1_000_000).min(i32::MAX as u128) as libc::c_int;
-        // SAFETY: `fds` is a valid array of pollfd of the length passed.
-        let r = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
-        if r < 0 {
-            let err = io::Error::last_os_error();
-            return match err.kind() {
-                io::ErrorKind::Interrupted => Ok(false),
-                _ => Err(err),
-            };
+        if !poll(&mut fds, timeout)? {
+            return Ok([false; 2]);
         }
         let fired = |i: usize| fds[i].fd >= 0 && fds[i].revents != 0;
         if fired(0) {
@@ -172,7 +149,7 @@ impl<'a> Watch<'a> {
                 self.read_output(i);
             }
         }
-        Ok(fired(3))
+        Ok([fired(3), fired(4)])
     }
 
     /// Writes as much input as the pipe takes; closes it when all is written or it broke.
@@ -237,6 +214,26 @@ fn try_again(e: &io::Error) -> bool {
     )
 }
 
+/// `poll` over `fds` for up to `timeout` (`None`: no limit, rounded up to whole
+/// milliseconds); false when interrupted by a signal before anything was ready.
+#[allow(unsafe_code)]
+pub(super) fn poll(fds: &mut [libc::pollfd], timeout: Option<Duration>) -> io::Result<bool> {
+    // Round up: a sub-millisecond rest must not become a busy loop of 0 ms polls.
+    let ms = timeout.map_or(-1, |t| {
+        t.as_nanos().div_ceil(1_000_000).min(i32::MAX as u128) as libc::c_int
+    });
+    // SAFETY: `fds` is a valid array of pollfd of the length passed.
+    let r = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
+    if r < 0 {
+        let err = io::Error::last_os_error();
+        return match err.kind() {
+            io::ErrorKind::Interrupted => Ok(false),
+            _ => Err(err),
+        };
+    }
+    Ok(true)
+}
+
 fn raw(fd: &Option<File>) -> RawFd {
     fd.as_ref().map_or(-1, AsRawFd::as_raw_fd)
 }
@@ -250,21 +247,4 @@ fn set_nonblocking(fd: RawFd) -> io::Result<()> {
         return Err(io::Error::last_os_error());
     }
     Ok(())
-}
-
-/// A pidfd for the process `pid` (a child not reaped yet), where the kernel has them.
-#[allow(unsafe_code)]
-fn open_pidfd(pid: u32) -> Option<OwnedFd> {
-    #[cfg(target_os = "linux")]
-    {
-        // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1; the
-        // child is not reaped yet, so its pid still names it.
-        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0) };
-        if fd >= 0 {
-            // SAFETY: `fd` is a descriptor the kernel just opened for us alone.
-            return Some(unsafe { OwnedFd::from_raw_fd(fd as libc::c_int) });
-        }
-    }
-    let _ = pid;
-    None
 }

@@ -1,4 +1,6 @@
-//! The dispatcher: the peer behind one lock, and the code that carries out its effects.
+//! The dispatcher: the peer behind one lock, and the code that carries out its effects; and
+//! the timer thread's loop, which the dispatcher starts when a deadline or a heartbeat first
+//! needs it.
 //!
 //! Whichever thread has something for the peer (the reader with frames, a worker with a
 //! result or progress, the timer with a heartbeat) takes the lock, hands it over, and carries
@@ -14,7 +16,7 @@ use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
@@ -84,11 +86,18 @@ impl Assignment {
     }
 }
 
+/// How long the timer sleeps when nothing is due. Not until woken: a call that starts then
+/// would have to wake it (`Bell::ring_by` skips the ring only for a deadline after the
+/// timer's own wake-up), and under contention the timer, woken at a call's start, often runs
+/// only after the call ended, finds nothing due, and sleeps until woken again: one more
+/// thread woken per call (docs/bench.md, sessions under contention).
+const IDLE_WAKE: Duration = Duration::from_secs(5);
+
 pub(crate) struct Shared {
     state: Mutex<State>,
     pub out: Outbox,
     pub events: Arc<Mailbox<Lifecycle>>,
-    /// Wakes the timer thread ([`super::runtime::timer`]).
+    /// Wakes the timer thread ([`Shared::run_timer`]).
     pub(super) timer: Bell,
     /// Whether the timer thread runs: the first wake starts it, so that a connection without
     /// deadlines, heartbeats or parked calls never does (cold start, docs/bench.md).
@@ -271,7 +280,7 @@ impl Shared {
             let shared = Arc::clone(self);
             let started = std::thread::Builder::new()
                 .name("stdmcp-timer".into())
-                .spawn(move || super::runtime::timer(shared));
+                .spawn(move || shared.run_timer());
             if let Err(e) = started {
                 // Without it no deadline fires and no heartbeat is sent.
                 log::error!(
@@ -373,17 +382,25 @@ impl Shared {
         self.release(st, keep)
     }
 
-    /// The next time the timer must act (the peer's next heartbeat or deadline), and
-    /// whether the timer must stop.
-    pub(super) fn next_wake(&self) -> (Option<Instant>, bool) {
-        let st = self.lock();
-        (st.peer.poll_timeout(), st.stopped)
-    }
-
-    /// Heartbeats and deadlines that are due.
-    pub(super) fn on_timer(self: &Arc<Self>) {
-        let now = Instant::now();
-        self.with_peer(|peer| peer.handle_timeout(now));
+    /// The timer thread (`stdmcp-timer`): sends heartbeats and fires deadlines that are due;
+    /// sleeps until the next one (the peer's next timeout), at most [`IDLE_WAKE`], or until
+    /// woken. Started by the first wake ([`Shared::wake_timer`]); ends once serving stopped.
+    fn run_timer(self: Arc<Self>) {
+        super::outbox::never_wait_on_this_thread();
+        loop {
+            let (next, stopped) = {
+                let st = self.lock();
+                (st.peer.poll_timeout(), st.stopped)
+            };
+            if stopped {
+                return;
+            }
+            let next = next.unwrap_or_else(|| Instant::now() + IDLE_WAKE);
+            if !self.timer.wait(next) {
+                let now = Instant::now();
+                self.with_peer(|peer| peer.handle_timeout(now));
+            }
+        }
     }
 
     /// Handles frames from the reader under one lock.

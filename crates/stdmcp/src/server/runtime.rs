@@ -1,4 +1,6 @@
-//! The threads of a serving process and its shutdown sequence (see the crate docs' diagram).
+//! The threads of a serving process and its shutdown sequence (see the crate docs' diagram);
+//! the timer thread, which the dispatcher starts at the first wake, runs
+//! `Shared::run_timer` (`dispatch.rs`).
 
 use std::io::{ErrorKind, Read, Write};
 use std::process::ExitCode;
@@ -266,29 +268,6 @@ fn write_counted(output: &mut dyn Write, mut bytes: &[u8], rx: &Inbox) -> std::i
         }
     }
     Ok(())
-}
-
-/// How long the timer sleeps when nothing is due. Not until woken: a call that starts then
-/// would have to wake it (`Bell::ring_by` skips the ring only for a deadline after the
-/// timer's own wake-up), and under contention the timer, woken at a call's start, often runs
-/// only after the call ended, finds nothing due, and sleeps until woken again: one more
-/// thread woken per call (docs/bench.md, sessions under contention).
-const IDLE_WAKE: Duration = Duration::from_secs(5);
-
-/// Sends heartbeats and fires deadlines; sleeps until the next one, at most [`IDLE_WAKE`],
-/// or until woken. Started by the first wake ([`Shared::wake_timer`]).
-pub(super) fn timer(shared: Arc<Shared>) {
-    super::outbox::never_wait_on_this_thread();
-    loop {
-        let (next, stopped) = shared.next_wake();
-        if stopped {
-            return;
-        }
-        let next = next.unwrap_or_else(|| Instant::now() + IDLE_WAKE);
-        if !shared.timer.wait(next) {
-            shared.on_timer();
-        }
-    }
 }
 
 fn start_signals(events: Arc<Mailbox<Lifecycle>>) {

@@ -1,13 +1,17 @@
-//! Finding everything a call started, even processes that left its process group.
+//! The sweep: finding and killing everything a started program started, even processes that
+//! left its process group, while its leader is still an unreaped zombie.
 //!
 //! Two things make that possible. The runner makes this process a child subreaper
 //! (`PR_SET_CHILD_SUBREAPER`), so a descendant whose parent dies is reparented to us rather
 //! than to init: the whole tree of a call stays under the server. And every child's
-//! environment carries a marker, `STDMCP_CALL=<instance>.<call>`, which its descendants
-//! inherit. At the end of a call, `sweep` kills every descendant of ours that is in the
-//! call's process group or carries the call's marker, until none is left, and reaps the ones
-//! that were reparented to us (by pid, never `waitpid(-1)`, which would steal the statuses
-//! `Child::wait` needs). The watchdog (`reaper`) looks for the instance's marker
+//! environment carries a marker (`marker.rs`), `STDMCP_CALL=<instance>.<call>`, which its
+//! descendants inherit. When the leader has exited, its owner (`group.rs`) runs [`sweep`],
+//! which kills every descendant of ours that is in the call's process group or carries the
+//! call's marker, until none is left, and reaps the ones that were reparented to us (by pid,
+//! never `waitpid(-1)`, which would steal the statuses `Child::wait` needs); the owner reaps
+//! the leader only after that, so the group id (the leader's pid) cannot be handed to another
+//! process while the sweep signals it. What is still dying when the sweep ends is left to the
+//! late reaping (`late_reap.rs`). The watchdog (`watchdog.rs`) looks for the instance's marker
 //! when the server dies.
 //!
 //! A process caught between two programs (inside `execve`) shows no environment for a moment:
@@ -22,14 +26,14 @@
 //! (`PR_SET_DUMPABLE` 0: its environment cannot be read).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Once, OnceLock};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
+use super::late_reap::{self, reap_one, reap_strays};
+use super::marker::MARKER;
 use super::procfs::{self, stat, Marked, Stat};
-
-/// The environment variable that marks a call's processes.
-pub(crate) const MARKER: &str = "STDMCP_CALL";
+use super::{owned, signal};
 
 /// Kill-and-rescan rounds before giving up on a process that keeps forking.
 const ROUNDS: usize = 50;
@@ -39,23 +43,6 @@ const UNSURE_PAUSE: Duration = Duration::from_micros(100);
 const MAX_UNSURE_PAUSE: Duration = Duration::from_millis(10);
 /// How long [`sweep`] waits for killed processes to die so it can reap them.
 const REAP_WAIT: Duration = Duration::from_secs(1);
-
-/// This server's marker prefix: `<pid>-<start time in µs, hex>`, unique per process.
-pub fn instance() -> &'static str {
-    static ID: OnceLock<String> = OnceLock::new();
-    ID.get_or_init(|| {
-        let micros = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_micros());
-        format!("{}-{micros:x}", std::process::id())
-    })
-}
-
-/// A new call's marker value, `<instance>.<n>`.
-pub(super) fn new_marker() -> String {
-    static NEXT: AtomicU64 = AtomicU64::new(1);
-    format!("{}.{}", instance(), NEXT.fetch_add(1, Ordering::Relaxed))
-}
 
 /// Make this process a child subreaper (once; a failure is logged).
 #[allow(unsafe_code)]
@@ -111,21 +98,25 @@ fn pid_window(leader: i32, spawned: Instant) -> Option<std::ops::RangeInclusive<
 }
 
 /// The processes a sweep looks at: those in the [`pid_window`] of a call whose leader was
-/// spawned at `spawned`, else all.
+/// spawned at `spawned`, else all. Never the children a `Child` waits for (the leaders of the
+/// programs running, this one's included, and the watchdog): they are no call's processes to
+/// kill or reap (one that joined the call's group is killed by the group's signal all the
+/// same), and with many programs at once most of a window's reads were theirs.
 fn processes(leader: i32, spawned: Option<Instant>) -> Vec<Stat> {
-    match spawned.and_then(|t| pid_window(leader, t)) {
-        Some(pids) => pids.filter_map(stat).collect(),
-        None => all_processes(),
-    }
+    let pids = match spawned.and_then(|t| pid_window(leader, t)) {
+        Some(window) => window.collect(),
+        None => all_pids(),
+    };
+    owned::unowned(pids).into_iter().filter_map(stat).collect()
 }
 
-fn all_processes() -> Vec<Stat> {
+/// Every pid in `/proc`.
+fn all_pids() -> Vec<i32> {
     let Ok(dir) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
     dir.flatten()
         .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-        .filter_map(stat)
         .collect()
 }
 
@@ -148,9 +139,10 @@ fn descendants(root: i32, procs: &[Stat]) -> Vec<Stat> {
     out
 }
 
-/// Kill every process of the call whose leader (process group `pgid`, environment marker
-/// `marker`) was just reaped, and reap the ones reparented to us. With `spawned`, the time the
-/// leader was spawned, a short call's sweep reads only the pids handed out since
+/// Kills every process of the call whose leader (process group `pgid`, environment marker
+/// `marker`) has exited and is not reaped yet, and reaps the ones reparented to us; the
+/// leader itself is left to its owner, which reaps it after this. With `spawned`, the time
+/// the leader was spawned, a short call's sweep reads only the pids handed out since
 /// ([`pid_window`]) rather than every process of the machine.
 ///
 /// Also reaped: any zombie child of ours in another session. A zombie's environment cannot
@@ -159,7 +151,6 @@ fn descendants(root: i32, procs: &[Stat]) -> Vec<Stat> {
 /// session (process group leaders cannot call `setsid`), so this never takes an exit
 /// status a `Child` waits for; a program embedding stdmcp that starts children of its own
 /// in a new session must not rely on waiting for them once it uses the runner.
-#[allow(unsafe_code)]
 pub(super) fn sweep(pgid: libc::pid_t, marker: &str, spawned: Option<Instant>) {
     let me = std::process::id() as i32;
     let call = Call {
@@ -170,41 +161,13 @@ pub(super) fn sweep(pgid: libc::pid_t, marker: &str, spawned: Option<Instant>) {
         my_sid: stat(me).map(|p| p.sid),
         needle: format!("{MARKER}={marker}").into_bytes(),
     };
-    let mut found: BTreeMap<i32, u64> = BTreeMap::new();
-    // Zombie children of ours that are not the call's by the rules below: reaped at the end
-    // unless a `Child` waits for them (`owned`).
-    let mut strays: BTreeMap<i32, u64> = BTreeMap::new();
-    let mut dying: BTreeMap<i32, u64> = BTreeMap::new();
-    let mut unsure = Vec::new();
+    let mut found = Found::default();
     let mut pause = UNSURE_PAUSE;
     for _ in 0..ROUNDS {
-        super::signal_group(pgid, libc::SIGKILL);
-        let mut live = 0;
-        unsure.clear();
-        for p in descendants(me, &processes(pgid, spawned)) {
-            match call.judge(&p) {
-                Verdict::Kill => {
-                    found.insert(p.pid, p.start);
-                    live += 1;
-                    // SAFETY: kill has no memory-safety preconditions.
-                    unsafe { libc::kill(p.pid, libc::SIGKILL) };
-                }
-                Verdict::Reap => {
-                    found.insert(p.pid, p.start);
-                }
-                Verdict::Stray if super::owned::REAP_STRAYS.load(Ordering::Relaxed) => {
-                    strays.insert(p.pid, p.start);
-                }
-                // The program does not let the runner reap strays (`reap_stray_children`).
-                Verdict::Stray => {}
-                Verdict::Dying => {
-                    dying.insert(p.pid, p.start);
-                }
-                Verdict::Unsure => unsure.push(p.pid),
-                Verdict::Other => {}
-            }
-        }
-        if live == 0 && unsure.is_empty() {
+        // The leader is a zombie still in the group: the group id is ours until it is reaped.
+        signal::group(pgid, libc::SIGKILL);
+        let live = found.round(&call, processes(pgid, spawned));
+        if live == 0 && found.unsure.is_empty() {
             break;
         }
         if live == 0 {
@@ -213,27 +176,63 @@ pub(super) fn sweep(pgid: libc::pid_t, marker: &str, spawned: Option<Instant>) {
             pause = (pause * 2).min(MAX_UNSURE_PAUSE);
         }
     }
-    if !unsure.is_empty() {
+    if !found.unsure.is_empty() {
         log::warn!(
-            "processes {unsure:?} could not be told to be of the call or not (replacing their \
-             program all along); they were not killed"
+            "processes {:?} could not be told to be of the call or not (replacing their \
+             program all along); they were not killed",
+            found.unsure
         );
     }
-    let mut waiting = reap(found, Instant::now() + REAP_WAIT);
-    waiting.extend(dying);
-    reap_strays(&mut strays);
-    later::keep(waiting, strays);
+    let mut waiting = reap(found.call, Instant::now() + REAP_WAIT);
+    waiting.extend(found.dying);
+    reap_strays(&mut found.strays);
+    late_reap::keep(waiting, found.strays);
 }
 
-/// Reaps the strays (pid -> start time) that are dead and that no `Child` waits for; keeps
-/// those still on their way out.
-fn reap_strays(strays: &mut BTreeMap<i32, u64>) {
-    if strays.is_empty() {
-        return;
+/// What a sweep found so far (pid -> start time).
+#[derive(Default)]
+struct Found {
+    /// The call's processes, killed or dead: reaped by the sweep.
+    call: BTreeMap<i32, u64>,
+    /// Zombie children of ours that are not the call's by the rules of [`Call::judge`]:
+    /// reaped at the end unless a `Child` waits for them (`owned`).
+    strays: BTreeMap<i32, u64>,
+    /// The call's, on their way out: left to the late reaping.
+    dying: BTreeMap<i32, u64>,
+    /// Those that could not be judged in the last round (between two programs).
+    unsure: Vec<i32>,
+}
+
+impl Found {
+    /// Judges every descendant of ours among `procs` and kills the call's live ones;
+    /// returns how many it killed.
+    fn round(&mut self, call: &Call, procs: Vec<Stat>) -> usize {
+        let mut live = 0;
+        self.unsure.clear();
+        for p in descendants(call.me, &procs) {
+            match call.judge(&p) {
+                Verdict::Kill => {
+                    self.call.insert(p.pid, p.start);
+                    live += 1;
+                    signal::process(p.pid, libc::SIGKILL);
+                }
+                Verdict::Reap => {
+                    self.call.insert(p.pid, p.start);
+                }
+                Verdict::Stray if owned::REAP_STRAYS.load(Ordering::Relaxed) => {
+                    self.strays.insert(p.pid, p.start);
+                }
+                // The program does not let the runner reap strays (`reap_stray_children`).
+                Verdict::Stray => {}
+                Verdict::Dying => {
+                    self.dying.insert(p.pid, p.start);
+                }
+                Verdict::Unsure => self.unsure.push(p.pid),
+                Verdict::Other => {}
+            }
+        }
+        live
     }
-    let _no_spawns = super::owned::no_spawns();
-    let none = BTreeSet::new();
-    strays.retain(|&pid, &mut start| !super::owned::is_owned(pid) && !reap_one(pid, start, &none));
 }
 
 /// What a sweep does with one descendant of ours.
@@ -265,6 +264,11 @@ struct Call {
 
 impl Call {
     fn judge(&self, p: &Stat) -> Verdict {
+        if p.pid == self.pgid {
+            // The leader (its pid is the group id): an unreaped zombie its owner reaps after
+            // the sweep, never the sweep.
+            return Verdict::Other;
+        }
         if p.is_dead() {
             // A zombie's environment cannot be read: in the call's group, or our child in
             // another session (the middle of a double fork), it is the call's.
@@ -323,145 +327,10 @@ fn reap(mut found: BTreeMap<i32, u64>, deadline: Instant) -> BTreeMap<i32, u64> 
     }
 }
 
-/// True when `pid` (started at `start`) is settled: reaped now, gone, a new process, or a
-/// zombie whose parent is another process that lives on (it reaps it). False while it is
-/// alive, or a zombie of a parent in `dying` (it will be reparented to us).
-#[allow(unsafe_code)]
-fn reap_one(pid: i32, start: u64, dying: &BTreeSet<i32>) -> bool {
-    let Some(p) = stat(pid) else {
-        return true;
-    };
-    if p.start != start {
-        return true;
-    }
-    if !p.is_dead() {
-        return false;
-    }
-    if p.ppid != std::process::id() as i32 {
-        return !dying.contains(&p.ppid);
-    }
-    // SAFETY: waitpid on one pid we checked to be our zombie child, started when we saw it
-    // (a zombie keeps its pid, so it cannot be reused before this). It is not one a `Child`
-    // owns: the sweep collects only processes of a call other than its reaped leader.
-    let r = unsafe { libc::waitpid(pid, std::ptr::null_mut(), libc::WNOHANG) };
-    r == pid || r < 0
-}
-
-/// Processes a sweep could not reap because they had not died when it ended (killed, or on
-/// their way out): reaped as soon as they die, by one thread of the process (`stdmcp-reap`)
-/// started the first time there is one, whether or not another call comes. The thread polls
-/// them (every 10 ms at first, then less often, at least every second) while any is left,
-/// and sleeps while none is.
-mod later {
-    use super::{reap_one, reap_strays, BTreeMap, BTreeSet, Duration};
-    use crate::sync;
-    use std::sync::atomic::{AtomicBool, Ordering};
-    use std::sync::{Condvar, Mutex, MutexGuard};
-
-    /// Pid -> start time of each process left to reap.
-    struct Left {
-        /// The calls' (killed, or exiting in a call's group or another session).
-        calls: BTreeMap<i32, u64>,
-        /// Strays: our children not known to be a call's, reaped unless a `Child` owns them.
-        strays: BTreeMap<i32, u64>,
-    }
-
-    impl Left {
-        fn is_empty(&self) -> bool {
-            self.calls.is_empty() && self.strays.is_empty()
-        }
-
-        /// Reaps what has died; keeps the rest.
-        fn look(&mut self) {
-            let dying: BTreeSet<i32> = self.calls.keys().copied().collect();
-            self.calls
-                .retain(|&pid, &mut start| !reap_one(pid, start, &dying));
-            reap_strays(&mut self.strays);
-        }
-    }
-
-    static LEFT: Mutex<Left> = Mutex::new(Left {
-        calls: BTreeMap::new(),
-        strays: BTreeMap::new(),
-    });
-    static MORE: Condvar = Condvar::new();
-    static STARTED: AtomicBool = AtomicBool::new(false);
-
-    fn left() -> MutexGuard<'static, Left> {
-        sync::lock(&LEFT)
-    }
-
-    /// Hands over the calls' processes and the strays (pid -> start time) still to reap.
-    pub(super) fn keep(calls: BTreeMap<i32, u64>, strays: BTreeMap<i32, u64>) {
-        let mut left = left();
-        if calls.is_empty() && strays.is_empty() && left.is_empty() {
-            return;
-        }
-        left.calls.extend(calls);
-        left.strays.extend(strays);
-        // Without the thread (it could not be started), each sweep takes one look.
-        left.look();
-        let empty = left.is_empty();
-        drop(left);
-        if !empty {
-            start();
-            MORE.notify_one();
-        }
-    }
-
-    fn start() {
-        if STARTED.swap(true, Ordering::SeqCst) {
-            return;
-        }
-        let started = std::thread::Builder::new()
-            .name("stdmcp-reap".into())
-            .stack_size(64 * 1024)
-            .spawn(run);
-        if let Err(e) = started {
-            log::warn!(
-                "cannot start the thread that reaps ended processes ({e}): they are \
-                 reaped at the end of a later call"
-            );
-            STARTED.store(false, Ordering::SeqCst);
-        }
-    }
-
-    fn run() {
-        const FIRST: Duration = Duration::from_millis(10);
-        let mut pause = FIRST;
-        let mut left = left();
-        loop {
-            if left.is_empty() {
-                pause = FIRST;
-                left = sync::wait(&MORE, left);
-                continue;
-            }
-            left = sync::wait_timeout(&MORE, left, pause).0;
-            left.look();
-            pause = (pause * 2).min(Duration::from_secs(1));
-        }
-    }
-
-    /// Processes still to reap.
-    #[cfg(test)]
-    pub(super) fn count() -> usize {
-        let left = left();
-        left.calls.len() + left.strays.len()
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use super::super::late_reap::tests::{bare_sleep, kill};
     use super::*;
-
-    #[test]
-    fn markers_are_unique_and_prefixed() {
-        let a = new_marker();
-        let b = new_marker();
-        assert_ne!(a, b);
-        assert!(a.starts_with(&format!("{}.", instance())), "{a}");
-        assert!(instance().starts_with(&format!("{}-", std::process::id())));
-    }
 
     #[test]
     #[allow(clippy::disallowed_methods)] // bare children, to see where their pids fall
@@ -491,45 +360,6 @@ mod tests {
         if let Some(closed) = closed {
             assert_eq!(closed, None);
         }
-    }
-
-    /// A bare `sleep` child (no runner's `Child` owns it), its pid and start time.
-    #[allow(clippy::disallowed_methods)] // a bare child, to leave to the sweep's thread
-    fn bare_sleep() -> (std::process::Child, i32, u64) {
-        let child = std::process::Command::new("sleep")
-            .arg("1000")
-            .spawn()
-            .expect("sleep");
-        let pid = child.id() as i32;
-        let start = stat(pid).expect("stat").start;
-        (child, pid, start)
-    }
-
-    #[allow(unsafe_code)]
-    fn kill(pid: i32) {
-        // SAFETY: kill has no memory-safety preconditions; the child is the test's.
-        unsafe { libc::kill(pid, libc::SIGKILL) };
-    }
-
-    /// Waits until `pid` (started at `start`) is reaped: gone from /proc, not a zombie.
-    fn wait_reaped(pid: i32, start: u64) {
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while stat(pid).is_some_and(|p| p.start == start) {
-            assert!(Instant::now() < deadline, "{pid} was never reaped");
-            std::thread::sleep(Duration::from_millis(5));
-        }
-    }
-
-    #[test]
-    fn a_process_that_outlived_its_sweep_is_reaped_without_another_sweep() {
-        let (child, pid, start) = bare_sleep();
-        // Alive when its sweep ended (stuck in the kernel, say): kept for later.
-        later::keep(BTreeMap::from([(pid, start)]), BTreeMap::new());
-        assert!(later::count() >= 1);
-        kill(pid);
-        // No other sweep: the thread reaps it.
-        wait_reaped(pid, start);
-        drop(child);
     }
 
     #[test]
@@ -593,17 +423,6 @@ mod tests {
         let _ = child.wait();
         // No process has a pid above `pid_max` (at most 2^22): one that is not there has ended.
         assert!(procfs::has_ended(i32::MAX), "no such process");
-    }
-
-    #[test]
-    fn a_stray_on_its_way_out_is_reaped_once_dead_without_another_sweep() {
-        let (child, pid, start) = bare_sleep();
-        kill(pid);
-        // A sweep met it exiting, not yet dead, and no `Child` is registered for it (this one
-        // is bare): handed over as a stray.
-        later::keep(BTreeMap::new(), BTreeMap::from([(pid, start)]));
-        wait_reaped(pid, start);
-        drop(child);
     }
 
     #[test]

@@ -1,24 +1,27 @@
-//! Watchdog that kills the process groups of running tool calls if the server
-//! dies without cleaning up (e.g. it is SIGKILLed).
+//! The watchdog: a process of its own that kills the process groups of running programs
+//! (calls, sessions) if the server dies without ending them (e.g. it is SIGKILLed). While the
+//! server lives, each program's owner (`group.rs`) alone signals its group; the watchdog acts
+//! only once the server is gone.
 //!
 //! `PR_SET_PDEATHSIG` only covers a tool's direct child: it is cleared on
 //! fork, so grandchildren do not inherit it. The watchdog covers the whole
 //! group: it is a `/bin/sh` child (own process group, stdout/stderr null)
 //! whose stdin is a pipe whose only write end is held by this process
 //! (close-on-exec, so no tool child ever inherits it). The server writes
-//! `+PGID` after spawning a tool and `-PGID` after it reaped and swept it.
+//! `+PGID` after spawning a program and `-PGID` once its sweep is done (just before its
+//! leader, the last process of the group, is reaped).
 //! When the pipe reaches EOF — the server exited or died, however — the shell
 //! sends SIGKILL to every group still listed, then to every process whose
 //! environment carries this server's call marker (`STDMCP_CALL=<instance>.`,
-//! see [`crate::process::orphans`]; found with `grep -z` over every thread's
+//! see `marker.rs`; found with `grep -z` over every thread's
 //! `/proc/*/task/*/environ`, so a process whose first thread exited is found through another,
 //! again until none is left), and exits. The marker scan
 //! finds what left the process groups (`setsid`, double forks) and was
 //! reparented to init when the server died; it looks once more a second later,
 //! for a program that was between `posix_spawn` and its exec (no marker yet)
 //! when the server died. Last it runs the `onCancel` commands of the
-//! calls still in flight, which [`crate::process::on_cancel`] keeps as files in the server's
-//! private directory ([`crate::process::private_dir`]), and removes that directory (with the
+//! calls still in flight, which [`super::on_cancel`] keeps as files in the server's
+//! private directory ([`super::private_dir`]), and removes that directory (with the
 //! `stdmcp` command's output spool in it). The directory's name reaches the watchdog as a line
 //! `d/PATH` on the same pipe, never on its command line (which anyone can read), so no one
 //! learns it before it exists.
@@ -40,6 +43,11 @@ use std::collections::BTreeSet;
 use std::io::Write;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::Mutex;
+
+use super::marker::instance;
+use super::spawn::cloexec_inherited_fds;
+use super::{owned, private_dir};
+use crate::sync;
 
 /// The watchdog's POSIX sh (dash compatible) program. Groups are kept in a
 /// space-delimited string `" 12 345 "`; malformed lines are ignored. `$1` is the
@@ -117,7 +125,7 @@ const MAX_BACKLOG: usize = 32 << 10;
 struct Watchdog {
     child: Child,
     /// Unregistered when the watchdog is dropped (after `retire` reaped it).
-    _owned: crate::process::owned::Owned,
+    _owned: owned::Owned,
     stdin: ChildStdin,
     /// It was told the private directory's name.
     told_dir: bool,
@@ -145,23 +153,20 @@ static STATE: Mutex<State> = Mutex::new(State {
 /// The watchdog's pid, if it is running (it is started by the first
 /// `track`, i.e. the first `process::run`).
 pub fn watchdog_pid() -> Option<u32> {
-    crate::sync::lock(&STATE)
-        .watchdog
-        .as_ref()
-        .map(|w| w.child.id())
+    sync::lock(&STATE).watchdog.as_ref().map(|w| w.child.id())
 }
 
 /// Whether calls now run without the watchdog because it could not be started for a passing
 /// reason (the next call tries again); false when it runs, and when it was given up for good
 /// (no `/bin/sh`: logged once).
 pub fn missing() -> bool {
-    let st = crate::sync::lock(&STATE);
+    let st = sync::lock(&STATE);
     st.watchdog.is_none() && !st.given_up
 }
 
 /// Start the watchdog now if it is not running yet (and may still be started); returns its pid.
 pub fn ensure_started() -> Option<u32> {
-    let mut st = crate::sync::lock(&STATE);
+    let mut st = sync::lock(&STATE);
     start_if_needed(&mut st);
     tell_dir(&mut st);
     st.watchdog.as_ref().map(|w| w.child.id())
@@ -171,13 +176,13 @@ pub fn ensure_started() -> Option<u32> {
 /// unregisters the group (do that only after the group was swept).
 #[derive(Debug)]
 #[must_use = "dropping the registration unregisters the group"]
-pub(crate) struct GroupGuard {
+pub(super) struct Tracked {
     pgid: i32,
 }
 
 /// Register process group `pgid` with the watchdog (starting it if needed).
-pub(crate) fn track(pgid: i32) -> GroupGuard {
-    let mut st = crate::sync::lock(&STATE);
+pub(super) fn track(pgid: i32) -> Tracked {
+    let mut st = sync::lock(&STATE);
     if pgid > 1 && st.groups.insert(pgid) {
         if st.watchdog.is_some() {
             tell_dir(&mut st);
@@ -192,7 +197,7 @@ pub(crate) fn track(pgid: i32) -> GroupGuard {
             );
         }
     }
-    GroupGuard { pgid }
+    Tracked { pgid }
 }
 
 /// Tells a running watchdog the private directory's name, once it exists.
@@ -201,7 +206,7 @@ fn tell_dir(st: &mut State) {
     if told {
         return;
     }
-    if let Some(line) = crate::process::private_dir::current().and_then(dir_line) {
+    if let Some(line) = private_dir::current().and_then(dir_line) {
         if let Some(w) = st.watchdog.as_mut() {
             w.told_dir = true;
         }
@@ -216,9 +221,9 @@ fn dir_line(dir: &std::path::Path) -> Option<Vec<u8>> {
     (path.starts_with(b"/") && !path.contains(&b'\n')).then(|| [b"d", path, b"\n"].concat())
 }
 
-impl Drop for GroupGuard {
+impl Drop for Tracked {
     fn drop(&mut self) {
-        let mut st = crate::sync::lock(&STATE);
+        let mut st = sync::lock(&STATE);
         if st.groups.remove(&self.pgid) && st.watchdog.is_some() {
             send(&mut st, '-', self.pgid);
         }
@@ -283,6 +288,7 @@ fn flush(w: &mut Watchdog) -> std::io::Result<()> {
 /// the groups it lists are still running calls), close its pipe, and reap it.
 fn retire(st: &mut State) {
     if let Some(mut w) = st.watchdog.take() {
+        private_dir::watched(false);
         if let Ok(None) = w.child.try_wait() {
             let _ = w.child.kill();
         }
@@ -296,7 +302,7 @@ fn start_if_needed(st: &mut State) {
         return;
     }
     // The private directory first, so that the watchdog knows it from its first line.
-    let dir = crate::process::private_dir::get().and_then(dir_line);
+    let dir = private_dir::get().and_then(dir_line);
     match spawn_watchdog() {
         Ok(mut w) => {
             st.starts += 1;
@@ -317,6 +323,7 @@ fn start_if_needed(st: &mut State) {
             }
             log::debug!("process watchdog started, pid {}", w.child.id());
             st.watchdog = Some(w);
+            private_dir::watched(true);
         }
         Err(err) if passing(&err) => {
             log::warn!("could not start the process watchdog ({err}); the next call tries again");
@@ -350,7 +357,7 @@ fn spawn_watchdog() -> std::io::Result<Watchdog> {
     cmd.arg("-c")
         .arg(SCRIPT)
         .arg("stdmcp-watchdog")
-        .arg(crate::process::marker_instance())
+        .arg(instance())
         .env_clear()
         .env("PATH", "/usr/bin:/bin")
         .current_dir("/")
@@ -362,11 +369,11 @@ fn spawn_watchdog() -> std::io::Result<Watchdog> {
     // close_range syscall), as required between fork and exec.
     unsafe {
         cmd.pre_exec(|| {
-            crate::process::cloexec_inherited_fds();
+            cloexec_inherited_fds();
             Ok(())
         });
     }
-    let (mut child, owned) = crate::process::owned::spawn(&mut cmd)?;
+    let (mut child, owned) = owned::spawn(&mut cmd)?;
     match child.stdin.take() {
         Some(stdin) => {
             // Never wait for the watchdog to read (a call would wait under the global lock).
@@ -414,7 +421,7 @@ mod tests {
     use std::process::Command;
 
     fn gone(pid: u32) -> bool {
-        crate::process::has_ended(pid)
+        super::super::procfs::has_ended(pid as i32)
     }
 
     #[test]
@@ -487,7 +494,7 @@ mod tests {
         use std::os::unix::process::ExitStatusExt;
         let me = std::process::id();
         // A grep without -z, as some systems have: the per-process fallback is used.
-        let fake = std::env::temp_dir().join(format!("stdmcp-reaper-grep-{me}"));
+        let fake = std::env::temp_dir().join(format!("stdmcp-watchdog-grep-{me}"));
         std::fs::create_dir_all(&fake).expect("mkdir");
         let grep = fake.join("grep");
         std::fs::write(
