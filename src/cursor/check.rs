@@ -39,7 +39,18 @@ fn check_in(run: &mut Run<'_>, name: Option<&str>) -> Result<Reply, Reply> {
     let before = from.min(run.cur.loaded);
     if name.is_none() {
         for j in 0..before {
-            v.earlier(&run.cur, j);
+            // A theorem found OK earlier is asked what it trusts as this check's own are.
+            let proved = run
+                .cur
+                .block(j)
+                .is_some_and(|(_, b)| Mark::of(b) == Mark::Proved)
+                && !run.cur.failed.iter().any(|f| failed_at(&run.cur, f, j));
+            let trusts = match run.cur.block(j).filter(|_| proved) {
+                Some((_, b)) => trust::of(&run.link, spec, &b.name)
+                    .map_err(|h| Reply::from(run.halted(h, "check")))?,
+                None => None,
+            };
+            v.earlier(&run.cur, j, trusts);
         }
     }
     v.failed = name.is_none()
@@ -119,20 +130,12 @@ impl Mark {
             (false, false) => Mark::Proved,
         }
     }
-
-    /// Its verdict when the block loads without error.
-    fn verdict(self) -> &'static str {
-        match self {
-            Mark::Proved => "OK",
-            Mark::Placeholder => "placeholder",
-            Mark::Abandoned => "abandoned",
-        }
-    }
 }
 
 impl Verdicts {
-    /// Segment `j`, loaded before this check.
-    fn earlier(&mut self, c: &Cursor, j: usize) {
+    /// Segment `j`, loaded before this check: said and counted as this check's own are,
+    /// marked `(loaded before this check)`.
+    fn earlier(&mut self, c: &Cursor, j: usize, trusts: Option<Vec<trust::Trusted>>) {
         let found = c.failed.iter().find(|f| failed_at(c, f, j));
         match (c.block(j), found) {
             (None, Some(f)) => {
@@ -140,20 +143,20 @@ impl Verdicts {
                 self.commands.push(reply::failure(f));
             }
             (Some((s, b)), f) => {
-                let (a, z) = c.outline.lines_of(s);
-                let verdict = match f {
-                    Some(f) => format!("FAILED: {}", f.error),
-                    None => Mark::of(b).verdict().to_owned(),
-                };
-                self.text.push_str(&format!(
-                    "{} (lines {a}-{z}): {verdict} (loaded before this check)\n",
-                    b.name
-                ));
-                self.theorems.push(json!({
-                    "name": b.name, "lines": [a, z],
-                    "verdict": verdict.split(':').next().unwrap_or_default(),
-                    "loadedBefore": true,
-                }));
+                let at = self.text.len();
+                self.block(&b.name, c.outline.lines_of(s), Mark::of(b), f, trusts);
+                let end = self.text[at..]
+                    .find('\n')
+                    .map_or(self.text.len(), |n| at + n);
+                if f.is_some() {
+                    // Its details were the answer of the call that loaded it: one line here.
+                    self.text.truncate(end);
+                    self.text.push('\n');
+                }
+                self.text.insert_str(end, " (loaded before this check)");
+                if let Some(t) = self.theorems.last_mut() {
+                    t["loadedBefore"] = json!(true);
+                }
             }
             (None, None) => {}
         }
