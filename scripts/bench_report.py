@@ -367,6 +367,22 @@ def busy_roundtrips(busy):
             + roundtrip_table(busy))
 
 
+def tries_line(doc, busy=None):
+    """The try of 10 tactics against 10 steps and undos, if coqtop was there."""
+    out = ""
+    for label, d in (("", doc), (" Under contention", busy)):
+        t = (d or {}).get("tries")
+        if not t:
+            continue
+        out += (f"\n\n{label.strip() + ': ' if label else ''}`rocq_cursor_try` of {t['tactics']} tactics on a real "
+                f"coqtop: **{fmt(t['try_ms'])} ms** in one call, against {fmt(t['step_undo_ms'])} ms "
+                f"for the same tactics as {2 * t['tactics']} calls of `rocq_cursor_step` and "
+                f"`rocq_cursor_undo` ({fmt(t['try_ms'] / t['step_undo_ms'])}x the time, "
+                f"{t['calls_saved']} round trips fewer: each is a model turn for an agent, seconds "
+                "against these milliseconds).")
+    return out
+
+
 def sessions_table(doc, busy=None):
     idle = doc["idle"]
     return (roundtrip_table(doc)
@@ -374,7 +390,8 @@ def sessions_table(doc, busy=None):
             f"**{fmt(idle['per_session_kib'])} KiB** (server RSS {fmt(idle['rss_before_kib'] / 1024)} → "
             f"{fmt(idle['rss_after_kib'] / 1024)} MiB, threads {idle['threads_before']} → "
             f"{idle['threads_after']}; the sessions' programs are not counted)."
-            + busy_roundtrips(busy))
+            + busy_roundtrips(busy)
+            + tries_line(doc, busy))
 
 
 def load_beside(src, busy_src):

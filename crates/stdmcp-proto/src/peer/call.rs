@@ -12,7 +12,7 @@ use std::time::Instant;
 
 use serde_json::{Map, Value};
 
-use super::CallStart;
+use super::Admitted;
 use crate::jsonrpc::{IdMap, RequestId};
 use crate::mcp::{ClientCapabilities, LogLevel, ProtocolVersion};
 
@@ -45,7 +45,7 @@ pub(super) enum Admission {
     Running { since: Instant },
     /// It waits in line, with the start the runtime gets when it is admitted.
     Queued {
-        start: CallStart,
+        start: Admitted,
         /// Why the runtime could not start it the last time it was admitted (no thread could
         /// be started), if it could not.
         refused: Option<String>,
@@ -253,9 +253,9 @@ impl CallTable {
     pub(super) fn admit(
         &mut self,
         call: &mut Inflight,
-        start: CallStart,
+        start: Admitted,
         max: usize,
-    ) -> Option<CallStart> {
+    ) -> Option<Admitted> {
         let slots = call.slots.clamp(1, max);
         if self.waiting.is_empty() && !self.blocked && self.running.saturating_add(slots) <= max {
             self.running += slots;
@@ -278,7 +278,7 @@ impl CallTable {
         id: &RequestId,
         slots: Option<usize>,
         max: usize,
-    ) -> Vec<CallStart> {
+    ) -> Vec<Admitted> {
         match slots {
             Some(slots) => {
                 self.running = self.running.saturating_sub(slots.clamp(1, max));
@@ -292,7 +292,7 @@ impl CallTable {
 
     /// The oldest waiting calls take the free slots, at `now`, while all the slots of each
     /// are free (none while blocked); returns their starts.
-    fn admit_waiting(&mut self, now: Instant, max: usize) -> Vec<CallStart> {
+    fn admit_waiting(&mut self, now: Instant, max: usize) -> Vec<Admitted> {
         let mut starts = Vec::new();
         while let Some(next) = self.waiting.front().filter(|_| !self.blocked) {
             let need = self.calls.get(next).map_or(0, |c| c.slots.clamp(1, max));
@@ -320,7 +320,7 @@ impl CallTable {
     /// goes back to the head of the line, keeping `start`, and nothing more is admitted until
     /// a running call ends. When nothing else runs, no call will end to free a thread: the
     /// call must be answered now, with every other call refused before and still in line.
-    pub(super) fn refuse(&mut self, start: CallStart, why: &str, max: usize) -> Refused {
+    pub(super) fn refuse(&mut self, start: Admitted, why: &str, max: usize) -> Refused {
         let id = start.id.clone();
         let Some(call) = self
             .calls
@@ -359,7 +359,7 @@ impl CallTable {
     }
 
     /// Admits what fits after calls were answered without running (see [`CallTable::refuse`]).
-    pub(super) fn admit_now(&mut self, now: Instant, max: usize) -> Vec<CallStart> {
+    pub(super) fn admit_now(&mut self, now: Instant, max: usize) -> Vec<Admitted> {
         self.admit_waiting(now, max)
     }
 }
@@ -377,7 +377,7 @@ mod tests {
         let add = |table: &mut CallTable, n: i64, slots: usize| {
             let mut call = Inflight::new(t0, id(n), v, false);
             call.slots = slots;
-            let start = CallStart {
+            let start = Admitted {
                 id: id(n),
                 work: super::super::Work::ReadResource { uri: "x:".into() },
                 version: v,

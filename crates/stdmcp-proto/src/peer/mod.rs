@@ -186,7 +186,7 @@ pub enum Work {
 
 /// A request whose work must be started (server role).
 #[derive(Clone, Debug, PartialEq)]
-pub struct CallStart {
+pub struct Admitted {
     /// The request id; report back with [`Peer::finish`].
     pub id: RequestId,
     /// What to do.
@@ -221,7 +221,7 @@ pub enum Effect {
     /// call is admitted (at once if its slots of [`Config::max_running`] are free, else when
     /// they free up, in arrival order), so the caller needs no queue of its own; a start it
     /// cannot carry out goes back with [`Peer::start_refused`].
-    Start(CallStart),
+    Start(Admitted),
     /// Stop the work of this request: it was cancelled, or the peer is shutting down.
     Cancel(RequestId),
     /// The server-side deadline of this request passed: stop its work. Unlike a cancel, the
@@ -505,7 +505,7 @@ impl Peer {
     /// until a running call ends and frees a thread; when nothing else runs, it is answered
     /// at once with an error (and so is every call refused before that still waits), so that
     /// every request is answered. A call cancelled since its start just ends.
-    pub fn start_refused(&mut self, now: Instant, start: CallStart, why: &str) {
+    pub fn start_refused(&mut self, now: Instant, start: Admitted, why: &str) {
         let id = start.id.clone();
         if self
             .calls
@@ -536,7 +536,7 @@ impl Peer {
     }
 
     /// Emits the starts of calls the call table admitted.
-    fn start_admitted(&mut self, starts: Vec<CallStart>) {
+    fn start_admitted(&mut self, starts: Vec<Admitted>) {
         self.effects.extend(starts.into_iter().map(Effect::Start));
     }
 

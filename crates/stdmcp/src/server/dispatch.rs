@@ -29,7 +29,7 @@ use crate::jsonrpc::{ErrorObject, IdMap, RequestId};
 use crate::mailbox::Mailbox;
 use crate::mcp::template::match_template;
 use crate::mcp::{gate, CallToolResult, GetPromptResult, PromptMessage};
-use stdmcp_proto::peer::{CallStart, Effect, Peer, Reply, Work};
+use stdmcp_proto::peer::{self, Effect, Peer, Reply, Work};
 
 /// What the main thread waits for.
 #[derive(Debug)]
@@ -49,32 +49,27 @@ pub(super) struct State {
     pub draining: bool,
     pub stopped: bool,
     /// Work to hand to the pool once the lock is released (waking a worker is a syscall).
-    submitted: Vec<Submitted>,
+    /// Each with why it must be answered with an error instead of run, if it must.
+    submitted: Vec<(Admitted, Option<String>)>,
     /// The writer must be woken once the lock is released.
     ring_writer: bool,
     /// Cancel tokens to fire once the lock is released (their hooks may take the lock).
     fire: Vec<(CancelToken, CancelReason)>,
 }
 
-/// A call's work for the pool, or why it must be answered with an error instead of run.
-struct Submitted {
-    assignment: Assignment,
-    refusal: Option<String>,
-}
-
-/// What a worker thread runs: a call the peer admitted.
-pub(crate) struct Assignment {
+/// What a worker thread runs: a call the peer admitted ([`peer::Admitted`]), with its context.
+pub(crate) struct Admitted {
     ctx: Ctx,
     work: Work,
     /// Slots of the concurrency limit it takes (for its start, if given back).
     slots: usize,
 }
 
-impl Assignment {
+impl Admitted {
     /// The start it was made from, to give back to the peer.
-    fn into_start(self) -> CallStart {
-        let Assignment { ctx, work, slots } = self;
-        CallStart {
+    fn into_start(self) -> peer::Admitted {
+        let Admitted { ctx, work, slots } = self;
+        peer::Admitted {
             id: ctx.id,
             work,
             version: ctx.version,
@@ -102,10 +97,10 @@ pub(crate) struct Shared {
     /// Whether the timer thread runs: the first wake starts it, so that a connection without
     /// deadlines, heartbeats or parked calls never does (cold start, docs/bench.md).
     timer_started: AtomicBool,
-    pub pool: Pool<Assignment>,
+    pub pool: Pool<Admitted>,
     pub handlers: Handlers,
     /// The peer's catalog, for what needs it outside the lock (argument validation).
-    catalog: Arc<stdmcp_proto::peer::Catalog>,
+    catalog: Arc<peer::Catalog>,
     /// The latest status line of each call, for the peer ([`Ctx::set_status`]).
     status: super::status::StatusSlots,
 }
@@ -166,7 +161,7 @@ impl Shared {
     /// fires cancel tokens, whose hooks thus run on this thread without the lock. A start no
     /// thread could be started for goes back to the peer, unless `keep` (a worker whose call
     /// just ended, about to be free): the first such is returned, for this thread to run.
-    fn release(self: &Arc<Self>, mut st: MutexGuard<'_, State>, keep: bool) -> Option<Assignment> {
+    fn release(self: &Arc<Self>, mut st: MutexGuard<'_, State>, keep: bool) -> Option<Admitted> {
         let submitted = std::mem::take(&mut st.submitted);
         let ring = std::mem::take(&mut st.ring_writer);
         let fire = std::mem::take(&mut st.fire);
@@ -175,13 +170,12 @@ impl Shared {
             self.out.ring();
         }
         let mut kept = None;
-        for s in submitted {
-            if let Some(why) = s.refusal {
-                let ctx = &s.assignment.ctx;
-                self.refuse(&ctx.id, ctx.wants_progress, &why);
+        for (call, refusal) in submitted {
+            if let Some(why) = refusal {
+                self.refuse(&call.ctx.id, call.ctx.wants_progress, &why);
                 continue;
             }
-            match self.pool.submit(s.assignment) {
+            match self.pool.submit(call) {
                 Ok(()) => {}
                 Err((a, _)) if keep && kept.is_none() => kept = Some(a),
                 Err((a, e)) => self.start_refused(a, &e),
@@ -195,7 +189,7 @@ impl Shared {
 
     /// Gives a start no thread could be started for back to the peer, which puts it back in
     /// line (until a running call ends) or answers it (when none runs).
-    fn start_refused(self: &Arc<Self>, a: Assignment, e: &std::io::Error) {
+    fn start_refused(self: &Arc<Self>, a: Admitted, e: &std::io::Error) {
         log::warn!(
             "cannot start a worker thread for request {} ({e})",
             a.ctx.id
@@ -298,7 +292,7 @@ impl Shared {
     }
 
     /// Prepares an admitted call's work for the pool, which gets it once the lock is let go.
-    fn start(self: &Arc<Self>, st: &mut State, call: CallStart) {
+    fn start(self: &Arc<Self>, st: &mut State, call: peer::Admitted) {
         let token = CancelToken::new();
         st.tokens.insert(call.id.clone(), token.clone());
         let deadline = call.deadline;
@@ -325,14 +319,14 @@ impl Shared {
         };
         // Submitted by `release` after the lock is let go; the token is registered already,
         // so a cancel that arrives first is seen when the work starts.
-        st.submitted.push(Submitted {
-            assignment: Assignment {
+        st.submitted.push((
+            Admitted {
                 ctx,
                 work: call.work,
                 slots: call.slots,
             },
             refusal,
-        });
+        ));
     }
 
     /// Answers a call that could not be started with an error saying why (the server is out
@@ -340,7 +334,7 @@ impl Shared {
     /// It runs on the thread that submitted the call, which must not wait for the writer.
     fn refuse(self: &Arc<Self>, id: &RequestId, wants_progress: bool, why: &str) {
         log::error!("request {id} not run: {why}");
-        let error = stdmcp_proto::peer::refusal(why);
+        let error = peer::refusal(why);
         self.settle(id, Reply::Error(error), wants_progress, false);
     }
 
@@ -355,7 +349,7 @@ impl Shared {
         id: &RequestId,
         outcome: Reply,
         wants_progress: bool,
-    ) -> Option<Assignment> {
+    ) -> Option<Admitted> {
         let next = self.settle(id, outcome, wants_progress, true);
         self.out.wait_for_room();
         next
@@ -368,7 +362,7 @@ impl Shared {
         outcome: Reply,
         wants_progress: bool,
         keep: bool,
-    ) -> Option<Assignment> {
+    ) -> Option<Admitted> {
         let mut st = self.lock();
         st.tokens.remove(id);
         st.peer.finish(Instant::now(), id, outcome);
@@ -475,8 +469,8 @@ impl Shared {
 
 /// Runs an admitted call on a worker thread and reports its end; returns the call this thread
 /// runs next, if the pool could start no thread for one admitted meanwhile.
-fn work(a: Assignment) -> Option<Assignment> {
-    let Assignment { ctx, work, .. } = a;
+fn work(a: Admitted) -> Option<Admitted> {
+    let Admitted { ctx, work, .. } = a;
     // Cancelled between its start and this worker's: never answered, nothing is run. (A
     // deadline that passed meanwhile is the handler's to answer: it timed out.)
     let reason = ctx.cancel.is_cancelled().then(|| ctx.cancel.reason());

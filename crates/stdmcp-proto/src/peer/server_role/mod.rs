@@ -34,7 +34,7 @@ use serde_json::{json, Map, Value};
 use super::arguments::validate_arguments;
 use super::call::Inflight;
 use super::terms::{meta, progress_token, Terms};
-use super::{CallStart, Effect, Peer, Work};
+use super::{Admitted, Effect, Peer, Work};
 use crate::jsonrpc::{self, ErrorObject, Incoming, Message, Notification, Request, RequestId};
 use crate::mcp::{self, gate, meta_key, method, LogLevel, ProtocolVersion};
 
@@ -489,7 +489,7 @@ impl Peer {
         // A call that may become a job reports its output lines even without a token.
         let wants_progress = inflight.progress_token.is_some() || inflight.background_at.is_some();
         let max = self.config.max_running;
-        let start = CallStart {
+        let start = Admitted {
             id: req.id.clone(),
             work,
             version: terms.version,

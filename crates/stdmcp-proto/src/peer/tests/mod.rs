@@ -101,7 +101,7 @@ struct H {
 #[derive(Debug, Default)]
 struct Out {
     sent: Vec<Value>,
-    started: Vec<CallStart>,
+    started: Vec<Admitted>,
     cancelled: Vec<RequestId>,
     other: Vec<Effect>,
 }
