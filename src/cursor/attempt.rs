@@ -8,8 +8,9 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use super::engine::{answer, fill};
-use super::ops::{begin, Env, Run};
+use super::env::Env;
+use super::input::{answer, fill};
+use super::ops::{begin, Run};
 use super::reply::{Answer, Reply};
 use super::steps::need_goal;
 use crate::session::{Said, StopReason};

@@ -7,27 +7,29 @@
 
 use serde_json::{json, Value};
 
-use super::engine::{answer, enter_input, fill, Cursor, Halt};
+use super::input::{answer, enter_input, fill, Halt};
+use super::outline::Outline;
 use super::split::{steps, Step};
 use crate::session::Link;
 use crate::spec::cursor::{CursorSpec, StateAt};
 
-/// Where the proof of block `i` breaks, as fields and as a line of text (`None`: it cannot be
-/// entered as a goal, or has no steps). The program is left with no proof under way.
+/// Where the proof of block `i` of `text` (cut as `outline`) breaks, as fields and as a line
+/// of text (`None`: it cannot be entered as a goal, or has no steps). The program is left
+/// with no proof under way.
 pub(super) fn locate(
-    cur: &Cursor,
+    (text, outline): (&str, &Outline),
     link: &Link<'_>,
     spec: &CursorSpec,
     i: usize,
 ) -> Result<Option<(Value, String)>, Halt> {
-    let Some((seg, b)) = cur.block(i) else {
+    let Some((seg, b)) = outline.block(i) else {
         return Ok(None);
     };
     let Some(proof) = b.proof.filter(|_| spec.rules[b.rule].goal) else {
         return Ok(None);
     };
-    let all = steps(spec, &cur.text, (proof.1, b.end_at));
-    let Ok(enter) = enter_input(&cur.text, (seg, b), spec) else {
+    let all = steps(spec, text, (proof.1, b.end_at));
+    let Ok(enter) = enter_input(text, (seg, b), spec) else {
         return Ok(None);
     };
     if all.is_empty() {
@@ -37,7 +39,7 @@ pub(super) fn locate(
         link,
         spec,
         enter: &enter,
-        text: &cur.text,
+        text,
         all: &all,
     };
     let found = match &spec.state_at {
@@ -49,13 +51,10 @@ pub(super) fn locate(
         return Ok(None);
     };
     let (tactic, line) = match all.get(k) {
-        Some(s) => (
-            cur.text[s.start..s.end].to_owned(),
-            cur.outline.line(s.start),
-        ),
+        Some(s) => (text[s.start..s.end].to_owned(), outline.line(s.start)),
         None => (
             "(the end of the proof: goals are left)".to_owned(),
-            cur.outline.line(b.end_at),
+            outline.line(b.end_at),
         ),
     };
     let fields = json!({

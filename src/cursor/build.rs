@@ -12,9 +12,9 @@ use std::time::{Instant, SystemTime};
 
 use serde_json::{json, Value};
 
-use super::engine::fill;
+use super::env::Env;
 use super::file::{modified_beneath, read_beneath};
-use super::ops::Env;
+use super::input::fill;
 use super::project::{imports, Read};
 use crate::call::run::{execute, How};
 use crate::spec::project::{Build, Deps, ImportDep};

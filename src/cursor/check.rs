@@ -1,8 +1,9 @@
 //! `K_check`: every block (or one) loaded from disk and reported OK, FAILED or placeholder.
 
-use super::engine::answer;
 use super::engine::{Cursor, Failure};
-use super::ops::{begin, Env, Run};
+use super::env::Env;
+use super::input::answer;
+use super::ops::{begin, Run};
 use super::reply::Answer;
 use super::reply::{self, Reply};
 use super::report::{failure, theorem};
@@ -38,20 +39,7 @@ fn check_in(run: &mut Run<'_>, name: Option<&str>) -> Result<Reply, Reply> {
     // What was loaded before this check: its failed commands and its blocks, in order.
     let before = from.min(run.cur.loaded);
     if name.is_none() {
-        for j in 0..before {
-            // A theorem found OK earlier is asked what it trusts as this check's own are.
-            let proved = run
-                .cur
-                .block(j)
-                .is_some_and(|(_, b)| Mark::of(b) == Mark::Proved)
-                && !run.cur.failed.iter().any(|f| failed_at(&run.cur, f, j));
-            let trusts = match run.cur.block(j).filter(|_| proved) {
-                Some((_, b)) => trust::of(&run.link, spec, &b.name)
-                    .map_err(|h| Reply::from(run.halted(h, "check")))?,
-                None => None,
-            };
-            v.earlier(&run.cur, j, trusts);
-        }
+        earlier(run, &mut v, before)?;
     }
     v.failed = name.is_none()
         && run
@@ -97,6 +85,25 @@ fn check_in(run: &mut Run<'_>, name: Option<&str>) -> Result<Reply, Reply> {
         j += 1;
     }
     v.finish()
+}
+
+/// The segments loaded before this check (`..before`): their failed commands and blocks, in
+/// order; a theorem found OK then is asked what it trusts as this check's own are.
+fn earlier(run: &mut Run<'_>, v: &mut Verdicts, before: usize) -> Result<(), Reply> {
+    for j in 0..before {
+        let proved = run
+            .cur
+            .block(j)
+            .is_some_and(|(_, b)| Mark::of(b) == Mark::Proved)
+            && !run.cur.failed.iter().any(|f| failed_at(&run.cur, f, j));
+        let trusts = match run.cur.block(j).filter(|_| proved) {
+            Some((_, b)) => trust::of(&run.link, run.env.spec, &b.name)
+                .map_err(|h| Reply::from(run.halted(h, "check")))?,
+            None => None,
+        };
+        v.earlier(&run.cur, j, trusts);
+    }
+    Ok(())
 }
 
 /// What a check found, as text and as fields.

@@ -2,8 +2,9 @@
 //! segments one by one (a failed block is reported and loaded again with its proof
 //! replaced by the placeholder), enter a block's goal, replay recorded steps.
 
+use super::input::{answer, enter_input, fill, Halt};
 use super::outline::{with_proof, Block, Outline, Segment};
-use crate::session::{Identity, Link, Said, StopReason};
+use crate::session::{Identity, Link};
 use crate::spec::cursor::{CursorSpec, Lexicon};
 
 /// A block, or a command outside blocks, that failed to load.
@@ -25,16 +26,6 @@ pub(super) struct Failure {
     pub admit_failed: bool,
     /// Where its proof breaks: the first step that fails, and the goals it faced.
     pub broken: Option<serde_json::Value>,
-}
-
-/// Why a sequence stopped before its end.
-pub(super) enum Halt {
-    /// Cancelled or past the deadline, after the last whole segment.
-    Stopped(StopReason),
-    /// The program ended.
-    Died(String),
-    /// The input was refused or failed (nothing to resume).
-    Failed(String),
 }
 
 /// The cursor of one session.
@@ -65,28 +56,6 @@ pub(super) struct Cursor {
     pub interrupted: Option<usize>,
     /// The names loaded into the program for the imports of what it was given (each once).
     pub imported: std::collections::BTreeSet<String>,
-}
-
-/// Replaces each `{key}` of `template` by its value, in one pass (a value's own braces stay).
-pub(super) fn fill(template: &str, vars: &[(&str, &str)]) -> String {
-    let mut out = String::with_capacity(template.len());
-    let mut rest = template;
-    'outer: while let Some(i) = rest.find('{') {
-        out.push_str(&rest[..i]);
-        rest = &rest[i..];
-        for (k, v) in vars {
-            let key = format!("{{{k}}}");
-            if rest.starts_with(&key) {
-                out.push_str(v);
-                rest = &rest[key.len()..];
-                continue 'outer;
-            }
-        }
-        out.push('{');
-        rest = &rest[1..];
-    }
-    out.push_str(rest);
-    out
 }
 
 impl Cursor {
@@ -156,8 +125,7 @@ impl Cursor {
 
     /// The block of segment `i`.
     pub(super) fn block(&self, i: usize) -> Option<(&Segment, &Block)> {
-        let s = self.outline.segments.get(i)?;
-        Some((s, s.block.as_ref()?))
+        self.outline.block(i)
     }
 
     /// "block k/n: name" for segment `i`.
@@ -224,8 +192,8 @@ impl Cursor {
         let Some(error) = spec.error_line(&said) else {
             return Ok(());
         };
-        let lines = self.outline.lines_of(&seg);
-        let Some(b) = &seg.block else {
+        if seg.block.is_none() {
+            let lines = self.outline.lines_of(&seg);
             // Named by its first line of code, not a comment before it.
             let code = first_code(text, &spec.lexicon);
             let at = seg.end - text.len() + code;
@@ -240,7 +208,24 @@ impl Cursor {
                 broken: None,
             });
             return Ok(());
+        }
+        self.block_failed(link, spec, i, (error, said))
+    }
+
+    /// Block `i` failed with `error` (its answer `said`): taken back, where its proof breaks
+    /// found, then loaded again with its proof left to later (the placeholder).
+    fn block_failed(
+        &mut self,
+        link: &Link<'_>,
+        spec: &CursorSpec,
+        i: usize,
+        (error, said): (String, String),
+    ) -> Result<(), Halt> {
+        let seg = self.outline.segments[i].clone();
+        let Some(b) = &seg.block else {
+            return Ok(());
         };
+        let lines = self.outline.lines_of(&seg);
         let after = self
             .failed
             .iter()
@@ -259,7 +244,9 @@ impl Cursor {
         take_back(link, spec, &b.name)?;
         // Where its proof breaks, unless an earlier failed command may be why it failed.
         if f.after.is_none() {
-            if let Some((fields, text)) = super::breaks::locate(self, link, spec, i)? {
+            if let Some((fields, text)) =
+                super::breaks::locate((&self.text, &self.outline), link, spec, i)?
+            {
                 let faced = fields["goalsFaced"].as_str().unwrap_or_default();
                 f.detail = format!(
                     "{}\n{text}; the goals it faced:\n{}",
@@ -358,38 +345,6 @@ fn rewrite(spec: &CursorSpec, text: &str) -> Option<String> {
     })
 }
 
-/// The input that enters the goal of block `b` (segment `seg`) of `text`; `Err`: the
-/// statement holds this text, which the input cannot quote.
-pub(super) fn enter_input(
-    text: &str,
-    (seg, b): (&Segment, &Block),
-    spec: &CursorSpec,
-) -> Result<String, String> {
-    let rule = &spec.rules[b.rule];
-    let whole = text[b.statement.0..b.statement.1].trim();
-    let statement = rule
-        .statement
-        .as_ref()
-        .and_then(|re| re.captures(whole)?.name("statement"))
-        .map_or(whole, |m| m.as_str().trim());
-    if let Some(bad) = spec
-        .statement_forbids
-        .iter()
-        .find(|f| statement.contains(f.as_str()))
-    {
-        return Err(bad.clone());
-    }
-    let header = &text[seg.start..b.proof.map_or(b.statement.1, |(_, e)| e)];
-    Ok(fill(
-        rule.enter.as_deref().unwrap_or(&spec.enter),
-        &[
-            ("name", &b.name),
-            ("statement", statement),
-            ("header", header),
-        ],
-    ))
-}
-
 /// Takes back what a failed block `name` left: its proof, and (with the kind's `rollback`
 /// inputs, errors ignored) anything it defined anyway (Rocq runs the sentences after the one
 /// that failed: a `Qed` at the end may still define the theorem).
@@ -431,19 +386,9 @@ fn excerpt(answer: &str) -> String {
     out
 }
 
-/// The answer, or why there is none.
-pub(super) fn answer(said: Said) -> Result<String, Halt> {
-    match said {
-        Said::Answer(a) => Ok(a),
-        Said::Stopped { why, .. } => Err(Halt::Stopped(why)),
-        Said::Died(m) => Err(Halt::Died(m)),
-    }
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 pub(super) mod tests {
-    use super::fill;
     use crate::spec::cursor::{CursorSpec, Lexicon, StateAt};
     use regex_lite::Regex;
 
@@ -480,38 +425,6 @@ pub(super) mod tests {
             build: None,
             background: None,
             timeout: std::time::Duration::from_secs(1),
-        }
-    }
-
-    #[test]
-    fn templates_fill_in_one_pass() {
-        assert_eq!(
-            fill("g ‘{statement}’;", &[("statement", "{name} x")]),
-            "g ‘{name} x’;"
-        );
-        assert_eq!(fill("{a}{b}{c", &[("a", "1"), ("b", "2")]), "12{c");
-    }
-
-    /// The example HOL4 cursor enters a quotation's inside, whichever quotes it has.
-    #[test]
-    fn the_statement_entered_is_the_quotations_inside() {
-        let hol = &crate::cursor::invariants::examples()[0];
-        for (text, statement) in [
-            (
-                "val st = store_thm (\"st\", ``!n:num. n * 1 = n``,\n  cheat);",
-                "!n:num. n * 1 = n",
-            ),
-            (
-                "val q = Q.store_thm (\"q\", `∀l. l = l`, cheat);",
-                "∀l. l = l",
-            ),
-            ("val p = prove (“∀x. x = x”, cheat);", "∀x. x = x"),
-            ("val p = prove (``x = `y``, cheat);", "x = `y"),
-        ] {
-            let o = super::Outline::of(text, hol);
-            let (_, seg, b) = o.blocks().next().unwrap();
-            let input = super::enter_input(text, (seg, b), hol).unwrap();
-            assert_eq!(input, format!("proofManagerLib.g ‘{statement}’;"), "{text}");
         }
     }
 }

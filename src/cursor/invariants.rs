@@ -5,7 +5,7 @@
 //! enters it, the proof written into it) is taken at character boundaries. The fuzz target
 //! `cursor` and the unit tests run it with the example manifests' cursors.
 
-use super::engine::enter_input;
+use super::input::enter_input;
 use super::outline::{with_proof, Outline};
 use super::project::imports;
 use super::scan::code_mask;

@@ -3,84 +3,15 @@
 //! (pid and start time) and the file on disk (an edit to the loaded part forces a reload),
 //! runs, and puts the state back.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
-use stdmcp::sync::lock;
 
-use super::engine::{answer, fill, Cursor, Halt};
+use super::engine::Cursor;
+use super::env::Env;
 use super::file::read_beneath;
+use super::input::{answer, fill, Halt};
 use super::reply::{Answer, Reply};
 use super::report::{blocks_end, entered, failures, outline, theorem};
-use crate::session::{Caller, Key, Link, Registry, StopReason};
-use crate::spec::cursor::CursorSpec;
-use crate::spec::SessionKind;
-
-/// The cursors of a server, one per session.
-#[derive(Default)]
-pub(crate) struct CursorStore {
-    map: Mutex<HashMap<Key, CursorSlot>>,
-}
-
-enum CursorSlot {
-    Idle(Box<Cursor>),
-    /// A cursor call runs; the file it works on.
-    Busy(String),
-}
-
-impl CursorStore {
-    fn take(&self, key: &Key) -> Option<Cursor> {
-        let mut map = lock(&self.map);
-        match map.remove(key) {
-            Some(CursorSlot::Idle(c)) => {
-                map.insert(key.clone(), CursorSlot::Busy(c.file.clone()));
-                Some(*c)
-            }
-            Some(busy) => {
-                map.insert(key.clone(), busy);
-                None
-            }
-            None => None,
-        }
-    }
-
-    fn put(&self, key: &Key, c: Cursor) {
-        let mut map = lock(&self.map);
-        map.insert(key.clone(), CursorSlot::Idle(Box::new(c)));
-    }
-
-    /// A copy of the cursor of `key`, or the file a running call works on.
-    pub(super) fn peek(&self, key: &Key) -> Option<Result<Cursor, String>> {
-        let map = lock(&self.map);
-        map.get(key).map(|s| match s {
-            CursorSlot::Idle(c) => Ok((**c).clone()),
-            CursorSlot::Busy(f) => Err(f.clone()),
-        })
-    }
-}
-
-/// What every action needs.
-pub(super) struct Env<'a> {
-    pub reg: &'a Arc<Registry>,
-    pub kind: &'a Arc<SessionKind>,
-    pub spec: &'a CursorSpec,
-    pub store: &'a CursorStore,
-    pub root: &'a Path,
-    pub session: String,
-    pub call: &'a Caller<'a>,
-    /// The call's cancel token: what a build the cursor runs is stopped by.
-    pub token: stdmcp::CancelToken,
-}
-
-impl Env<'_> {
-    pub(super) fn key(&self) -> Key {
-        (self.kind.name.clone(), self.session.clone())
-    }
-
-    pub(super) fn tool(&self, suffix: &str) -> String {
-        format!("{}_{suffix}", self.kind.name)
-    }
-}
+use crate::session::{Link, StopReason};
 
 /// An action under way: the turn, the cursor, and what to say first.
 pub(super) struct Run<'a> {

@@ -155,6 +155,12 @@ impl Outline {
         Outline { segments, lines }
     }
 
+    /// The block of segment `i`.
+    pub(super) fn block(&self, i: usize) -> Option<(&Segment, &Block)> {
+        let s = self.segments.get(i)?;
+        Some((s, s.block.as_ref()?))
+    }
+
     /// The 1-based line of byte `at`.
     pub(super) fn line(&self, at: usize) -> usize {
         self.lines.partition_point(|&s| s <= at)

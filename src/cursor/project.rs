@@ -244,7 +244,7 @@ pub(super) fn loads(
     (!names.is_empty()).then(|| {
         names
             .iter()
-            .map(|n| super::engine::fill(load, &[("name", n)]))
+            .map(|n| super::input::fill(load, &[("name", n)]))
             .collect::<Vec<_>>()
             .join(" ")
     })

@@ -2,8 +2,8 @@
 //! commands that failed; and `K_cursor_status`, from the stored state and the disk.
 
 use super::engine::{Cursor, Failure};
+use super::env::Env;
 use super::file::read_beneath;
-use super::ops::Env;
 use super::reply::{Answer, Reply};
 use crate::spec::cursor::CursorSpec;
 

@@ -3,8 +3,9 @@
 //! loaded as far as it is (or the session as it is, when there is no cursor); the answer cut
 //! like a send's, the whole of it kept in the output spool.
 
-use super::engine::fill;
-use super::ops::{begin, Env};
+use super::env::Env;
+use super::input::fill;
+use super::ops::begin;
 use super::reply::{Answer, Reply};
 use crate::session::{Link, Said};
 

@@ -7,8 +7,9 @@
 
 use serde_json::json;
 
-use super::engine::{answer, fill};
-use super::ops::{begin, Env, Run};
+use super::env::Env;
+use super::input::{answer, fill};
+use super::ops::{begin, Run};
 use super::reply::{Answer, Reply};
 use super::report::entered;
 use super::split::{step_at, steps, Step};

@@ -3,8 +3,9 @@
 
 use std::time::Duration;
 
-use super::engine::{answer, fill};
-use super::ops::{begin, Env, Run};
+use super::env::Env;
+use super::input::{answer, fill};
+use super::ops::{begin, Run};
 use super::reply::{Answer, Reply};
 use super::report::{entered, failures, theorem};
 use crate::session::{Said, StopReason};

@@ -7,8 +7,10 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
-use super::ops::{self, CursorStore, Env};
+use super::env::Env;
+use super::ops;
 use super::reply::Answer;
+use super::store::CursorStore;
 use super::{attempt, check, search, state_at, steps, write_proof};
 use crate::session::{annotations, name_of, object, session_param, with_call, Registry};
 use crate::spec::cursor::CursorSpec;

@@ -4,7 +4,7 @@
 
 use serde_json::{json, Value};
 
-use super::engine::{answer, fill, Halt};
+use super::input::{answer, fill, Halt};
 use crate::session::Link;
 use crate::spec::cursor::{CursorSpec, Trust};
 

@@ -2,16 +2,17 @@
 //! the session, written over the placeholder (atomically, when allowed and unchanged on
 //! disk), and the cursor moved to the next placeholder.
 
-use super::engine::{answer, fill, Cursor};
+use super::engine::Cursor;
 use super::file::{read_beneath, replace_beneath};
+use super::input::{answer, fill};
 use super::ops::Run;
-use super::outline::{with_proof, Outline, Segment};
+use super::outline::{with_proof, Block, Outline, Segment};
 use super::reply::{Answer, Reply};
 use super::report::{entered, failures};
 use super::steps::need_goal;
 
 /// `K_cursor_complete {}`.
-pub(super) fn complete(env: &super::ops::Env<'_>) -> Answer {
+pub(super) fn complete(env: &super::env::Env<'_>) -> Answer {
     let mut run = super::ops::begin(env, None)?;
     let reply = complete_in(&mut run);
     run.end(reply)
@@ -39,28 +40,13 @@ fn complete_in(run: &mut Run<'_>) -> Result<Reply, String> {
     answer(run.link.say(&spec.drop, spec.timeout)).map_err(|h| halt(run, h))?;
     let checked = answer(run.link.say(&new, spec.timeout)).map_err(|h| halt(run, h))?;
     if let Some(e) = spec.error_line(&checked) {
-        answer(run.link.say(&spec.drop, spec.timeout)).map_err(|h| halt(run, h))?;
-        // Where the joined proof breaks, found in the file as it would be written.
-        let written = format!(
-            "{}{new}{}",
-            &run.cur.text[..seg.start],
-            &run.cur.text[seg.end..]
-        );
-        let probe = Cursor::new(&run.cur.file, written, spec);
-        let at = probe.outline.find(&b.name);
-        let breaks = match at.map(|j| super::breaks::locate(&probe, &run.link, spec, j)) {
-            Some(Ok(Some((_, text)))) => format!("; {text}"),
-            Some(Err(h)) => return Err(halt(run, h)),
-            _ => String::new(),
-        };
-        let e = format!("{e}{breaks}");
-        let back = run.goto(i).map_err(|h| halt(run, h));
-        let kept = if back.is_ok() {
-            "the goal was entered again with the recorded steps"
-        } else {
-            "entering the goal again failed"
-        };
-        return Err(format!("The joined proof failed when the whole block was checked ({e}); {kept}.\nProof:\n{proof}\n\n{checked}"));
+        return Err(joined_failed(
+            run,
+            i,
+            (&seg, &b),
+            (&new, &proof),
+            (e, &checked),
+        ));
     }
     // What the theorem, as checked, trusts (a cheated lemma it used, an axiom).
     let trusts = super::trust::of(&run.link, spec, &b.name).map_err(|h| halt(run, h))?;
@@ -107,6 +93,45 @@ fn complete_in(run: &mut Run<'_>) -> Result<Reply, String> {
             Ok(reply)
         }
     }
+}
+
+/// The joined proof of block `i` (`new`, from `proof`) failed with `e` (answer `checked`):
+/// where it breaks, found in the file as it would be written, and the goal entered again.
+fn joined_failed(
+    run: &mut Run<'_>,
+    i: usize,
+    (seg, b): (&Segment, &Block),
+    (new, proof): (&str, &str),
+    (e, checked): (String, &str),
+) -> String {
+    let spec = run.env.spec;
+    let halt = |run: &mut Run<'_>, h| run.halted(h, "cursor_complete");
+    if let Err(h) = answer(run.link.say(&spec.drop, spec.timeout)) {
+        return halt(run, h);
+    }
+    // Where the joined proof breaks, found in the file as it would be written.
+    let written = format!(
+        "{}{new}{}",
+        &run.cur.text[..seg.start],
+        &run.cur.text[seg.end..]
+    );
+    let probe = Cursor::new(&run.cur.file, written, spec);
+    let at = probe.outline.find(&b.name);
+    let breaks = match at
+        .map(|j| super::breaks::locate((&probe.text, &probe.outline), &run.link, spec, j))
+    {
+        Some(Ok(Some((_, text)))) => format!("; {text}"),
+        Some(Err(h)) => return halt(run, h),
+        _ => String::new(),
+    };
+    let e = format!("{e}{breaks}");
+    let back = run.goto(i).map_err(|h| halt(run, h));
+    let kept = if back.is_ok() {
+        "the goal was entered again with the recorded steps"
+    } else {
+        "entering the goal again failed"
+    };
+    format!("The joined proof failed when the whole block was checked ({e}); {kept}.\nProof:\n{proof}\n\n{checked}")
 }
 
 /// Writes the checked block over the old one when allowed and unchanged on disk.
