@@ -36,19 +36,21 @@ pub(crate) fn write_files(root: &Path, files: &[(&str, &str)]) {
 }
 
 /// Runs `Holmake --qof` of HOL4's `bin` in `dir`, as a user would, and asserts that it
-/// builds (its output otherwise).
-pub(crate) fn holmake(bin: &Path, dir: &Path) {
+/// builds (its output otherwise). Its output.
+pub(crate) fn holmake(bin: &Path, dir: &Path) -> String {
     #[allow(clippy::disallowed_methods)] // the tests build as a user would, not through stdmcp
     let built = std::process::Command::new(bin.join("Holmake"))
         .current_dir(dir)
         .arg("--qof")
         .output()
         .unwrap();
+    let out = String::from_utf8_lossy(&built.stdout).into_owned();
     assert!(
         built.status.success(),
-        "{}",
-        String::from_utf8_lossy(&built.stdout)
+        "{out}{}",
+        String::from_utf8_lossy(&built.stderr)
     );
+    out
 }
 
 /// `examples/{file}` with its root `proofs` at `proofs` and `edit` applied to its first

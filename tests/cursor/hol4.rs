@@ -6,13 +6,11 @@
 //! which .ci/run builds); under CI (`CI` set) it is required, elsewhere the tests say they are
 //! skipped.
 #![allow(clippy::unwrap_used)]
-#![allow(clippy::disallowed_methods)] // the test runs Holmake itself, as a user would
 
 use std::path::Path;
-use std::process::Command;
 
 use crate::common::cursor::{
-    call_through, call_until_progress, fails, ok, proofs, serve_cursor, session_pid, step,
+    call_through, call_until_progress, fails, holmake, ok, proofs, serve_cursor, session_pid, step,
 };
 use crate::common::sessions::{hol_bin, is_error, text};
 use crate::common::{send_signal, wait_gone, Proc};
@@ -51,25 +49,28 @@ fn three_cheats_are_proved_through_the_cursor_and_the_theory_builds() {
         "{init}"
     );
 
-    step(&mut p, 2, "hol", "GEN_TAC");
+    let joined = prove_add_zero(&mut p);
+    prove_double_twice_and_uses_both(&mut p);
+    assert_written_and_built(&dir, &bin, &joined);
+}
+
+/// add_zero proved in four steps (a refused one between them), written, the next entered;
+/// the proof as joined.
+fn prove_add_zero(p: &mut Proc) -> String {
+    step(p, 2, "hol", "GEN_TAC");
     let bad = fails(
-        &mut p,
+        p,
         3,
         "hol_cursor_step",
         json!({"tactic": "REWRITE_TAC [no_such_theorem]"}),
     );
     assert!(bad.contains("not recorded"), "{bad}");
-    let split = step(&mut p, 4, "hol", "CONJ_TAC");
+    let split = step(p, 4, "hol", "CONJ_TAC");
     assert!(split.contains("(step 2 recorded)"), "{split}");
-    step(&mut p, 5, "hol", "REWRITE_TAC [arithmeticTheory.ADD_0]");
-    let last = step(
-        &mut p,
-        6,
-        "hol",
-        "REWRITE_TAC [arithmeticTheory.ADD_CLAUSES]",
-    );
+    step(p, 5, "hol", "REWRITE_TAC [arithmeticTheory.ADD_0]");
+    let last = step(p, 6, "hol", "REWRITE_TAC [arithmeticTheory.ADD_CLAUSES]");
     assert!(last.contains("The goal is proved"), "{last}");
-    let done = ok(&mut p, 7, "hol_cursor_complete", json!({}));
+    let done = ok(p, 7, "hol_cursor_complete", json!({}));
     let joined = "(GEN_TAC) >>> HEADGOAL (CONJ_TAC) >>> HEADGOAL (REWRITE_TAC [arithmeticTheory.ADD_0]) >>> HEADGOAL (REWRITE_TAC [arithmeticTheory.ADD_CLAUSES])";
     assert!(
         done.contains(joined) && done.contains("Written to threeScript.sml"),
@@ -80,34 +81,41 @@ fn three_cheats_are_proved_through_the_cursor_and_the_theory_builds() {
         done.contains("Goal of double_twice") && done.contains("double n = 2 * n"),
         "{done}"
     );
+    joined.to_owned()
+}
 
-    step(&mut p, 8, "hol", "REWRITE_TAC [double_def]");
-    let undone = ok(&mut p, 9, "hol_cursor_undo", json!({}));
+/// double_twice (after an undo) and uses_both (one step) proved and written.
+fn prove_double_twice_and_uses_both(p: &mut Proc) {
+    step(p, 8, "hol", "REWRITE_TAC [double_def]");
+    let undone = ok(p, 9, "hol_cursor_undo", json!({}));
     assert!(
         undone.contains("double n = 2 * n") && undone.contains("Took back step 1"),
         "{undone}"
     );
-    step(&mut p, 10, "hol", "GEN_TAC");
+    step(p, 10, "hol", "GEN_TAC");
     let proved = step(
-        &mut p,
+        p,
         11,
         "hol",
         "REWRITE_TAC [double_def, arithmeticTheory.TIMES2]",
     );
     assert!(proved.contains("The goal is proved"), "{proved}");
-    let done = ok(&mut p, 12, "hol_cursor_complete", json!({}));
+    let done = ok(p, 12, "hol_cursor_complete", json!({}));
     assert!(done.contains("Goal of uses_both"), "{done}");
 
     let proved = step(
-        &mut p,
+        p,
         13,
         "hol",
         "REWRITE_TAC [arithmeticTheory.ADD_0, double_twice]",
     );
     assert!(proved.contains("The goal is proved"), "{proved}");
-    let done = ok(&mut p, 14, "hol_cursor_complete", json!({}));
+    let done = ok(p, 14, "hol_cursor_complete", json!({}));
     assert!(done.contains("No placeholders left"), "{done}");
+}
 
+/// The file holds the proofs as written (one step without brackets) and Holmake builds it.
+fn assert_written_and_built(dir: &Path, bin: &Path, joined: &str) {
     let sml = std::fs::read_to_string(dir.join("threeScript.sml")).unwrap();
     assert!(sml.contains(&format!("Proof\n  {joined}\nQED")), "{sml}");
     assert!(
@@ -126,18 +134,7 @@ fn three_cheats_are_proved_through_the_cursor_and_the_theory_builds() {
         1,
         "only the comment's is left: {sml}"
     );
-    let built = Command::new(bin.join("Holmake"))
-        .arg("--qof")
-        .current_dir(&dir)
-        .output()
-        .unwrap();
-    assert!(
-        built.status.success(),
-        "Holmake: {}{}",
-        String::from_utf8_lossy(&built.stdout),
-        String::from_utf8_lossy(&built.stderr)
-    );
-    let out = String::from_utf8_lossy(&built.stdout);
+    let out = holmake(bin, dir);
     assert!(out.contains("threeTheory") && out.contains("OK"), "{out}");
 }
 

@@ -39,31 +39,39 @@ fn three_placeholders_are_proved_through_the_cursor_and_the_file_builds() {
         "{init}"
     );
 
-    step(&mut p, 2, "rocq", "intros n.");
+    prove_add_zero(&mut p);
+    prove_double_and_uses_both(&mut p);
+    assert_written_and_built(&dir);
+}
+
+/// add_zero proved (a refused step and an undo on the way), its status, written; the next
+/// goal entered.
+fn prove_add_zero(p: &mut Proc) {
+    step(p, 2, "rocq", "intros n.");
     let bad = fails(
-        &mut p,
+        p,
         3,
         "rocq_cursor_step",
         json!({"tactic": "apply no_such_lemma."}),
     );
     assert!(bad.contains("not recorded"), "{bad}");
-    step(&mut p, 4, "rocq", "induction n.");
-    let undone = ok(&mut p, 5, "rocq_cursor_undo", json!({}));
+    step(p, 4, "rocq", "induction n.");
+    let undone = ok(p, 5, "rocq_cursor_undo", json!({}));
     assert!(
         undone.contains("n + 0 = n") && undone.contains("Took back step 2"),
         "{undone}"
     );
-    step(&mut p, 6, "rocq", "induction n.");
-    step(&mut p, 7, "rocq", "- reflexivity.");
-    let last = step(&mut p, 8, "rocq", "- simpl. rewrite IHn. reflexivity.");
+    step(p, 6, "rocq", "induction n.");
+    step(p, 7, "rocq", "- reflexivity.");
+    let last = step(p, 8, "rocq", "- simpl. rewrite IHn. reflexivity.");
     assert!(last.contains("The goal is proved"), "{last}");
-    let status = ok(&mut p, 9, "rocq_cursor_status", json!({}));
+    let status = ok(p, 9, "rocq_cursor_status", json!({}));
     assert!(
         status.contains("Current theorem: add_zero") && status.contains("Recorded steps (4)"),
         "{status}"
     );
 
-    let done = ok(&mut p, 10, "rocq_cursor_complete", json!({}));
+    let done = ok(p, 10, "rocq_cursor_complete", json!({}));
     assert!(done.contains("Written to Three.v"), "{done}");
     assert!(
         done.contains("- 8: Admitted.\n+ 8:   intros n.\n+ 9:   induction n."),
@@ -73,20 +81,27 @@ fn three_placeholders_are_proved_through_the_cursor_and_the_file_builds() {
         done.contains("Goal of double") && done.contains("2 * n = n + n"),
         "{done}"
     );
+}
 
-    step(&mut p, 11, "rocq", "intros n.");
-    step(&mut p, 12, "rocq", "simpl.");
-    let proved = step(&mut p, 13, "rocq", "rewrite Nat.add_0_r. reflexivity.");
+/// double and uses_both proved and written.
+fn prove_double_and_uses_both(p: &mut Proc) {
+    step(p, 11, "rocq", "intros n.");
+    step(p, 12, "rocq", "simpl.");
+    let proved = step(p, 13, "rocq", "rewrite Nat.add_0_r. reflexivity.");
     assert!(proved.contains("The goal is proved"), "{proved}");
-    let done = ok(&mut p, 14, "rocq_cursor_complete", json!({}));
+    let done = ok(p, 14, "rocq_cursor_complete", json!({}));
     assert!(done.contains("Goal of uses_both"), "{done}");
 
-    step(&mut p, 15, "rocq", "intros n.");
-    step(&mut p, 16, "rocq", "rewrite add_zero.");
-    step(&mut p, 17, "rocq", "apply double.");
-    let done = ok(&mut p, 18, "rocq_cursor_complete", json!({}));
+    step(p, 15, "rocq", "intros n.");
+    step(p, 16, "rocq", "rewrite add_zero.");
+    step(p, 17, "rocq", "apply double.");
+    let done = ok(p, 18, "rocq_cursor_complete", json!({}));
     assert!(done.contains("No placeholders left"), "{done}");
+}
 
+/// The file holds the three proofs, the comment's and the string's placeholders untouched,
+/// and coqc builds it.
+fn assert_written_and_built(dir: &std::path::Path) {
     let v = std::fs::read_to_string(dir.join("Three.v")).unwrap();
     assert_eq!(
         v.matches("Proof.\nAdmitted.").count(),
@@ -108,7 +123,7 @@ fn three_placeholders_are_proved_through_the_cursor_and_the_file_builds() {
     );
     let built = Command::new("coqc")
         .arg("Three.v")
-        .current_dir(&dir)
+        .current_dir(dir)
         .output()
         .unwrap();
     assert!(

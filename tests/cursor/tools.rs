@@ -65,6 +65,14 @@ fn assert_verdicts(r: &Value, trusted: Value) {
     );
 }
 
+/// Both files' counts: two OK (one outright, one trusting), one failed, two placeholders.
+fn assert_summary(r: &Value) {
+    assert_eq!(
+        r["result"]["structuredContent"]["summary"],
+        json!({"ok": 2, "provedOutright": 1, "trusting": 1, "failed": 1, "placeholders": 2, "abandoned": 0})
+    );
+}
+
 /// The failure of theorem `three`: named step, the tactic, its line, the goal it faced.
 fn assert_three_breaks_at_its_second_step(r: &Value, line: u64, tactic: &str, faced: &str) {
     let sc = &r["result"]["structuredContent"];
@@ -167,11 +175,7 @@ fn hol4_check_try_and_search_at_the_proof() {
     let r = call_through(&mut p, 1, "hol_check", json!({"file": "T/tScript.sml"}));
     assert!(is_error(&r), "three fails: {r}");
     assert_verdicts(&r, json!([{"kind": "oracle", "name": "cheat"}]));
-    let summary = &r["result"]["structuredContent"]["summary"];
-    assert_eq!(
-        summary,
-        &json!({"ok": 2, "provedOutright": 1, "trusting": 1, "failed": 1, "placeholders": 2, "abandoned": 0})
-    );
+    assert_summary(&r);
     let t = text(&r);
     assert!(
         t.contains("uses_helper (lines 10-14): OK, but it trusts oracle cheat"),
@@ -252,6 +256,7 @@ fn rocq_check_try_and_search_at_the_proof() {
     let r = call_through(&mut p, 1, "rocq_check", json!({"file": "T.v"}));
     assert!(is_error(&r), "three fails: {r}");
     assert_verdicts(&r, json!([{"kind": "axiom", "name": "helper"}]));
+    assert_summary(&r);
     let t = text(&r);
     assert!(
         t.contains("uses_helper (lines 4-5): OK, but it trusts axiom helper"),

@@ -26,9 +26,9 @@ fn one(param: Value) -> (i32, String, String) {
     check("echo", json!([{"param": "p"}]), json!({ "p": param }))
 }
 
-#[test]
-fn impossible_parameters_are_refused() {
-    let cases = [
+/// Ranges, defaults and paths that no value could satisfy, with what `stdmcp check` says.
+fn impossible_values() -> Vec<(Value, &'static str)> {
+    vec![
         (
             json!({"type": "integer", "minimum": 10, "maximum": 1}),
             "tools[0].params.p.maximum: 1 is below the minimum 10",
@@ -73,6 +73,12 @@ fn impossible_parameters_are_refused() {
             json!({"type": "path", "root": "r", "default": "../x"}),
             "outside the allowed directory",
         ),
+    ]
+}
+
+/// Fields that belong to another type, duplicates, and values that look like options.
+fn misplaced_fields() -> Vec<(Value, &'static str)> {
+    vec![
         (
             json!({"type": "string", "minimum": 1}),
             "tools[0].params.p.minimum: applies only to integer and number parameters",
@@ -121,8 +127,12 @@ fn impossible_parameters_are_refused() {
             json!({"type": "enum", "values": ["-v", "-q"]}),
             "tools[0].params.p.values: \"-v\" starts with '-'",
         ),
-    ];
-    for (param, want) in cases {
+    ]
+}
+
+#[test]
+fn impossible_parameters_are_refused() {
+    for (param, want) in impossible_values().into_iter().chain(misplaced_fields()) {
         let (code, out, err) = one(param.clone());
         assert_eq!(code, 1, "{param}: {out}{err}");
         assert!(out.is_empty(), "{param}: {out}");
