@@ -7,6 +7,21 @@ use super::outline::{with_proof, Block, Outline, Segment};
 use crate::session::{Identity, Link};
 use crate::spec::cursor::{CursorSpec, Lexicon};
 
+/// A failed command or definition that a later block may fail because of.
+#[derive(Clone, Debug)]
+pub(super) struct Cause {
+    /// `command` or `definition`.
+    pub kind: &'static str,
+    pub name: String,
+    pub line: usize,
+}
+
+impl std::fmt::Display for Cause {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {} (line {})", self.kind, self.name, self.line)
+    }
+}
+
 /// A block, or a command outside blocks, that failed to load.
 #[derive(Clone, Debug)]
 pub(super) struct Failure {
@@ -14,9 +29,12 @@ pub(super) struct Failure {
     pub name: String,
     /// A command outside blocks, not a block.
     pub command: bool,
-    /// The first command before it that failed, when it is a block: it may fail only
-    /// because of that one (a failed `Require` leaves later names unbound).
-    pub after: Option<String>,
+    /// Later blocks may fail because of it: a command, or a block that defines rather than
+    /// proves (a failed `Definition` leaves its constant unbound).
+    pub cause: bool,
+    /// The first such failure before it, when it is a block: it may fail only because of
+    /// that one (a failed `Require` leaves later names unbound).
+    pub after: Option<Cause>,
     pub lines: (usize, usize),
     /// The first line of the error.
     pub error: String,
@@ -200,6 +218,7 @@ impl Cursor {
             self.failed.push(Failure {
                 name: first_line(&text[code..]),
                 command: true,
+                cause: true,
                 after: None,
                 lines: (self.outline.line(at).max(lines.0), lines.1),
                 error,
@@ -226,14 +245,15 @@ impl Cursor {
             return Ok(());
         };
         let lines = self.outline.lines_of(&seg);
-        let after = self
-            .failed
-            .iter()
-            .find(|f| f.command)
-            .map(|f| format!("{} (line {})", f.name, f.lines.0));
+        let after = self.failed.iter().find(|f| f.cause).map(|f| Cause {
+            kind: if f.command { "command" } else { "definition" },
+            name: f.name.clone(),
+            line: f.lines.0,
+        });
         let mut f = Failure {
             name: b.name.clone(),
             command: false,
+            cause: !spec.rules[b.rule].goal,
             after,
             lines,
             error,

@@ -97,7 +97,7 @@ pub(super) fn failure(f: &Failure) -> Value {
         "error": f.error,
     });
     if let Some(after) = &f.after {
-        v["afterFailedCommand"] = json!(after);
+        v["afterFailed"] = json!({"kind": after.kind, "name": after.name, "line": after.line});
     }
     if let Some(b) = &f.broken {
         v["brokenAt"] = b.clone();

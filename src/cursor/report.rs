@@ -76,8 +76,8 @@ pub(super) fn failures(c: &Cursor) -> String {
     c.failed.iter().map(failure).collect()
 }
 
-/// One failure, on one line: a command's, or a block's (after a failed command: that it
-/// may be why, rather than the same error again).
+/// One failure, on one line: a command's, or a block's (after a failed command or
+/// definition: that it may be why, rather than the same error again).
 pub(super) fn failure(f: &Failure) -> String {
     let (a, z) = f.lines;
     let lines = if a == z {
@@ -109,7 +109,7 @@ pub(super) fn failure(f: &Failure) -> String {
     let admitted = format!("{breaks}{admitted}");
     match &f.after {
         Some(cause) => format!(
-            "FAILED {} ({lines}): after the failed command {cause} ({}){admitted}\n",
+            "FAILED {} ({lines}): after the failed {cause} ({}){admitted}\n",
             f.name, f.error
         ),
         None => format!("FAILED {} ({lines}): {}{admitted}\n", f.name, f.error),

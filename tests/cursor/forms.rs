@@ -273,3 +273,54 @@ fn a_file_of_the_rocq_standard_library_checks_every_theorem_ok() {
     let wf = call_through(&mut p, 2, "rocq_check", json!({"file": "Wf_nat.v"}));
     assert!(all_ok(&between) + all_ok(&wf) > 30);
 }
+
+#[test]
+fn hol4_a_failed_open_or_definition_is_named_by_the_theorems_failing_after_it() {
+    let Some(bin) = hol_bin() else { return };
+    let root = temp_dir("hol-causes");
+    write_files(
+        &root,
+        &[
+            (
+                "o/oScript.sml",
+                "open HolKernel Parse boolLib bossLib;\nopen noSuchTheory;\nval _ = new_theory \"o\";\n\n\
+                 Theorem uses_it:\n  !n:num. n = n\nProof\n  simp [noSuchTheory.thm]\nQED\n\n\
+                 Theorem fine:\n  !n:num. n = n\nProof\n  simp []\nQED\n\nval _ = export_theory();\n",
+            ),
+            (
+                "d/dScript.sml",
+                "Theory d\nAncestors arithmetic\n\nDefinition bad_def:\n  bad (n:num) = bad (n + 1) + 1\nEnd\n\n\
+                 Theorem uses_bad:\n  !n. bad n > n\nProof\n  simp [bad_def]\nQED\n\n\
+                 Theorem fine:\n  !n:num. n = n\nProof\n  simp []\nQED\n",
+            ),
+        ],
+    );
+    let mut p = hol(&root, &bin);
+    let r = call_through(&mut p, 1, "hol_check", json!({"file": "o/oScript.sml"}));
+    let t = text(&r);
+    assert!(t.starts_with("FAILED open noSuchTheory; (line 2): "), "{t}");
+    assert!(
+        t.contains(
+            "FAILED uses_it (lines 5-9): after the failed command open noSuchTheory; (line 2) ("
+        ),
+        "{t}"
+    );
+    assert!(t.contains("fine (lines 11-15): OK"), "{t}");
+    assert!(
+        !root.join("o/oTheory.sig").exists(),
+        "export_theory is not sent"
+    );
+    let r = call_through(&mut p, 2, "hol_check", json!({"file": "d/dScript.sml"}));
+    let t = text(&r);
+    assert!(t.contains("\nbad_def (lines 4-6): FAILED: "), "{t}");
+    assert!(
+        t.contains("FAILED uses_bad (lines 8-12): after the failed definition bad_def (line 4) ("),
+        "{t}"
+    );
+    let failure = &r["result"]["structuredContent"]["theorems"][1]["failure"];
+    assert_eq!(
+        failure["afterFailed"],
+        json!({"kind": "definition", "name": "bad_def", "line": 4}),
+        "{failure}"
+    );
+}

@@ -221,8 +221,8 @@ fn a_failed_command_is_reported_first_and_the_theorems_after_it_say_so() {
     assert_eq!(sc["failedCommands"][0]["lines"], json!([1, 1]), "{sc}");
     assert_eq!(sc["failedCommands"][0]["kind"], json!("command"), "{sc}");
     assert_eq!(
-        sc["theorems"][0]["failure"]["afterFailedCommand"],
-        json!("From Nowhere Require Import Basics. (line 1)"),
+        sc["theorems"][0]["failure"]["afterFailed"],
+        json!({"kind": "command", "name": "From Nowhere Require Import Basics.", "line": 1}),
         "{sc}"
     );
     let init = ok(&mut p, 2, "rocq_cursor_init", json!({"file": "R.v"}));
