@@ -225,6 +225,41 @@ fn portfolios_settle_theorems_non_theorems_and_smt_scripts() {
     p.finish();
 }
 
+#[test]
+fn z3_answers_through_the_portfolio_after_an_error_about_an_option() {
+    if !provers_installed() {
+        return;
+    }
+    // Z3 4.8 refuses `:incremental` with an `(error …)`, answers `unsat` all the same and
+    // exits 1; CVC5 refuses the `Real` a QF_LIA script declares and never answers.
+    let script = "(set-option :incremental true)\n(set-logic QF_LIA)\n\
+                  (declare-const x Int)\n(declare-const y Real)\n\
+                  (assert (> x 2))\n(assert (< x 3))\n(check-sat)\n";
+    let mut p = serve();
+    p.call(json!(1), "z3_text", json!({ "script": script }), None);
+    let r = p.response(&json!(1));
+    let s = &r["result"]["structuredContent"];
+    assert_eq!(
+        (&s["verdict"], &s["exitCode"]),
+        (&json!("unsat"), &json!(1)),
+        "{r}"
+    );
+    assert!(text(&r).contains("unknown parameter 'incremental'"), "{r}");
+    p.call(json!(2), "solve_smt", json!({ "script": script }), None);
+    let r = p.response(&json!(2));
+    let s = &r["result"]["structuredContent"];
+    assert_eq!(r["result"].get("isError"), None, "{r}");
+    assert_eq!(
+        (&s["winner"], &s["verdict"]),
+        (&json!("z3_text"), &json!("unsat")),
+        "{r}"
+    );
+    assert_eq!(state_of(&r, "z3_text")["exitCode"], 1, "{r}");
+    let cvc5 = state_of(&r, "cvc5_text")["state"].as_str().unwrap();
+    assert!(["failed", "stopped"].contains(&cvc5), "{r}");
+    p.finish();
+}
+
 /// `examples/provers.json` with its root made absolute and each portfolio's deadline
 /// `seconds`, served from a temp dir.
 fn serve_with_deadline(seconds: f64) -> Proc {
