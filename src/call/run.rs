@@ -12,7 +12,7 @@ use super::hooks::Hooks;
 use super::plan::{plan, Plan};
 use super::verdict::Tracker;
 use crate::spec::{remote, ArgPart, Cwd, ParamType, ProgressLines, ToolSpec};
-use crate::spool::{stream_name as spool_name, Entry};
+use crate::spool::{stream_name as spool_name, Entry, Kept};
 use stdmcp::beneath::{beneath, Dir};
 use stdmcp::mcp::{CallToolResult, Content};
 use stdmcp::process::{self, Outcome, RunError, RunSpec, Stream};
@@ -348,22 +348,35 @@ fn cut_note(r: &mut CallToolResult, call_id: &str, o: &Outcome, spool: Option<&E
             ));
         }
         Some(entry) => {
+            // A stream the spool kept only a prefix of is never called complete.
+            let kept: Vec<(Stream, Kept)> = cut
+                .iter()
+                .map(|(s, c)| {
+                    let k = entry.kept(*s);
+                    let cut = k.cut || k.bytes < c.total_bytes();
+                    (*s, Kept { cut, ..k })
+                })
+                .collect();
+            let what = if kept.iter().any(|(_, k)| k.cut) {
+                "part of the output"
+            } else {
+                "the complete output"
+            };
             note.push_str(&format!(
-                " the complete output of call {call_id} is kept: read it with the `output` tool, "
+                " {what} of call {call_id} is kept: read it with the `output` tool, "
             ));
             let stream = spool_name(cut[0].0);
             let example = format!(r#"{{"call": "{call_id}", "stream": "{stream}", "offset": 0}}"#);
             note.push_str(&format!(r#"e.g. {example} (or "grep": a pattern)"#));
-            for (s, c) in &cut {
-                let kept = entry.kept(*s);
-                if kept.bytes < c.total_bytes() {
+            for (s, k) in &kept {
+                if k.cut {
                     note.push_str(&format!(
                         "; only the first {} bytes of its {} were kept (the output spool is full, or could not be written)",
-                        kept.bytes,
+                        k.bytes,
                         spool_name(*s)
                     ));
                 }
-                links.push(crate::spool::tool::link(call_id, *s, kept.bytes));
+                links.push(crate::spool::tool::link(call_id, *s, k));
             }
         }
         None => note.push_str(&format!(

@@ -417,13 +417,16 @@ fn the_spool_cap_evicts_the_oldest_calls_and_the_spool_is_removed_at_exit() {
     // No structuredContent before 2025-06-18 either: the text names the call.
     let id_of = |r: &Value| {
         let t = text(r);
-        let at = t.find("the complete output of call ").unwrap() + 28;
+        let at = t.find(" output of call ").unwrap() + 16;
         t[at..].split_whitespace().next().unwrap().to_owned()
     };
     let a = id_of(&call(&mut p, 1, "count", json!({"n": 30000})));
     let b = call(&mut p, 2, "count", json!({"n": 30000}));
     assert!(text(&b).contains("Resource: output://"), "{b}");
     assert!(!b.to_string().contains("resource_link"), "{b}");
+    // Kept whole: the note and the link say so.
+    assert!(text(&b).contains("the complete output of call "), "{b}");
+    assert!(text(&b).contains("(the complete stdout of call "), "{b}");
     let b = id_of(&b);
     let spool = spools(&tmp);
     assert_eq!(spool.len(), 1, "{spool:?}");
@@ -452,6 +455,18 @@ fn the_spool_cap_evicts_the_oldest_calls_and_the_spool_is_removed_at_exit() {
         "{r}"
     );
     let c = id_of(&r);
+    // Neither the note nor the link calls the prefix the complete output.
+    assert!(!text(&r).contains("complete"), "{r}");
+    assert!(
+        text(&r).contains(&format!("part of the output of call {c} is kept")),
+        "{r}"
+    );
+    assert!(
+        text(&r).contains(&format!(
+            "(the first 300000 bytes of the stdout of call {c}: only they were kept"
+        )),
+        "{r}"
+    );
     assert!(is_error(&call(&mut p, 6, "output", json!({"call": b}))));
     let r = call(&mut p, 7, "output", json!({"call": c, "offset": 299_990}));
     assert_eq!(first_text(&r).len(), 10);
