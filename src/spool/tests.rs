@@ -185,3 +185,16 @@ fn a_note_says_whether_the_output_is_kept_whole_in_part_or_not_at_all() {
     assert!(said.contains("evicted"), "{said}");
     s.clear();
 }
+
+/// A small deterministic generator (xorshift), for the tests of the scan and of the literals.
+pub(super) struct Rng(pub(super) u64);
+
+impl Rng {
+    /// A number below `n`.
+    pub(super) fn below(&mut self, n: usize) -> usize {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 % n as u64) as usize
+    }
+}

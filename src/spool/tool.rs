@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 
 use super::{
     grep, read_slice, stream_name, valid_id, Ended, Kept, Slice, Spool, Stop, DEFAULT_LIMIT,
-    MAX_LIMIT, MAX_SCAN,
+    MAX_LIMIT,
 };
 use stdmcp::jsonrpc::{ErrorCode, ErrorObject};
 use stdmcp::mcp::{CallToolResult, Content, ResourceContents, ResourceLink, ResourceTemplate};
@@ -122,7 +122,7 @@ pub(crate) fn slice_params() -> Value {
     json!({
         "offset": {"type": "integer", "minimum": 0, "description": "Byte offset to start at (default 0); with grep, where the scan starts (a line start, such as a previous result's next offset)."},
         "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "description": format!("Most bytes to return (default {DEFAULT_LIMIT}).")},
-        "grep": {"type": "string", "maxLength": MAX_PATTERN, "description": format!("A regular expression (regex-lite syntax): return only the lines that match, each with its byte offset, instead of a slice. One call reads at most {} MiB for at most {} s (holes of sparse files are skipped): the result gives the offset to go on from.", MAX_SCAN >> 20, super::scan_time().as_secs())}
+        "grep": {"type": "string", "maxLength": MAX_PATTERN, "description": format!("A regular expression (regex-lite syntax): return only the lines that match, each with its byte offset, instead of a slice. One call scans for at most {} s (at memory speed when the pattern has a literal every match contains, such as `error` in `^\\d+ error`; holes of sparse files are skipped): if it stops before the end, the result gives the offset to go on from.", super::scan_time().as_secs())}
     })
 }
 
@@ -158,15 +158,14 @@ pub(crate) fn read_part(
         body.push_str(&format!("{at}: {line}\n"));
     }
     let bound = format!(
-        "one scan reads at most {} MiB of data for at most {} s",
-        MAX_SCAN >> 20,
+        "one scan runs for at most {} s",
         super::scan_time().as_secs()
     );
     let why = match g.ended {
         Ended::End => String::new(),
         Ended::Limit => " (the matching lines reached the limit)".into(),
         Ended::Bound if g.inside_line => {
-            format!(" ({bound}, and stopped inside a line longer than that)")
+            format!(" ({bound}, and stopped inside a line longer than it reached)")
         }
         Ended::Bound => format!(" ({bound})"),
     };
