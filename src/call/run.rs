@@ -94,6 +94,7 @@ pub(crate) fn execute(
     };
     plan.env
         .push(("STDMCP_CALL_ID".into(), call_id.clone().into()));
+    let verdict = super::verdict::for_call(spec, roots, &plan.values, &cancel);
     let hooks = Hooks::new(spec, &call_id, values, &plan.env);
     let spool = crate::spool::Spool::global().begin(&call_id);
     let logs = crate::logs::Snapshot::take(spec, roots, args);
@@ -112,7 +113,7 @@ pub(crate) fn execute(
         .clone()
         .map(|e| Arc::new(e) as Arc<dyn process::OutputSink>);
     let tracker = Tracker::default();
-    let on_line = with_hooks_and_verdict(spec, on_line, hooks.as_ref(), &tracker);
+    let on_line = with_hooks_and_verdict(verdict, on_line, hooks.as_ref(), &tracker);
     let mut pid = None;
     let result = process::run(&run, &cancel, &mut |p| pid = Some(p), on_line);
     drop(run.cwd_dir);
@@ -180,9 +181,10 @@ fn planned(
     Ok((plan, cwd_dir))
 }
 
-/// Chains the hooks' and the verdict tracker's line handlers in front of `on_line`.
+/// Chains the hooks' and the verdict tracker's (with the rules that apply to this call)
+/// line handlers in front of `on_line`.
 fn with_hooks_and_verdict(
-    spec: &ToolSpec,
+    verdict: Option<crate::spec::verdict::Verdict>,
     mut on_line: process::LineFn,
     hooks: Option<&Arc<Hooks>>,
     tracker: &Tracker,
@@ -194,8 +196,8 @@ fn with_hooks_and_verdict(
             inner(stream, line);
         });
     }
-    if let Some(v) = &spec.verdict {
-        let (v, t, inner) = (v.clone(), tracker.clone(), on_line);
+    if let Some(v) = verdict {
+        let (t, inner) = (tracker.clone(), on_line);
         on_line = Arc::new(move |stream, line| {
             t.feed(&v, line);
             inner(stream, line);

@@ -226,6 +226,45 @@ fn portfolios_settle_theorems_non_theorems_and_smt_scripts() {
 }
 
 #[test]
+fn e_spass_and_the_portfolios_agree_on_the_szs_word_by_the_problems_form() {
+    if !provers_installed() {
+        return;
+    }
+    // SPASS says `Proof found` / `Completion found` whatever the form: the example's rules
+    // read a problem with a conjecture as Theorem / CounterSatisfiable, one without (CNF) as
+    // Unsatisfiable / Satisfiable, as E's SZS status line says.
+    let mut p = serve();
+    let mut id = 0;
+    for (file, word) in [
+        ("tptp/cnf_unsatisfiable.p", "Unsatisfiable"),
+        ("tptp/cnf_satisfiable.p", "Satisfiable"),
+        ("tptp/socrates.p", "Theorem"),
+        ("tptp/not_a_theorem.p", "CounterSatisfiable"),
+    ] {
+        let runs = [
+            ("eprover_file", json!({ "file": file })),
+            ("spass_file", json!({ "file": file })),
+            ("prove_tptp_file", json!({ "file": file })),
+            ("eprover_text", json!({ "problem": problem(file) })),
+            ("spass_text", json!({ "problem": problem(file) })),
+            ("prove_tptp", json!({ "problem": problem(file) })),
+        ];
+        for (tool, args) in runs {
+            id += 1;
+            p.call(json!(id), tool, args, None);
+            let r = p.response(&json!(id));
+            let s = &r["result"]["structuredContent"];
+            assert_eq!(s["verdict"], word, "{tool} on {file}: {r}");
+            if tool.starts_with("prove") {
+                let winner = s["winner"].as_str().unwrap();
+                assert_eq!(state_of(&r, winner)["verdict"], word, "{r}");
+            }
+        }
+    }
+    p.finish();
+}
+
+#[test]
 fn z3_answers_through_the_portfolio_after_an_error_about_an_option() {
     if !provers_installed() {
         return;
