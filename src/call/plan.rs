@@ -27,7 +27,7 @@ pub struct Plan {
     pub env: Vec<(OsString, OsString)>,
     /// Each single-valued parameter's checked value (given or default; a path resolved in
     /// its root), for the verdict rules that read the call's input.
-    pub values: BTreeMap<String, OsString>,
+    pub values: Vec<(String, OsString)>,
 }
 
 /// Builds what a call runs, or says why it must not run.

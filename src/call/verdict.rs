@@ -23,7 +23,7 @@ use crate::spool::Stop;
 pub(crate) fn for_call(
     spec: &ToolSpec,
     roots: &BTreeMap<String, PathBuf>,
-    values: &BTreeMap<String, OsString>,
+    values: &[(String, OsString)],
     cancel: &CancelToken,
 ) -> Option<Verdict> {
     let v = spec.verdict.as_ref()?;
@@ -32,7 +32,7 @@ pub(crate) fn for_call(
     }
     let stop = Stop::new(Some(cancel.clone()), None);
     Some(v.for_input(|w| {
-        let Some(value) = values.get(&w.param) else {
+        let Some((_, value)) = values.iter().find(|(name, _)| *name == w.param) else {
             return false;
         };
         let Some(ParamType::Path { root, .. }) = spec.params.get(&w.param).map(|p| &p.kind) else {
