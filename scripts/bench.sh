@@ -11,6 +11,8 @@
 #   scripts/bench.sh [--quick] --portfolio  # only the portfolio figures (cargo bench --bench
 #                                    #   portfolio): the "Portfolios" section of bench.md and,
 #                                    #   on a full run, README's portfolio table
+#   scripts/bench.sh [--quick] --grep       # only the grep scan against GNU grep (cargo bench
+#                                    #   --bench grep): a table on the terminal
 #   scripts/bench.sh [--quick] --sessions   # only the session figures (cargo bench --bench
 #                                    #   sessions, needs python3 and z3): the "Sessions" section
 #                                    #   of bench.md and, on a full run, README's session table
@@ -50,6 +52,12 @@ beside() {
 }
 if [ "${1:-}" = "--sessions" ] || [ "${1:-}" = "--portfolio" ]; then
   beside "${1#--}"
+  exit 0
+fi
+# `--grep`: the scan of `output`/`log` grep against GNU grep on a 200 MB build log (cargo bench
+# --bench grep); its table goes to the terminal, docs/bench.md ("Grep of a large output") by hand.
+if [ "${1:-}" = "--grep" ]; then
+  cargo bench --bench grep -- "${QUICK[@]}" --out "$RESULTS/grep$SUFFIX.json"
   exit 0
 fi
 

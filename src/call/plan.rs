@@ -25,6 +25,9 @@ pub struct Plan {
     pub stdin: Option<Vec<u8>>,
     /// The whole environment of the program.
     pub env: Vec<(OsString, OsString)>,
+    /// Each single-valued parameter's checked value (given or default; a path resolved in
+    /// its root), for the verdict rules that read the call's input.
+    pub values: Vec<(String, OsString)>,
 }
 
 /// Builds what a call runs, or says why it must not run.
@@ -57,11 +60,19 @@ pub fn plan(
     };
     let mut env = environment(spec);
     set_env(&mut env, param_env(&spec.params, &values));
+    let values = values
+        .into_iter()
+        .filter_map(|(name, v)| match v {
+            Checked::One(v) => Some((name.to_owned(), v)),
+            _ => None,
+        })
+        .collect();
     Ok(Plan {
         argv,
         cwd,
         stdin,
         env,
+        values,
     })
 }
 

@@ -1,10 +1,10 @@
 //! Running a portfolio (README "Portfolios"): every member starts at once on a thread of its
 //! own, each through the process runner with its own limits, marker, spool entry, process
-//! group and cancel token. The first member that ends with a decisive verdict wins and is
-//! answered at once; the others are stopped as for a cancel (their tokens cancelled before
-//! the answer, which wakes each member's own thread: SIGTERM to its group, SIGKILL after the
-//! member's kill grace, the sweep), by those threads, which go on after the answer until
-//! their programs are reaped.
+//! group and cancel token. The first member that ends with a decisive verdict (whatever its
+//! exit code) wins and is answered at once; the others are stopped as for a cancel (their
+//! tokens cancelled before the answer, which wakes each member's own thread: SIGTERM to its
+//! group, SIGKILL after the member's kill grace, the sweep), by those threads, which go on
+//! after the answer until their programs are reaped.
 //!
 //! A cancel, the portfolio's deadline or the server's shutdown cancels the portfolio's token,
 //! whose hook cancels every member's with the same reason; the portfolio then waits for every
@@ -276,11 +276,11 @@ fn with_defaults(spec: &ToolSpec, args: &Value) -> Value {
     Value::Object(given)
 }
 
-/// Puts member `i`'s end on the board; returns whether it decides (a success code and a
-/// decisive verdict).
+/// Puts member `i`'s end on the board; returns whether it decides: a decisive verdict from a
+/// run that ended by itself, whatever its exit code (a solver that reports an error about one
+/// command, answers the next and exits 1 has answered), not stopped nor out of time.
 fn ended(board: &Board, i: usize, ran: &Ran, spec: &ToolSpec, start: Instant) -> bool {
-    let decisive = ran.success
-        && !ran.cancelled
+    let decisive = !ran.cancelled
         && !ran.timed_out
         && matches!((&spec.verdict, &ran.verdict), (Some(v), Some(w)) if v.is_decisive(w));
     let mut b = board.lock();
@@ -348,7 +348,7 @@ fn answer(
     }
     let _ = writeln!(
         text,
-        "The output tool reads any member's whole output by its call id."
+        "The output tool reads each member's output, as the output spool kept it, by its call id."
     );
     let mut structured = json!({ "members": list });
     let mut content = vec![];

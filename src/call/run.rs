@@ -12,7 +12,7 @@ use super::hooks::Hooks;
 use super::plan::{plan, Plan};
 use super::verdict::Tracker;
 use crate::spec::{remote, ArgPart, Cwd, ParamType, ProgressLines, ToolSpec};
-use crate::spool::{stream_name as spool_name, Entry};
+use crate::spool::{stream_name as spool_name, Entry, Kept};
 use stdmcp::beneath::{beneath, Dir};
 use stdmcp::mcp::{CallToolResult, Content};
 use stdmcp::process::{self, Outcome, RunError, RunSpec, Stream};
@@ -94,6 +94,7 @@ pub(crate) fn execute(
     };
     plan.env
         .push(("STDMCP_CALL_ID".into(), call_id.clone().into()));
+    let verdict = super::verdict::for_call(spec, roots, &plan.values, &cancel);
     let hooks = Hooks::new(spec, &call_id, values, &plan.env);
     let spool = crate::spool::Spool::global().begin(&call_id);
     let logs = crate::logs::Snapshot::take(spec, roots, args);
@@ -112,7 +113,7 @@ pub(crate) fn execute(
         .clone()
         .map(|e| Arc::new(e) as Arc<dyn process::OutputSink>);
     let tracker = Tracker::default();
-    let on_line = with_hooks_and_verdict(spec, on_line, hooks.as_ref(), &tracker);
+    let on_line = with_hooks_and_verdict(verdict, on_line, hooks.as_ref(), &tracker);
     let mut pid = None;
     let result = process::run(&run, &cancel, &mut |p| pid = Some(p), on_line);
     drop(run.cwd_dir);
@@ -180,9 +181,10 @@ fn planned(
     Ok((plan, cwd_dir))
 }
 
-/// Chains the hooks' and the verdict tracker's line handlers in front of `on_line`.
+/// Chains the hooks' and the verdict tracker's (with the rules that apply to this call)
+/// line handlers in front of `on_line`.
 fn with_hooks_and_verdict(
-    spec: &ToolSpec,
+    verdict: Option<crate::spec::verdict::Verdict>,
     mut on_line: process::LineFn,
     hooks: Option<&Arc<Hooks>>,
     tracker: &Tracker,
@@ -194,8 +196,8 @@ fn with_hooks_and_verdict(
             inner(stream, line);
         });
     }
-    if let Some(v) = &spec.verdict {
-        let (v, t, inner) = (v.clone(), tracker.clone(), on_line);
+    if let Some(v) = verdict {
+        let (t, inner) = (tracker.clone(), on_line);
         on_line = Arc::new(move |stream, line| {
             t.feed(&v, line);
             inner(stream, line);
@@ -348,22 +350,35 @@ fn cut_note(r: &mut CallToolResult, call_id: &str, o: &Outcome, spool: Option<&E
             ));
         }
         Some(entry) => {
+            // A stream the spool kept only a prefix of is never called complete.
+            let kept: Vec<(Stream, Kept)> = cut
+                .iter()
+                .map(|(s, c)| {
+                    let k = entry.kept(*s);
+                    let cut = k.cut || k.bytes < c.total_bytes();
+                    (*s, Kept { cut, ..k })
+                })
+                .collect();
+            let what = if kept.iter().any(|(_, k)| k.cut) {
+                "part of the output"
+            } else {
+                "the complete output"
+            };
             note.push_str(&format!(
-                " the complete output of call {call_id} is kept: read it with the `output` tool, "
+                " {what} of call {call_id} is kept: read it with the `output` tool, "
             ));
             let stream = spool_name(cut[0].0);
             let example = format!(r#"{{"call": "{call_id}", "stream": "{stream}", "offset": 0}}"#);
             note.push_str(&format!(r#"e.g. {example} (or "grep": a pattern)"#));
-            for (s, c) in &cut {
-                let kept = entry.kept(*s);
-                if kept.bytes < c.total_bytes() {
+            for (s, k) in &kept {
+                if k.cut {
                     note.push_str(&format!(
                         "; only the first {} bytes of its {} were kept (the output spool is full, or could not be written)",
-                        kept.bytes,
+                        k.bytes,
                         spool_name(*s)
                     ));
                 }
-                links.push(crate::spool::tool::link(call_id, *s, kept.bytes));
+                links.push(crate::spool::tool::link(call_id, *s, k));
             }
         }
         None => note.push_str(&format!(

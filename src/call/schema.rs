@@ -112,7 +112,7 @@ pub(crate) fn output_schema() -> Value {
             "durationMs": {"type": "integer"},
             "timedOut": {"type": "boolean", "description": "The server-side deadline passed and the process group was killed"},
             "verdict": {"type": "string", "description": "The verdict read from the output by the tool's verdict rules (for a portfolio: the winner's), if any"},
-            "callId": {"type": "string", "description": "The call's id: the output tool reads its complete stdout and stderr from the output spool"},
+            "callId": {"type": "string", "description": "The call's id: the output tool reads its stdout and stderr as the output spool kept them (whole unless the spool was full)"},
             "truncated": {
                 "type": "object",
                 "description": "Bytes cut from the middle of each stream (0: nothing cut)",
@@ -142,7 +142,7 @@ pub(crate) fn portfolio_output_schema() -> Value {
                         "verdict": {"type": "string"},
                         "seconds": {"type": "number", "description": "From the portfolio's start to the member's end (or stop)"},
                         "exitCode": {"type": "integer"},
-                        "call": {"type": "string", "description": "The member's call id: the output tool reads its whole output"}
+                        "call": {"type": "string", "description": "The member's call id: the output tool reads its output as the output spool kept it"}
                     },
                     "required": ["tool", "state", "seconds", "call"]
                 }

@@ -296,9 +296,10 @@ impl Graph<'_> {
         };
         let root = format!("{}/", env.root.display());
         Err(format!(
-            "{doing} {source} failed ({}): {}\nIts whole output is kept: the `output` tool reads it, e.g. {{\"call\": \"{call}\", \"stream\": \"stdout\"}}.",
+            "{doing} {source} failed ({}): {}\n{}",
             program.display(),
-            why.replace(&root, "")
+            why.replace(&root, ""),
+            crate::spool::tool::kept_sentence(crate::spool::Spool::global(), call)
         ))
     }
 }

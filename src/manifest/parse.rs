@@ -234,6 +234,7 @@ fn tool(v: &Value, path: &str, scope: Scope<'_>, errs: &mut Errors) -> Option<To
     let success_codes = success_codes(&o, errs);
     let timeout = o.seconds("timeoutSeconds", errs).unwrap_or(d.timeout);
     let background = super::background::for_tool(&o, d.background, timeout, errs);
+    let verdict = super::verdict::verdict(&o, &params, errs);
     Some(ToolSpec {
         name,
         title: o.string("title", errs),
@@ -258,7 +259,7 @@ fn tool(v: &Value, path: &str, scope: Scope<'_>, errs: &mut Errors) -> Option<To
         limits: limits(&o, d.limits, errs),
         remote: super::remote::remote(&o, base, errs),
         logs,
-        verdict: super::verdict::verdict(&o, errs),
+        verdict,
         portfolio: Vec::new(),
     })
 }

@@ -50,13 +50,20 @@ impl Spill {
                 note.push_str(&format!(" {}, so the cut part is lost", e.why_not_kept()));
             }
             Some(Some(e)) => {
+                let kept = e.kept(Stream::Stdout);
+                let cut = kept.cut || kept.bytes < total;
+                let what = if cut {
+                    "part of the answer"
+                } else {
+                    "the complete answer"
+                };
                 note.push_str(&format!(
-                    " the complete answer is kept as call {id}: read it with the `output` tool, \
+                    " {what} is kept as call {id}: read it with the `output` tool, \
                      e.g. {{\"call\": \"{id}\", \"stream\": \"stdout\", \"offset\": 0}} (or \
                      \"grep\": a pattern), or as the resource output://{id}/stdout"
                 ));
-                let kept = e.kept(Stream::Stdout).bytes;
-                if kept < total {
+                let kept = kept.bytes;
+                if cut {
                     note.push_str(&format!(
                         "; only its first {kept} bytes were kept (the output spool is full, or could not be written)"
                     ));
@@ -69,5 +76,40 @@ impl Spill {
         }
         note.push_str(".]");
         note
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_note_calls_the_answer_complete_only_when_the_spool_kept_it_whole() {
+        let dir = std::env::temp_dir().join(format!("stdmcp-spill-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let spool = Arc::new(Spool::new(dir, 10));
+        let note = |bytes: &[u8]| {
+            let spill = Spill::new();
+            let entry = spool.begin(&spill.id).unwrap();
+            entry.write(Stream::Stdout, bytes);
+            *lock(&spill.slot) = Some(Some(entry));
+            spill.note(2, bytes.len() as u64)
+        };
+        let whole = note(b"12345");
+        assert!(
+            whole.contains("; the complete answer is kept as call "),
+            "{whole}"
+        );
+        assert!(!whole.contains("only its first"), "{whole}");
+        // Past the spool's cap: a prefix, and the note says so.
+        let part = note(b"0123456789abcdef");
+        assert!(!part.contains("complete"), "{part}");
+        assert!(
+            part.contains("; part of the answer is kept as call "),
+            "{part}"
+        );
+        assert!(part.contains("only its first 10 bytes were kept"), "{part}");
+        spool.clear();
     }
 }

@@ -9,7 +9,11 @@
 //!
 //! Rules are tried in order on each line of stdout and stderr; the first that matches sets
 //! the verdict (its `is`, else the pattern's first group, else the whole match); a later
-//! line may change it: the last line that matches wins.
+//! line may change it: the last line that matches wins. A rule with `when` applies only to a
+//! call whose input has a line that matches (`{"param": "file", "matches": "conjecture"}`:
+//! SPASS's `Proof found` is `Theorem` for a problem with a conjecture, `Unsatisfiable` for
+//! one without); the call decides which rules apply before its program starts
+//! ([`Verdict::for_input`]).
 
 use regex_lite::Regex;
 
@@ -30,6 +34,41 @@ pub struct Rule {
     regex: Regex,
     /// The verdict a match gives; `None`: the pattern's first group (or the whole match).
     pub is: Option<String>,
+    /// The rule applies only to calls whose input this holds for.
+    pub when: Option<When>,
+}
+
+/// A condition on a call's input: a line of a parameter's value (of the file a path
+/// parameter names) matches a pattern.
+#[derive(Clone, Debug)]
+pub struct When {
+    /// The parameter looked at.
+    pub param: String,
+    /// The pattern as written in the manifest.
+    pub matches: String,
+    regex: Regex,
+}
+
+impl When {
+    /// The condition that a line of `param`'s value matches `matches`.
+    pub fn new(param: String, matches: String) -> Result<When, regex_lite::Error> {
+        let regex = Regex::new(&matches)?;
+        Ok(When {
+            param,
+            matches,
+            regex,
+        })
+    }
+
+    /// The compiled pattern.
+    pub fn regex(&self) -> &Regex {
+        &self.regex
+    }
+
+    /// Whether a line of `text` matches.
+    pub fn holds_for_text(&self, text: &str) -> bool {
+        text.lines().any(|l| self.regex.is_match(l))
+    }
 }
 
 impl Verdict {
@@ -45,6 +84,26 @@ impl Verdict {
         })
     }
 
+    /// The rules that apply to one call: those without `when`, and those whose `when`
+    /// `holds` for the call's input (asked once for each rule).
+    pub fn for_input(&self, mut holds: impl FnMut(&When) -> bool) -> Verdict {
+        let rules = self
+            .rules
+            .iter()
+            .filter(|r| r.when.as_ref().is_none_or(&mut holds))
+            .cloned()
+            .collect();
+        Verdict {
+            rules,
+            decisive: self.decisive.clone(),
+        }
+    }
+
+    /// Whether a rule depends on the call's input.
+    pub fn reads_input(&self) -> bool {
+        self.rules.iter().any(|r| r.when.is_some())
+    }
+
     /// Whether `verdict` settles a portfolio.
     pub fn is_decisive(&self, verdict: &str) -> bool {
         self.decisive.iter().any(|d| d == verdict)
@@ -55,9 +114,18 @@ impl Verdict {
         let mut lines: Vec<String> = self
             .rules
             .iter()
-            .map(|r| match &r.is {
-                Some(is) => format!("/{}/ => {is}", r.pattern),
-                None => format!("/{}/ => its first group", r.pattern),
+            .map(|r| {
+                let gives = match &r.is {
+                    Some(is) => format!("/{}/ => {is}", r.pattern),
+                    None => format!("/{}/ => its first group", r.pattern),
+                };
+                match &r.when {
+                    Some(w) => format!(
+                        "{gives}, when a line of {} matches /{}/",
+                        w.param, w.matches
+                    ),
+                    None => gives,
+                }
             })
             .collect();
         lines.push(format!("decisive: {}", self.decisive.join(", ")));
@@ -70,6 +138,11 @@ impl Rule {
     /// group, or the whole match).
     pub fn new(pattern: String, is: Option<String>) -> Result<Rule, regex_lite::Error> {
         let regex = Regex::new(&pattern)?;
-        Ok(Rule { pattern, regex, is })
+        Ok(Rule {
+            pattern,
+            regex,
+            is,
+            when: None,
+        })
     }
 }

@@ -1,8 +1,12 @@
 //! The lines of a file that match a regular expression, scanned in bounded steps: one scan
-//! reads at most [`MAX_SCAN`] bytes of data and runs at most [`MAX_SCAN_TIME`] (a costly
-//! pattern matches slowly), skips the holes of a sparse file without reading them
-//! (`lseek(SEEK_DATA)`, `lseek(SEEK_HOLE)`), stops between buffers when its call is
-//! cancelled or its deadline passes, and says where the next scan goes on.
+//! runs at most [`scan_time`] (5 s by default; a costly pattern matches slowly), skips the
+//! holes of a sparse file without reading them (`lseek(SEEK_DATA)`, `lseek(SEEK_HOLE)`), stops
+//! between buffers and between the lines it matches when its call is cancelled or its deadline
+//! passes, and says where the next scan goes on.
+//!
+//! It runs at memory speed when the pattern has literals every match contains
+//! ([`super::literal`]): each buffer is searched for them ([`super::find`]) and only the lines
+//! that hold one are given to the regular expression; the lines between are skipped whole.
 
 use std::fs::File;
 use std::io;
@@ -10,15 +14,17 @@ use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileExt;
 use std::time::{Duration, Instant};
 
+use memchr::{memchr, memrchr};
 use regex_lite::Regex;
 
-use super::slice::{size, Stop, BUFFER};
+use super::find::{Finder, Hits};
+use super::slice::{size, Stop};
 
 /// A matching line is shown (and matched) up to this many bytes.
 const GREP_LINE_MAX: usize = 4096;
-/// Most bytes of data one scan reads (holes of a sparse file are skipped without reading and
-/// do not count): README "Limits".
-pub(crate) const MAX_SCAN: u64 = 64 * 1024 * 1024;
+/// Bytes a scan reads at once: cancellation, the deadline and the time bound are checked
+/// between buffers (and between the lines given to the regular expression).
+const SCAN_BUFFER: usize = 256 * 1024;
 /// Longest time one scan runs by default: README "Limits".
 pub(super) const MAX_SCAN_TIME: Duration = Duration::from_secs(5);
 /// The environment variable that overrides [`MAX_SCAN_TIME`] (whole seconds, at least 1).
@@ -46,7 +52,7 @@ pub(crate) enum Ended {
     End,
     /// The matching lines shown reached the read's `limit`.
     Limit,
-    /// It read [`MAX_SCAN`] bytes, or ran for [`MAX_SCAN_TIME`].
+    /// It ran for [`scan_time`].
     Bound,
 }
 
@@ -81,10 +87,117 @@ impl Grep {
     }
 }
 
-/// The line being read.
+/// When a scan stops for its bound: at `until`; and, in the unit tests only, once it has
+/// read `bytes` (so that they can stop a scan at a place they know).
+#[derive(Clone, Copy, Debug)]
+struct Bound {
+    until: Instant,
+    bytes: u64,
+}
+
+impl Bound {
+    fn reached(&self, scanned: u64) -> bool {
+        scanned >= self.bytes || self.time_up()
+    }
+
+    fn time_up(&self) -> bool {
+        Instant::now() >= self.until
+    }
+}
+
+/// Scans the lines from `offset` (a line start) for `re`, until the matches shown take
+/// `limit` bytes, [`scan_time`] passed, or the file ends. Each line is matched on its first
+/// 4 KiB. Cancellation and the deadline are checked between buffers and between the lines
+/// given to `re`.
+pub(crate) fn grep(
+    file: Option<&File>,
+    offset: u64,
+    re: &Regex,
+    limit: u64,
+    stop: &Stop,
+) -> io::Result<Grep> {
+    let bound = Bound {
+        until: Instant::now() + scan_time(),
+        bytes: u64::MAX,
+    };
+    grep_within(file, (offset, limit), re, stop, bound)
+}
+
+/// [`grep`] within `bound`.
+fn grep_within(
+    file: Option<&File>,
+    (offset, limit): (u64, u64),
+    re: &Regex,
+    stop: &Stop,
+    bound: Bound,
+) -> io::Result<Grep> {
+    let total = size(file)?;
+    let start = offset.min(total);
+    let finder = super::literal::required(re.as_str()).map(|l| Finder::new(&l));
+    let mut scan = Scan {
+        out: Grep::nothing_yet(start, total),
+        re,
+        finder: finder.as_ref(),
+        limit,
+        shown: 0,
+        line: Line {
+            start,
+            head: Vec::new(),
+        },
+        from: start,
+        stop,
+        bound,
+    };
+    let Some(f) = file else { return Ok(scan.out) };
+    let mut pos = start;
+    let mut buf = vec![0u8; SCAN_BUFFER];
+    // The end of the data region `pos` is in (holes start there).
+    let mut data_end = pos;
+    while pos < total {
+        stop.check()?;
+        if bound.reached(scan.out.scanned) {
+            scan.bound_reached(pos);
+            return Ok(scan.out);
+        }
+        if pos >= data_end {
+            match data_region(f, pos, total)? {
+                Region::Hole(data) => {
+                    // A hole reads as zeros: no newline, so it only lengthens the current line.
+                    scan.line.push_zeros(data - pos);
+                    pos = data;
+                    continue;
+                }
+                Region::DataUntil(end) => data_end = end,
+            }
+        }
+        let want = (data_end - pos)
+            .min(SCAN_BUFFER as u64)
+            .min(bound.bytes - scan.out.scanned) as usize;
+        let n = match f.read_at(&mut buf[..want], pos) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        scan.out.scanned += n as u64;
+        if let Some(ended) = scan.buffer(&buf[..n], pos)? {
+            scan.out.ended = ended;
+            return Ok(scan.out);
+        }
+        pos += n as u64;
+    }
+    if pos > scan.line.start {
+        // The last line has no newline.
+        scan.end_pending();
+        scan.out.next = pos;
+    }
+    Ok(scan.out)
+}
+
+/// The line being read, begun in an earlier buffer (or a hole).
 struct Line {
     start: u64,
-    /// Its first [`GREP_LINE_MAX`] bytes.
+    /// Its first [`GREP_LINE_MAX`] bytes so far.
     head: Vec<u8>,
 }
 
@@ -100,99 +213,125 @@ impl Line {
     }
 }
 
-/// Scans the lines from `offset` (a line start) for `re`, until the matches shown take
-/// `limit` bytes, [`MAX_SCAN`] bytes were read, [`scan_time`] passed, or the file ends.
-/// Each line is matched on its first 4 KiB. Cancellation and the deadline are checked
-/// between lines.
-pub(crate) fn grep(
-    file: Option<&File>,
-    offset: u64,
-    re: &Regex,
+/// One scan under way.
+struct Scan<'a> {
+    out: Grep,
+    re: &'a Regex,
+    /// The pattern's literals: only lines holding one can match (`None`: any line can).
+    finder: Option<&'a Finder>,
     limit: u64,
-    stop: &Stop,
-) -> io::Result<Grep> {
-    let until = Instant::now() + scan_time();
-    grep_within(file, (offset, limit), re, stop, (MAX_SCAN, until))
+    /// Bytes of matches so far, as the limit counts them.
+    shown: u64,
+    /// The line that began before the buffer being read and goes on in it.
+    line: Line,
+    /// Where the scan started.
+    from: u64,
+    stop: &'a Stop,
+    bound: Bound,
 }
 
-/// [`grep`] reading at most `bound.0` bytes, until `bound.1`.
-fn grep_within(
-    file: Option<&File>,
-    (offset, limit): (u64, u64),
-    re: &Regex,
-    stop: &Stop,
-    (max_scan, until): (u64, Instant),
-) -> io::Result<Grep> {
-    let total = size(file)?;
-    let mut out = Grep::nothing_yet(offset.min(total), total);
-    let Some(f) = file else { return Ok(out) };
-    let mut pos = out.next;
-    let mut line = Line {
-        start: pos,
-        head: Vec::new(),
-    };
-    let mut shown = 0u64;
-    let mut buf = vec![0u8; BUFFER];
-    // The end of the data region `pos` is in (holes start there).
-    let mut data_end = pos;
-    let from = pos;
-    while pos < total {
-        stop.check()?;
-        if out.scanned >= max_scan || Instant::now() >= until {
-            out.ended = Ended::Bound;
-            if out.next == from && pos > from {
-                // Not one whole line in the bound: go on inside it next time.
-                end_line(&mut out, &mut line, re, &mut shown);
-                out.next = pos;
-                out.inside_line = true;
-            }
-            return Ok(out);
-        }
-        if pos >= data_end {
-            match data_region(f, pos, total)? {
-                Region::Hole(data) => {
-                    // A hole reads as zeros: no newline, so it only lengthens the current line.
-                    line.push_zeros(data - pos);
-                    pos = data;
-                    continue;
-                }
-                Region::DataUntil(end) => data_end = end,
+impl Scan<'_> {
+    /// Scans the buffer `data`, which starts at byte `at` of the file: the line begun before
+    /// it up to its first newline, then each line that holds a literal (every line, without
+    /// literals). Whether the scan ends here: the matches reached the limit (`out.next` is
+    /// after the last line matched), or the bound was reached (`out.next` is the line not
+    /// matched yet). The buffer's last line, unless it ends with a newline, is left begun.
+    fn buffer(&mut self, data: &[u8], at: u64) -> io::Result<Option<Ended>> {
+        let mut i = 0;
+        if self.line.start < at {
+            let Some(nl) = memchr(b'\n', data) else {
+                self.line.push(data);
+                return Ok(None);
+            };
+            self.line.push(&data[..=nl]);
+            self.stop.check()?;
+            self.end_pending();
+            i = nl + 1;
+            if self.next_line(at + i as u64) {
+                return Ok(Some(Ended::Limit));
             }
         }
-        let want = (data_end - pos)
-            .min(BUFFER as u64)
-            .min(max_scan - out.scanned) as usize;
-        let n = match f.read_at(&mut buf[..want], pos) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        out.scanned += n as u64;
-        let mut rest = &buf[..n];
-        while let Some(i) = rest.iter().position(|&b| b == b'\n') {
-            line.push(&rest[..=i]);
-            pos += i as u64 + 1;
-            rest = &rest[i + 1..];
-            // A costly pattern may take long per line: stop between lines.
-            stop.check()?;
-            end_line(&mut out, &mut line, re, &mut shown);
-            out.next = pos;
-            line.start = pos;
-            if shown >= limit {
-                out.ended = Ended::Limit;
-                return Ok(out);
+        let mut hits = self.finder.map(|f| f.hits(data));
+        while let Some(h) = next_candidate(hits.as_mut(), data, i) {
+            let ls = memrchr(b'\n', &data[i..h]).map_or(i, |k| i + k + 1);
+            let Some(k) = memchr(b'\n', &data[h..]) else {
+                // It goes on in the next buffer: begun below.
+                break;
+            };
+            let end = h + k + 1;
+            // A costly pattern may take long per line: stop between lines, once the scan
+            // has gone past its first line (so that every scan moves on).
+            self.stop.check()?;
+            if at + ls as u64 > self.from && self.bound.time_up() {
+                self.out.next = at + ls as u64;
+                return Ok(Some(Ended::Bound));
+            }
+            self.match_line(at + ls as u64, &data[ls..end.min(ls + GREP_LINE_MAX)]);
+            i = end;
+            if self.next_line(at + i as u64) {
+                return Ok(Some(Ended::Limit));
             }
         }
-        line.push(rest);
-        pos += rest.len() as u64;
+        // The lines left hold no literal; the last one, after the last newline, is begun.
+        let begun = memrchr(b'\n', &data[i..]).map_or(i, |k| i + k + 1);
+        self.out.next = at + begun as u64;
+        self.line.start = at + begun as u64;
+        self.line.head.clear();
+        self.line.push(&data[begun..]);
+        Ok(None)
     }
-    if pos > line.start {
-        // The last line has no newline.
-        end_line(&mut out, &mut line, re, &mut shown);
-        out.next = pos;
+
+    /// The next line starts at `pos`: the scan goes on from there. True when the matches
+    /// reached the limit.
+    fn next_line(&mut self, pos: u64) -> bool {
+        self.out.next = pos;
+        self.line.start = pos;
+        self.line.head.clear();
+        self.shown >= self.limit
     }
-    Ok(out)
+
+    /// Matches the line begun in an earlier buffer, as far as it was read.
+    fn end_pending(&mut self) {
+        let head = std::mem::take(&mut self.line.head);
+        self.match_line(self.line.start, &head);
+        self.line.head = head;
+        self.line.head.clear();
+    }
+
+    /// Matches the line at `start` whose first bytes are `head` (its newline included, if
+    /// within them).
+    fn match_line(&mut self, start: u64, head: &[u8]) {
+        if self.finder.is_some_and(|f| !f.is_in(head)) {
+            return;
+        }
+        let text = String::from_utf8_lossy(head);
+        let text = text.trim_end_matches(['\n', '\r']);
+        if self.re.is_match(text) {
+            self.shown += text.len() as u64 + 16;
+            self.out.lines.push((start, text.to_owned()));
+        }
+    }
+
+    /// The bound was reached at `pos`: the scan stops at the start of the line being read;
+    /// or, when that is where it started (not one whole line in the bound), inside it: that
+    /// line is matched as far as read, and the next scan goes on from `pos`.
+    fn bound_reached(&mut self, pos: u64) {
+        self.out.ended = Ended::Bound;
+        if self.out.next == self.from && pos > self.from {
+            self.end_pending();
+            self.out.next = pos;
+            self.out.inside_line = true;
+        }
+    }
+}
+
+/// Where the next line that may match lies in `data` from `i`: at a literal's place, or
+/// (without literals) `i` itself while data is left.
+fn next_candidate(hits: Option<&mut Hits<'_>>, data: &[u8], i: usize) -> Option<usize> {
+    match hits {
+        Some(hits) => hits.from(i),
+        None => (i < data.len()).then_some(i),
+    }
 }
 
 /// What the file holds at `pos`, `total` bytes long.
@@ -210,17 +349,6 @@ fn data_region(f: &File, pos: u64, total: u64) -> io::Result<Region> {
     }
     let end = seek(f, pos, libc::SEEK_HOLE)?.unwrap_or(total).min(total);
     Ok(Region::DataUntil(if end <= pos { total } else { end }))
-}
-
-/// Matches the line read and starts the next.
-fn end_line(out: &mut Grep, line: &mut Line, re: &Regex, shown: &mut u64) {
-    let text = String::from_utf8_lossy(&line.head);
-    let text = text.trim_end_matches(['\n', '\r']);
-    if re.is_match(text) {
-        *shown += text.len() as u64 + 16;
-        out.lines.push((line.start, text.to_owned()));
-    }
-    line.head.clear();
 }
 
 /// `lseek(fd, pos, whence)` for `SEEK_DATA` or `SEEK_HOLE`: `None` past the last data
@@ -247,134 +375,4 @@ fn seek(f: &File, pos: u64, whence: libc::c_int) -> io::Result<Option<u64>> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
-mod tests {
-    use super::*;
-    use std::io::Write;
-
-    fn file(name: &str, data: &[u8]) -> File {
-        let p = std::env::temp_dir().join(format!("stdmcp-grep-{}-{name}", std::process::id()));
-        std::fs::File::create(&p).unwrap().write_all(data).unwrap();
-        let f = File::open(&p).unwrap();
-        std::fs::remove_file(&p).unwrap();
-        f
-    }
-
-    fn scan(f: &File, offset: u64, re: &Regex, limit: u64) -> Grep {
-        grep(Some(f), offset, re, limit, &Stop::never()).unwrap()
-    }
-
-    #[test]
-    fn grep_finds_lines_and_resumes() {
-        let mut data = String::new();
-        for i in 0..1000 {
-            data.push_str(&format!(
-                "line {i}{}\n",
-                if i % 100 == 7 { " ERROR" } else { "" }
-            ));
-        }
-        data.push_str("ERROR ");
-        data.push_str(&"x".repeat(10_000));
-        data.push_str(" the end");
-        let f = file("grep", data.as_bytes());
-        let re = Regex::new("ERR(OR)").unwrap();
-        let all = scan(&f, 0, &re, super::super::MAX_LIMIT);
-        assert_eq!(all.lines.len(), 11);
-        assert_eq!(all.lines[0].1, "line 7 ERROR");
-        assert_eq!(all.lines[0].0, data.find("line 7 ").unwrap() as u64);
-        // The long last line is matched on its first 4 KiB only.
-        assert!(!all.lines[10].1.contains("end"));
-        assert_eq!(all.next, data.len() as u64);
-        assert_eq!(all.ended, Ended::End);
-        // A small limit stops early; the next scan resumes where it stopped.
-        let first = scan(&f, 0, &re, 1);
-        assert_eq!((first.lines.len(), first.ended), (1, Ended::Limit));
-        let rest = scan(&f, first.next, &re, super::super::MAX_LIMIT);
-        assert_eq!(rest.lines.len(), 10);
-        assert_eq!(rest.lines[0].1, "line 107 ERROR");
-    }
-
-    #[test]
-    fn holes_are_skipped_and_the_scan_is_bounded() {
-        let p = std::env::temp_dir().join(format!("stdmcp-grep-{}-sparse", std::process::id()));
-        let mut w = File::create(&p).unwrap();
-        w.write_all(b"first ERROR\n").unwrap();
-        // 1 TiB of hole, then a line; then more data than one scan reads.
-        w.set_len(1 << 40).unwrap();
-        w.write_all_at(b"\nlast ERROR\n", 1 << 40).unwrap();
-        let big = vec![b'y'; 1 << 20];
-        for i in 0..(MAX_SCAN >> 20) + 2 {
-            w.write_all_at(&big, (1 << 40) + 12 + (i << 20)).unwrap();
-        }
-        w.write_all_at(b"\nvery last ERROR\n", w.metadata().unwrap().len())
-            .unwrap();
-        let f = File::open(&p).unwrap();
-        std::fs::remove_file(&p).unwrap();
-        let re = Regex::new("ERROR").unwrap();
-        let g = scan(&f, 0, &re, super::super::MAX_LIMIT);
-        let found: Vec<&str> = g.lines.iter().map(|l| l.1.as_str()).collect();
-        assert_eq!(found, ["first ERROR", "last ERROR"]);
-        assert_eq!(g.lines[1].0, (1 << 40) + 1);
-        assert_eq!(g.ended, Ended::Bound);
-        assert!(g.scanned <= MAX_SCAN + BUFFER as u64, "{}", g.scanned);
-        // It stopped at the start of the long line (one whole line was read), and the long
-        // line alone exceeds a scan: the next scan goes on inside it.
-        assert_eq!((g.next, g.inside_line), ((1 << 40) + 12, false));
-        let mut at = g.next;
-        let mut seen = Vec::new();
-        for _ in 0..4 {
-            let g = scan(&f, at, &re, super::super::MAX_LIMIT);
-            seen.extend(g.lines.iter().map(|l| l.1.clone()));
-            at = g.next;
-            if g.ended == Ended::End {
-                break;
-            }
-            assert!(g.inside_line || g.next > at.saturating_sub(MAX_SCAN));
-        }
-        assert_eq!(at, f.metadata().unwrap().len());
-        assert_eq!(seen.last().map(String::as_str), Some("very last ERROR"));
-    }
-
-    #[test]
-    fn a_slow_scan_stops_at_its_time_bound() {
-        let f = file("time", &b"a\n".repeat(100_000));
-        let re = Regex::new("a").unwrap();
-        let g = grep_within(
-            Some(&f),
-            (0, u64::MAX),
-            &re,
-            &Stop::never(),
-            (MAX_SCAN, Instant::now()),
-        )
-        .unwrap();
-        assert_eq!((g.ended, g.next, g.lines.len()), (Ended::Bound, 0, 0));
-        let g = grep_within(
-            Some(&f),
-            (0, u64::MAX),
-            &re,
-            &Stop::never(),
-            (1000, Instant::now() + MAX_SCAN_TIME),
-        )
-        .unwrap();
-        assert_eq!((g.ended, g.next, g.lines.len()), (Ended::Bound, 1000, 500));
-    }
-
-    #[test]
-    fn a_cancelled_scan_stops() {
-        let f = file("cancel", &b"a\n".repeat(1000));
-        let token = stdmcp::CancelToken::new();
-        token.cancel(stdmcp::CancelReason::Client);
-        let e = grep(
-            Some(&f),
-            0,
-            &Regex::new("a").unwrap(),
-            10,
-            &Stop::new(Some(token), None),
-        )
-        .unwrap_err();
-        assert_eq!(e.kind(), io::ErrorKind::Interrupted);
-        let past = Stop::new(None, Some(std::time::Instant::now()));
-        let e = grep(Some(&f), 0, &Regex::new("a").unwrap(), 10, &past).unwrap_err();
-        assert_eq!(e.kind(), io::ErrorKind::TimedOut);
-    }
-}
+mod tests;

@@ -16,11 +16,13 @@
 //! call tries again (once per call started); any other reason turns the spool off until the
 //! server restarts. Either way the cut note says which ([`Entry::why_not_kept`]).
 
+mod find;
 mod grep;
+mod literal;
 mod slice;
 pub(crate) mod tool;
 
-pub(crate) use grep::{grep, scan_time, Ended, MAX_SCAN};
+pub(crate) use grep::{grep, scan_time, Ended};
 pub(crate) use slice::{read_slice, tail_slice, Slice, Stop, DEFAULT_LIMIT, MAX_LIMIT};
 
 use std::collections::VecDeque;

@@ -157,3 +157,44 @@ fn the_number_of_calls_kept_is_bounded_too() {
     drop(running);
     s.clear();
 }
+
+#[test]
+fn a_note_says_whether_the_output_is_kept_whole_in_part_or_not_at_all() {
+    use super::tool::kept_sentence;
+    let s = spool("sentence", 10);
+    let whole = s.begin("1-a-1").unwrap();
+    whole.write(Stream::Stdout, b"12345");
+    drop(whole);
+    let said = kept_sentence(&s, "1-a-1");
+    assert!(said.starts_with("Its whole output is kept: "), "{said}");
+    assert!(
+        said.contains(r#"{"call": "1-a-1", "stream": "stdout"}"#),
+        "{said}"
+    );
+    // Past the cap: the first call gives way, the second keeps a prefix.
+    let part = s.begin("1-a-2").unwrap();
+    part.write(Stream::Stderr, &[b'x'; 20]);
+    drop(part);
+    let said = kept_sentence(&s, "1-a-2");
+    assert!(
+        said.starts_with("Only part of its output is kept"),
+        "{said}"
+    );
+    let said = kept_sentence(&s, "1-a-1");
+    assert!(said.starts_with("Its output is not kept: "), "{said}");
+    assert!(said.contains("evicted"), "{said}");
+    s.clear();
+}
+
+/// A small deterministic generator (xorshift), for the tests of the scan and of the literals.
+pub(super) struct Rng(pub(super) u64);
+
+impl Rng {
+    /// A number below `n`.
+    pub(super) fn below(&mut self, n: usize) -> usize {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 % n as u64) as usize
+    }
+}

@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 
 use super::{
     grep, read_slice, stream_name, valid_id, Ended, Kept, Slice, Spool, Stop, DEFAULT_LIMIT,
-    MAX_LIMIT, MAX_SCAN,
+    MAX_LIMIT,
 };
 use stdmcp::jsonrpc::{ErrorCode, ErrorObject};
 use stdmcp::mcp::{CallToolResult, Content, ResourceContents, ResourceLink, ResourceTemplate};
@@ -27,22 +27,48 @@ pub(crate) fn uri(call: &str, s: Stream) -> String {
 }
 
 /// A `resource_link` to a kept stream (MCP 2025-06-18, Tools: Resource Links); revisions
-/// before it get the link as a line of text ([`stdmcp::mcp::gate`]).
-pub(crate) fn link(call: &str, s: Stream, bytes: u64) -> Content {
+/// before it get the link as a line of text ([`stdmcp::mcp::gate`]). Its description says
+/// whether the stream is kept whole or only its first bytes are (`kept.cut`).
+pub(crate) fn link(call: &str, s: Stream, kept: &Kept) -> Content {
+    let (name, bytes) = (stream_name(s), kept.bytes);
+    let description = if kept.cut {
+        format!(
+            "the first {bytes} bytes of the {name} of call {call}: only they were kept (the \
+             output spool is full, or could not be written)"
+        )
+    } else {
+        format!("the complete {name} of call {call} ({bytes} bytes)")
+    };
     Content::ResourceLink(Box::new(ResourceLink {
         uri: uri(call, s),
-        name: format!("{} of call {call}", stream_name(s)),
+        name: format!("{name} of call {call}"),
         title: None,
-        description: Some(format!(
-            "the complete {} of call {call} ({bytes} bytes kept)",
-            stream_name(s)
-        )),
+        description: Some(description),
         mime_type: Some("text/plain".into()),
         size: Some(bytes),
         annotations: None,
         icons: None,
         meta: None,
     }))
+}
+
+/// What a note says of the output `spool` kept of call `call`, which has ended: that the
+/// `output` tool reads it whole, that only part of it was kept, or why nothing is.
+pub(crate) fn kept_sentence(spool: &Spool, call: &str) -> String {
+    let read = format!(
+        "the `output` tool reads it, e.g. {{\"call\": \"{call}\", \"stream\": \"stdout\"}}"
+    );
+    match (
+        spool.kept(call, Stream::Stdout),
+        spool.kept(call, Stream::Stderr),
+    ) {
+        (Ok(o), Ok(e)) if !o.cut && !e.cut => format!("Its whole output is kept: {read}."),
+        (Ok(_), Ok(_)) => format!(
+            "Only part of its output is kept (the output spool is full, or could not be \
+             written): {read}."
+        ),
+        (Err(why), _) | (_, Err(why)) => format!("Its output is not kept: {why}."),
+    }
 }
 
 /// A non-negative integer argument.
@@ -96,7 +122,7 @@ pub(crate) fn slice_params() -> Value {
     json!({
         "offset": {"type": "integer", "minimum": 0, "description": "Byte offset to start at (default 0); with grep, where the scan starts (a line start, such as a previous result's next offset)."},
         "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "description": format!("Most bytes to return (default {DEFAULT_LIMIT}).")},
-        "grep": {"type": "string", "maxLength": MAX_PATTERN, "description": format!("A regular expression (regex-lite syntax): return only the lines that match, each with its byte offset, instead of a slice. One call reads at most {} MiB for at most {} s (holes of sparse files are skipped): the result gives the offset to go on from.", MAX_SCAN >> 20, super::scan_time().as_secs())}
+        "grep": {"type": "string", "maxLength": MAX_PATTERN, "description": format!("A regular expression (regex-lite syntax): return only the lines that match, each with its byte offset, instead of a slice. One call scans for at most {} s (at memory speed when the pattern has a literal every match contains, such as `error` in `^\\d+ error`; holes of sparse files are skipped): if it stops before the end, the result gives the offset to go on from.", super::scan_time().as_secs())}
     })
 }
 
@@ -132,15 +158,14 @@ pub(crate) fn read_part(
         body.push_str(&format!("{at}: {line}\n"));
     }
     let bound = format!(
-        "one scan reads at most {} MiB of data for at most {} s",
-        MAX_SCAN >> 20,
+        "one scan runs for at most {} s",
         super::scan_time().as_secs()
     );
     let why = match g.ended {
         Ended::End => String::new(),
         Ended::Limit => " (the matching lines reached the limit)".into(),
         Ended::Bound if g.inside_line => {
-            format!(" ({bound}, and stopped inside a line longer than that)")
+            format!(" ({bound}, and stopped inside a line longer than it reached)")
         }
         Ended::Bound => format!(" ({bound})"),
     };
@@ -267,8 +292,9 @@ pub(crate) fn part_result(
 /// removed when serving ends.
 pub(crate) fn register(server: Server, spool: &Arc<Spool>) -> Server {
     let description = format!(
-        "Read the complete stdout or stderr of an earlier call of this server, kept in the \
-         output spool (a result whose output was cut names its call id). Returns up to `limit` \
+        "Read the stdout or stderr of an earlier call of this server, as the output spool kept \
+         it (whole, unless the spool was full: the answer says so; a result whose output was \
+         cut names its call id). Returns up to `limit` \
          bytes (default {DEFAULT_LIMIT}, at most {MAX_LIMIT}) from byte `offset`, then a line \
          with the total size and the next offset; or, with `grep`, the matching lines with \
          their byte offsets. The oldest calls are evicted when the spool is full."

@@ -337,23 +337,8 @@ fn a_200_mb_output_is_read_back_completely_in_slices() {
         read.as_secs_f64()
     );
 
-    // grep finds a line by its offset (scanning from a line start near it: a scan of all
-    // 200 MB by a debug build can take longer than a test waits); the resource gives the
-    // first MiB.
-    let from = seq_offset(23_456_000);
-    let r = call(
-        &mut p,
-        1,
-        "output",
-        json!({"call": call_id, "grep": "^2345678[0-9]$", "offset": from}),
-    );
-    let s = &r["result"]["structuredContent"];
-    assert_eq!(s["matches"].as_array().unwrap().len(), 10, "{s}");
-    assert_eq!(
-        s["matches"][9],
-        json!({"offset": seq_offset(23_456_789), "line": "23456789"})
-    );
-    assert_eq!(s["nextOffset"], json!(total), "{s}");
+    greps_a_line_in_the_middle(&mut p, &call_id, total);
+    // The resource gives the first MiB.
     let r = request(
         &mut p,
         2,
@@ -364,6 +349,50 @@ fn a_200_mb_output_is_read_back_completely_in_slices() {
     assert_eq!(head.len(), 1 << 20);
     assert_eq!(head.as_bytes(), Seq::new().take(1 << 20).as_slice());
     p.finish();
+}
+
+/// `grep` of the 200 MB output `call_id` (`seq 1 24000000`, `total` bytes): one call from the
+/// start finds the line in the middle; one from a line start finds the lines after it.
+fn greps_a_line_in_the_middle(p: &mut Proc, call_id: &str, total: u64) {
+    // One grep from the start, with the default time bound, finds the line in the middle
+    // (byte 114,888,888 of 204,888,897: past the 64 MiB one scan used to read).
+    let started = Instant::now();
+    let r = call(
+        p,
+        1,
+        "output",
+        json!({"call": call_id, "grep": "^14000000$"}),
+    );
+    let scanned = started.elapsed();
+    let s = &r["result"]["structuredContent"];
+    let middle = seq_offset(14_000_000);
+    assert!(middle > 100_000_000);
+    assert_eq!(
+        s["matches"],
+        json!([{"offset": middle, "line": "14000000"}]),
+        "{s}"
+    );
+    assert!(s["nextOffset"].as_u64().unwrap() > middle, "{s}");
+    eprintln!(
+        "FIGURES: one grep of {total} bytes: {} scanned in {:.2} s",
+        s["scannedBytes"],
+        scanned.as_secs_f64()
+    );
+    // And by its offset, from a line start near it.
+    let from = seq_offset(23_456_000);
+    let r = call(
+        p,
+        3,
+        "output",
+        json!({"call": call_id, "grep": "^2345678[0-9]$", "offset": from}),
+    );
+    let s = &r["result"]["structuredContent"];
+    assert_eq!(s["matches"].as_array().unwrap().len(), 10, "{s}");
+    assert_eq!(
+        s["matches"][9],
+        json!({"offset": seq_offset(23_456_789), "line": "23456789"})
+    );
+    assert_eq!(s["nextOffset"], json!(total), "{s}");
 }
 
 /// The server's private directories under `tmp` (the spool is `spool/` in one).
@@ -417,13 +446,16 @@ fn the_spool_cap_evicts_the_oldest_calls_and_the_spool_is_removed_at_exit() {
     // No structuredContent before 2025-06-18 either: the text names the call.
     let id_of = |r: &Value| {
         let t = text(r);
-        let at = t.find("the complete output of call ").unwrap() + 28;
+        let at = t.find(" output of call ").unwrap() + 16;
         t[at..].split_whitespace().next().unwrap().to_owned()
     };
     let a = id_of(&call(&mut p, 1, "count", json!({"n": 30000})));
     let b = call(&mut p, 2, "count", json!({"n": 30000}));
     assert!(text(&b).contains("Resource: output://"), "{b}");
     assert!(!b.to_string().contains("resource_link"), "{b}");
+    // Kept whole: the note and the link say so.
+    assert!(text(&b).contains("the complete output of call "), "{b}");
+    assert!(text(&b).contains("(the complete stdout of call "), "{b}");
     let b = id_of(&b);
     let spool = spools(&tmp);
     assert_eq!(spool.len(), 1, "{spool:?}");
@@ -452,6 +484,18 @@ fn the_spool_cap_evicts_the_oldest_calls_and_the_spool_is_removed_at_exit() {
         "{r}"
     );
     let c = id_of(&r);
+    // Neither the note nor the link calls the prefix the complete output.
+    assert!(!text(&r).contains("complete"), "{r}");
+    assert!(
+        text(&r).contains(&format!("part of the output of call {c} is kept")),
+        "{r}"
+    );
+    assert!(
+        text(&r).contains(&format!(
+            "(the first 300000 bytes of the stdout of call {c}: only they were kept"
+        )),
+        "{r}"
+    );
     assert!(is_error(&call(&mut p, 6, "output", json!({"call": b}))));
     let r = call(&mut p, 7, "output", json!({"call": c, "offset": 299_990}));
     assert_eq!(first_text(&r).len(), 10);

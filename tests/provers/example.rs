@@ -225,6 +225,80 @@ fn portfolios_settle_theorems_non_theorems_and_smt_scripts() {
     p.finish();
 }
 
+#[test]
+fn e_spass_and_the_portfolios_agree_on_the_szs_word_by_the_problems_form() {
+    if !provers_installed() {
+        return;
+    }
+    // SPASS says `Proof found` / `Completion found` whatever the form: the example's rules
+    // read a problem with a conjecture as Theorem / CounterSatisfiable, one without (CNF) as
+    // Unsatisfiable / Satisfiable, as E's SZS status line says.
+    let mut p = serve();
+    let mut id = 0;
+    for (file, word) in [
+        ("tptp/cnf_unsatisfiable.p", "Unsatisfiable"),
+        ("tptp/cnf_satisfiable.p", "Satisfiable"),
+        ("tptp/socrates.p", "Theorem"),
+        ("tptp/not_a_theorem.p", "CounterSatisfiable"),
+    ] {
+        let runs = [
+            ("eprover_file", json!({ "file": file })),
+            ("spass_file", json!({ "file": file })),
+            ("prove_tptp_file", json!({ "file": file })),
+            ("eprover_text", json!({ "problem": problem(file) })),
+            ("spass_text", json!({ "problem": problem(file) })),
+            ("prove_tptp", json!({ "problem": problem(file) })),
+        ];
+        for (tool, args) in runs {
+            id += 1;
+            p.call(json!(id), tool, args, None);
+            let r = p.response(&json!(id));
+            let s = &r["result"]["structuredContent"];
+            assert_eq!(s["verdict"], word, "{tool} on {file}: {r}");
+            if tool.starts_with("prove") {
+                let winner = s["winner"].as_str().unwrap();
+                assert_eq!(state_of(&r, winner)["verdict"], word, "{r}");
+            }
+        }
+    }
+    p.finish();
+}
+
+#[test]
+fn z3_answers_through_the_portfolio_after_an_error_about_an_option() {
+    if !provers_installed() {
+        return;
+    }
+    // Z3 4.8 refuses `:incremental` with an `(error …)`, answers `unsat` all the same and
+    // exits 1; CVC5 refuses the `Real` a QF_LIA script declares and never answers.
+    let script = "(set-option :incremental true)\n(set-logic QF_LIA)\n\
+                  (declare-const x Int)\n(declare-const y Real)\n\
+                  (assert (> x 2))\n(assert (< x 3))\n(check-sat)\n";
+    let mut p = serve();
+    p.call(json!(1), "z3_text", json!({ "script": script }), None);
+    let r = p.response(&json!(1));
+    let s = &r["result"]["structuredContent"];
+    assert_eq!(
+        (&s["verdict"], &s["exitCode"]),
+        (&json!("unsat"), &json!(1)),
+        "{r}"
+    );
+    assert!(text(&r).contains("unknown parameter 'incremental'"), "{r}");
+    p.call(json!(2), "solve_smt", json!({ "script": script }), None);
+    let r = p.response(&json!(2));
+    let s = &r["result"]["structuredContent"];
+    assert_eq!(r["result"].get("isError"), None, "{r}");
+    assert_eq!(
+        (&s["winner"], &s["verdict"]),
+        (&json!("z3_text"), &json!("unsat")),
+        "{r}"
+    );
+    assert_eq!(state_of(&r, "z3_text")["exitCode"], 1, "{r}");
+    let cvc5 = state_of(&r, "cvc5_text")["state"].as_str().unwrap();
+    assert!(["failed", "stopped"].contains(&cvc5), "{r}");
+    p.finish();
+}
+
 /// `examples/provers.json` with its root made absolute and each portfolio's deadline
 /// `seconds`, served from a temp dir.
 fn serve_with_deadline(seconds: f64) -> Proc {

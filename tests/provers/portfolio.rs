@@ -214,6 +214,32 @@ fn a_failing_or_undecided_first_finisher_does_not_end_the_portfolio() {
 }
 
 #[test]
+fn a_decisive_verdict_wins_whatever_the_members_exit_code() {
+    let dir = temp_dir("portfolio-exit-code");
+    // `erring` prints its verdict and exits 3, outside its success codes (as Z3 exits 1 after
+    // an error about one command of a script it answers); `slow` would decide much later.
+    let mut p = serve(
+        &dir,
+        &[
+            ("slow", &["300", "Theorem", "0"]),
+            ("erring", &["0", "CounterSatisfiable", "3", "+slow"]),
+        ],
+        60.0,
+    );
+    p.call(json!(1), "race", json!({"problem": "x"}), None);
+    let slow = member_pids(&dir, "slow");
+    let r = p.response(&json!(1));
+    assert_eq!(r["result"].get("isError"), None, "{r}");
+    assert_eq!(structured(&r)["winner"], "erring", "{r}");
+    assert_eq!(structured(&r)["verdict"], "CounterSatisfiable");
+    assert_eq!(state_of(&r, "erring")["state"], "won");
+    assert_eq!(state_of(&r, "erring")["exitCode"], 3);
+    assert_eq!(state_of(&r, "slow")["state"], "stopped");
+    wait_gone(&slow);
+    p.finish();
+}
+
+#[test]
 fn no_decisive_member_gives_a_listed_result_that_is_not_an_error() {
     let dir = temp_dir("portfolio-none");
     let mut p = serve(

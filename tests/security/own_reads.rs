@@ -439,30 +439,47 @@ fn sparse_log(dir: &Path, hole: u64, lines: u64, width: usize) -> (u64, u64) {
     (at + 17, at)
 }
 
+/// A pattern that costs much per line and has no literal every match contains: every line
+/// is given to it.
+const COSTLY: &str = "[ab]{1,60}[bc]{1,60}[cd]{1,60}[de]{1,60}[ef]{1,60}[fg]";
+
 #[test]
 fn grep_skips_the_holes_of_a_sparse_log_and_is_bounded() {
     let dir = temp_dir("own-sparse");
-    // 16 GiB of hole, then 80 MiB of data (lines of 1 MiB, matched on their first 4 KiB):
-    // more than one scan reads.
-    let (total, error_at) = sparse_log(&dir, 16 * GIB, 80, 1 << 20);
-    let mut p = serve(&dir, json!({}), &[]);
+    // 16 GiB of hole, then 16 MiB of lines of 4000 `a`s, then the ERROR line.
+    let (total, error_at) = sparse_log(&dir, 16 * GIB, 4096, 4000);
+    let mut p = serve(&dir, json!({}), &[("STDMCP_GREP_SECONDS", "1")]);
     let args =
         json!({"tool": "build", "workdir": "proj", "name": ".hol/logs/big", "grep": "ERROR"});
+    // A pattern with a literal: one call scans it all, reading only the data.
     let r = crate::common::sessions::call(&mut p, 1, "log", args.clone());
     let s = &r["result"]["structuredContent"];
     assert_eq!(s["totalBytes"], json!(total), "{r}");
-    assert_eq!(s["complete"], json!(false), "{r}");
+    assert_eq!(s["complete"], json!(true), "{r}");
+    assert_eq!(
+        s["matches"],
+        json!([{"offset": error_at, "line": "ERROR at the end"}]),
+        "{r}"
+    );
     let scanned = s["scannedBytes"].as_u64().unwrap();
-    assert!(scanned <= 64 << 20, "{scanned}");
+    assert!(scanned < total - 16 * GIB + (1 << 20), "{scanned}");
+    // A costly pattern stops at the time bound, past the hole, and says where to go on.
+    let mut costly = args.clone();
+    costly["grep"] = json!(COSTLY);
+    let r = crate::common::sessions::call(&mut p, 2, "log", costly);
+    let s = &r["result"]["structuredContent"];
+    assert_eq!(s["complete"], json!(false), "{r}");
     let next = s["nextOffset"].as_u64().unwrap();
     assert!(next > 16 * GIB && next < error_at, "{next}");
     assert!(
-        text(&r).contains(&format!("continue with offset {next}")),
+        text(&r).contains(&format!(
+            "the scan stopped at byte {next} (one scan runs for at most 1 s): continue with offset {next}"
+        )),
         "{r}"
     );
     let mut more = args;
     more["offset"] = json!(next);
-    let r = crate::common::sessions::call(&mut p, 2, "log", more);
+    let r = crate::common::sessions::call(&mut p, 3, "log", more);
     let s = &r["result"]["structuredContent"];
     assert_eq!(s["complete"], json!(true), "{r}");
     assert_eq!(
@@ -472,7 +489,7 @@ fn grep_skips_the_holes_of_a_sparse_log_and_is_bounded() {
     );
     p.assert_clean();
     drop(p);
-    // 80 MiB of data: not left behind.
+    // 16 MiB of data: not left behind.
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -491,11 +508,10 @@ fn a_cancelled_grep_of_a_huge_log_frees_its_slot_at_once() {
             ("STDMCP_GREP_SECONDS", "3600"),
         ],
     );
-    let slow = "a{1,60}b{1,60}c{1,60}d{1,60}e{1,60}f";
     p.call(
         json!(1),
         "log",
-        json!({"tool": "build", "workdir": "proj", "name": ".hol/logs/big", "grep": slow}),
+        json!({"tool": "build", "workdir": "proj", "name": ".hol/logs/big", "grep": COSTLY}),
         Some(json!("scan")),
     );
     // A heartbeat: the scan is running (it holds the only slot).
