@@ -21,6 +21,8 @@ pub enum ClientEra {
     },
 }
 
+/// A request this side sent, until its response: whether it was cancelled, and the progress
+/// token it carries.
 #[derive(Debug)]
 pub(super) struct Outbound {
     pub cancelled: bool,
