@@ -318,7 +318,8 @@ impl Dir {
             c".",
             libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
         )?;
-        read_names(fd, max)
+        let (names, left_out) = read_names(fd, max)?;
+        Ok(Names { names, left_out })
     }
 
     /// The directory `rel` is in (beneath this one, opened) and its last name (as a C string too).
@@ -359,7 +360,7 @@ impl Dir {
         // An existing regular file keeps its permission bits (set on the descriptor, so the
         // umask does not narrow them); a new file or a replaced symlink gets `mode`.
         let mut kept = None;
-        if let Some(m) = dir.stat_nofollow(&c_name)? {
+        if let Some(m) = stat_nofollow(dir.fd.as_raw_fd(), &c_name)? {
             if m.is_file() {
                 kept = Some(m.mode() & 0o7777);
             } else if !m.is_symlink() {
@@ -377,9 +378,9 @@ impl Dir {
             })
             .and_then(|()| file.write_all(data))
             .and_then(|()| file.sync_all())
-            .and_then(|()| dir.rename(&tmp, &c_name));
+            .and_then(|()| rename(dir.fd.as_raw_fd(), &tmp, &c_name));
         if let Err(e) = written {
-            dir.unlink(&tmp);
+            unlink(dir.fd.as_raw_fd(), &tmp);
             return Err(refused(e.kind(), rel, &e.to_string()));
         }
         // Replaced: the new contents are what the name gives from now on. A failed `fsync` of
@@ -448,7 +449,10 @@ fn tests_walk() -> bool {
 }
 
 mod sys;
-use sys::{effective_uid, openat, openat2, openat2_missing, openat_mode, read_names};
+use sys::{
+    effective_uid, openat, openat2, openat2_missing, openat_mode, read_names, rename,
+    stat_nofollow, unlink,
+};
 
 #[cfg(test)]
 mod tests;

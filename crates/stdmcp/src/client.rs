@@ -8,10 +8,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::jsonrpc::{ErrorObject, Notification, Request, RequestId, Response};
 use crate::mailbox::{Closing, Mailbox, NoMessage};
-use crate::mcp::{method, Implementation, ProtocolVersion};
 use stdmcp_proto::framing::{self, Frame, FrameDecoder, FrameError};
+use stdmcp_proto::jsonrpc::{ErrorObject, Notification, Request, RequestId, Response};
+use stdmcp_proto::mcp::{method, Implementation, ProtocolVersion};
 use stdmcp_proto::peer::{ClientEra, Config, Effect, Peer};
 
 /// What the client waits for.

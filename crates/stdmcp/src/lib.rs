@@ -12,7 +12,7 @@
 //!
 //! * [`Server`], [`ToolDef`], [`Ctx`], [`Options`]: the threads that run a peer on
 //!   stdin/stdout, and the API for tools (module `server`: dispatch, the writer's outbox, the
-//!   worker pool, the timer).
+//!   worker pool and what a worker does with a call, the timer).
 //! * [`CancelToken`]: the cancel token a call's handler sees.
 //! * [`process`]: the one runner every child process goes through (process group, caps,
 //!   resource limits, SIGTERM then SIGKILL to the group, then everything else the call

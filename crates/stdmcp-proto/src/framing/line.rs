@@ -1,7 +1,8 @@
 //! What a line of the stream is: its content without BOM and `\r`, blank or not, the start
 //! of a header block or a header, a `Content-Length` value.
 
-use super::BOM;
+/// The UTF-8 byte order mark, which a line may start with.
+pub(super) const BOM: &[u8] = b"\xEF\xBB\xBF";
 
 const HEADER_STARTS: [&[u8]; 2] = [b"content-length:", b"content-type:"];
 

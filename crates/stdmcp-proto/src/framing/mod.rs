@@ -13,14 +13,15 @@
 use std::fmt;
 
 mod line;
-use line::{find_nl, header_like, header_start, is_blank, is_blank_frame, parse_len, strip_line};
+use line::{
+    find_nl, header_like, header_start, is_blank, is_blank_frame, parse_len, strip_line, BOM,
+};
 
 /// Default limit on the size of one frame body.
 pub const DEFAULT_MAX_FRAME_LEN: usize = 64 * 1024 * 1024;
 /// Limit on the total size of one Content-Length header block.
 pub const MAX_HEADER_BLOCK_LEN: usize = 8 * 1024;
 
-const BOM: &[u8] = b"\xEF\xBB\xBF";
 const ENDED_INSIDE: &str = "stream ended inside a frame";
 
 /// How a frame was delimited on the wire.

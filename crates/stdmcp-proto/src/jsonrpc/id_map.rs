@@ -23,7 +23,7 @@ use std::collections::HashMap;
 use std::hash::{BuildHasher, Hasher};
 use std::sync::OnceLock;
 
-use super::RequestId;
+use super::request_id::RequestId;
 
 /// A table keyed by request id, hashed by [`IdHasher`]: the ids and where their values are
 /// in one hash table (of the same type for every `V`), the values in slots, a removed one's

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::Icon;
+use super::icon::Icon;
 
 /// Hints on a content block: who it is for and how important it is.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

@@ -6,11 +6,13 @@
 
 mod content;
 pub mod gate;
+mod icon;
 pub mod template;
 pub mod timestamp;
 mod version;
 
 pub use content::{Annotations, CallToolResult, Content, ResourceContents, ResourceLink};
+pub use icon::Icon;
 pub use version::ProtocolVersion;
 
 use serde::{Deserialize, Serialize};
@@ -55,23 +57,6 @@ pub mod meta_key {
     pub const LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
     pub const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
     pub const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
-}
-
-/// An icon (2025-11-25+).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Icon {
-    /// An `https:` or `data:` URI.
-    pub src: String,
-    /// MIME type.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mime_type: Option<String>,
-    /// Sizes such as `"48x48"` or `"any"`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sizes: Option<Vec<String>>,
-    /// `"light"` or `"dark"`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub theme: Option<String>,
 }
 
 /// Who a peer is (`serverInfo` / `clientInfo`).

@@ -12,7 +12,7 @@ use std::time::Instant;
 
 use serde_json::{Map, Value};
 
-use super::Admitted;
+use super::work::Admitted;
 use crate::jsonrpc::{IdMap, RequestId};
 use crate::mcp::{ClientCapabilities, LogLevel, ProtocolVersion};
 

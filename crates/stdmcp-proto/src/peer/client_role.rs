@@ -7,31 +7,11 @@ use std::time::Instant;
 
 use serde_json::{json, Map, Value};
 
-use super::{Effect, Peer};
+use super::effect::Effect;
+use super::front::Peer;
+use super::outbound::{ClientEra, Outbound};
 use crate::jsonrpc::{self, ErrorObject, Incoming, Message, RequestId, Response};
-use crate::mcp::{meta_key, method, Implementation, ProtocolVersion};
-
-/// How a client frames its requests.
-#[derive(Clone, Debug, PartialEq)]
-pub enum ClientEra {
-    /// Handshake era: the caller sends `initialize` itself; requests carry no era `_meta`.
-    Handshake,
-    /// 2026-07-28: every request carries the version, capabilities and client info in `_meta`.
-    Stateless {
-        /// The revision asked for.
-        version: ProtocolVersion,
-        /// The client's capabilities.
-        capabilities: Value,
-        /// Who the client is.
-        client_info: Implementation,
-    },
-}
-
-#[derive(Debug)]
-pub(super) struct Outbound {
-    pub cancelled: bool,
-    pub progress_token: Option<Value>,
-}
+use crate::mcp::{meta_key, method};
 
 impl Peer {
     /// Sets how requests are framed into eras (client role).

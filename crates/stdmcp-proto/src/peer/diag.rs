@@ -65,8 +65,8 @@ impl Diagnostics {
 /// wanted, formatting the message only then.
 macro_rules! note {
     ($peer:expr, $level:ident, $($arg:tt)*) => {
-        if $peer.diagnostics.wants($crate::peer::Level::$level) {
-            $peer.diagnostics.push($crate::peer::Level::$level, format!($($arg)*));
+        if $peer.diagnostics.wants($crate::peer::diag::Level::$level) {
+            $peer.diagnostics.push($crate::peer::diag::Level::$level, format!($($arg)*));
         }
     };
 }

@@ -12,7 +12,7 @@ use serde_json::{json, Map, Value};
 use stdmcp::jsonrpc::ErrorObject;
 use stdmcp::mcp::{GetPromptResult, Prompt, PromptMessage};
 use stdmcp::InputRequest;
-use stdmcp::{CallToolResult, Content, Ctx, Server, ToolDef, ToolError};
+use stdmcp::{CallToolResult, Content, Ctx, Server, ToolDef, ToolError, ToolResult};
 
 fn elicit(key: &str, message: &str, field: &str, kind: &str) -> InputRequest {
     InputRequest {
@@ -83,19 +83,48 @@ fn get<'a>(answers: &'a Map<String, Value>, key: &str) -> &'a Value {
 }
 
 pub(crate) fn tools(server: Server) -> Server {
-    server
-        .tool(
-            ToolDef::new(
-                "test_roots",
-                "Lists the client's roots",
-                no_args(),
-                |ctx, _| {
-                    let r = ctx.list_roots().map_err(|e| ToolError::msg(e.message))?;
-                    Ok(CallToolResult::text(format!("Roots: {}", r["roots"])))
-                },
-            )
-            .requires("roots"),
+    one_round_tools(server.tool(roots_tool()))
+        .tool(ToolDef::new(
+            "test_input_required_result_multi_round",
+            "Asks twice, one round after the other",
+            no_args(),
+            multi_round,
+        ))
+        .tool(ToolDef::new(
+            "test_input_required_result_capabilities",
+            "Asks only what the request's client capabilities allow",
+            no_args(),
+            capabilities_asked,
+        ))
+        .prompt(
+            Prompt {
+                name: "test_input_required_result_prompt".into(),
+                title: None,
+                description: Some("A prompt that asks the user for context first".into()),
+                arguments: None,
+                icons: None,
+            },
+            prompt,
         )
+}
+
+/// `roots/list`, through the client's capability (both eras).
+fn roots_tool() -> ToolDef {
+    ToolDef::new(
+        "test_roots",
+        "Lists the client's roots",
+        no_args(),
+        |ctx, _| {
+            let r = ctx.list_roots().map_err(|e| ToolError::msg(e.message))?;
+            Ok(CallToolResult::text(format!("Roots: {}", r["roots"])))
+        },
+    )
+    .requires("roots")
+}
+
+/// The tools that ask in one round (the suite's fixed keys).
+fn one_round_tools(server: Server) -> Server {
+    server
         .tool(ask_tool(
             "test_input_required_result_elicitation",
             || vec![elicit("user_name", "What is your name?", "name", "string")],
@@ -150,67 +179,51 @@ pub(crate) fn tools(server: Server) -> Server {
                 parts.join(", ")
             },
         ))
-        .tool(ToolDef::new(
-            "test_input_required_result_multi_round",
-            "Asks twice, one round after the other",
-            no_args(),
-            |ctx, _| {
-                let step = |r| ctx.ask(vec![r]).map_err(|e| ToolError::msg(e.message));
-                let a = step(elicit(
-                    "step1",
-                    "Step 1: What is your name?",
-                    "name",
-                    "string",
-                ))?;
-                let b = step(elicit(
-                    "step2",
-                    "Step 2: What is your favorite color?",
-                    "color",
-                    "string",
-                ))?;
-                Ok(CallToolResult::text(format!(
-                    "step1={}, step2={}",
-                    said(get(&a, "step1")),
-                    said(get(&b, "step2"))
-                )))
-            },
-        ))
-        .tool(ToolDef::new(
-            "test_input_required_result_capabilities",
-            "Asks only what the request's client capabilities allow",
-            no_args(),
-            |ctx, _| {
-                let caps = ctx.client_capabilities();
-                let mut asks = Vec::new();
-                if caps.has("elicitation") {
-                    asks.push(elicit("user_name", "What is your name?", "name", "string"));
-                }
-                if caps.has("sampling") {
-                    asks.push(sample("greeting", "Generate a greeting", 50));
-                }
-                if asks.is_empty() {
-                    return Ok(CallToolResult::text(
-                        "nothing to ask: no capability declared",
-                    ));
-                }
-                let a = ctx.ask(asks).map_err(|e| ToolError::msg(e.message))?;
-                let keys: Vec<&str> = a.keys().map(String::as_str).collect();
-                Ok(CallToolResult::text(format!(
-                    "answered: {}",
-                    keys.join(", ")
-                )))
-            },
-        ))
-        .prompt(
-            Prompt {
-                name: "test_input_required_result_prompt".into(),
-                title: None,
-                description: Some("A prompt that asks the user for context first".into()),
-                arguments: None,
-                icons: None,
-            },
-            prompt,
-        )
+}
+
+/// Asks twice, one round after the other.
+fn multi_round(ctx: &Ctx, _: Value) -> ToolResult {
+    let step = |r| ctx.ask(vec![r]).map_err(|e| ToolError::msg(e.message));
+    let a = step(elicit(
+        "step1",
+        "Step 1: What is your name?",
+        "name",
+        "string",
+    ))?;
+    let b = step(elicit(
+        "step2",
+        "Step 2: What is your favorite color?",
+        "color",
+        "string",
+    ))?;
+    Ok(CallToolResult::text(format!(
+        "step1={}, step2={}",
+        said(get(&a, "step1")),
+        said(get(&b, "step2"))
+    )))
+}
+
+/// Asks only what the request's client capabilities allow.
+fn capabilities_asked(ctx: &Ctx, _: Value) -> ToolResult {
+    let caps = ctx.client_capabilities();
+    let mut asks = Vec::new();
+    if caps.has("elicitation") {
+        asks.push(elicit("user_name", "What is your name?", "name", "string"));
+    }
+    if caps.has("sampling") {
+        asks.push(sample("greeting", "Generate a greeting", 50));
+    }
+    if asks.is_empty() {
+        return Ok(CallToolResult::text(
+            "nothing to ask: no capability declared",
+        ));
+    }
+    let a = ctx.ask(asks).map_err(|e| ToolError::msg(e.message))?;
+    let keys: Vec<&str> = a.keys().map(String::as_str).collect();
+    Ok(CallToolResult::text(format!(
+        "answered: {}",
+        keys.join(", ")
+    )))
 }
 
 fn prompt(ctx: &Ctx, _: &Map<String, Value>) -> Result<GetPromptResult, ErrorObject> {

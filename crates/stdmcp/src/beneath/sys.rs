@@ -1,13 +1,11 @@
 //! The system calls under [`Dir`]: `openat`, `openat2` with `RESOLVE_BENEATH`, reading a
 //! directory's names, and the entry operations of a replace (`lstat`, rename, unlink).
 
-use std::ffi::OsStr;
+use std::ffi::{OsStr, OsString};
 use std::fs::{File, Metadata};
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
-
-use super::{Dir, Names};
 
 pub(super) fn openat2_missing(e: &io::Error) -> bool {
     // ENOSYS: an older kernel; EPERM: a seccomp filter that does not know it; E2BIG/EINVAL:
@@ -101,10 +99,10 @@ pub(super) fn effective_uid() -> u32 {
     unsafe { libc::geteuid() }
 }
 
-/// Reads the names of the directory open on `fd` (which it takes): `max` kept, the rest
-/// counted.
+/// Reads the names of the directory open on `fd` (which it takes): at most `max` kept, and
+/// how many more there were.
 #[allow(unsafe_code)]
-pub(super) fn read_names(fd: OwnedFd, max: usize) -> io::Result<Names> {
+pub(super) fn read_names(fd: OwnedFd, max: usize) -> io::Result<(Vec<OsString>, usize)> {
     use std::os::fd::IntoRawFd;
     let raw = fd.into_raw_fd();
     // SAFETY: fdopendir takes ownership of `raw` (a directory descriptor we own) on success.
@@ -115,7 +113,7 @@ pub(super) fn read_names(fd: OwnedFd, max: usize) -> io::Result<Names> {
         drop(unsafe { OwnedFd::from_raw_fd(raw) });
         return Err(e);
     }
-    let mut names = Names::default();
+    let (mut names, mut left_out) = (Vec::new(), 0);
     let result = loop {
         // errno is reset so that the end (NULL, errno untouched) and an error can be told apart.
         // SAFETY: __errno_location is the calling thread's errno.
@@ -137,46 +135,44 @@ pub(super) fn read_names(fd: OwnedFd, max: usize) -> io::Result<Names> {
         if b == b"." || b == b".." {
             continue;
         }
-        if names.names.len() < max {
-            names.names.push(OsStr::from_bytes(b).to_owned());
+        if names.len() < max {
+            names.push(OsStr::from_bytes(b).to_owned());
         } else {
-            names.left_out += 1;
+            left_out += 1;
         }
     };
     // SAFETY: `dir` is open and closed exactly once, here (closing its descriptor too).
     unsafe { libc::closedir(dir) };
-    result.map(|()| names)
+    result.map(|()| (names, left_out))
 }
 
-impl Dir {
-    /// `lstat` of `name` in this directory (`None`: it does not exist).
-    #[allow(unsafe_code)]
-    pub(super) fn stat_nofollow(&self, name: &std::ffi::CStr) -> io::Result<Option<Metadata>> {
-        // The metadata comes through a descriptor: `O_PATH | O_NOFOLLOW` opens the entry
-        // itself (a symlink too) without reading or blocking.
-        let flags = libc::O_PATH | libc::O_NOFOLLOW | libc::O_CLOEXEC;
-        match openat(self.fd.as_raw_fd(), name, flags) {
-            Ok(fd) => File::from(fd).metadata().map(Some),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(e),
-        }
+/// `lstat` of `name` in the directory open on `dir` (`None`: it does not exist).
+pub(super) fn stat_nofollow(dir: RawFd, name: &std::ffi::CStr) -> io::Result<Option<Metadata>> {
+    // The metadata comes through a descriptor: `O_PATH | O_NOFOLLOW` opens the entry
+    // itself (a symlink too) without reading or blocking.
+    let flags = libc::O_PATH | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+    match openat(dir, name, flags) {
+        Ok(fd) => File::from(fd).metadata().map(Some),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
     }
+}
 
-    #[allow(unsafe_code)]
-    pub(super) fn rename(&self, from: &std::ffi::CStr, to: &std::ffi::CStr) -> io::Result<()> {
-        let fd = self.fd.as_raw_fd();
-        // SAFETY: both names are NUL-terminated and alive for the call; `fd` is held open.
-        if unsafe { libc::renameat(fd, from.as_ptr(), fd, to.as_ptr()) } == 0 {
-            Ok(())
-        } else {
-            Err(io::Error::last_os_error())
-        }
+/// Renames `from` to `to`, both in the directory open on `dir` (`renameat`).
+#[allow(unsafe_code)]
+pub(super) fn rename(dir: RawFd, from: &std::ffi::CStr, to: &std::ffi::CStr) -> io::Result<()> {
+    // SAFETY: both names are NUL-terminated and alive for the call; `dir` is held open.
+    if unsafe { libc::renameat(dir, from.as_ptr(), dir, to.as_ptr()) } == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
     }
+}
 
-    #[allow(unsafe_code)]
-    pub(super) fn unlink(&self, name: &std::ffi::CStr) {
-        // SAFETY: `name` is NUL-terminated and alive for the call; `fd` is held open. Best
-        // effort: the temporary file is ours, a failure leaves only it behind.
-        unsafe { libc::unlinkat(self.fd.as_raw_fd(), name.as_ptr(), 0) };
-    }
+/// Removes `name` from the directory open on `dir`, best effort (`unlinkat`).
+#[allow(unsafe_code)]
+pub(super) fn unlink(dir: RawFd, name: &std::ffi::CStr) {
+    // SAFETY: `name` is NUL-terminated and alive for the call; `dir` is held open. Best
+    // effort: the temporary file is ours, a failure leaves only it behind.
+    unsafe { libc::unlinkat(dir, name.as_ptr(), 0) };
 }

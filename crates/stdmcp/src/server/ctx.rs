@@ -6,12 +6,13 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Map, Value};
 
+use stdmcp_proto::jsonrpc::{ErrorObject, RequestId};
+use stdmcp_proto::mcp::{method, ClientCapabilities, LogLevel, ProtocolVersion};
+use stdmcp_proto::peer::{auto_key, capability_of, Asked, InputRequest};
+
 use super::dispatch::Shared;
 use crate::cancel::{CancelReason, CancelToken};
-use crate::jsonrpc::{ErrorObject, RequestId};
 use crate::mailbox::Mailbox;
-use crate::mcp::{method, ClientCapabilities, LogLevel, ProtocolVersion};
-use stdmcp_proto::peer::{auto_key, capability_of, Asked, InputRequest};
 
 /// The context of one call, handed to its handler on the worker thread.
 pub struct Ctx {

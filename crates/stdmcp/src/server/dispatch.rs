@@ -12,24 +12,23 @@
 //! or log and so take the lock themselves. Workers wait for room in the writer's queue after
 //! that too, never under the lock.
 
-use std::collections::HashMap;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Value};
+use serde_json::Value;
+use stdmcp_proto::framing::{Frame, FrameError};
+use stdmcp_proto::jsonrpc::{self, ErrorObject, IdMap, RequestId};
+use stdmcp_proto::peer::{self, Effect, Peer, Reply};
 
 use super::bell::Bell;
-
-use super::outbox::Outbox;
-use super::{Ctx, Handlers, Options, Pool};
+use super::diagnostics::log_diagnostics;
+use super::options::Options;
+use super::outbox::{self, Outbox};
+use super::pool::Pool;
+use super::status::StatusSlots;
 use crate::cancel::{CancelReason, CancelToken};
-use crate::jsonrpc::{ErrorObject, IdMap, RequestId};
 use crate::mailbox::Mailbox;
-use crate::mcp::template::match_template;
-use crate::mcp::{gate, CallToolResult, GetPromptResult, PromptMessage};
-use stdmcp_proto::peer::{self, Effect, Peer, Reply, Work};
 
 /// What the main thread waits for.
 #[derive(Debug)]
@@ -57,28 +56,16 @@ pub(super) struct State {
     fire: Vec<(CancelToken, CancelReason)>,
 }
 
-/// What a worker thread runs: a call the peer admitted ([`peer::Admitted`]), with its context.
-pub(crate) struct Admitted {
-    ctx: Ctx,
-    work: Work,
-    /// Slots of the concurrency limit it takes (for its start, if given back).
-    slots: usize,
-}
-
-impl Admitted {
-    /// The start it was made from, to give back to the peer.
-    fn into_start(self) -> peer::Admitted {
-        let Admitted { ctx, work, slots } = self;
-        peer::Admitted {
-            id: ctx.id,
-            work,
-            version: ctx.version,
-            wants_progress: ctx.wants_progress,
-            client_capabilities: ctx.client_capabilities,
-            deadline: ctx.deadline,
-            slots,
-        }
-    }
+/// What a worker thread runs: a call the peer admitted ([`peer::Admitted`]), with its cancel
+/// token and the dispatcher it reports to. The worker makes the handler's context of it
+/// (`worker.rs`).
+pub(super) struct Admitted {
+    /// The dispatcher the call reports its end to.
+    pub(super) shared: Arc<Shared>,
+    /// The call's cancel token, registered in [`State::tokens`].
+    pub(super) cancel: CancelToken,
+    /// The call as the peer admitted it: its start, to give back if no thread can run it.
+    pub(super) call: peer::Admitted,
 }
 
 /// How long the timer sleeps when nothing is due. Not until woken: a call that starts then
@@ -88,7 +75,7 @@ impl Admitted {
 /// thread woken per call (docs/bench.md, sessions under contention).
 const IDLE_WAKE: Duration = Duration::from_secs(5);
 
-pub(crate) struct Shared {
+pub(super) struct Shared {
     state: Mutex<State>,
     pub out: Outbox,
     pub events: Arc<Mailbox<Lifecycle>>,
@@ -98,11 +85,14 @@ pub(crate) struct Shared {
     /// deadlines, heartbeats or parked calls never does (cold start, docs/bench.md).
     timer_started: AtomicBool,
     pub pool: Pool<Admitted>,
-    pub handlers: Handlers,
+    /// What a worker thread does with an admitted call: runs its handler and reports its end
+    /// (`worker.rs`, with the server's handlers, given by the runtime).
+    work: Box<dyn Fn(Admitted) -> Option<Admitted> + Send + Sync>,
     /// The peer's catalog, for what needs it outside the lock (argument validation).
     catalog: Arc<peer::Catalog>,
-    /// The latest status line of each call, for the peer ([`Ctx::set_status`]).
-    status: super::status::StatusSlots,
+    /// The latest status line of each call, for the peer
+    /// ([`Ctx::set_status`](super::Ctx::set_status)).
+    status: StatusSlots,
 }
 
 impl Shared {
@@ -110,10 +100,10 @@ impl Shared {
         peer: Peer,
         out: Outbox,
         events: Arc<Mailbox<Lifecycle>>,
-        handlers: Handlers,
-        options: Options,
+        work: impl Fn(Admitted) -> Option<Admitted> + Send + Sync + 'static,
+        options: &Options,
     ) -> Shared {
-        let pool = Pool::new(work, options.worker_keep_alive, options.worker_stack);
+        let pool = Pool::new(run, options.worker_keep_alive, options.worker_stack);
         Shared {
             catalog: peer.catalog().clone(),
             status: Default::default(),
@@ -132,7 +122,7 @@ impl Shared {
             timer: Bell::default(),
             timer_started: AtomicBool::new(false),
             pool,
-            handlers,
+            work: Box::new(work),
         }
     }
 
@@ -172,7 +162,7 @@ impl Shared {
         let mut kept = None;
         for (call, refusal) in submitted {
             if let Some(why) = refusal {
-                self.refuse(&call.ctx.id, call.ctx.wants_progress, &why);
+                self.refuse(&call.call.id, call.call.wants_progress, &why);
                 continue;
             }
             match self.pool.submit(call) {
@@ -192,13 +182,13 @@ impl Shared {
     fn start_refused(self: &Arc<Self>, a: Admitted, e: &std::io::Error) {
         log::warn!(
             "cannot start a worker thread for request {} ({e})",
-            a.ctx.id
+            a.call.id
         );
-        let (id, wants_progress) = (a.ctx.id.clone(), a.ctx.wants_progress);
+        let (id, wants_progress) = (a.call.id.clone(), a.call.wants_progress);
         let mut st = self.lock();
         st.tokens.remove(&id);
         st.peer
-            .start_refused(Instant::now(), a.into_start(), &e.to_string());
+            .start_refused(Instant::now(), a.call, &e.to_string());
         self.apply(&mut st);
         if wants_progress {
             self.out.end_progress(&id);
@@ -257,7 +247,7 @@ impl Shared {
                 Effect::Request(r) => log::debug!("request {} ignored", r.method),
             }
         }
-        super::diagnostics::log_diagnostics(&mut st.peer);
+        log_diagnostics(&mut st.peer);
     }
 
     /// Wakes the timer thread so that it recomputes its next deadline; the first wake
@@ -308,22 +298,13 @@ impl Shared {
                 log::warn!("request {}: no heartbeats (no timer thread)", call.id);
             }
         }
-        let ctx = Ctx {
-            shared: self.clone(),
-            id: call.id,
-            cancel: token,
-            deadline,
-            version: call.version,
-            wants_progress: call.wants_progress,
-            client_capabilities: call.client_capabilities,
-        };
         // Submitted by `release` after the lock is let go; the token is registered already,
         // so a cancel that arrives first is seen when the work starts.
         st.submitted.push((
             Admitted {
-                ctx,
-                work: call.work,
-                slots: call.slots,
+                shared: self.clone(),
+                cancel: token,
+                call,
             },
             refusal,
         ));
@@ -344,7 +325,7 @@ impl Shared {
     /// work until the client reads.
     /// Returns a call the peer admitted meanwhile that no new thread could be started for,
     /// for this worker to run next.
-    fn finish(
+    pub(super) fn finish(
         self: &Arc<Self>,
         id: &RequestId,
         outcome: Reply,
@@ -380,7 +361,7 @@ impl Shared {
     /// sleeps until the next one (the peer's next timeout), at most [`IDLE_WAKE`], or until
     /// woken. Started by the first wake ([`Shared::wake_timer`]); ends once serving stopped.
     fn run_timer(self: Arc<Self>) {
-        super::outbox::never_wait_on_this_thread();
+        outbox::never_wait_on_this_thread();
         loop {
             let (next, stopped) = {
                 let st = self.lock();
@@ -398,10 +379,7 @@ impl Shared {
     }
 
     /// Handles frames from the reader under one lock.
-    pub(super) fn handle_frames(
-        self: &Arc<Self>,
-        frames: Vec<Result<stdmcp_proto::framing::Frame, stdmcp_proto::framing::FrameError>>,
-    ) {
+    pub(super) fn handle_frames(self: &Arc<Self>, frames: Vec<Result<Frame, FrameError>>) {
         // Parsing and the schema checks of tool arguments need no state: they happen before
         // the lock is taken.
         let parsed: Vec<_> = frames
@@ -411,7 +389,7 @@ impl Shared {
                     if log::log_enabled!(log::Level::Trace) {
                         log::trace!("< {}", String::from_utf8_lossy(&frame.body));
                     }
-                    let parsed = crate::jsonrpc::parse(&frame.body);
+                    let parsed = jsonrpc::parse(&frame.body);
                     let checks = match &parsed {
                         Ok(incoming) => self.catalog.check_arguments(incoming),
                         Err(_) => Default::default(),
@@ -467,104 +445,10 @@ impl Shared {
     }
 }
 
-/// Runs an admitted call on a worker thread and reports its end; returns the call this thread
-/// runs next, if the pool could start no thread for one admitted meanwhile.
-fn work(a: Admitted) -> Option<Admitted> {
-    let Admitted { ctx, work, .. } = a;
-    // Cancelled between its start and this worker's: never answered, nothing is run. (A
-    // deadline that passed meanwhile is the handler's to answer: it timed out.)
-    let reason = ctx.cancel.is_cancelled().then(|| ctx.cancel.reason());
-    let outcome = match reason {
-        Some(Some(CancelReason::Client | CancelReason::Shutdown)) => {
-            Reply::Error(ErrorObject::internal("cancelled before it started"))
-        }
-        _ => run(&ctx, work),
-    };
-    ctx.shared.finish(&ctx.id, outcome, ctx.wants_progress)
-}
-
-/// Runs one piece of work on the worker thread; a panic becomes an error for this call only.
-fn run(ctx: &Ctx, work: Work) -> Reply {
-    let handlers = &ctx.shared.handlers;
-    let result = catch_unwind(AssertUnwindSafe(|| match work {
-        Work::CallTool { tool, arguments } => match handlers.tools.get(tool) {
-            Some(handler) => {
-                Reply::Tool(handler(ctx, arguments).unwrap_or_else(|e| CallToolResult::error(e.0)))
-            }
-            None => Reply::Error(ErrorObject::internal("no handler for this tool")),
-        },
-        Work::GetPrompt { prompt, arguments } => match handlers.prompts.get(prompt) {
-            Some(handler) => match handler(ctx, &arguments) {
-                Ok(r) => prompt_value(r, ctx),
-                Err(e) => Reply::Error(e),
-            },
-            None => Reply::Error(ErrorObject::internal("no handler for this prompt")),
-        },
-        Work::ReadResource { uri } => read_resource(ctx, &uri),
-        Work::Complete { params } => {
-            let values = match &handlers.complete {
-                Some(c) => c(ctx, &params),
-                None => Ok(Vec::new()),
-            };
-            match values {
-                Ok(mut v) => {
-                    let total = v.len();
-                    v.truncate(100);
-                    Reply::Value(
-                        json!({"completion": {"values": v, "total": total, "hasMore": total > 100}}),
-                    )
-                }
-                Err(e) => Reply::Error(e),
-            }
-        }
-    }));
-    result.unwrap_or_else(|panic| {
-        let what = panic
-            .downcast_ref::<&str>()
-            .map(|s| (*s).to_owned())
-            .or_else(|| panic.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "unknown panic".into());
-        log::error!("handler for request {} panicked: {what}", ctx.id);
-        Reply::Error(ErrorObject::internal(format!(
-            "Internal error: the handler panicked: {what}"
-        )))
-    })
-}
-
-fn prompt_value(r: GetPromptResult, ctx: &Ctx) -> Reply {
-    let messages: Vec<PromptMessage> = r
-        .messages
-        .into_iter()
-        .map(|m| PromptMessage {
-            role: m.role,
-            content: gate::content(m.content, ctx.version),
-        })
-        .collect();
-    let r = GetPromptResult {
-        description: r.description,
-        messages,
-    };
-    match serde_json::to_value(r) {
-        Ok(v) => Reply::Value(v),
-        Err(e) => Reply::Error(ErrorObject::internal(e.to_string())),
-    }
-}
-
-fn read_resource(ctx: &Ctx, uri: &str) -> Reply {
-    let handlers = &ctx.shared.handlers;
-    let found = match handlers.resources.get(uri) {
-        Some(entry) => Some((entry.read.clone(), HashMap::new())),
-        None => handlers
-            .templates
-            .iter()
-            .find_map(|t| match_template(&t.template, uri).map(|vars| (t.read.clone(), vars))),
-    };
-    let Some((read, vars)) = found else {
-        return Reply::NotFound(uri.to_owned());
-    };
-    match read(ctx, uri, &vars) {
-        Ok(contents) if contents.is_empty() => Reply::NotFound(uri.to_owned()),
-        Ok(contents) => Reply::Value(json!({ "contents": contents })),
-        Err(e) => Reply::Error(e),
-    }
+/// What the pool's threads run: the work the runtime gave the dispatcher ([`Shared::new`]),
+/// which returns the call this thread runs next, if the pool could start no thread for one
+/// admitted meanwhile.
+fn run(a: Admitted) -> Option<Admitted> {
+    let shared = Arc::clone(&a.shared);
+    (shared.work)(a)
 }

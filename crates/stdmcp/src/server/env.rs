@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use super::Options;
+use super::options::Options;
 
 impl Options {
     /// These options, overridden by `STDMCP_HEARTBEAT_MS`, `STDMCP_DRAIN_MS`, `STDMCP_ERA`

@@ -19,8 +19,9 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::thread::{self, Thread};
 
+use stdmcp_proto::jsonrpc::{IdMap, RequestId};
+
 use crate::cancel::CancelToken;
-use crate::jsonrpc::{IdMap, RequestId};
 
 struct Item {
     bytes: Vec<u8>,

@@ -8,12 +8,16 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use super::dispatch::{Lifecycle, Shared};
-use super::outbox::{outbox, Inbox};
-use super::Server;
-use crate::mailbox::{Closing, Mailbox, NoMessage};
 use stdmcp_proto::framing::{self, FrameDecoder};
-use stdmcp_proto::peer::{self, Peer};
+use stdmcp_proto::peer::{self, Catalog, Peer};
+
+use super::diagnostics::diagnostics_level;
+use super::dispatch::{Lifecycle, Shared};
+use super::handlers::Handlers;
+use super::options::Options;
+use super::outbox::{self, outbox, Inbox, Outbox};
+use super::worker;
+use crate::mailbox::{Closing, Mailbox, NoMessage};
 
 const READ_CHUNK: usize = 64 * 1024;
 /// Bytes the writer takes from its queue at a time.
@@ -29,14 +33,17 @@ const READER_ROOM: usize = 2;
 /// of `tools/list`) cannot overshoot the bound by much.
 const FRAMES_PER_LOCK: usize = 64;
 
+/// Serves `catalog` with `handlers` on `input` and `output` until the connection ends (see
+/// [`super::Server::serve`]); runs `on_shutdown` once the calls were drained or cancelled.
 pub(super) fn serve(
-    server: Server,
+    mut catalog: Catalog,
+    handlers: Handlers,
+    options: Options,
+    on_shutdown: Vec<Box<dyn FnOnce() + Send>>,
     input: Box<dyn Read + Send>,
     output: Box<dyn Write + Send>,
     signals: bool,
 ) -> ExitCode {
-    let options = server.options.clone();
-    let on_shutdown = server.shutdown;
     let mut config = peer::Config::default();
     config.heartbeat = options.heartbeat;
     config.max_running = options.max_concurrent_calls.max(1);
@@ -47,8 +54,7 @@ pub(super) fn serve(
     config.job_retention = options.job_retention;
     config.fill_random = crate::random::kernel_random;
     config.wall_origin = Some((Instant::now(), std::time::SystemTime::now()));
-    config.diagnostics = super::diagnostics::diagnostics_level();
-    let mut catalog = server.catalog;
+    config.diagnostics = diagnostics_level();
     if let Err(e) = catalog.add_job_tools() {
         log::error!("no job tools: {e}");
     }
@@ -59,8 +65,8 @@ pub(super) fn serve(
         peer,
         out_tx.clone(),
         Arc::clone(&events),
-        server.handlers,
-        options.clone(),
+        move |call| worker::work(&handlers, call),
+        &options,
     ));
 
     // Closed when the writer's thread ends: it wrote everything, or it panicked.
@@ -83,7 +89,7 @@ pub(super) fn serve(
     }
 
     // Cancel hooks fired by the shutdown sequence run on this thread: never wait for room.
-    super::outbox::never_wait_on_this_thread();
+    outbox::never_wait_on_this_thread();
     let code = shutdown(&shared, &events, &options);
     on_shutdown.into_iter().for_each(|f| f());
     shared.stop_timer();
@@ -95,7 +101,7 @@ pub(super) fn serve(
 /// Waits for the writer to write everything queued, as long as the client keeps reading:
 /// it gives up only when no byte was accepted for `stall`. (Then the process exits, perhaps
 /// in the middle of a frame: a client that stopped reading for that long has gone.)
-fn flush(out: &super::outbox::Outbox, written: &Mailbox<()>, stall: Duration) {
+fn flush(out: &Outbox, written: &Mailbox<()>, stall: Duration) {
     let mut seen = out.written();
     loop {
         match written.recv_until(Some(Instant::now() + stall)) {
@@ -125,11 +131,7 @@ fn spawn(name: &str, f: impl FnOnce() + Send + 'static) {
 /// Waits for the end of the connection and winds down: stdin EOF, SIGTERM and SIGHUP drain
 /// calls in flight for `options.drain`, then cancel the rest and wait for them to stop;
 /// SIGINT cancels everything at once and exits 130; a closed stdout cancels and exits 0.
-fn shutdown(
-    shared: &Arc<Shared>,
-    events: &Mailbox<Lifecycle>,
-    options: &super::Options,
-) -> ExitCode {
+fn shutdown(shared: &Arc<Shared>, events: &Mailbox<Lifecycle>, options: &Options) -> ExitCode {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
     let first = loop {
         match events.recv_until(None) {
@@ -191,7 +193,7 @@ fn reader(
     events: &Mailbox<Lifecycle>,
     max_frame_len: usize,
 ) {
-    super::outbox::never_wait_on_this_thread();
+    outbox::never_wait_on_this_thread();
     let mut decoder = FrameDecoder::new(max_frame_len);
     let read = framing::read_frames(&mut *input, &mut decoder, |frames| {
         loop {

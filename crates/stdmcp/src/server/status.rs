@@ -7,9 +7,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
-use crate::jsonrpc::{IdMap, RequestId};
-use crate::sync::lock;
+use stdmcp_proto::jsonrpc::{IdMap, RequestId};
 use stdmcp_proto::peer::Peer;
+
+use crate::sync::lock;
 
 /// The slots of the calls that set a line since the peer last saw them.
 #[derive(Default)]

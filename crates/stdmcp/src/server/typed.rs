@@ -3,7 +3,9 @@
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::{Ctx, ToolDef, ToolError, ToolResult};
+use super::ctx::Ctx;
+use super::handlers::{ToolError, ToolResult};
+use super::tool::ToolDef;
 
 impl ToolDef {
     /// Like [`ToolDef::new`], with the arguments deserialized into `T` first. Arguments that

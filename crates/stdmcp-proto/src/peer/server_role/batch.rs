@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use crate::jsonrpc::{self, ErrorObject, Message, RequestId};
 use crate::mcp::{method, ProtocolVersion};
-use crate::peer::Peer;
+use crate::peer::front::Peer;
 
 impl Peer {
     pub(in crate::peer) fn server_batch(

@@ -11,21 +11,10 @@ use crate::human;
 use crate::jsonrpc::{ErrorCode, ErrorObject, RequestId};
 use crate::mcp::{self, gate, method, CallToolResult, LogLevel, ProgressParams};
 use crate::peer::call::{CallState, Inflight};
+use crate::peer::effect::Effect;
+use crate::peer::front::Peer;
 use crate::peer::timers::Kind;
-use crate::peer::{Effect, Peer};
-
-/// How the work of a request ended.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Reply {
-    /// A tool result.
-    Tool(CallToolResult),
-    /// A finished result object (prompt, resource contents, completion).
-    Value(Value),
-    /// The resource asked for does not exist (-32002 before 2026-07-28, -32602 after).
-    NotFound(String),
-    /// A JSON-RPC error.
-    Error(ErrorObject),
-}
+use crate::peer::work::Reply;
 
 impl Peer {
     /// Reports the end of a request's work (server role). Nothing is sent when the request
@@ -347,7 +336,7 @@ impl Peer {
                 "it was still waiting for a worker thread when its deadline passed (none \
                  could be started: {why})"
             );
-            self.answer(now, call, Reply::Error(crate::peer::refusal(&why)));
+            self.answer(now, call, Reply::Error(crate::peer::front::refusal(&why)));
             return self.start_admitted(starts);
         }
         let tool = call

@@ -5,21 +5,10 @@
 use serde_json::{json, Value};
 
 use crate::jsonrpc::{ErrorObject, Request};
-use crate::mcp::{gate, ClientCapabilities, InitializeResult, LogLevel, ProtocolVersion};
-use crate::peer::subscriptions::Subscriptions;
+use crate::mcp::{gate, ClientCapabilities, InitializeResult, ProtocolVersion};
+use crate::peer::connection::Handshake;
+use crate::peer::front::Peer;
 use crate::peer::terms::TASKS_EXTENSION;
-use crate::peer::Peer;
-
-/// A handshake-era connection (MCP 2025-11-25, Lifecycle).
-#[derive(Debug)]
-pub(in crate::peer) struct Handshake {
-    pub version: ProtocolVersion,
-    pub initialized: bool,
-    pub log_level: Option<LogLevel>,
-    pub client_capabilities: ClientCapabilities,
-    /// What the client subscribed to (`resources/subscribe`).
-    pub subscriptions: Subscriptions,
-}
 
 impl Peer {
     pub(super) fn initialize(&mut self, req: Request) {

@@ -9,17 +9,17 @@ use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::{json, Value};
 
-use super::calls::Reply;
 use crate::jsonrpc::{ErrorObject, Request, RequestId};
 use crate::mcp::{gate, CallToolResult, ClientCapabilities, Content, ProgressParams};
 use crate::peer::call::CallState;
 use crate::peer::diag::note;
+use crate::peer::front::Peer;
 use crate::peer::jobs::{
     job_facts, push_line, Job, JobState, Wait, JOB_META, WAIT_DEFAULT, WAIT_MAX,
 };
 use crate::peer::terms::{declares_tasks, progress_token, Terms};
 use crate::peer::timers::Kind;
-use crate::peer::Peer;
+use crate::peer::work::Reply;
 
 impl Peer {
     /// The wall-clock time at `now`, from the clock reading taken with the configuration.

@@ -22,9 +22,6 @@ mod subscriptions;
 mod task_input;
 mod tasks;
 
-pub use calls::Reply;
-pub(super) use handshake::Handshake;
-
 use super::diag::note;
 use std::time::Instant;
 
@@ -33,8 +30,10 @@ use serde_json::{json, Map, Value};
 
 use super::arguments::validate_arguments;
 use super::call::Inflight;
+use super::effect::Effect;
+use super::front::Peer;
 use super::terms::{meta, progress_token, Terms};
-use super::{Admitted, Effect, Peer, Work};
+use super::work::{Admitted, Work};
 use crate::jsonrpc::{self, ErrorObject, Incoming, Message, Notification, Request, RequestId};
 use crate::mcp::{self, gate, meta_key, method, LogLevel, ProtocolVersion};
 

@@ -32,11 +32,12 @@ use serde_json::{json, Map, Value};
 
 use crate::jsonrpc::{ErrorObject, Request, RequestId, Response};
 use crate::peer::call::CallState;
+use crate::peer::effect::Effect;
+use crate::peer::front::Peer;
 use crate::peer::parking::{
     auto_key, check_requests, input_responses, target_of, Asked, InputRequest, Parked, NONCE_LEN,
 };
 use crate::peer::terms::{progress_token, Terms};
-use crate::peer::{Effect, Peer};
 
 impl Peer {
     /// The call a request id stands for: itself, or the call a retried request continues.

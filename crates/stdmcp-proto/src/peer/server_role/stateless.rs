@@ -10,8 +10,8 @@ use serde_json::{json, Map, Value};
 
 use crate::jsonrpc::{self, ErrorCode, ErrorObject, Request, RequestId};
 use crate::mcp::{meta_key, method, ClientCapabilities, ProtocolVersion};
+use crate::peer::front::Peer;
 use crate::peer::terms::{meta, Terms};
-use crate::peer::Peer;
 
 const REMOVED_IN_2026: [&str; 7] = [
     method::INITIALIZE,

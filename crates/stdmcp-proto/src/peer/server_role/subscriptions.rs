@@ -8,8 +8,8 @@ use serde_json::{json, Value};
 
 use crate::jsonrpc::{self, ErrorObject, Request};
 use crate::mcp::method;
+use crate::peer::front::Peer;
 use crate::peer::subscriptions::MAX_SUBSCRIPTIONS;
-use crate::peer::Peer;
 
 impl Peer {
     /// `resources/subscribe` and `resources/unsubscribe` (handshake era): a subscription to

@@ -13,10 +13,11 @@ use std::time::Instant;
 use serde_json::{Map, Value};
 
 use crate::jsonrpc::{ErrorObject, RequestId, Response};
+use crate::peer::effect::Effect;
+use crate::peer::front::Peer;
 use crate::peer::jobs::TaskInput;
 use crate::peer::parking::InputRequest;
 use crate::peer::parking::{auto_key, check_requests, input_responses, Asked};
-use crate::peer::{Effect, Peer};
 
 impl Peer {
     pub(in crate::peer) fn ask_for_task(

@@ -12,9 +12,9 @@ use serde_json::{json, Map, Value};
 use crate::jsonrpc::{ErrorCode, ErrorObject, Request};
 use crate::mcp::gate;
 use crate::mcp::timestamp::iso8601;
+use crate::peer::front::Peer;
 use crate::peer::jobs::JobState;
 use crate::peer::terms::{declares_tasks as declared, Terms, TASKS_EXTENSION};
-use crate::peer::Peer;
 
 /// How often a client should poll `tasks/get` (`pollIntervalMs`).
 pub(super) const POLL_INTERVAL: Duration = Duration::from_secs(1);

@@ -7,7 +7,9 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use super::*;
-use crate::mcp::{Implementation, Prompt, Resource, Tool};
+use crate::framing::{Frame, Framing};
+use crate::jsonrpc::{self, RequestId};
+use crate::mcp::{CallToolResult, Implementation, Prompt, Resource, Tool};
 
 mod admission;
 mod calls;
