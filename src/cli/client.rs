@@ -10,7 +10,7 @@ use stdmcp::client::{Client, ClientError, EraChoice, Event};
 use stdmcp::mcp::Implementation;
 use stdmcp::process::ServerProcess;
 
-use super::{emit, usage};
+use super::say::{arg_error, emit, usage};
 
 /// How long Ctrl-C waits for the server to settle after the cancel is sent.
 const SETTLE: Duration = Duration::from_millis(500);
@@ -51,7 +51,7 @@ fn parse(args: &[String]) -> Result<Opts, String> {
 /// The options before `--` (`--flag value` and `--flag=value` alike) and the positionals.
 fn parse_options(args: &[String], o: &mut Opts) -> Result<(), String> {
     use lexopt::prelude::*;
-    let err = super::arg_error("stdmcp");
+    let err = arg_error("stdmcp");
     let mut p = lexopt::Parser::from_args(args);
     while let Some(arg) = p.next().map_err(&err)? {
         match arg {

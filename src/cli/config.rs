@@ -5,6 +5,7 @@
 //! The document goes to stdout (JSON, TOML for Codex, and for Claude Code a `claude mcp add`
 //! line before the `.mcp.json` document); advice on where it goes and what it sets, to stderr.
 
+mod entry;
 mod install;
 mod toml;
 
@@ -15,9 +16,10 @@ use std::time::Duration;
 
 use crate::manifest;
 use crate::spec::Manifest;
-use serde_json::{json, Map, Value};
+use serde_json::json;
 
-use super::{emit, report, usage};
+use super::say::{arg_error, emit, report, usage, HELP};
+use entry::{json_entry, ClientApp, ServerEntry, Via};
 
 /// Variables Codex passes to a server from its own environment (openai/codex
 /// `codex-rs/rmcp-client/src/utils.rs`, `DEFAULT_ENV_VARS`); every other one is cleared
@@ -36,93 +38,6 @@ const SERVE_PASSES: &[&str] = &[
 /// server's deadline (a precise error) fires before the client gives up.
 const CLIENT_MARGIN: Duration = Duration::from_secs(10);
 
-/// The clients `config` knows.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum ClientApp {
-    ClaudeCode,
-    ClaudeDesktop,
-    Cursor,
-    VsCode,
-    Codex,
-    Gemini,
-    Windsurf,
-}
-
-impl ClientApp {
-    const ALL: [(&'static str, ClientApp); 7] = [
-        ("claude-code", ClientApp::ClaudeCode),
-        ("claude-desktop", ClientApp::ClaudeDesktop),
-        ("cursor", ClientApp::Cursor),
-        ("vscode", ClientApp::VsCode),
-        ("codex", ClientApp::Codex),
-        ("gemini", ClientApp::Gemini),
-        ("windsurf", ClientApp::Windsurf),
-    ];
-
-    fn parse(s: &str) -> Option<ClientApp> {
-        ClientApp::ALL
-            .iter()
-            .find(|(n, _)| *n == s)
-            .map(|(_, c)| *c)
-    }
-
-    /// The key that holds the servers in the client's JSON file.
-    fn servers_key(self) -> &'static str {
-        match self {
-            ClientApp::VsCode => "servers",
-            _ => "mcpServers",
-        }
-    }
-}
-
-/// How the client starts the server.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Via {
-    /// This binary, by its absolute path (the default).
-    Path,
-    /// `uvx stdmcp serve …`: the PyPI package, run by uv.
-    Uvx,
-    /// `npx -y stdmcp serve …`: the npm package, run by npm.
-    Npx,
-}
-
-impl Via {
-    fn parse(s: &str) -> Option<Via> {
-        match s {
-            "path" => Some(Via::Path),
-            "uvx" => Some(Via::Uvx),
-            "npx" => Some(Via::Npx),
-            _ => None,
-        }
-    }
-
-    /// The command and the arguments before `serve`.
-    fn launcher(self) -> Option<(&'static str, &'static [&'static str])> {
-        match self {
-            Via::Path => None,
-            Via::Uvx => Some(("uvx", &["stdmcp"])),
-            Via::Npx => Some(("npx", &["-y", "stdmcp"])),
-        }
-    }
-}
-
-/// What one client entry says, whatever the client's syntax.
-#[derive(Debug)]
-pub(super) struct ServerEntry {
-    pub name: String,
-    /// The running binary, absolute; or `uvx` or `npx` (`--via`).
-    pub command: PathBuf,
-    pub args: Vec<String>,
-    /// Variables set for the server (`STDMCP_ROOT` for the built-in manifest).
-    pub env: BTreeMap<String, String>,
-    /// Variables of the client's environment the server needs passed through.
-    pub pass_env: Vec<String>,
-    /// The longest tool deadline plus kill grace plus a margin, in whole seconds.
-    pub timeout_secs: u64,
-    /// What is served, for the notes.
-    pub serves: String,
-}
-
 struct ConfigRequest {
     client: ClientApp,
     name: Option<String>,
@@ -134,7 +49,7 @@ struct ConfigRequest {
 
 pub(super) fn config(args: &[String]) -> ExitCode {
     if args.iter().any(|a| a == "--help" || a == "-h") {
-        return emit(super::HELP);
+        return emit(HELP);
     }
     let req = match parse_args(args) {
         Ok(r) => r,
@@ -191,7 +106,7 @@ fn parse_args(args: &[String]) -> Result<ConfigRequest, String> {
 /// The options after the client (`--flag value` and `--flag=value` alike).
 fn parse_options(args: &[String], req: &mut ConfigRequest) -> Result<(), String> {
     use lexopt::prelude::*;
-    let err = super::arg_error("config");
+    let err = arg_error("config");
     let mut p = lexopt::Parser::from_args(args);
     while let Some(arg) = p.next().map_err(&err)? {
         match arg {
@@ -322,7 +237,7 @@ fn default_name(m: &Manifest) -> String {
 }
 
 /// The longest tool deadline plus its kill grace plus a margin, rounded up to seconds.
-pub(super) fn client_timeout(m: &Manifest) -> Duration {
+fn client_timeout(m: &Manifest) -> Duration {
     let longest = m
         .tools
         .iter()
@@ -346,25 +261,8 @@ fn pass_env(m: &Manifest) -> Vec<String> {
     names
 }
 
-/// The client's server entry as JSON (every client but Codex).
-pub(super) fn json_entry(client: ClientApp, e: &ServerEntry) -> Value {
-    let mut o = Map::new();
-    if client == ClientApp::VsCode {
-        o.insert("type".into(), json!("stdio"));
-    }
-    o.insert("command".into(), json!(e.command.display().to_string()));
-    o.insert("args".into(), json!(e.args));
-    if !e.env.is_empty() {
-        o.insert("env".into(), json!(e.env));
-    }
-    if client == ClientApp::Gemini {
-        o.insert("timeout".into(), json!(e.timeout_secs * 1000));
-    }
-    Value::Object(o)
-}
-
 /// The whole document for one client, as printed.
-pub(super) fn render(client: ClientApp, e: &ServerEntry) -> String {
+fn render(client: ClientApp, e: &ServerEntry) -> String {
     if client == ClientApp::Codex {
         return toml::codex_table(e);
     }

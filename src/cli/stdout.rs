@@ -5,7 +5,7 @@
 /// `stdmcp --help` (also `stdmcp serve --help`).
 #[allow(clippy::print_stdout)]
 pub(super) fn help() {
-    print!("{}", super::HELP);
+    print!("{}", super::say::HELP);
 }
 
 /// `stdmcp --version`.

@@ -15,7 +15,8 @@ use std::process::ExitCode;
 
 use serde_json::{Map, Value};
 
-use super::{json_entry, toml, ClientApp, ServerEntry};
+use super::entry::{json_entry, ClientApp, ServerEntry};
+use super::toml;
 
 /// The file `--install` edits: the user's file for the desktop apps and CLIs, the current
 /// project's for Claude Code (`.mcp.json`) and VS Code (`.vscode/mcp.json`).
@@ -54,7 +55,7 @@ pub(super) fn install(client: ClientApp, e: &ServerEntry) -> ExitCode {
         return ExitCode::from(2);
     };
     match install_at(client, e, &path) {
-        Ok(msg) => super::emit(&msg),
+        Ok(msg) => crate::cli::say::emit(&msg),
         Err(msg) => {
             eprintln!("stdmcp: {}: {msg}", path.display());
             ExitCode::from(2)

@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use super::ServerEntry;
+use super::entry::ServerEntry;
 
 /// The `[mcp_servers.NAME]` table for `~/.codex/config.toml`. `NAME` is a bare key (letters,
 /// digits, '-', '_'; `config` checks it).
