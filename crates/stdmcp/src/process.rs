@@ -38,6 +38,7 @@
 //! default) so a child that closes its stdin early yields EPIPE, not a signal.
 
 mod capture;
+pub mod confine;
 mod group;
 pub mod interactive;
 mod late_reap;
@@ -48,6 +49,7 @@ mod outcome;
 mod owned;
 pub mod private_dir;
 mod procfs;
+mod ruleset;
 mod run;
 mod server_process;
 mod signal;
