@@ -113,6 +113,8 @@ pub(crate) fn output_schema() -> Value {
             "timedOut": {"type": "boolean", "description": "The server-side deadline passed and the process group was killed"},
             "verdict": {"type": "string", "description": "The verdict read from the output by the tool's verdict rules (for a portfolio: the winner's), if any"},
             "callId": {"type": "string", "description": "The call's id: the output tool reads its complete stdout and stderr from the output spool"},
+            "confined": {"type": "boolean", "description": "The kernel (Landlock) enforced everything the tool's confinement rules ask; false with confine: off, or where the kernel cannot"},
+            "notConfined": {"type": "array", "items": {"type": "string"}, "description": "When confined is false: what was not enforced (filesystem, truncate, ioctl, network, signals, abstractUnixSockets)"},
             "truncated": {
                 "type": "object",
                 "description": "Bytes cut from the middle of each stream (0: nothing cut)",

@@ -388,6 +388,7 @@ fn tool(
             root: "root".into(),
             must_exist: true,
             kind: PathKind::Dir,
+            write: false,
         },
         required: true,
         default: None,
@@ -424,6 +425,7 @@ fn tool(
         logs: None,
         verdict: None,
         portfolio: Vec::new(),
+        confine: kind.confine.clone(),
     }
 }
 

@@ -294,6 +294,13 @@ impl Dir {
         })
     }
 
+    /// Opens `rel` beneath this directory `O_PATH`, whatever it is (nothing is opened for
+    /// reading or writing: no device driver, no FIFO sees it): a handle on the very place
+    /// checked, such as a Landlock rule takes. A symlink at the end is the symlink itself.
+    pub fn place(&self, rel: &Path) -> io::Result<OwnedFd> {
+        self.open_beneath(rel, libc::O_PATH)
+    }
+
     /// A path naming this very directory while it is open (`/proc/self/fd/N`), to start a
     /// child in where no code can run between fork and exec (`posix_spawn`): the child's
     /// `chdir` (where the descriptor is inherited and `/proc/self` is the child) follows it to
