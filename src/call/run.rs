@@ -319,7 +319,10 @@ fn held_cwd(
 
 /// `confined` (everything the tool's rules ask was enforced by the kernel) and, when it is
 /// false, `notConfined`: the parts that were not (README "Security model").
-pub(crate) fn confined_fields(structured: &mut serde_json::Value, report: &process::confine::Report) {
+pub(crate) fn confined_fields(
+    structured: &mut serde_json::Value,
+    report: &process::confine::Report,
+) {
     structured["confined"] = json!(report.confined());
     if !report.confined() {
         let parts: Vec<&str> = report.missing.iter().map(|p| p.name()).collect();

@@ -277,11 +277,7 @@ fn check(args: &[String]) -> ExitCode {
         };
         let _ = writeln!(out, "  root {name} = {}{write}", dir.display());
     }
-    let _ = writeln!(
-        out,
-        "  confinement: {}",
-        stdmcp::process::confine::kernel()
-    );
+    let _ = writeln!(out, "  confinement: {}", stdmcp::process::confine::kernel());
     out.push_str(&describe::manifest(&manifest));
     emit(&out)
 }
@@ -313,7 +309,9 @@ fn confinement([_, require, off]: &[usize; 3]) -> String {
     let kernel = stdmcp::process::confine::kernel();
     let mut s = kernel.describe();
     if *off > 0 {
-        s.push_str(&format!("; {off} unconfined by the manifest (confine: off)"));
+        s.push_str(&format!(
+            "; {off} unconfined by the manifest (confine: off)"
+        ));
     }
     if *require > 0 && kernel.used < stdmcp::process::confine::NEWEST_ABI {
         s.push_str(&format!(

@@ -31,7 +31,10 @@ pub(super) fn declared(o: &Obj<'_>, errs: &mut Errors) -> Declared {
         let list = o.strings(key, errs);
         for (i, p) in list.iter().enumerate() {
             if p.is_empty() || p.contains('\0') {
-                errs.add(&format!("{}[{i}]", o.at(key)), "must be a path (not empty, no NUL)");
+                errs.add(
+                    &format!("{}[{i}]", o.at(key)),
+                    "must be a path (not empty, no NUL)",
+                );
             }
         }
         list
@@ -60,7 +63,11 @@ fn network(o: &Obj<'_>, errs: &mut Errors) -> Option<Network> {
         Value::Array(items) => {
             let ports: Option<Vec<u16>> = items
                 .iter()
-                .map(|v| v.as_u64().and_then(|n| u16::try_from(n).ok()).filter(|&n| n > 0))
+                .map(|v| {
+                    v.as_u64()
+                        .and_then(|n| u16::try_from(n).ok())
+                        .filter(|&n| n > 0)
+                })
                 .collect();
             match ports {
                 Some(p) => Some(Network::Ports(p)),
@@ -79,7 +86,11 @@ pub(super) fn roots(
     errs: &mut Errors,
 ) -> (BTreeMap<String, PathBuf>, BTreeSet<String>) {
     let (mut roots, mut writable) = (BTreeMap::new(), BTreeSet::new());
-    let Some(o) = top.map.get("roots").and_then(|v| Obj::new(v, "roots", errs)) else {
+    let Some(o) = top
+        .map
+        .get("roots")
+        .and_then(|v| Obj::new(v, "roots", errs))
+    else {
         return (roots, writable);
     };
     for (name, v) in o.map {
@@ -87,16 +98,23 @@ pub(super) fn roots(
         let dir = match v {
             Value::String(dir) => dir.clone(),
             Value::Object(_) => {
-                let Some(r) = Obj::new(v, &at, errs) else { continue };
+                let Some(r) = Obj::new(v, &at, errs) else {
+                    continue;
+                };
                 r.only(&["path", "write"], errs);
                 if r.boolean("write", errs).unwrap_or(false) {
                     writable.insert(name.clone());
                 }
-                let Some(dir) = r.required_string("path", errs) else { continue };
+                let Some(dir) = r.required_string("path", errs) else {
+                    continue;
+                };
                 dir
             }
             _ => {
-                errs.add(&at, "must be a directory path (a string) or {\"path\": …, \"write\": true}");
+                errs.add(
+                    &at,
+                    "must be a directory path (a string) or {\"path\": …, \"write\": true}",
+                );
                 continue;
             }
         };
@@ -124,12 +142,20 @@ pub(super) struct Subject<'a> {
 }
 
 /// The rules of `o` (a tool or session kind) over the defaults' for `subject`.
-pub(super) fn rules(o: &Obj<'_>, scope: Scope<'_>, subject: &Subject<'_>, errs: &mut Errors) -> Rules {
+pub(super) fn rules(
+    o: &Obj<'_>,
+    scope: Scope<'_>,
+    subject: &Subject<'_>,
+    errs: &mut Errors,
+) -> Rules {
     let own = declared(o, errs);
     let d = &scope.defaults.confine;
     let mut rules = Rules {
         mode: own.mode.or(d.mode).unwrap_or_default(),
-        network: own.network.or_else(|| d.network.clone()).unwrap_or_default(),
+        network: own
+            .network
+            .or_else(|| d.network.clone())
+            .unwrap_or_default(),
         ..Rules::default()
     };
     let mut read_exec = d.readable.clone();
@@ -152,7 +178,9 @@ pub(super) fn rules(o: &Obj<'_>, scope: Scope<'_>, subject: &Subject<'_>, errs: 
         }
     }
     for name in named {
-        let Some(dir) = scope.roots.get(name) else { continue };
+        let Some(dir) = scope.roots.get(name) else {
+            continue;
+        };
         match scope.writable_roots.contains(name) {
             true => rules.write.push(dir.clone()),
             false => rules.read.push(dir.clone()),
@@ -165,7 +193,10 @@ pub(super) fn rules(o: &Obj<'_>, scope: Scope<'_>, subject: &Subject<'_>, errs: 
 /// The places `entries` name (each resolved by [`place`]; those naming an unset variable left
 /// out).
 fn places(entries: &[String], base: &Path, program: &Path) -> Vec<PathBuf> {
-    entries.iter().filter_map(|e| place(e, base, program)).collect()
+    entries
+        .iter()
+        .filter_map(|e| place(e, base, program))
+        .collect()
 }
 
 /// The place `entry` names: `{programDir}` is the program's directory (symlinks followed),
@@ -179,7 +210,9 @@ pub(super) fn place(entry: &str, base: &Path, program: &Path) -> Option<PathBuf>
     let mut out = entry.replace("{programDir}", &program_dir.to_string_lossy());
     while let Some(start) = out.find("${") {
         let end = out[start..].find('}')? + start;
-        let value = std::env::var(&out[start + 2..end]).ok().filter(|v| !v.is_empty())?;
+        let value = std::env::var(&out[start + 2..end])
+            .ok()
+            .filter(|v| !v.is_empty())?;
         out.replace_range(start..=end, &value);
     }
     if out == "~" || out.starts_with("~/") {
@@ -202,7 +235,10 @@ mod tests {
         let sh_dir = std::fs::canonicalize("/bin/sh").unwrap();
         let sh_dir = sh_dir.parent().unwrap();
         assert_eq!(place("{programDir}", base, prog).unwrap(), sh_dir);
-        assert_eq!(place("rel/x", base, prog).unwrap(), Path::new("/base/rel/x"));
+        assert_eq!(
+            place("rel/x", base, prog).unwrap(),
+            Path::new("/base/rel/x")
+        );
         assert_eq!(place("${STDMCP_SURELY_UNSET_VAR}/x", base, prog), None);
         let home = std::env::var("HOME").unwrap();
         let expected = std::fs::canonicalize(&home).unwrap_or_else(|_| PathBuf::from(&home));

@@ -5,9 +5,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::fields::{
-    annotations, args, check_all_used, environment, fixed_dir, program, Scope,
-};
+use super::fields::{annotations, args, check_all_used, environment, fixed_dir, program, Scope};
 use super::json::{Errors, Obj};
 use super::limits::{limits, line_buffered};
 use super::param;

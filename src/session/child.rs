@@ -129,8 +129,10 @@ impl Proc {
         spec.cwd_dir = held.map(Arc::new);
         spec.env = env;
         spec.limits = kind.limits;
-        spec.confine =
-            Some(crate::call::run::confinement(&kind.confine, &launch.writable).map_err(|e| format!("Refused: {e}. Nothing was started."))?);
+        spec.confine = Some(
+            crate::call::run::confinement(&kind.confine, &launch.writable)
+                .map_err(|e| format!("Refused: {e}. Nothing was started."))?,
+        );
         let mailbox = Arc::new(Mailbox::default());
         let tx = Closing(Arc::clone(&mailbox));
         let input = Arc::new(Feed::default());

@@ -1,10 +1,10 @@
 //! What the session tools do: start, send, interrupt, stop, restart, list.
 
-use stdmcp::process::confine::Mode;
 use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use stdmcp::process::confine::Mode;
 
 use super::child::Proc;
 use super::exchange::{exchange, exchange_capped, Caller, ExchangeEnd, ExchangeWait, StopReason};
@@ -165,11 +165,17 @@ fn started_line(key: &Key, proc: &Proc) -> String {
         proc.workdir.display()
     );
     // Said once, at the start: a confinement the kernel does not enforce in full.
-    if let Some(r) = proc.confined.as_ref().filter(|r| r.mode != Mode::Off && !r.confined()) {
+    if let Some(r) = proc
+        .confined
+        .as_ref()
+        .filter(|r| r.mode != Mode::Off && !r.confined())
+    {
         let parts: Vec<&str> = r.missing.iter().map(|p| p.name()).collect();
         line.push_str(&format!(
             " Its confinement is not enforced in full ({}): not confined: {}.",
-            r.problem.clone().unwrap_or_else(|| format!("Landlock ABI {}", r.abi)),
+            r.problem
+                .clone()
+                .unwrap_or_else(|| format!("Landlock ABI {}", r.abi)),
             parts.join(", ")
         ));
     }

@@ -43,6 +43,8 @@ fn member(dir: &Path, name: &str, args: &[&str], grace_ms: u64) -> Value {
     json!({
         "name": name, "description": "a deterministic member", "program": "/bin/sh",
         "args": argv, "stdin": "problem", "killGraceMs": grace_ms, "successCodes": [0, 1],
+        // The members' script and marker files are in the test's directory.
+        "writable": [dir],
         "params": {"problem": {"type": "string", "required": true}},
         "verdict": {"rules": [{"pattern": "SZS status (\\w+)"}],
                     "decisive": ["Theorem", "CounterSatisfiable"]}
