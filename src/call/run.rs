@@ -86,7 +86,7 @@ pub(crate) fn execute(
         on_line,
     } = how;
     let values = remote::built_in(&call_id, spec.timeout);
-    let (mut plan, cwd_dir) = match planned(spec, roots, args, &values) {
+    let (mut plan, cwd_dir, confinement) = match planned(spec, roots, args, &values) {
         Ok(planned) => planned,
         Err(why) => {
             return Ran::failed(CallToolResult::error(format!(
@@ -96,14 +96,6 @@ pub(crate) fn execute(
     };
     plan.env
         .push(("STDMCP_CALL_ID".into(), call_id.clone().into()));
-    let confinement = match confinement(&spec.confine, &plan.writable) {
-        Ok(c) => c,
-        Err(why) => {
-            return Ran::failed(CallToolResult::error(format!(
-                "Refused: {why}. Nothing was run."
-            )))
-        }
-    };
     let hooks = Hooks::new(spec, &call_id, values, &plan.env);
     let spool = crate::spool::Spool::global().begin(&call_id);
     let logs = crate::logs::Snapshot::take(spec, roots, args);
@@ -167,15 +159,15 @@ const WITHOUT_WATCHDOG: &str =
      (the server's log says why; the next call tries again): had the server been \
      killed, processes the call started outside its process group could have outlived it.";
 
-/// The plan of a call (its built-in values expanded in the tool's arguments) and the working
-/// directory it starts in, checked and held open until the program has started; or why the
-/// call is refused.
+/// The plan of a call (its built-in values expanded in the tool's arguments), the working
+/// directory it starts in, checked and held open until the program has started, and its
+/// confinement; or why the call is refused.
 fn planned(
     spec: &ToolSpec,
     roots: &BTreeMap<String, PathBuf>,
     args: &serde_json::Value,
     values: &BTreeMap<String, String>,
-) -> Result<(Plan, Option<Dir>), String> {
+) -> Result<(Plan, Option<Dir>, Confinement), String> {
     let expanded;
     let template = if ArgPart::uses_built_in(&spec.args) {
         expanded = ToolSpec {
@@ -188,7 +180,8 @@ fn planned(
     };
     let plan = plan(template, roots, args)?;
     let cwd_dir = held_cwd(spec, roots, plan.cwd.as_deref())?;
-    Ok((plan, cwd_dir))
+    let confinement = confinement(&spec.confine, &plan.writable)?;
+    Ok((plan, cwd_dir, confinement))
 }
 
 /// Chains the hooks' and the verdict tracker's line handlers in front of `on_line`.

@@ -14,6 +14,7 @@ use std::io::Read;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 
+use crate::common::sessions::text;
 use crate::common::{fixture, pids_from_progress, serve_command, stdmcp_check, temp_dir, Proc};
 use serde_json::{json, Value};
 
@@ -110,16 +111,7 @@ fn abi() -> u32 {
 fn call(p: &mut Proc, id: i64, tool: &str, args: Value) -> (String, Value) {
     p.call(json!(id), tool, args, None);
     let r = p.response(&json!(id));
-    let text = r["result"]["content"]
-        .as_array()
-        .map(|c| {
-            c.iter()
-                .filter_map(|b| b["text"].as_str())
-                .collect::<Vec<_>>()
-                .join("\n")
-        })
-        .unwrap_or_else(|| panic!("{r}"));
-    (text, r["result"]["structuredContent"].clone())
+    (text(&r), r["result"]["structuredContent"].clone())
 }
 
 /// Asserts that `text` shows the adversary's `action` denied with `error` where the kernel

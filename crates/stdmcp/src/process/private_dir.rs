@@ -84,9 +84,9 @@ fn outside(tmp: &Path, roots: &[&Path]) -> PathBuf {
     {
         if within(&alt).is_none() {
             log::warn!(
-                "TMPDIR {} is inside {root}, where programs may write: the server's private \
-                 directory (output spool, onCancel commands) is made in {} instead, out of \
-                 their reach",
+                "TMPDIR {} is inside the root {root} (a root or a place programs may write): the \
+                 server's private directory (output spool, onCancel commands) is made in {} \
+                 instead, out of their reach",
                 tmp.display(),
                 alt.display()
             );
@@ -94,7 +94,7 @@ fn outside(tmp: &Path, roots: &[&Path]) -> PathBuf {
         }
     }
     log::warn!(
-        "TMPDIR {} is inside {root}, and so are {FALLBACK} and the cache directory: the \
+        "TMPDIR {} is inside the root {root}, and so are {FALLBACK} and the cache directory: the \
          server's private directory is made in TMPDIR all the same, where a program allowed \
          to write there could put onCancel commands that the watchdog runs",
         tmp.display()
