@@ -27,7 +27,7 @@ pub struct Plan {
     pub env: Vec<(OsString, OsString)>,
     /// What the program may write (the values of path parameters with `"write": true`),
     /// each with its root.
-    pub writable: Vec<(PathBuf, PathBuf)>,
+    pub writable: Writable,
 }
 
 /// Builds what a call runs, or says why it must not run.
@@ -75,7 +75,7 @@ pub(crate) fn writable(
     params: &BTreeMap<String, Param>,
     roots: &BTreeMap<String, PathBuf>,
     values: &BTreeMap<&str, Checked>,
-) -> Vec<(PathBuf, PathBuf)> {
+) -> Writable {
     let mut out = Vec::new();
     for (name, p) in params {
         let kind = match &p.kind {
@@ -104,6 +104,9 @@ pub(crate) fn writable(
 /// Environment variables: (name, value).
 pub(crate) type Vars = Vec<(OsString, OsString)>;
 
+/// What a program may write: each checked path with its root.
+pub(crate) type Writable = Vec<(PathBuf, PathBuf)>;
+
 /// What a session's start parameters give: the arguments after its program, the variables
 /// they set (README "Sessions", `params`) and what its program may write (root and path).
 pub(crate) fn start_plan(
@@ -111,7 +114,7 @@ pub(crate) fn start_plan(
     template: &[ArgPart],
     roots: &BTreeMap<String, PathBuf>,
     given: &Map<String, Value>,
-) -> Result<(Vec<OsString>, Vars, Vec<(PathBuf, PathBuf)>), String> {
+) -> Result<(Vec<OsString>, Vars, Writable), String> {
     if let Some(unknown) = given.keys().find(|k| !params.contains_key(*k)) {
         return Err(format!("unknown argument `{unknown}`"));
     }
