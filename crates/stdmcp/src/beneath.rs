@@ -455,7 +455,8 @@ fn tests_walk() -> bool {
 }
 
 mod sys;
-use sys::{effective_uid, openat, openat2, openat2_missing, openat_mode, read_names};
+pub(crate) use sys::effective_uid;
+use sys::{openat, openat2, openat2_missing, openat_mode, read_names};
 
 #[cfg(test)]
 mod tests;

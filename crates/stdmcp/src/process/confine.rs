@@ -131,8 +131,9 @@ pub struct Confinement {
     pub write_held: Vec<Arc<OwnedFd>>,
     /// TCP.
     pub network: Network,
-    /// Give the program a `TMPDIR` of its own, made before it starts and removed after its
-    /// end (inside the server's private directory), and the only temporary directory it may
+    /// Give the program a `TMPDIR` of its own (inside the server's private directory), made
+    /// before it starts (or left empty by an earlier run) and removed with its contents after
+    /// its end (kept for the next run when still empty): the only temporary directory it may
     /// write in.
     pub private_tmp: bool,
 }

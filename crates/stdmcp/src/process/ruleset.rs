@@ -9,6 +9,7 @@ use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
 
 use super::confine::{self, Confinement, Mode, Network, Report};
 use super::outcome::RunError;
@@ -79,8 +80,14 @@ pub(super) fn prepare(c: Option<&Confinement>, program: &Path) -> Result<Prepare
     })
 }
 
-/// A run's own temporary directory, `tmp/N` in the server's private directory (mode 0700);
-/// removed with everything in it when dropped (after the run's sweep and reap).
+/// Empty private `TMPDIR`s left by runs that ended, for the next runs.
+static SPARE: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+/// How many are kept.
+const MAX_SPARE: usize = 64;
+
+/// A run's own temporary directory, `tmp/N` in the server's private directory (mode 0700),
+/// made for it or left empty by an earlier run; when dropped (after the run's sweep and
+/// reap) removed with everything in it, or kept for the next run if still empty.
 #[derive(Debug)]
 pub(super) struct PrivateTmp {
     pub(super) path: PathBuf,
@@ -90,13 +97,30 @@ impl PrivateTmp {
     fn make() -> Option<PrivateTmp> {
         use std::os::unix::fs::DirBuilderExt;
         static NEXT: AtomicU64 = AtomicU64::new(1);
-        let parent = super::private_dir::sub("tmp")?;
+        static PARENT: OnceLock<PathBuf> = OnceLock::new();
+        let parent = match PARENT.get() {
+            Some(p) => p,
+            None => {
+                let p = super::private_dir::sub("tmp")?;
+                match std::fs::DirBuilder::new().mode(0o700).create(&p) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+                    Err(e) => {
+                        log::warn!(
+                            "cannot make {} ({e}): programs get no writable TMPDIR",
+                            p.display()
+                        );
+                        return None;
+                    }
+                }
+                PARENT.get_or_init(|| p)
+            }
+        };
+        if let Some(path) = crate::sync::lock(&SPARE).pop() {
+            return Some(PrivateTmp { path });
+        }
         let path = parent.join(NEXT.fetch_add(1, Ordering::Relaxed).to_string());
-        let made = std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(&path);
-        match made {
+        match std::fs::DirBuilder::new().mode(0o700).create(&path) {
             Ok(()) => Some(PrivateTmp { path }),
             Err(e) => {
                 log::warn!(
@@ -111,7 +135,21 @@ impl PrivateTmp {
 
 impl Drop for PrivateTmp {
     fn drop(&mut self) {
-        // remove_dir_all follows no symlink a program left there.
+        // Left as it was made (empty, a directory of this user's, mode 0700): kept for the
+        // next run, as fresh as a new one (making and removing a directory cost a tenth of
+        // a short call). Else removed with everything in it (remove_dir_all follows no
+        // symlink a program left there).
+        let pristine = std::fs::symlink_metadata(&self.path).is_ok_and(|m| {
+            use std::os::unix::fs::MetadataExt;
+            m.is_dir() && m.mode() & 0o7777 == 0o700 && m.uid() == crate::beneath::effective_uid()
+        }) && std::fs::read_dir(&self.path).is_ok_and(|mut d| d.next().is_none());
+        if pristine {
+            let mut spare = crate::sync::lock(&SPARE);
+            if spare.len() < MAX_SPARE {
+                spare.push(std::mem::take(&mut self.path));
+                return;
+            }
+        }
         if let Err(e) = std::fs::remove_dir_all(&self.path) {
             log::debug!("removing {}: {e}", self.path.display());
         }
@@ -152,18 +190,22 @@ fn build(c: &Confinement, abi: u32, program: &Path, tmp: Option<&Path>) -> Resul
         .create()
         .map_err(e)?
         .set_compatibility(CompatLevel::BestEffort);
+    // The system's places, opened once for the server's life.
+    for (fd, kind) in system_places() {
+        let access = match kind {
+            System::ReadExec => read_exec,
+            System::Read => read,
+            System::Device => device,
+        };
+        created = created
+            .add_rule(landlock::PathBeneath::new(fd.as_fd(), access))
+            .map_err(e)?;
+    }
     let named = program_dirs(program)
         .into_iter()
-        .chain(confine::SYSTEM_READ_EXEC.iter().map(PathBuf::from))
         .chain(c.read_exec.iter().cloned())
         .map(|p| (p, read_exec))
-        .chain(
-            confine::SYSTEM_READ
-                .iter()
-                .map(|p| (PathBuf::from(p), read)),
-        )
         .chain(c.read.iter().map(|p| (p.clone(), read)))
-        .chain(confine::DEVICES.iter().map(|p| (PathBuf::from(p), device)))
         .chain(
             c.write
                 .iter()
@@ -198,6 +240,32 @@ fn build(c: &Confinement, abi: u32, program: &Path, tmp: Option<&Path>) -> Resul
 #[cfg(not(target_os = "linux"))]
 fn build(_: &Confinement, _: u32, _: &Path, _: Option<&Path>) -> Result<OwnedFd, String> {
     Err("Landlock is Linux only".into())
+}
+
+/// What a place of the system's is open to.
+#[derive(Clone, Copy)]
+enum System {
+    ReadExec,
+    Read,
+    Device,
+}
+
+/// [`confine::SYSTEM_READ_EXEC`], [`confine::SYSTEM_READ`] and [`confine::DEVICES`] (those
+/// that exist), opened `O_PATH` once: every ruleset's first rules.
+fn system_places() -> &'static [(OwnedFd, System)] {
+    static PLACES: OnceLock<Vec<(OwnedFd, System)>> = OnceLock::new();
+    PLACES.get_or_init(|| {
+        let kinds = [
+            (&confine::SYSTEM_READ_EXEC[..], System::ReadExec),
+            (&confine::SYSTEM_READ[..], System::Read),
+            (&confine::DEVICES[..], System::Device),
+        ];
+        kinds
+            .into_iter()
+            .flat_map(|(paths, kind)| paths.iter().map(move |p| (p, kind)))
+            .filter_map(|(p, kind)| open_path(Path::new(p)).ok().map(|fd| (fd, kind)))
+            .collect()
+    })
 }
 
 /// `path` opened `O_PATH` (nothing is opened for reading: no device driver sees it).
