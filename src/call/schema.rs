@@ -144,7 +144,9 @@ pub(crate) fn portfolio_output_schema() -> Value {
                         "verdict": {"type": "string"},
                         "seconds": {"type": "number", "description": "From the portfolio's start to the member's end (or stop)"},
                         "exitCode": {"type": "integer"},
-                        "call": {"type": "string", "description": "The member's call id: the output tool reads its whole output"}
+                        "call": {"type": "string", "description": "The member's call id: the output tool reads its whole output"},
+                        "confined": {"type": "boolean", "description": "The kernel enforced everything the member's confinement asks (as a tool's structuredContent.confined)"},
+                        "notConfined": {"type": "array", "items": {"type": "string"}, "description": "When confined is false: what was not enforced"}
                     },
                     "required": ["tool", "state", "seconds", "call"]
                 }
