@@ -20,6 +20,7 @@
 //! | `cancel` | cancel a running sleep, echo at once: cancel sent → echo answered |
 //! | `child` | cancel a running `spawn`: cancel sent → child `sleep` gone or a zombie |
 //! | `cmd` | a tool running `/bin/true`: calls/s one at a time and 16 in flight |
+//! | `confine` | stdmcp only: the `true` tool confined (Landlock, the default) against `"confine": "off"`, alternately: calls/s of each and the cost in % of a call |
 //! | `drain` | a tool printing 1 GiB: time, peak tree RSS (floor: `head … \| cat > /dev/null`) |
 //! | `size` | binary or install size |
 //!
@@ -95,7 +96,7 @@ fn parse_args() -> Result<Args, String> {
                 "usage: cargo bench --bench mcp -- [--quick] [--no-pin] [--busy] [--only NAME,...] [--out FILE.json]\n\
                             --busy: servers on one CPU shared with a spinning process\n\
                             NAME: a server (stdmcp, stdmcp-serve, floor, a peers.json name) or a group \
-                            (cold seq pipe cmd drain conc progress cancel child size)"
+                            (cold seq pipe cmd confine drain conc progress cancel child size)"
                     .into(),
             ),
             other => return Err(format!("unknown argument {other:?} (try --help)")),
@@ -131,6 +132,7 @@ fn run_trial(group: &str, spec: &Spec, plan: &Plan, rep: usize) -> Result<Figure
         "cancel" => measure::cancel_next(spec, plan),
         "child" => measure::cancel_child(spec, plan),
         "cmd" => tools::command(spec, plan),
+        "confine" => tools::confine(spec, plan),
         "drain" => tools::drain(spec, plan),
         other => Err(format!("unknown group {other}")),
     }));
@@ -155,7 +157,7 @@ fn reps(group: &str, plan: &Plan) -> usize {
         "progress" => plan.progress_reps,
         "cancel" => plan.cancel_reps,
         "child" => plan.child_reps,
-        "cmd" => plan.cmd_reps,
+        "cmd" | "confine" => plan.cmd_reps,
         "drain" => plan.drain_reps,
         _ => 1,
     }

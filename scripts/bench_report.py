@@ -201,7 +201,33 @@ def targets(res):
     limit_row("idle RSS < 3 MiB", "idle_rss_mib", 3.0, "MiB")
     limit_row("200 concurrent sleeps < 8 MiB peak RSS", "conc_peak_rss_mib", 8.0, "MiB")
     limit_row("cancel → child gone < 2 ms", "child_gone_ms", 2.0, "ms")
+    limit_row("Landlock confinement under 5% of a `/bin/true` call, one at a time",
+              "confine_seq_cost_pct", 5.0, "%")
+    limit_row("Landlock confinement under 5% of a `/bin/true` call, 16 in flight",
+              "confine_par_cost_pct", 5.0, "%")
     return rows
+
+
+def confine_line(res, busy=None):
+    """What confinement costs a call, from the `confine` group (the `true` tool confined
+    against `confine: off`, alternately on one server): one sentence, or "" if not measured."""
+    def part(r):
+        v = [r.value("stdmcp", k) for k in ("confine_seq_on_per_s", "confine_seq_off_per_s",
+                                             "confine_seq_cost_pct", "confine_par_on_per_s",
+                                             "confine_par_off_per_s", "confine_par_cost_pct")]
+        if any(x is None for x in v):
+            return None
+        return (f"{v[2]:+.1f}% one at a time ({fmt(v[0])} vs {fmt(v[1])} calls/s), "
+                f"{v[5]:+.1f}% with 16 in flight ({fmt(v[3])} vs {fmt(v[4])} calls/s)")
+    quiet = part(res)
+    if quiet is None:
+        return ""
+    text = ("Landlock confinement (the default) of the `true` tool, against the same tool with "
+            f"`\"confine\": \"off\"` in the same run, extra time per call: {quiet}")
+    contended = part(busy) if busy else None
+    if contended:
+        text += f"; under contention {contended}"
+    return text + "."
 
 
 def targets_table(res):
@@ -579,6 +605,8 @@ def main():
         "",
         headline_table(res),
         "",
+        confine_line(res, busy),
+        "",
         "![pipelined throughput and sequential latency per server](bench.svg)",
         "",
         "## Every figure",
@@ -659,6 +687,8 @@ def main():
     if busy:
         table += ("Under contention (the servers on one CPU shared with a spinning process):\n\n"
                   + headline_table(busy, BUSY_HEADLINE) + "\n\n")
+    if confine_line(res, busy):
+        table += confine_line(res, busy) + "\n\n"
     table += (
         f"{mach['nproc']} CPUs ({mach['cpu']}), {mach['kernel']}, {mach['date']}; medians, "
         "ratios to stdmcp in parentheses; details in [docs/bench.md](docs/bench.md).\n")

@@ -140,6 +140,7 @@ pub(super) fn check(
             root,
             must_exist,
             kind,
+            ..
         } => {
             let Some(s) = v.as_str() else {
                 return type_err("a path (a string)");
@@ -363,6 +364,7 @@ mod tests {
                 root: "r".into(),
                 must_exist: true,
                 kind: PathKind::Any,
+                write: false,
             };
             param(kind, allow)
         };

@@ -175,6 +175,48 @@ pub(crate) const METRICS: &[Metric] = &[
         "info",
     ),
     m(
+        "confine_seq_on_per_s",
+        "confine",
+        "`true` tool confined (Landlock, the default), one call at a time",
+        "calls/s",
+        "higher",
+    ),
+    m(
+        "confine_seq_off_per_s",
+        "confine",
+        "`true` tool with confine: off, one call at a time (same server, alternately)",
+        "calls/s",
+        "info",
+    ),
+    m(
+        "confine_seq_cost_pct",
+        "confine",
+        "confinement's cost, one call at a time: extra time per call, % of the unconfined call",
+        "%",
+        "lower",
+    ),
+    m(
+        "confine_par_on_per_s",
+        "confine",
+        "`true` tool confined, 16 calls in flight",
+        "calls/s",
+        "higher",
+    ),
+    m(
+        "confine_par_off_per_s",
+        "confine",
+        "`true` tool with confine: off, 16 calls in flight",
+        "calls/s",
+        "info",
+    ),
+    m(
+        "confine_par_cost_pct",
+        "confine",
+        "confinement's cost, 16 in flight: extra time per call, % of the unconfined call",
+        "%",
+        "lower",
+    ),
+    m(
         "drain_ms",
         "drain",
         "output drain: a tool printing the drain size (call → answer)",
@@ -199,5 +241,5 @@ pub(crate) const METRICS: &[Metric] = &[
 ];
 
 pub(crate) const GROUPS: &[&str] = &[
-    "cold", "seq", "pipe", "cmd", "drain", "conc", "progress", "cancel", "child", "size",
+    "cold", "seq", "pipe", "cmd", "confine", "drain", "conc", "progress", "cancel", "child", "size",
 ];

@@ -193,6 +193,8 @@ pub(crate) fn applies(group: &str, spec: &Spec) -> Result<(), String> {
             Err("not run: the SDKs' process APIs collect a tool's whole output in memory".into())
         }
         (Kind::Floor, "size") => Err("the floor is this driver binary run as `mcp --floor`".into()),
+        (Kind::Stdmcp, "confine") => Ok(()),
+        (_, "confine") => Err("stdmcp's own confinement, against itself unconfined".into()),
         (Kind::Floor, _) => Err("the floor has no tools (canned answers only)".into()),
         _ => Ok(()),
     }

@@ -60,6 +60,41 @@ pub(crate) fn command(spec: &Spec, plan: &Plan) -> Result<Figures, String> {
     Ok(vec![("cmd_seq_per_s", seq), ("cmd_par_per_s", par)])
 }
 
+/// What confinement costs a call: the `true` tool (confined, as every manifest tool by
+/// default) against `true_unconfined` (`"confine": "off"`), alternately on one server, one
+/// at a time and 16 in flight; the cost is the confined call's extra time in percent of the
+/// unconfined call's.
+pub(crate) fn confine(spec: &Spec, plan: &Plan) -> Result<Figures, String> {
+    let mut c = Conn::open(&served(spec))?;
+    let on = json!({"name": "true", "arguments": {}});
+    let off = json!({"name": "true_unconfined", "arguments": {}});
+    let deadline = Instant::now() + Duration::from_secs(300);
+    run_calls(&mut c, &on, plan.cmd_warmup, 1, deadline, false)?;
+    run_calls(&mut c, &off, plan.cmd_warmup, 1, deadline, false)?;
+    let mut rates = [[0.0; 2]; 2];
+    for (i, k) in [1, plan.cmd_in_flight].into_iter().enumerate() {
+        // Halves in turn, so that a change of the machine's load hits both alike.
+        let half = plan.cmd_calls.div_ceil(2);
+        let mut took = [0.0; 2];
+        for _ in 0..2 {
+            for (j, params) in [&on, &off].into_iter().enumerate() {
+                took[j] += half as f64 / run_calls(&mut c, params, half, k, deadline, false)?;
+            }
+        }
+        rates[i] = took.map(|t| 2.0 * half as f64 / t);
+    }
+    c.finish(Duration::from_secs(2));
+    let cost = |[on, off]: [f64; 2]| (off / on - 1.0) * 100.0;
+    Ok(vec![
+        ("confine_seq_on_per_s", rates[0][0]),
+        ("confine_seq_off_per_s", rates[0][1]),
+        ("confine_seq_cost_pct", cost(rates[0])),
+        ("confine_par_on_per_s", rates[1][0]),
+        ("confine_par_off_per_s", rates[1][1]),
+        ("confine_par_cost_pct", cost(rates[1])),
+    ])
+}
+
 /// Runs this driver as `mcp --spawn-floor N K [fork]` (on the busy CPU under `--busy`) and
 /// reads the calls/s it prints.
 fn spawn_floor(n: usize, in_flight: usize, fork: bool) -> Result<f64, String> {

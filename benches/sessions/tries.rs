@@ -37,7 +37,7 @@ fn manifest() -> Result<PathBuf, String> {
     let text =
         std::fs::read_to_string(root().join("examples/rocq.json")).map_err(|e| e.to_string())?;
     let mut m: Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
-    m["roots"]["proofs"] = json!(dir.join("proofs"));
+    m["roots"]["proofs"]["path"] = json!(dir.join("proofs"));
     let path = dir.join("rocq.json");
     std::fs::write(&path, m.to_string()).map_err(|e| e.to_string())?;
     Ok(path)

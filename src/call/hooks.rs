@@ -120,7 +120,7 @@ impl Hooks {
         };
         let note = match (abandoned, cmd) {
             (false, _) => None,
-            (true, Some(cmd)) => Some(run(&cmd)),
+            (true, Some(cmd)) => Some(run(&cmd, &self.spec.confine)),
             (true, None) if self.spec.remote.on_cancel.is_some() => Some(
                 "onCancel was not run: a value it needs was never captured from the output."
                     .to_owned(),
@@ -132,14 +132,16 @@ impl Hooks {
     }
 }
 
-/// Runs an `onCancel` command through the runner; a sentence on how it went.
-fn run(cmd: &Command) -> String {
+/// Runs an `onCancel` command through the runner, confined by its tool's rules; a sentence
+/// on how it went.
+fn run(cmd: &Command, rules: &crate::spec::confine::Rules) -> String {
     let mut spec = RunSpec::new(cmd.program.clone())
         .timeout(cmd.timeout)
         .kill_grace(std::time::Duration::from_millis(500))
         .output_cap(4096);
     spec.args = cmd.args.clone();
     spec.env = cmd.env.clone();
+    spec.confine = Some(rules.confinement());
     let name = cmd
         .program
         .file_name()

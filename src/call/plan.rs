@@ -28,6 +28,9 @@ pub struct Plan {
     /// Each single-valued parameter's checked value (given or default; a path resolved in
     /// its root), for the verdict rules that read the call's input.
     pub values: Vec<(String, OsString)>,
+    /// What the program may write (the values of path parameters with `"write": true`),
+    /// each with its root.
+    pub writable: Writable,
 }
 
 /// Builds what a call runs, or says why it must not run.
@@ -60,6 +63,7 @@ pub fn plan(
     };
     let mut env = environment(spec);
     set_env(&mut env, param_env(&spec.params, &values));
+    let writable = writable(&spec.params, roots, &values);
     let values = values
         .into_iter()
         .filter_map(|(name, v)| match v {
@@ -73,25 +77,65 @@ pub fn plan(
         stdin,
         env,
         values,
+        writable,
     })
+}
+
+/// The checked values of the path parameters (and path items) declared writable, each with
+/// its root.
+pub(crate) fn writable(
+    params: &BTreeMap<String, Param>,
+    roots: &BTreeMap<String, PathBuf>,
+    values: &BTreeMap<&str, Checked>,
+) -> Writable {
+    let mut out = Vec::new();
+    for (name, p) in params {
+        let kind = match &p.kind {
+            ParamType::Array { items, .. } => &items.kind,
+            k => k,
+        };
+        let ParamType::Path {
+            root, write: true, ..
+        } = kind
+        else {
+            continue;
+        };
+        let Some(root) = roots.get(root) else {
+            continue;
+        };
+        let items = match values.get(name.as_str()) {
+            Some(Checked::One(v)) => vec![v.clone()],
+            Some(Checked::Many(l)) => l.clone(),
+            _ => Vec::new(),
+        };
+        out.extend(items.into_iter().map(|v| (root.clone(), PathBuf::from(v))));
+    }
+    out
 }
 
 /// Environment variables: (name, value).
 pub(crate) type Vars = Vec<(OsString, OsString)>;
 
-/// What a session's start parameters give: the arguments after its program and the
-/// variables they set (README "Sessions", `params`).
+/// What a program may write: each checked path with its root.
+pub(crate) type Writable = Vec<(PathBuf, PathBuf)>;
+
+/// What a session's start parameters give: the arguments after its program, the variables
+/// they set (README "Sessions", `params`) and what its program may write (root and path).
 pub(crate) fn start_plan(
     params: &BTreeMap<String, Param>,
     template: &[ArgPart],
     roots: &BTreeMap<String, PathBuf>,
     given: &Map<String, Value>,
-) -> Result<(Vec<OsString>, Vars), String> {
+) -> Result<(Vec<OsString>, Vars, Writable), String> {
     if let Some(unknown) = given.keys().find(|k| !params.contains_key(*k)) {
         return Err(format!("unknown argument `{unknown}`"));
     }
     let values = values(params, template, roots, given)?;
-    Ok((argv(params, template, &values)?, param_env(params, &values)))
+    Ok((
+        argv(params, template, &values)?,
+        param_env(params, &values),
+        writable(params, roots, &values),
+    ))
 }
 
 /// Sets (or replaces) each of `vars` in `env`.

@@ -60,6 +60,8 @@ struct Member {
     verdict: Option<String>,
     seconds: f64,
     code: Option<i32>,
+    /// `confined` and `notConfined` of its own result, when it ran.
+    confined: Option<(Value, Value)>,
     /// Its latest output line, for the heartbeat.
     line: String,
 }
@@ -139,6 +141,7 @@ pub(crate) fn call(
                     verdict: None,
                     seconds: 0.0,
                     code: None,
+                    confined: None,
                     line: String::new(),
                 })
                 .collect(),
@@ -287,6 +290,10 @@ fn ended(board: &Board, i: usize, ran: &Ran, spec: &ToolSpec, start: Instant) ->
     let m = &mut b[i];
     m.verdict.clone_from(&ran.verdict);
     m.code = ran.code;
+    m.confined = ran.result.structured_content.as_ref().and_then(|s| {
+        let c = s.get("confined")?.clone();
+        Some((c, s.get("notConfined").cloned().unwrap_or(Value::Null)))
+    });
     m.seconds = start.elapsed().as_secs_f64();
     m.state = if ran.timed_out {
         State::TimedOut
@@ -317,6 +324,12 @@ fn answer(
             }
             if let Some(c) = m.code {
                 o["exitCode"] = json!(c);
+            }
+            if let Some((confined, not)) = &m.confined {
+                o["confined"] = confined.clone();
+                if !not.is_null() {
+                    o["notConfined"] = not.clone();
+                }
             }
             o
         })

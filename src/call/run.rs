@@ -11,10 +11,12 @@ use serde_json::json;
 use super::hooks::Hooks;
 use super::plan::{plan, Plan};
 use super::verdict::Tracker;
+use crate::spec::confine::Rules;
 use crate::spec::{remote, ArgPart, Cwd, ParamType, ProgressLines, ToolSpec};
 use crate::spool::{stream_name as spool_name, Entry, Kept};
 use stdmcp::beneath::{beneath, Dir};
 use stdmcp::mcp::{CallToolResult, Content};
+use stdmcp::process::confine::{Confinement, Mode};
 use stdmcp::process::{self, Outcome, RunError, RunSpec, Stream};
 use stdmcp::{CancelReason, CancelToken};
 use stdmcp::{Ctx, Reporter};
@@ -84,7 +86,7 @@ pub(crate) fn execute(
         on_line,
     } = how;
     let values = remote::built_in(&call_id, spec.timeout);
-    let (mut plan, cwd_dir) = match planned(spec, roots, args, &values) {
+    let (mut plan, cwd_dir, confinement) = match planned(spec, roots, args, &values) {
         Ok(planned) => planned,
         Err(why) => {
             return Ran::failed(CallToolResult::error(format!(
@@ -109,6 +111,7 @@ pub(crate) fn execute(
     run.stdin = plan.stdin;
     run.timeout = timeout;
     run.line_buffered = spec.line_buffered;
+    run.confine = Some(confinement);
     run.sink = spool
         .clone()
         .map(|e| Arc::new(e) as Arc<dyn process::OutputSink>);
@@ -157,15 +160,15 @@ const WITHOUT_WATCHDOG: &str =
      (the server's log says why; the next call tries again): had the server been \
      killed, processes the call started outside its process group could have outlived it.";
 
-/// The plan of a call (its built-in values expanded in the tool's arguments) and the working
-/// directory it starts in, checked and held open until the program has started; or why the
-/// call is refused.
+/// The plan of a call (its built-in values expanded in the tool's arguments), the working
+/// directory it starts in, checked and held open until the program has started, and its
+/// confinement; or why the call is refused.
 fn planned(
     spec: &ToolSpec,
     roots: &BTreeMap<String, PathBuf>,
     args: &serde_json::Value,
     values: &BTreeMap<String, String>,
-) -> Result<(Plan, Option<Dir>), String> {
+) -> Result<(Plan, Option<Dir>, Confinement), String> {
     let expanded;
     let template = if ArgPart::uses_built_in(&spec.args) {
         expanded = ToolSpec {
@@ -178,7 +181,8 @@ fn planned(
     };
     let plan = plan(template, roots, args)?;
     let cwd_dir = held_cwd(spec, roots, plan.cwd.as_deref())?;
-    Ok((plan, cwd_dir))
+    let confinement = confinement(&spec.confine, &plan.writable)?;
+    Ok((plan, cwd_dir, confinement))
 }
 
 /// Chains the hooks' and the verdict tracker's (with the rules that apply to this call)
@@ -206,9 +210,39 @@ fn with_hooks_and_verdict(
     on_line
 }
 
+/// The confinement of one run under `rules`, with the places its writable path arguments
+/// name (`writable`: root and checked path), each opened beneath its root so
+/// that a name swapped since the check gives nothing (a missing file: the directory it would
+/// be made in); or why the call is refused.
+pub(crate) fn confinement(
+    rules: &Rules,
+    writable: &[(PathBuf, PathBuf)],
+) -> Result<Confinement, String> {
+    let mut c = rules.confinement();
+    if c.mode == Mode::Off {
+        return Ok(c);
+    }
+    for (root, path) in writable {
+        let place = match path.symlink_metadata() {
+            Ok(_) => path.as_path(),
+            Err(_) => path.parent().unwrap_or(root),
+        };
+        let fd = beneath(root, place)
+            .ok_or_else(|| format!("{} is outside its root", place.display()))
+            .and_then(|rel| {
+                Dir::open(root)
+                    .and_then(|r| r.place(rel))
+                    .map_err(|e| format!("{} cannot be made writable: {e}", path.display()))
+            })?;
+        c.write_held.push(Arc::new(fd));
+    }
+    Ok(c)
+}
+
 /// What a call's text says when the runner could not run its program.
 fn run_error(spec: &ToolSpec, e: RunError) -> String {
     match e {
+        e @ RunError::Confinement { .. } => format!("Refused: {e}. Nothing was run."),
         RunError::Spawn { program, source } => format!(
             "{} could not be started ({}): {source}",
             spec.name,
@@ -276,6 +310,19 @@ fn held_cwd(
         .and_then(|r| r.dir(rel))
         .map(Some)
         .map_err(|e| format!("the working directory cannot be used: {e}"))
+}
+
+/// `confined` (everything the tool's rules ask was enforced by the kernel) and, when it is
+/// false, `notConfined`: the parts that were not (README "Security model").
+pub(crate) fn confined_fields(
+    structured: &mut serde_json::Value,
+    report: &process::confine::Report,
+) {
+    structured["confined"] = json!(report.confined());
+    if !report.confined() {
+        let parts: Vec<&str> = report.missing.iter().map(|p| p.name()).collect();
+        structured["notConfined"] = json!(parts);
+    }
 }
 
 /// Output lines feed progress: declared progress lines become notifications; any other line
@@ -478,6 +525,9 @@ fn result_of(spec: &ToolSpec, o: &Outcome, verdict_word: Option<&str>) -> CallTo
     });
     if let Some(v) = verdict_word {
         structured["verdict"] = json!(v);
+    }
+    if let Some(report) = &o.confined {
+        confined_fields(&mut structured, report);
     }
     CallToolResult {
         content: vec![Content::text(text)],

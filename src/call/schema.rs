@@ -113,6 +113,8 @@ pub(crate) fn output_schema() -> Value {
             "timedOut": {"type": "boolean", "description": "The server-side deadline passed and the process group was killed"},
             "verdict": {"type": "string", "description": "The verdict read from the output by the tool's verdict rules (for a portfolio: the winner's), if any"},
             "callId": {"type": "string", "description": "The call's id: the output tool reads its stdout and stderr as the output spool kept them (whole unless the spool was full)"},
+            "confined": {"type": "boolean", "description": "The kernel (Landlock) enforced everything the tool's confinement rules ask; false with confine: off, or where the kernel cannot"},
+            "notConfined": {"type": "array", "items": {"type": "string"}, "description": "When confined is false: what was not enforced (filesystem, truncate, ioctl, network, signals, abstractUnixSockets)"},
             "truncated": {
                 "type": "object",
                 "description": "Bytes cut from the middle of each stream (0: nothing cut)",
@@ -142,7 +144,9 @@ pub(crate) fn portfolio_output_schema() -> Value {
                         "verdict": {"type": "string"},
                         "seconds": {"type": "number", "description": "From the portfolio's start to the member's end (or stop)"},
                         "exitCode": {"type": "integer"},
-                        "call": {"type": "string", "description": "The member's call id: the output tool reads its output as the output spool kept it"}
+                        "call": {"type": "string", "description": "The member's call id: the output tool reads its output as the output spool kept it"},
+                        "confined": {"type": "boolean", "description": "The kernel enforced everything the member's confinement asks (as a tool's structuredContent.confined)"},
+                        "notConfined": {"type": "array", "items": {"type": "string"}, "description": "When confined is false: what was not enforced"}
                     },
                     "required": ["tool", "state", "seconds", "call"]
                 }

@@ -67,6 +67,9 @@ fn tool_summary(out: &mut String, t: &ToolSpec) {
         ""
     };
     let _ = writeln!(out, "    limits: {}{buffering}", t.limits);
+    if t.portfolio.is_empty() {
+        let _ = writeln!(out, "    confine: {}", t.confine.describe());
+    }
     if let Some(line) = remote(&t.remote) {
         let _ = writeln!(out, "    {line}");
     }
@@ -191,6 +194,7 @@ fn session_kind(out: &mut String, k: &SessionKind) {
         "    working directory: {dir}; answer: {answer}; {} startup input(s)",
         k.startup.len()
     );
+    let _ = writeln!(out, "    confine: {}", k.confine.describe());
     let _ = writeln!(
         out,
         "    at most {} sessions, idle stop {}, timeout {} (max {}), output cap {} bytes, interrupt {}",

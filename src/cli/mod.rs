@@ -109,8 +109,23 @@ fn serve(args: &[String]) -> ExitCode {
         }
     };
     warn_all(&manifest);
-    // The private directory (spool, onCancel commands) out of every root the programs reach.
-    stdmcp::process::private_dir::keep_out_of(manifest.roots.values().map(PathBuf::as_path));
+    // The private directory (spool, onCancel commands) out of every root the programs reach,
+    // and out of every place a confined program may write.
+    let writable: Vec<PathBuf> = manifest
+        .tools
+        .iter()
+        .map(|t| &t.confine)
+        .chain(manifest.sessions.iter().map(|k| &k.confine))
+        .flat_map(|r| r.write.iter().cloned())
+        .collect();
+    stdmcp::process::private_dir::keep_out_of(
+        manifest
+            .roots
+            .values()
+            .chain(writable.iter())
+            .map(PathBuf::as_path),
+    );
+    let manifest_modes = modes(&manifest);
     let server = crate::assemble::server(manifest);
     // Every tool `tools/list` shows: the manifest's, and those of its sessions, logs, the
     // output spool and jobs (added when serving starts).
@@ -122,7 +137,10 @@ fn serve(args: &[String]) -> ExitCode {
         1 => format!("1 tool: {}", names[0]),
         n => format!("{n} tools: {}", names.join(", ")),
     };
-    eprintln!("stdmcp: serving {what} ({tools})");
+    eprintln!(
+        "stdmcp: serving {what} ({tools}); confinement: {}",
+        confinement(&manifest_modes)
+    );
     match handshake_only {
         Some(yes) => server.handshake_only(yes).serve_stdio(),
         None => server.serve_stdio(),
@@ -157,10 +175,54 @@ fn check(args: &[String]) -> ExitCode {
         }
     );
     for (name, dir) in &manifest.roots {
-        let _ = writeln!(out, "  root {name} = {}", dir.display());
+        let write = match manifest.writable_roots.contains(name) {
+            true => " (writable)",
+            false => "",
+        };
+        let _ = writeln!(out, "  root {name} = {}{write}", dir.display());
     }
+    let _ = writeln!(out, "  confinement: {}", stdmcp::process::confine::kernel());
     out.push_str(&describe::manifest(&manifest));
     emit(&out)
+}
+
+/// How many of the manifest's programs (tools that run one, session kinds) are confined in
+/// each mode: on, require, off.
+fn modes(manifest: &Manifest) -> [usize; 3] {
+    use stdmcp::process::confine::Mode;
+    let all = manifest
+        .tools
+        .iter()
+        .filter(|t| t.portfolio.is_empty())
+        .map(|t| t.confine.mode)
+        .chain(manifest.sessions.iter().map(|k| k.confine.mode));
+    let mut n = [0; 3];
+    for m in all {
+        n[match m {
+            Mode::On => 0,
+            Mode::Require => 1,
+            Mode::Off => 2,
+        }] += 1;
+    }
+    n
+}
+
+/// What the startup line says of confinement: the kernel's Landlock, and the programs it
+/// leaves unconfined (`confine: off`).
+fn confinement([_, require, off]: &[usize; 3]) -> String {
+    let kernel = stdmcp::process::confine::kernel();
+    let mut s = kernel.describe();
+    if *off > 0 {
+        s.push_str(&format!(
+            "; {off} unconfined by the manifest (confine: off)"
+        ));
+    }
+    if *require > 0 && kernel.used < stdmcp::process::confine::NEWEST_ABI {
+        s.push_str(&format!(
+            "; {require} with confine: require will refuse to run what this kernel cannot confine"
+        ));
+    }
+    s
 }
 
 /// Prints what is allowed but risky (a value run as code…) on stderr.

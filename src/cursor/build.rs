@@ -389,6 +389,7 @@ fn tool(
             root: "root".into(),
             must_exist: true,
             kind: PathKind::Dir,
+            write: false,
         },
         required: true,
         default: None,
@@ -425,6 +426,7 @@ fn tool(
         logs: None,
         verdict: None,
         portfolio: Vec::new(),
+        confine: kind.confine.clone(),
     }
 }
 

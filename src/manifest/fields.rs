@@ -16,6 +16,8 @@ use stdmcp::mcp::ToolAnnotations;
 pub(super) struct Scope<'a> {
     pub(super) defaults: &'a Defaults,
     pub(super) roots: &'a BTreeMap<String, PathBuf>,
+    /// The names of the roots declared writable.
+    pub(super) writable_roots: &'a BTreeSet<String>,
     pub(super) base: &'a Path,
 }
 

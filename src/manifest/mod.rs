@@ -7,6 +7,7 @@
 //! call is `crate::call`; the server is assembled from the result by `crate::assemble`.
 
 mod background;
+mod confine;
 mod cursor;
 mod fields;
 mod json;

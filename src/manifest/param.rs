@@ -29,6 +29,7 @@ const KEYWORDS: &[(&str, &[&str])] = &[
     ("root", &["path"]),
     ("mustExist", &["path"]),
     ("kind", &["path"]),
+    ("write", &["path"]),
 ];
 
 const TYPES: [&str; 7] = [
@@ -266,6 +267,7 @@ fn path(o: &Obj<'_>, roots: &BTreeMap<String, PathBuf>, errs: &mut Errors) -> Pa
         root,
         must_exist: o.boolean("mustExist", errs).unwrap_or(true),
         kind,
+        write: o.boolean("write", errs).unwrap_or(false),
     }
 }
 

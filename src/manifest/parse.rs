@@ -1,13 +1,11 @@
 //! Reads a manifest from JSON, checking every field and naming the JSON path of each problem.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::Value;
 
-use super::fields::{
-    annotations, args, check_all_used, environment, fixed_dir, program, resolve, Scope,
-};
+use super::fields::{annotations, args, check_all_used, environment, fixed_dir, program, Scope};
 use super::json::{Errors, Obj};
 use super::limits::{limits, line_buffered};
 use super::param;
@@ -52,10 +50,11 @@ pub(super) fn manifest(v: &Value, base: &Path) -> Result<Manifest, Vec<ManifestE
         .map
         .get("defaults")
         .map_or_else(Defaults::default, |d| defaults(d, &mut errs));
-    let roots = roots(&top, base, &mut errs);
+    let (roots, writable_roots) = super::confine::roots(&top, base, &mut errs);
     let scope = Scope {
         defaults: &defaults,
         roots: &roots,
+        writable_roots: &writable_roots,
         base,
     };
     let title = top.string("title", &mut errs);
@@ -92,6 +91,7 @@ pub(super) fn manifest(v: &Value, base: &Path) -> Result<Manifest, Vec<ManifestE
         skipped,
         defaults,
         roots,
+        writable_roots,
         tools,
         sessions,
     })
@@ -159,6 +159,10 @@ fn defaults(v: &Value, errs: &mut Errors) -> Defaults {
             "maxFileSizeMB",
             "nice",
             "background",
+            "confine",
+            "readable",
+            "writable",
+            "network",
         ],
         errs,
     );
@@ -181,31 +185,8 @@ fn defaults(v: &Value, errs: &mut Errors) -> Defaults {
     d.env = o.env("env", errs);
     d.pass_env = o.strings("passEnv", errs);
     d.limits = limits(&o, d.limits, errs);
+    d.confine = super::confine::declared(&o, errs);
     d
-}
-
-fn roots(top: &Obj<'_>, base: &Path, errs: &mut Errors) -> BTreeMap<String, PathBuf> {
-    let mut roots = BTreeMap::new();
-    let Some(v) = top.map.get("roots") else {
-        return roots;
-    };
-    let Some(o) = Obj::new(v, "roots", errs) else {
-        return roots;
-    };
-    for (name, dir) in o.map {
-        let Some(dir) = dir.as_str() else {
-            errs.add(&o.at(name), "must be a directory path (a string)");
-            continue;
-        };
-        match std::fs::canonicalize(resolve(base, dir)) {
-            Ok(c) if c.is_dir() => {
-                roots.insert(name.clone(), c);
-            }
-            Ok(c) => errs.add(&o.at(name), format!("{} is not a directory", c.display())),
-            Err(e) => errs.add(&o.at(name), format!("cannot use {dir}: {e}")),
-        }
-    }
-    roots
 }
 
 fn tool(v: &Value, path: &str, scope: Scope<'_>, errs: &mut Errors) -> Option<ToolSpec> {
@@ -213,6 +194,7 @@ fn tool(v: &Value, path: &str, scope: Scope<'_>, errs: &mut Errors) -> Option<To
         defaults: d,
         roots,
         base,
+        ..
     } = scope;
     let o = Obj::new(v, path, errs)?;
     if o.map.contains_key("portfolio") {
@@ -235,6 +217,17 @@ fn tool(v: &Value, path: &str, scope: Scope<'_>, errs: &mut Errors) -> Option<To
     let timeout = o.seconds("timeoutSeconds", errs).unwrap_or(d.timeout);
     let background = super::background::for_tool(&o, d.background, timeout, errs);
     let verdict = super::verdict::verdict(&o, &params, errs);
+    let fixed_cwd = match &cwd {
+        Some(Cwd::Fixed(dir)) => Some(dir.as_path()),
+        _ => None,
+    };
+    let subject = super::confine::Subject {
+        program: &program,
+        params: &params,
+        roots: Vec::new(),
+        cwd: fixed_cwd,
+    };
+    let confine = super::confine::rules(&o, scope, &subject, errs);
     Some(ToolSpec {
         name,
         title: o.string("title", errs),
@@ -261,6 +254,7 @@ fn tool(v: &Value, path: &str, scope: Scope<'_>, errs: &mut Errors) -> Option<To
         logs,
         verdict,
         portfolio: Vec::new(),
+        confine,
     })
 }
 
@@ -293,6 +287,10 @@ const TOOL_KEYS: &[&str] = &[
     "logs",
     "background",
     "verdict",
+    "confine",
+    "readable",
+    "writable",
+    "network",
 ];
 
 fn tool_name(o: &Obj<'_>, errs: &mut Errors) -> String {

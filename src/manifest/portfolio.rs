@@ -73,6 +73,7 @@ pub(super) fn tool(
         logs: None,
         verdict: None,
         portfolio: members,
+        confine: crate::spec::confine::Rules::default(),
     }
 }
 

@@ -42,6 +42,10 @@ const KEYS: &[&str] = &[
     "status",
     "error",
     "cursor",
+    "confine",
+    "readable",
+    "writable",
+    "network",
 ];
 
 fn is_kind_name(s: &str) -> bool {
@@ -137,6 +141,20 @@ fn kind(v: &Value, path: &str, scope: Scope<'_>, errs: &mut Errors) -> Option<Se
         }
         super::cursor::cursor(c, &o.at("cursor"), (max_timeout, base), errs)
     });
+    let confine = {
+        let (roots, cwd) = match &workdir {
+            Workdir::Param { root_name, .. } => (vec![root_name.clone()], None),
+            Workdir::Fixed(dir) => (Vec::new(), Some(dir.as_path())),
+            Workdir::Inherit => (Vec::new(), None),
+        };
+        let subject = super::confine::Subject {
+            program: &program,
+            params: &params,
+            roots,
+            cwd,
+        };
+        super::confine::rules(&o, scope, &subject, errs)
+    };
     Some(SessionKind {
         name,
         description,
@@ -171,6 +189,7 @@ fn kind(v: &Value, path: &str, scope: Scope<'_>, errs: &mut Errors) -> Option<Se
         status: status(&o, errs),
         error: error_pattern(&o, errs),
         cursor,
+        confine,
     })
 }
 

@@ -18,6 +18,7 @@ use super::launch::Launch;
 use crate::spec::session::{SessionKind, Workdir};
 use stdmcp::beneath::{beneath, Dir};
 use stdmcp::mailbox::{Closing, Mailbox};
+use stdmcp::process::confine::Report;
 use stdmcp::process::interactive::{self, Interactive, InteractiveSpec, Signaller};
 use stdmcp::process::minimal_environment;
 
@@ -86,6 +87,8 @@ pub(crate) struct Proc {
     killed_by: Mutex<Option<String>>,
     /// Its CPU time limit, if any (the kernel kills with SIGKILL when it runs out).
     cpu_seconds: Option<u64>,
+    /// What the kernel enforces of its confinement.
+    pub confined: Option<Report>,
 }
 
 impl Drop for Proc {
@@ -126,6 +129,10 @@ impl Proc {
         spec.cwd_dir = held.map(Arc::new);
         spec.env = env;
         spec.limits = kind.limits;
+        spec.confine = Some(
+            crate::call::run::confinement(&kind.confine, &launch.writable)
+                .map_err(|e| format!("Refused: {e}. Nothing was started."))?,
+        );
         let mailbox = Arc::new(Mailbox::default());
         let tx = Closing(Arc::clone(&mailbox));
         let input = Arc::new(Feed::default());
@@ -138,7 +145,7 @@ impl Proc {
         let started = mailbox
             .recv()
             .ok_or_else(|| "the session thread ended early".to_owned())?;
-        let (pid, signaller, reader_start) = started?;
+        let (pid, signaller, reader_start, confined) = started?;
         let proc = Arc::new(Proc {
             pid,
             started: Instant::now(),
@@ -159,6 +166,7 @@ impl Proc {
             transcript,
             killed_by: Mutex::new(None),
             cpu_seconds: kind.limits.cpu_seconds,
+            confined,
         });
         // The owner thread waits for this before waiting, the reader thread before reading:
         // one each.
@@ -263,7 +271,7 @@ impl Proc {
 /// What the owner thread hands out: the program's pid, what signals its group, and where its
 /// [`Proc`] is to be sent, once for the owner and once for the reader (closed when dropped),
 /// or why it did not start.
-type Started = Result<(u32, Signaller, Closing<Arc<Proc>>), String>;
+type Started = Result<(u32, Signaller, Closing<Arc<Proc>>, Option<Report>), String>;
 
 /// The owner thread: spawn, start the reader and writer threads, hand out the pid, then
 /// wait for the program; reap it and record its status. A helper thread that cannot be
@@ -290,7 +298,8 @@ fn own(spec: InteractiveSpec, started: &Mailbox<Started>, input: Arc<Feed>) {
         let _ = started.send(Err(format!("cannot start a thread of the session: {e}")));
         return; // dropping `child` kills and reaps it
     }
-    if !started.send(Ok((child.pid(), child.signaller(), proc_tx))) {
+    let confined = child.confined().cloned();
+    if !started.send(Ok((child.pid(), child.signaller(), proc_tx, confined))) {
         input.close();
         return;
     }

@@ -17,6 +17,9 @@ pub struct Launch {
     pub given: serde_json::Map<String, serde_json::Value>,
     /// Inputs sent after the kind's startup inputs (a project's).
     pub inputs: Vec<String>,
+    /// What the program may write: the values of start parameters with `"write": true`
+    /// (root and checked path).
+    pub writable: Vec<(std::path::PathBuf, std::path::PathBuf)>,
 }
 
 /// What the project of a proof file adds to its session's program (README "Proof files:
@@ -48,7 +51,7 @@ impl SessionKind {
         &self,
         given: serde_json::Map<String, serde_json::Value>,
     ) -> Result<Launch, String> {
-        let (argv, env) =
+        let (argv, env, writable) =
             crate::call::plan::start_plan(&self.params, &self.args, &self.roots, &given)
                 .map_err(|e| format!("Refused: {e}. Nothing was started."))?;
         Ok(Launch {
@@ -56,6 +59,7 @@ impl SessionKind {
             env,
             given,
             inputs: Vec::new(),
+            writable,
         })
     }
 }

@@ -4,6 +4,7 @@ use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use stdmcp::process::confine::Mode;
 
 use super::child::Proc;
 use super::exchange::{exchange, exchange_capped, Caller, ExchangeEnd, ExchangeWait, StopReason};
@@ -157,12 +158,28 @@ pub(super) fn start_in_turn(
 }
 
 fn started_line(key: &Key, proc: &Proc) -> String {
-    format!(
+    let mut line = format!(
         "Started {} (pid {}) in {}.",
         label(key),
         proc.pid,
         proc.workdir.display()
-    )
+    );
+    // Said once, at the start: a confinement the kernel does not enforce in full.
+    if let Some(r) = proc
+        .confined
+        .as_ref()
+        .filter(|r| r.mode != Mode::Off && !r.confined())
+    {
+        let parts: Vec<&str> = r.missing.iter().map(|p| p.name()).collect();
+        line.push_str(&format!(
+            " Its confinement is not enforced in full ({}): not confined: {}.",
+            r.problem
+                .clone()
+                .unwrap_or_else(|| format!("Landlock ABI {}", r.abi)),
+            parts.join(", ")
+        ));
+    }
+    line
 }
 
 /// The session an operation is on: session `name` of `kind`, in `reg`.

@@ -320,7 +320,11 @@ fn list(reg: &Registry) -> CallToolResult {
             e.workdir.display(),
             stdmcp_proto::human::elapsed(idle_for)
         ));
-        rows.push(json!({"kind": kind, "name": name, "state": state, "pid": pid, "workdir": e.workdir, "startParameters": params, "ageSeconds": age, "idleSeconds": idle, "startedAt": started, "transcript": uri(kind, name)}));
+        let mut row = json!({"kind": kind, "name": name, "state": state, "pid": pid, "workdir": e.workdir, "startParameters": params, "ageSeconds": age, "idleSeconds": idle, "startedAt": started, "transcript": uri(kind, name)});
+        if let Some(report) = e.proc.as_ref().and_then(|p| p.confined.as_ref()) {
+            crate::call::run::confined_fields(&mut row, report);
+        }
+        rows.push(row);
     });
     if text.is_empty() {
         text = "No sessions.".into();

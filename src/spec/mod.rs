@@ -3,6 +3,7 @@
 //! (`crate::call`), sessions and the proof cursor run from it. Nothing here reads a file or
 //! starts a program.
 
+pub(crate) mod confine;
 pub(crate) mod cursor;
 pub(crate) mod logs;
 pub(crate) mod project;
@@ -50,6 +51,9 @@ pub struct Manifest {
     pub defaults: Defaults,
     /// Named directories that path parameters are confined to (canonical).
     pub roots: BTreeMap<String, PathBuf>,
+    /// The roots declared writable (`"write": true`): the programs of the tools that name
+    /// them may write in them.
+    pub writable_roots: std::collections::BTreeSet<String>,
     /// The tools, in manifest order.
     pub tools: Vec<ToolSpec>,
     /// The kinds of interactive sessions (README "Sessions").
@@ -77,6 +81,8 @@ pub struct Defaults {
     pub limits: Limits,
     /// Background delay of every tool (`background.afterSeconds`), if any.
     pub background: Option<Duration>,
+    /// Confinement every tool and session kind starts from.
+    pub confine: confine::Declared,
 }
 
 impl Default for Defaults {
@@ -91,6 +97,7 @@ impl Default for Defaults {
             pass_env: Vec::new(),
             limits: Limits::default(),
             background: None,
+            confine: confine::Declared::default(),
         }
     }
 }

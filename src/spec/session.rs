@@ -117,6 +117,8 @@ pub struct SessionKind {
     pub error: Option<Pattern>,
     /// The proof cursor (README "Proof files"), if the kind has one.
     pub cursor: Option<std::sync::Arc<super::cursor::CursorSpec>>,
+    /// What its program (and its cursor's builds) may reach (README "Security model").
+    pub confine: super::confine::Rules,
 }
 
 /// A regular expression as written in the manifest, and compiled.

@@ -62,6 +62,8 @@ pub struct ToolSpec {
     /// A portfolio's members (README "Portfolios"): tools of the manifest run at once on
     /// the same arguments; empty for a tool that runs a program.
     pub portfolio: Vec<String>,
+    /// What its program may reach (README "Security model").
+    pub confine: super::confine::Rules,
 }
 
 /// One element of an argument template.
@@ -144,6 +146,9 @@ pub enum ParamType {
         must_exist: bool,
         /// What it must be.
         kind: PathKind,
+        /// The program may write what the value names (`"write": true`): a directory and
+        /// what is beneath it, a file, or the directory a missing file would be made in.
+        write: bool,
     },
 }
 

@@ -64,7 +64,8 @@ pub(crate) fn serve_cursor(
 ) -> Proc {
     let mut m: Value =
         serde_json::from_str(&std::fs::read_to_string(example(file)).unwrap()).unwrap();
-    m["roots"]["proofs"] = json!(proofs);
+    // Where the example keeps its root: the directory changes, its writability stays.
+    m["roots"]["proofs"]["path"] = json!(proofs);
     edit(&mut m["sessions"][0]);
     let manifest = temp_dir("manifest").join(file);
     std::fs::write(&manifest, m.to_string()).unwrap();

@@ -61,7 +61,11 @@ pub(crate) fn example_with(file: &str, limits: Value) -> PathBuf {
     }
     if let Some(roots) = m.get_mut("roots").and_then(Value::as_object_mut) {
         for v in roots.values_mut() {
-            *v = json!(examples.join(v.as_str().unwrap()));
+            match v.get_mut("path") {
+                // {"path": …, "write": true}
+                Some(p) => *p = json!(examples.join(p.as_str().unwrap())),
+                None => *v = json!(examples.join(v.as_str().unwrap())),
+            }
         }
     }
     let path = temp_dir("manifest").join(file);

@@ -21,10 +21,19 @@ fn startup_line(manifest: &Path) -> String {
         .unwrap();
     assert!(out.status.success(), "{out:?}");
     let err = String::from_utf8(out.stderr).unwrap();
-    err.lines()
+    let line = err
+        .lines()
         .find(|l| l.starts_with("stdmcp: serving"))
-        .unwrap_or_else(|| panic!("no startup line: {err}"))
-        .to_owned()
+        .unwrap_or_else(|| panic!("no startup line: {err}"));
+    // It ends with what the kernel confines (tests/security/confine.rs reads that part).
+    let (tools, confinement) = line
+        .split_once("; confinement: ")
+        .unwrap_or_else(|| panic!("no confinement on the startup line: {line}"));
+    assert!(
+        confinement.starts_with("Landlock ABI ") || confinement.starts_with("no Landlock"),
+        "{line}"
+    );
+    tools.to_owned()
 }
 
 #[test]

@@ -13,13 +13,14 @@ use crate::common::sessions::{call, is_error, text};
 use crate::common::{fixture, send_signal, serve_command, temp_dir, Proc, PATIENCE};
 use serde_json::{json, Value};
 
-/// A manifest in `dir` with the root `work`: `build` (fixtures/fake_build.sh, logs
+/// A manifest in `dir` with the root `work` (writable: the builds write their logs there):
+/// `build` (fixtures/fake_build.sh, logs
 /// `.hol/logs/*`, in a directory of the root), `build_fixed` (the same, always in
 /// `work/fixed`) and `count` (`seq 1 N`, output cap 4096 bytes).
 fn manifest(dir: &Path) -> PathBuf {
     std::fs::create_dir_all(dir.join("work/fixed")).unwrap();
     let m = json!({
-        "name": "long-runs", "roots": {"work": "work"},
+        "name": "long-runs", "roots": {"work": {"path": "work", "write": true}},
         "tools": [
             {"name": "build", "description": "builds a theory", "program": fixture("fake_build.sh"),
              "args": [{"param": "target"}], "cwd": {"param": "workdir"},
@@ -28,7 +29,8 @@ fn manifest(dir: &Path) -> PathBuf {
              "logs": [".hol/logs/*"]},
             {"name": "build_fixed", "description": "builds in work/fixed", "program": fixture("fake_build.sh"),
              "args": [{"param": "target"}], "cwd": "work/fixed",
-             "params": {"target": {"type": "string", "required": true}}, "logs": [".hol/logs/*"]},
+             "params": {"target": {"type": "string", "required": true}}, "logs": [".hol/logs/*"],
+             "writable": ["work/fixed"]},
             {"name": "count", "description": "counts", "program": "seq", "args": ["1", {"param": "n"}],
              "params": {"n": {"type": "integer", "minimum": 1, "required": true}},
              "maxOutputBytes": 4096, "timeoutSeconds": 600}

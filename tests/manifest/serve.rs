@@ -30,7 +30,7 @@ fn manifest(dir: &Path) -> Value {
             {"name": "env", "description": "prints the environment", "program": "env", "env": {"DECLARED": "yes"}},
             {"name": "big", "description": "lots of output", "program": runtime_fixture("big.sh"), "maxOutputBytes": 1000},
             {"name": "record", "description": "records its arguments", "program": fixture("record.sh"),
-             "env": {"MARKER": dir.join("marker")},
+             "env": {"MARKER": dir.join("marker")}, "writable": [dir],
              "args": [{"param": "value"}, {"param": "file"}, {"param": "words"}],
              "params": {
                  "value": {"type": "string", "maxLength": 100},

@@ -43,6 +43,8 @@ fn member(dir: &Path, name: &str, args: &[&str], grace_ms: u64) -> Value {
     json!({
         "name": name, "description": "a deterministic member", "program": "/bin/sh",
         "args": argv, "stdin": "problem", "killGraceMs": grace_ms, "successCodes": [0, 1],
+        // The members' script and marker files are in the test's directory.
+        "writable": [dir],
         "params": {"problem": {"type": "string", "required": true}},
         "verdict": {"rules": [{"pattern": "SZS status (\\w+)"}],
                     "decisive": ["Theorem", "CounterSatisfiable"]}
@@ -139,6 +141,9 @@ fn the_fast_decisive_member_wins_and_the_slow_one_is_stopped() {
     assert_eq!(state_of(&r, "fast")["state"], "won");
     assert_eq!(state_of(&r, "fast")["exitCode"], 0);
     assert_eq!(state_of(&r, "slow")["state"], "stopped");
+    // A member that ended says what the kernel confined of it (README "Security model");
+    // one still being stopped when the portfolio answers has no result yet.
+    assert!(state_of(&r, "fast")["confined"].is_boolean(), "{r}");
     let text = r["result"]["content"][0]["text"].as_str().unwrap();
     assert!(
         text.starts_with("race: fast won with Theorem") && text.contains("- slow: stopped"),

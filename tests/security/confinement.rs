@@ -1,5 +1,7 @@
 //! `stdmcp serve`: what a caller's values can and cannot reach (paths, array items,
-//! metacharacters), proven with real programs that would leave traces if they ran.
+//! metacharacters), proven with real programs that would leave traces if they ran. The
+//! argument checks alone: these tools run with `"confine": "off"`, so that the kernel's
+//! confinement (tests/security/confine.rs) cannot hide a check that let a value through.
 #![allow(clippy::unwrap_used)]
 #![allow(clippy::disallowed_methods)] // tests and benchmarks start bare programs as clients and controls
 
@@ -27,7 +29,7 @@ fn call(p: &mut Proc, id: i64, tool: &str, args: Value) -> (bool, String) {
 
 fn tee_manifest() -> Value {
     json!({
-        "name": "t", "roots": {"r": "r"},
+        "name": "t", "roots": {"r": "r"}, "defaults": {"confine": "off"},
         "tools": [{"name": "tee", "description": "writes stdin to a file", "program": "tee",
                    "args": [{"param": "f"}], "stdin": "data",
                    "params": {"f": {"type": "path", "root": "r", "mustExist": false, "required": true},
@@ -98,7 +100,7 @@ fn array_items_that_are_paths_stay_in_their_root() {
     std::fs::write(dir.join("r/a.txt"), "root:in the root\n").unwrap();
     std::os::unix::fs::symlink("/etc/passwd", dir.join("r/pw")).unwrap();
     let m = json!({
-        "name": "t", "roots": {"r": "r"},
+        "name": "t", "roots": {"r": "r"}, "defaults": {"confine": "off"},
         "tools": [{"name": "grep", "description": "searches files", "program": "grep",
                    "args": ["-rn", {"param": "pattern"}, {"param": "paths"}], "successCodes": [0, 1],
                    "params": {"pattern": {"type": "string", "required": true},
@@ -156,7 +158,7 @@ fn ordinary_text_passes_and_metacharacters_matter_only_in_code() {
     std::fs::write(dir.join("r").join(odd), "odd file\n").unwrap();
     let marker = dir.join("marker");
     let m = json!({
-        "name": "t", "roots": {"r": "r"},
+        "name": "t", "roots": {"r": "r"}, "defaults": {"confine": "off"},
         "tools": [
             {"name": "record", "description": "records its arguments", "program": fixture("record.sh"),
              "env": {"MARKER": marker},
@@ -233,7 +235,7 @@ fn code_is_recognised_in_every_form_and_a_script_s_arguments_are_data() {
                "args": args, "params": {"word": {"type": "string"}}})
     };
     let m = json!({
-        "name": "t", "roots": {"r": "r"},
+        "name": "t", "roots": {"r": "r"}, "defaults": {"confine": "off"},
         "tools": [
             tool("cluster", "sh", json!(["-ec", echo])),
             tool("dashdash", "sh", json!(["-c", "--", echo])),

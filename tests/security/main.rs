@@ -7,6 +7,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod confine;
 mod confinement;
 mod containment;
 mod exhaustion;

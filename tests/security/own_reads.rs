@@ -50,7 +50,7 @@ fn serve_without_proc(dir: &Path) -> Option<Proc> {
 
 fn manifest(dir: &Path, defaults: Value) -> PathBuf {
     let m = json!({
-        "name": "own-reads", "roots": {"work": "work"}, "defaults": defaults,
+        "name": "own-reads", "roots": {"work": {"path": "work", "write": true}}, "defaults": defaults,
         "sessions": [
             {"name": "sh", "description": "A shell.", "program": "sh",
              "workdir": {"root": "work", "default": "."},

@@ -13,7 +13,8 @@ fn manifest(dir: &Path) -> Value {
     json!({
         "name": "sessions-test",
         "version": "1.0.0",
-        "defaults": {"heartbeatSeconds": 0.05},
+        // python3 may be a pyenv shim: its programs read and run from the pyenv tree.
+        "defaults": {"heartbeatSeconds": 0.05, "readable": ["{programDir}/.."]},
         "roots": {"work": "work"},
         "tools": [],
         "sessions": [

@@ -123,7 +123,7 @@ fn a_tactic_past_its_deadline_leaves_the_session_usable() {
 fn serve_proofs(proofs: &std::path::Path, bin: &std::path::Path) -> Proc {
     let mut m: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(example("hol4.json")).unwrap()).unwrap();
-    m["roots"]["proofs"] = json!(proofs);
+    m["roots"]["proofs"]["path"] = json!(proofs);
     let manifest = temp_dir("manifest").join("hol4.json");
     std::fs::write(&manifest, m.to_string()).unwrap();
     serve(&manifest, Some(bin))

@@ -294,6 +294,13 @@ impl Dir {
         })
     }
 
+    /// Opens `rel` beneath this directory `O_PATH`, whatever it is (nothing is opened for
+    /// reading or writing: no device driver, no FIFO sees it): a handle on the very place
+    /// checked, such as a Landlock rule takes. A symlink at the end is the symlink itself.
+    pub fn place(&self, rel: &Path) -> io::Result<OwnedFd> {
+        self.open_beneath(rel, libc::O_PATH)
+    }
+
     /// A path naming this very directory while it is open (`/proc/self/fd/N`), to start a
     /// child in where no code can run between fork and exec (`posix_spawn`): the child's
     /// `chdir` (where the descriptor is inherited and `/proc/self` is the child) follows it to
@@ -449,9 +456,9 @@ fn tests_walk() -> bool {
 }
 
 mod sys;
+pub(crate) use sys::effective_uid;
 use sys::{
-    effective_uid, openat, openat2, openat2_missing, openat_mode, read_names, rename,
-    stat_nofollow, unlink,
+    openat, openat2, openat2_missing, openat_mode, read_names, rename, stat_nofollow, unlink,
 };
 
 #[cfg(test)]

@@ -20,7 +20,9 @@
 //!   programs ([`process::interactive`]), and the watchdog (`process/watchdog.rs`, started by
 //!   the runner itself) that does the same even when the server itself is killed. Each
 //!   started program has one owner (`process/group.rs`) on the thread that started it, the
-//!   only thing that signals its group, sweeps and reaps.
+//!   only thing that signals its group, sweeps and reaps. A program can be confined by the
+//!   kernel ([`process::confine`], Landlock): its ruleset is built before the spawn and entered
+//!   before the program's first instruction.
 //! * [`beneath`]: files and directories beneath a root opened through descriptors, for what
 //!   a server reads or starts a program in.
 //! * [`client`]: a blocking stdio client (`stdmcp call`, tests, the benchmark) that starts
@@ -61,7 +63,11 @@
 //! at the first call with a deadline or progress token, and `stdmcp-reap` (late reaping,
 //! `process/late_reap.rs`), the first time a process killed at the end of a call is still
 //! dying after the call's one-second wait; it reaps such processes as they die, whether or
-//! not another call comes, and signals nothing.
+//! not another call comes, and signals nothing. A confined call started with `posix_spawn`
+//! is spawned by a `stdmcp-confine` thread that lives only for the spawn: it enters the
+//! call's Landlock domain (which belongs to a thread and cannot be left) and spawns, so the
+//! child inherits the domain while the worker itself stays unrestricted; a forked program
+//! (resource limits, sessions) enters it between fork and exec instead.
 //!
 //! The peer alone decides which call starts: it admits calls by the slots of
 //! [`Options::max_concurrent_calls`] (a portfolio takes one per member), keeps the others in

@@ -25,6 +25,7 @@
 //! | `late_reap.rs` | late reaping: the `stdmcp-reap` thread, for processes still dying after their sweep |
 //! | `watchdog.rs` | the watchdog: a `/bin/sh` that kills everything left when the server dies |
 //! | `signal.rs` | the `killpg` and `kill` calls (an owner's and its sweep's only) |
+//! | `confine.rs`, `ruleset.rs` | [`confine`]: Landlock confinement of a started program; its ruleset built before the spawn, entered by the child or the spawning thread, and the run's private `TMPDIR` |
 //! | `spawn.rs`, `watch.rs`, `marker.rs`, `owned.rs` | the command, the pipes, the marker, the registry of owned children |
 //!
 //! The watchdog does the same as the sweep if the server itself dies: a `/bin/sh` child the
@@ -38,6 +39,7 @@
 //! default) so a child that closes its stdin early yields EPIPE, not a signal.
 
 mod capture;
+pub mod confine;
 mod group;
 pub mod interactive;
 mod late_reap;
@@ -48,6 +50,7 @@ mod outcome;
 mod owned;
 pub mod private_dir;
 mod procfs;
+mod ruleset;
 mod run;
 mod server_process;
 mod signal;

@@ -94,7 +94,7 @@ pub(super) fn openat2(_: RawFd, _: &std::ffi::CStr, _: libc::c_int) -> io::Resul
 }
 
 #[allow(unsafe_code)]
-pub(super) fn effective_uid() -> u32 {
+pub(crate) fn effective_uid() -> u32 {
     // SAFETY: geteuid takes nothing and cannot fail.
     unsafe { libc::geteuid() }
 }

@@ -14,10 +14,12 @@ use std::path::PathBuf;
 use std::process::{ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::Arc;
 
+use super::confine::{Confinement, Report};
 use super::group::{Group, Reach};
 use super::limits::Limits;
 use super::outcome::RunError;
-use super::spawn::{prepare, spawn_error};
+use super::ruleset::{prepare, PrivateTmp};
+use super::spawn::{confine, prepare as hooks, spawn_error};
 use super::spec::RunSpec;
 use super::wake::Wake;
 use crate::beneath::Dir;
@@ -38,6 +40,8 @@ pub struct InteractiveSpec {
     pub env: Vec<(OsString, OsString)>,
     /// Resource limits applied in the child before exec.
     pub limits: Limits,
+    /// What the program may reach, enforced by the kernel (Landlock); `None`: not confined.
+    pub confine: Option<Confinement>,
 }
 
 impl InteractiveSpec {
@@ -51,6 +55,7 @@ impl InteractiveSpec {
             cwd_dir: None,
             env: Vec::new(),
             limits: Limits::default(),
+            confine: None,
         }
     }
 }
@@ -60,12 +65,17 @@ pub struct Interactive {
     group: Group,
     stdin: Option<ChildStdin>,
     output: Option<PipeReader>,
+    /// What the kernel enforces of the spec's confinement.
+    confined: Option<Report>,
+    /// The program's private TMPDIR, removed after its end (dropped after `group`).
+    tmp: Option<PrivateTmp>,
 }
 
 impl Interactive {
     /// Starts the program as the leader of a new process group.
     #[allow(clippy::disallowed_methods)] // a spawn point of the runner
     pub fn spawn(spec: &InteractiveSpec) -> Result<Interactive, RunError> {
+        let mut confined = prepare(spec.confine.as_ref(), &spec.program)?;
         let (reader, writer) = io::pipe().map_err(RunError::Io)?;
         let writer2 = writer.try_clone().map_err(RunError::Io)?;
         let mut cmd = Command::new(&spec.program);
@@ -75,13 +85,19 @@ impl Interactive {
             .stdin(Stdio::piped())
             .stdout(Stdio::from(writer))
             .stderr(Stdio::from(writer2));
-        prepare(
+        if let Some(tmp) = &confined.tmp {
+            cmd.env("TMPDIR", &tmp.path);
+        }
+        hooks(
             &mut cmd,
             spec.cwd.as_deref(),
             spec.cwd_dir.as_deref(),
             spec.limits,
         );
-        let mut group = Group::spawn(&mut cmd, Reach::All).map_err(|e| {
+        confine(&mut cmd, &confined);
+        let spawned = Group::spawn(&mut cmd, Reach::All, None);
+        confined.spawned();
+        let mut group = spawned.map_err(|e| {
             let mut run = RunSpec::new(&spec.program);
             run.cwd.clone_from(&spec.cwd);
             spawn_error(&run, e)
@@ -92,7 +108,14 @@ impl Interactive {
             stdin: group.take_stdin(),
             output: Some(reader),
             group,
+            confined: confined.report,
+            tmp: confined.tmp,
         })
+    }
+
+    /// What the kernel enforces of the spec's confinement (`None`: it asked for none).
+    pub fn confined(&self) -> Option<&Report> {
+        self.confined.as_ref()
     }
 
     /// The child's pid, also its process group id.
@@ -121,7 +144,9 @@ impl Interactive {
     /// the child.
     pub fn wait(&mut self) -> io::Result<ExitStatus> {
         while !self.group.wait(None, None)? {}
-        self.group.end()
+        let status = self.group.end();
+        drop(self.tmp.take());
+        status
     }
 }
 

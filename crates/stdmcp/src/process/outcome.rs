@@ -42,6 +42,9 @@ pub struct Outcome {
     /// The program was started; false when the token was cancelled (its deadline passed,
     /// or the client cancelled) before it could be, and nothing was run.
     pub started: bool,
+    /// What the kernel enforced of the run's [`Confinement`](super::confine::Confinement)
+    /// (`None`: the spec asked for none).
+    pub confined: Option<super::confine::Report>,
 }
 
 /// Why [`run`](super::run) failed.
@@ -57,6 +60,14 @@ pub enum RunError {
     },
     /// An I/O error while supervising the child (it was killed and reaped).
     Io(io::Error),
+    /// The program was not started: its confinement is required
+    /// ([`Mode::Require`](super::confine::Mode::Require)) and cannot be enforced in full.
+    Confinement {
+        /// The program that was not started.
+        program: PathBuf,
+        /// What could not be enforced, and why.
+        why: String,
+    },
 }
 
 impl fmt::Display for RunError {
@@ -75,6 +86,11 @@ impl fmt::Display for RunError {
                 Ok(())
             }
             RunError::Io(e) => write!(f, "error while running child process: {e}"),
+            RunError::Confinement { program, why } => write!(
+                f,
+                "`{}` was not started: its confinement is required (confine: require), and {why}",
+                program.display()
+            ),
         }
     }
 }
@@ -84,6 +100,7 @@ impl std::error::Error for RunError {
         match self {
             RunError::Spawn { source, .. } => Some(source),
             RunError::Io(e) => Some(e),
+            RunError::Confinement { .. } => None,
         }
     }
 }

@@ -16,6 +16,7 @@
 use crate::sync;
 use std::collections::BTreeSet;
 use std::io;
+use std::os::fd::BorrowedFd;
 use std::process::{Child, Command};
 use std::sync::atomic::AtomicBool;
 use std::sync::{Mutex, MutexGuard, RwLock, RwLockWriteGuard};
@@ -39,11 +40,18 @@ impl Drop for Owned {
     }
 }
 
-/// Spawns `cmd` as an owned child.
+/// Spawns `cmd` as an owned child; with `ruleset`, from a thread that first enters it
+/// ([`super::ruleset::spawn_restricted`]).
 #[allow(clippy::disallowed_methods)] // the one place the runner's children are spawned
-pub(super) fn spawn(cmd: &mut Command) -> io::Result<(Child, Owned)> {
+pub(super) fn spawn(
+    cmd: &mut Command,
+    ruleset: Option<BorrowedFd<'_>>,
+) -> io::Result<(Child, Owned)> {
     let _spawning = sync::read(&SPAWNING);
-    let child = cmd.spawn()?;
+    let child = match ruleset {
+        Some(fd) => super::ruleset::spawn_restricted(cmd, fd)?,
+        None => cmd.spawn()?,
+    };
     let pid = child.id() as i32;
     owned().insert(pid);
     Ok((child, Owned(pid)))

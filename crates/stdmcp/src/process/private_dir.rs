@@ -50,8 +50,9 @@ pub(super) fn temp_root() -> &'static Path {
     ROOT.get_or_init(|| tmpdir().to_owned())
 }
 
-/// Keeps the private directory out of `roots` (the manifest's roots, canonical): a `TMPDIR`
-/// inside one of them is not used for it, `/tmp` is (logged). Called by the binary before it
+/// Keeps the private directory out of `roots` (the manifest's roots and the places its
+/// confined programs may write, canonical): a `TMPDIR` inside one of them is not used for it,
+/// `/tmp` is, or the user's cache directory (logged). Called by the binary before it
 /// serves; a library user that never calls it gets [`tmpdir`].
 pub fn keep_out_of<'a>(roots: impl IntoIterator<Item = &'a Path>) {
     let roots: Vec<&Path> = roots.into_iter().collect();
@@ -64,7 +65,8 @@ pub fn keep_out_of<'a>(roots: impl IntoIterator<Item = &'a Path>) {
     }
 }
 
-/// `tmp`, or `/tmp` when `tmp` lies inside one of `roots` (and `/tmp` does not).
+/// `tmp`, or the first of `/tmp` and the user's cache directory ([`cache_dir`]) that lies in
+/// none of `roots`, when `tmp` lies inside one of them.
 fn outside(tmp: &Path, roots: &[&Path]) -> PathBuf {
     let within = |dir: &Path| {
         let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_owned());
@@ -76,21 +78,49 @@ fn outside(tmp: &Path, roots: &[&Path]) -> PathBuf {
     let Some(root) = within(tmp) else {
         return tmp.to_owned();
     };
-    if let Some(also) = within(Path::new(FALLBACK)) {
-        log::warn!(
-            "TMPDIR {} is inside the root {root}, and {FALLBACK} inside the root {also}: the \
-             server's private directory is made in TMPDIR all the same, where a program allowed \
-             to write in that root could put onCancel commands that the watchdog runs",
-            tmp.display()
-        );
-        return tmp.to_owned();
+    for alt in [Some(PathBuf::from(FALLBACK)), cache_dir()]
+        .into_iter()
+        .flatten()
+    {
+        if within(&alt).is_none() {
+            log::warn!(
+                "TMPDIR {} is inside the root {root} (a root or a place programs may write): the \
+                 server's private directory (output spool, onCancel commands) is made in {} \
+                 instead, out of their reach",
+                tmp.display(),
+                alt.display()
+            );
+            return alt;
+        }
     }
     log::warn!(
-        "TMPDIR {} is inside the root {root}: the server's private directory (output spool, \
-         onCancel commands) is made in {FALLBACK} instead, out of the programs' reach",
+        "TMPDIR {} is inside the root {root}, and so are {FALLBACK} and the cache directory: the \
+         server's private directory is made in TMPDIR all the same, where a program allowed \
+         to write there could put onCancel commands that the watchdog runs",
         tmp.display()
     );
-    PathBuf::from(FALLBACK)
+    tmp.to_owned()
+}
+
+/// `$XDG_CACHE_HOME/stdmcp` (or `~/.cache/stdmcp`), made (mode 0700) if needed: the last
+/// place for the private directory when `TMPDIR` and `/tmp` are both places programs may
+/// write (a root, a confined program's `writable` entry).
+fn cache_dir() -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .filter(|h| !h.is_empty())
+                .map(|h| PathBuf::from(h).join(".cache"))
+        })?;
+    let dir = base.join("stdmcp");
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(&dir)
+        .ok()?;
+    Some(dir)
 }
 
 /// `dir` made absolute against the working directory (as it is, if that cannot be read).
@@ -247,7 +277,10 @@ mod tests {
         assert_eq!(outside(&inside, &[&canon]), Path::new("/tmp"));
         assert_eq!(outside(&root, &[&canon]), Path::new("/tmp"));
         assert_eq!(outside(&inside, &[Path::new("/nowhere")]), inside);
-        // /tmp inside a root too: TMPDIR stays (and the log says why it is not safe).
+        // /tmp writable too: the cache directory.
+        let cache = cache_dir().expect("a cache directory");
+        assert_eq!(outside(&inside, &[&canon, Path::new("/tmp")]), cache);
+        // Everything inside a root: TMPDIR stays (and the log says why it is not safe).
         assert_eq!(outside(&inside, &[&canon, Path::new("/")]), inside);
         let _ = std::fs::remove_dir_all(&root);
     }

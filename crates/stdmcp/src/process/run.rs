@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 use super::capture::Captured;
 use super::group::{Group, Reach};
 use super::outcome::{LineFn, Outcome, RunError};
-use super::spawn::{command, spawn_error};
+use super::ruleset::prepare;
+use super::spawn::{command, program_path, spawn_error, Start};
 use super::spec::RunSpec;
 use super::watch::Watch;
 use super::watchdog;
@@ -62,14 +63,20 @@ pub fn run(
 ) -> Result<Outcome, RunError> {
     // The watchdog before the program: it must be there to see what the program starts.
     let watched = watchdog::ensure_started().is_some();
-    let mut cmd = command(spec, watched)?;
     // A job whose deadline passed (or that was cancelled) before a worker took it: nothing
     // is started.
     if cancel.is_cancelled() {
         return Ok(unstarted(spec, cancel));
     }
+    // The confinement's ruleset and private TMPDIR, made in this process before the spawn.
+    let mut confined = prepare(spec.confine.as_ref(), &program_path(spec))?;
+    let (mut cmd, how) = command(spec, watched, &confined)?;
     let start = Instant::now();
-    let mut group = Group::spawn(&mut cmd, Reach::Recent).map_err(|e| spawn_error(spec, e))?;
+    let on_thread = confined.ruleset().filter(|_| how == Start::Fast);
+    let spawned = Group::spawn(&mut cmd, Reach::Recent, on_thread);
+    confined.spawned();
+    drop(cmd);
+    let mut group = spawned.map_err(|e| spawn_error(spec, e))?;
     let pid = group.pid();
     // The cancel hook only wakes this thread, which stops the program itself.
     let hook_fired = Arc::new(AtomicBool::new(false));
@@ -99,6 +106,8 @@ pub fn run(
     // Whatever went wrong, the group is killed (if its leader still runs), swept (what is
     // left of the group, and whatever left it but carries the call's marker) and reaped.
     let ended = group.end();
+    // Nothing of the call is left: its private TMPDIR goes.
+    drop(confined.tmp.take());
     if let Some(panic) = panicked {
         std::panic::resume_unwind(panic);
     }
@@ -117,6 +126,7 @@ pub fn run(
         cancelled,
         pid,
         started: true,
+        confined: confined.report,
     })
 }
 
@@ -185,5 +195,6 @@ fn unstarted(spec: &RunSpec, cancel: &CancelToken) -> Outcome {
         cancelled: !timed_out,
         pid: 0,
         started: false,
+        confined: None,
     }
 }

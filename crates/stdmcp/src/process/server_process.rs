@@ -34,7 +34,7 @@ impl ServerProcess {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         harden(&mut cmd);
-        let mut group = Group::spawn(&mut cmd, Reach::All)?;
+        let mut group = Group::spawn(&mut cmd, Reach::All, None)?;
         if let Some(mut err) = group.take_stderr() {
             // The server's log lines pass through; the copy ends at EOF. Without the copy the
             // server would block once the pipe is full: then it is not started at all

@@ -11,6 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::limits::Limits;
 use super::outcome::RunError;
+use super::ruleset::{restrict, Prepared};
 use super::spec::RunSpec;
 use crate::beneath::Dir;
 
@@ -38,10 +39,25 @@ pub fn seal_inherited_fds() {
     SEALED.store(true, Ordering::SeqCst);
 }
 
+/// How a command is started.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Start {
+    /// With `posix_spawn`: no code runs between fork and exec (a ruleset is entered by the
+    /// spawning thread, [`super::ruleset::spawn_restricted`]).
+    Fast,
+    /// With `fork`, through the pre-exec hooks of [`prepare`].
+    Forked,
+}
+
 /// The command that starts `spec`'s program (its process group and marker are set by the
-/// `Group` that spawns it); `watched`: the watchdog runs.
+/// `Group` that spawns it), and how it is to be started; `watched`: the watchdog runs;
+/// `confined`: the run's prepared confinement (its `TMPDIR`, its ruleset).
 #[allow(clippy::disallowed_methods)] // a spawn point of the runner
-pub(super) fn command(spec: &RunSpec, watched: bool) -> Result<Command, RunError> {
+pub(super) fn command(
+    spec: &RunSpec,
+    watched: bool,
+    confined: &Prepared,
+) -> Result<(Command, Start), RunError> {
     let mut cmd = if spec.line_buffered {
         let mut cmd = Command::new(find_stdbuf(spec)?);
         cmd.args(["-oL", "-eL", "--"]).arg(resolve_program(spec)?);
@@ -59,6 +75,9 @@ pub(super) fn command(spec: &RunSpec, watched: bool) -> Result<Command, RunError
         })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
+    if let Some(tmp) = &confined.tmp {
+        cmd.env("TMPDIR", &tmp.path);
+    }
     let held = spec.cwd_dir.as_deref();
     // posix_spawn cannot `fchdir`: a held working directory is named by `/proc/self/fd/N`
     // there (the child's `chdir` follows it to the directory opened); without `/proc` the
@@ -71,10 +90,35 @@ pub(super) fn command(spec: &RunSpec, watched: bool) -> Result<Command, RunError
         if let Some(cwd) = &fast_cwd {
             cmd.current_dir(cwd);
         }
-    } else {
-        prepare(&mut cmd, spec.cwd.as_deref(), held, spec.limits);
+        return Ok((cmd, Start::Fast));
     }
-    Ok(cmd)
+    prepare(&mut cmd, spec.cwd.as_deref(), held, spec.limits);
+    confine(&mut cmd, confined);
+    Ok((cmd, Start::Forked))
+}
+
+/// The program the command of `spec` starts: `stdbuf` for a line-buffered one, else the
+/// program as the child would find it (for the confinement's "its own directory").
+pub(super) fn program_path(spec: &RunSpec) -> PathBuf {
+    if spec.line_buffered {
+        return find_stdbuf(spec).unwrap_or_else(|_| spec.program.clone());
+    }
+    resolve_program(spec).unwrap_or_else(|_| spec.program.clone())
+}
+
+/// Enters the prepared ruleset between fork and exec, after every other hook (the working
+/// directory, the limits), if there is one.
+#[allow(unsafe_code)]
+pub(super) fn confine(cmd: &mut Command, confined: &Prepared) {
+    if let Some(fd) = confined.ruleset() {
+        let fd = fd.as_raw_fd();
+        // SAFETY: `restrict` makes two async-signal-safe system calls (prctl,
+        // landlock_restrict_self) and allocates nothing. `fd` is the ruleset's descriptor,
+        // open until the spawn returns (`Prepared::spawned` closes it after).
+        unsafe {
+            cmd.pre_exec(move || restrict(fd));
+        }
+    }
 }
 
 /// Whether a call may start its program without the pre-exec hook (see

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::confine::Confinement;
 use super::limits::Limits;
 use super::outcome::Stream;
 use super::private_dir;
@@ -111,6 +112,8 @@ pub struct RunSpec {
     pub line_buffered: bool,
     /// Where the complete output goes as it arrives, if anywhere.
     pub sink: Option<Arc<dyn OutputSink>>,
+    /// What the program may reach, enforced by the kernel (Landlock); `None`: not confined.
+    pub confine: Option<Confinement>,
 }
 
 impl RunSpec {
@@ -131,6 +134,7 @@ impl RunSpec {
             limits: Limits::default(),
             line_buffered: false,
             sink: None,
+            confine: None,
         }
     }
 
@@ -202,6 +206,12 @@ impl RunSpec {
     /// Resource limits applied before exec.
     pub fn limits(mut self, limits: Limits) -> Self {
         self.limits = limits;
+        self
+    }
+
+    /// Confines the program (and everything it starts) to `c`.
+    pub fn confine(mut self, c: Confinement) -> Self {
+        self.confine = Some(c);
         self
     }
 
