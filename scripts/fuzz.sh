@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every cargo-fuzz target of fuzz/ for SECONDS each (default 60), one job at a time,
-# from the seed corpus in fuzz/seeds/TARGET plus what earlier runs kept in fuzz/corpus/TARGET.
+# from the seed corpus in fuzz/seeds/TARGET (for the cursor also the proof files of examples/proofs
+# and tests/fixtures/cursor) plus what earlier runs kept in fuzz/corpus/TARGET.
 # Prints libFuzzer's executions per target; exits 1 if any target crashed (the input is then
 # in fuzz/artifacts/TARGET/; replay it with `cargo +nightly fuzz run TARGET FILE` and turn it
 # into a regression test in tests/fuzz.rs).
@@ -29,6 +30,12 @@ if [ $# -gt 0 ]; then targets=("$@"); else mapfile -t targets < <(cargo +nightly
 # runner), and without it each target runs several times faster.
 cargo +nightly fuzz build --sanitizer none
 
+# Seed directories (read, never written): the target's own, and for the cursor the proof files
+# the examples and the cursor tests hold (libFuzzer reads them recursively).
+seeds_for() {
+  case $1 in cursor) echo "seeds/cursor ../examples/proofs ../tests/fixtures/cursor" ;; *) echo "seeds/$1" ;; esac
+}
+
 dict_for() {
   case $1 in manifest) echo dict/manifest.dict ;; cursor) echo dict/cursor.dict ;; *) echo dict/json.dict ;; esac
 }
@@ -40,7 +47,8 @@ for t in "${targets[@]}"; do
   log="artifacts/$t/last-run.log"
   echo "== fuzz $t for ${seconds}s"
   status=0
-  cargo +nightly fuzz run --sanitizer none "$t" "corpus/$t" "seeds/$t" -- \
+  read -r -a seeds <<<"$(seeds_for "$t")"
+  cargo +nightly fuzz run --sanitizer none "$t" "corpus/$t" "${seeds[@]}" -- \
     -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
     -dict="$(dict_for "$t")" -print_final_stats=1 >"$log" 2>&1 || status=$?
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)

@@ -420,6 +420,24 @@ pub(super) mod tests {
         (lex, rules, re(r"\bAdmitted\.|\badmit\."))
     }
 
+    /// `text` cut with `rules` and commands ended by `commands`, and its summary.
+    fn cut_with_commands(
+        text: &str,
+        (lex, rules, ph): (&Lexicon, &[BlockRule], &Regex),
+        commands: &str,
+    ) -> (Outline, Vec<String>) {
+        let commands = re(commands);
+        let o = Outline::new(
+            text,
+            &Cut {
+                commands: Some(&commands),
+                ..cut(lex, rules, ph)
+            },
+        );
+        let s = summary(text, &o);
+        (o, s)
+    }
+
     fn summary(text: &str, o: &Outline) -> Vec<String> {
         o.segments
             .iter()
@@ -519,15 +537,7 @@ pub(super) mod tests {
         rules.extend([thm, one]);
         let text = "val foo = store_thm (\"foo\", ``!x. f (x, x) = (x, x)``,\n  RW_TAC std_ss [] >> (fs [] \\\\ cheat));\n\
             Theorem bar = foo\nval baz = Q.store_thm(\"baz\", `∀n. n = n`, cheat) (* no ; *)\nval _ = 1;\n";
-        let commands = re(";[ \t\r]*$");
-        let o = Outline::new(
-            text,
-            &Cut {
-                commands: Some(&commands),
-                ..cut(&lex, &rules, &ph)
-            },
-        );
-        let s = summary(text, &o);
+        let (o, s) = cut_with_commands(text, (&lex, &rules, &ph), ";[ \t\r]*$");
         assert_eq!(
             s,
             [
@@ -555,15 +565,7 @@ pub(super) mod tests {
         let (lex, rules, ph) = rocq_rules();
         let text = "Lemma a : True.\n  exact I.\nQed.\nTheorem b : False. Proof. idtac. Abort.\n\
             Lemma c : 1 = 1.\nAdmitted.\nDefinition x := 1. Definition y := 2.\n";
-        let commands = re(r"\.(?:\s|\z)");
-        let o = Outline::new(
-            text,
-            &Cut {
-                commands: Some(&commands),
-                ..cut(&lex, &rules, &ph)
-            },
-        );
-        let s = summary(text, &o);
+        let (o, s) = cut_with_commands(text, (&lex, &rules, &ph), r"\.(?:\s|\z)");
         assert_eq!(
             s,
             [

@@ -79,16 +79,7 @@ pub(crate) fn serve_cursor(
 
 /// The pid of the program of session `name` (the `sessions` tool's answer).
 pub(crate) fn session_pid(p: &mut Proc, id: i64, name: &str) -> i32 {
-    let r = call_through(p, id, "sessions", json!({}));
-    let rows = r["result"]["structuredContent"]["sessions"]
-        .as_array()
-        .unwrap()
-        .clone();
-    let row = rows
-        .iter()
-        .find(|s| s["name"] == json!(name))
-        .unwrap_or_else(|| panic!("{r}"));
-    i32::try_from(row["pid"].as_i64().unwrap()).unwrap()
+    super::sessions::session_pid(p, id, None, name)
 }
 
 /// Starts `tool` with a progress token and waits until a heartbeat's message contains
@@ -182,4 +173,115 @@ pub(crate) fn step(p: &mut Proc, id: i64, kind: &str, tactic: &str) -> String {
         &format!("{kind}_cursor_step"),
         json!({"tactic": tactic}),
     )
+}
+
+/// The scenarios every prover's cursor goes through (tests/cursor/hol4.rs, rocq_runs.rs).
+pub(crate) mod scenarios {
+    use serde_json::json;
+    use std::path::Path;
+
+    use super::{call_until_progress, ok, session_pid, step};
+    use crate::common::{send_signal, wait_gone, Proc};
+
+    /// A load of `file` (kind `kind`) cancelled at the heartbeat naming `block`; the next
+    /// init resumes there, reaches the goal of `last`, and the cancelled call is never
+    /// answered.
+    pub(crate) fn cancelled_load_resumes(mut p: Proc, kind: &str, file: &str, block: &str) {
+        let init = format!("{kind}_cursor_init");
+        call_until_progress(&mut p, 1, &init, json!({ "file": file }), block);
+        p.notify(
+            "notifications/cancelled",
+            json!({"requestId": 1, "reason": "test"}),
+        );
+        let again = ok(&mut p, 2, &init, json!({ "file": file }));
+        assert!(
+            again.contains("Resuming: the previous cursor call stopped before block"),
+            "{again}"
+        );
+        assert!(
+            again.contains("(cancelled)") && again.contains("Goal of last"),
+            "{again}"
+        );
+        assert!(!again.contains("FAILED"), "{again}");
+        let (rest, _) = p.finish();
+        assert!(
+            rest.iter().all(|m| m.get("id") != Some(&json!(1))),
+            "the cancelled call was answered: {rest:?}"
+        );
+    }
+
+    /// Enters a goal (`init`'s arguments), records `first`, kills the program, and steps
+    /// `second`: the answer, which says the program is gone and the step was recorded after
+    /// the file was loaded again.
+    pub(crate) fn killed_program_reloads(
+        p: &mut Proc,
+        kind: &str,
+        init: serde_json::Value,
+        (first, second): (&str, &str),
+    ) -> String {
+        ok(p, 1, &format!("{kind}_cursor_init"), init);
+        step(p, 2, kind, first);
+        let pid = session_pid(p, 3, "default");
+        send_signal(pid, 9);
+        wait_gone(&[pid]);
+        let after = step(p, 4, kind, second);
+        assert!(
+            after.contains(&format!("(pid {pid}) is gone or was restarted")),
+            "{after}"
+        );
+        assert!(after.contains("(step 2 recorded)"), "{after}");
+        assert_ne!(session_pid(p, 5, "default"), pid);
+        after
+    }
+
+    /// Enters the goal of `start_at` in `file` (under `dir`), edits it before there
+    /// (`from` → `to`): the status says so, and the next `tactic` reloads, saying where.
+    pub(crate) fn edit_behind_reloads(
+        p: &mut Proc,
+        kind: &str,
+        (dir, file, start_at): (&Path, &str, &str),
+        (from, to): (&str, &str),
+        tactic: &str,
+    ) -> String {
+        ok(
+            p,
+            1,
+            &format!("{kind}_cursor_init"),
+            json!({"file": file, "start_at": start_at}),
+        );
+        let path = dir.join(file);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains(from), "{text}");
+        std::fs::write(&path, text.replace(from, to)).unwrap();
+        let status = ok(p, 2, &format!("{kind}_cursor_status"), json!({}));
+        assert!(status.contains("CHANGED in the loaded part"), "{status}");
+        let after = step(p, 3, kind, tactic);
+        assert!(after.contains("(step 1 recorded)"), "{after}");
+        let status = ok(p, 4, &format!("{kind}_cursor_status"), json!({}));
+        assert!(status.contains("unchanged since it was loaded"), "{status}");
+        after
+    }
+}
+
+/// Asserts that `text` holds every one of `parts` (the text otherwise).
+pub(crate) fn has_all(text: &str, parts: &[&str]) {
+    for part in parts {
+        assert!(text.contains(part), "{part:?} not in:\n{text}");
+    }
+}
+
+/// The check's verdicts as (name, verdict, what it trusts).
+pub(crate) fn verdicts(r: &Value) -> Vec<(String, String, Value)> {
+    r["result"]["structuredContent"]["theorems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            (
+                t["name"].as_str().unwrap().to_owned(),
+                t["verdict"].as_str().unwrap().to_owned(),
+                t["trusts"].clone(),
+            )
+        })
+        .collect()
 }

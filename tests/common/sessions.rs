@@ -402,3 +402,18 @@ pub(crate) fn idle_interrupt(p: &mut Proc, k: &Kind) {
     }
     assert!(alive(pid), "{}: the program died", k.name);
 }
+
+/// The pid of the program of session `name` (of kind `kind`, when given), from the
+/// `sessions` tool (request `id`).
+pub(crate) fn session_pid(p: &mut Proc, id: i64, kind: Option<&str>, name: &str) -> i32 {
+    let r = call(p, id, "sessions", json!({}));
+    let rows = r["result"]["structuredContent"]["sessions"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let row = rows
+        .iter()
+        .find(|s| s["name"] == name && kind.is_none_or(|k| s["kind"] == k))
+        .unwrap_or_else(|| panic!("no session {kind:?}/{name} in {rows:?}"));
+    i32::try_from(row["pid"].as_i64().unwrap()).unwrap()
+}

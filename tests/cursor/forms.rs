@@ -11,7 +11,7 @@ use std::path::Path;
 use serde_json::{json, Value};
 
 use crate::common::cursor::{
-    call_through, holmake, ok, rocq_installed, serve_cursor, step, write_files,
+    call_through, has_all, holmake, ok, rocq_installed, serve_cursor, step, verdicts, write_files,
 };
 use crate::common::sessions::{hol_bin, is_error, text};
 use crate::common::{temp_dir, Proc};
@@ -64,18 +64,8 @@ fn hol4_non_ascii_text_the_theory_header_and_the_older_forms() {
     let r = call_through(&mut p, 1, "hol_check", json!({"file": "f/formsScript.sml"}));
     let t = text(&r);
     assert!(!t.contains("FAILED"), "the header loads quotientLib: {t}");
-    let sc = &r["result"]["structuredContent"];
-    let verdicts: Vec<(String, String)> = sc["theorems"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| {
-            (
-                t["name"].as_str().unwrap().to_owned(),
-                t["verdict"].as_str().unwrap().to_owned(),
-            )
-        })
-        .collect();
+    let verdicts: Vec<(String, String)> =
+        verdicts(&r).into_iter().map(|(n, v, _)| (n, v)).collect();
     let v = |a: &str, b: &str| (a.to_owned(), b.to_owned());
     assert_eq!(
         verdicts,
@@ -95,10 +85,7 @@ fn hol4_non_ascii_text_the_theory_header_and_the_older_forms() {
         "hol_cursor_init",
         json!({"file": "f/formsScript.sml"}),
     );
-    assert!(
-        init.contains("Goal of st") && init.contains("n * 1 = n"),
-        "{init}"
-    );
+    has_all(&init, &["Goal of st", "n * 1 = n"]);
     step(&mut p, 3, "hol", "simp []");
     let done = ok(&mut p, 4, "hol_cursor_complete", json!({}));
     assert!(done.contains("Goal of qst"), "{done}");

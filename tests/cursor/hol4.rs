@@ -7,28 +7,42 @@
 //! skipped.
 #![allow(clippy::unwrap_used)]
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
+use crate::common::cursor::scenarios;
 use crate::common::cursor::{
-    call_through, call_until_progress, fails, holmake, ok, proofs, serve_cursor, session_pid, step,
+    call_through, fails, has_all, holmake, ok, proofs, serve_cursor, step,
 };
 use crate::common::sessions::{hol_bin, is_error, text};
-use crate::common::{send_signal, wait_gone, Proc};
+use crate::common::Proc;
 use serde_json::json;
 
 /// The example served over `proofs` with HOL4 on PATH; calls longer than 5 s become jobs
 /// (`call_through` waits for them), so that a slow machine never outwaits the test.
-fn hol(proofs: &Path, bin: &Path) -> Proc {
-    serve_cursor("hol4.json", proofs, Some(bin), |k| {
-        k["cursor"]["background"] = json!({"afterSeconds": 5});
-    })
+/// A server of examples/hol4.json over a fresh proofs root holding the fixtures `files`,
+/// with HOL4's bin directory (`None` without HOL4).
+struct Hol {
+    bin: PathBuf,
+    dir: PathBuf,
+    p: Proc,
+}
+
+impl Hol {
+    fn serve(files: &[&str]) -> Option<Hol> {
+        let bin = hol_bin()?;
+        let dir = proofs(files);
+        let p = serve_cursor("hol4.json", &dir, Some(&bin), |k| {
+            k["cursor"]["background"] = json!({"afterSeconds": 5});
+        });
+        Some(Hol { bin, dir, p })
+    }
 }
 
 #[test]
 fn three_cheats_are_proved_through_the_cursor_and_the_theory_builds() {
-    let Some(bin) = hol_bin() else { return };
-    let dir = proofs(&["hol/threeScript.sml"]);
-    let mut p = hol(&dir, &bin);
+    let Some(Hol { bin, dir, mut p }) = Hol::serve(&["hol/threeScript.sml"]) else {
+        return;
+    };
     let init = ok(
         &mut p,
         1,
@@ -44,10 +58,7 @@ fn three_cheats_are_proved_through_the_cursor_and_the_theory_builds() {
         assert!(init.contains(name), "{init}");
     }
     assert!(!init.contains("fake") && !init.contains("FAILED"), "{init}");
-    assert!(
-        init.contains("Goal of add_zero") && init.contains("n + 0 = n"),
-        "{init}"
-    );
+    has_all(&init, &["Goal of add_zero", "n + 0 = n"]);
 
     let joined = prove_add_zero(&mut p);
     prove_double_twice_and_uses_both(&mut p);
@@ -77,10 +88,7 @@ fn prove_add_zero(p: &mut Proc) -> String {
         "{done}"
     );
     assert!(done.contains("- 16:   cheat\n+ 16:   (GEN_TAC)"), "{done}");
-    assert!(
-        done.contains("Goal of double_twice") && done.contains("double n = 2 * n"),
-        "{done}"
-    );
+    has_all(&done, &["Goal of double_twice", "double n = 2 * n"]);
     joined.to_owned()
 }
 
@@ -88,10 +96,7 @@ fn prove_add_zero(p: &mut Proc) -> String {
 fn prove_double_twice_and_uses_both(p: &mut Proc) {
     step(p, 8, "hol", "REWRITE_TAC [double_def]");
     let undone = ok(p, 9, "hol_cursor_undo", json!({}));
-    assert!(
-        undone.contains("double n = 2 * n") && undone.contains("Took back step 1"),
-        "{undone}"
-    );
+    has_all(&undone, &["double n = 2 * n", "Took back step 1"]);
     step(p, 10, "hol", "GEN_TAC");
     let proved = step(
         p,
@@ -135,14 +140,14 @@ fn assert_written_and_built(dir: &Path, bin: &Path, joined: &str) {
         "only the comment's is left: {sml}"
     );
     let out = holmake(bin, dir);
-    assert!(out.contains("threeTheory") && out.contains("OK"), "{out}");
+    has_all(&out, &["threeTheory", "OK"]);
 }
 
 #[test]
 fn start_at_and_goto_reach_a_named_theorem_forward_and_back() {
-    let Some(bin) = hol_bin() else { return };
-    let dir = proofs(&["hol/threeScript.sml"]);
-    let mut p = hol(&dir, &bin);
+    let Some(Hol { mut p, .. }) = Hol::serve(&["hol/threeScript.sml"]) else {
+        return;
+    };
     let init = ok(
         &mut p,
         1,
@@ -161,10 +166,7 @@ fn start_at_and_goto_reach_a_named_theorem_forward_and_back() {
         "{fwd}"
     );
     let back = ok(&mut p, 3, "hol_cursor_goto", json!({"theorem": "add_zero"}));
-    assert!(
-        back.contains("Rolled back") && back.contains("Goal of add_zero"),
-        "{back}"
-    );
+    has_all(&back, &["Rolled back", "Goal of add_zero"]);
     let not_goal = fails(
         &mut p,
         4,
@@ -176,9 +178,9 @@ fn start_at_and_goto_reach_a_named_theorem_forward_and_back() {
 
 #[test]
 fn a_failed_block_is_reported_and_later_blocks_still_load() {
-    let Some(bin) = hol_bin() else { return };
-    let dir = proofs(&["hol/mixedScript.sml"]);
-    let mut p = hol(&dir, &bin);
+    let Some(Hol { mut p, .. }) = Hol::serve(&["hol/mixedScript.sml"]) else {
+        return;
+    };
     let init = ok(
         &mut p,
         1,
@@ -196,9 +198,9 @@ fn a_failed_block_is_reported_and_later_blocks_still_load() {
 
 #[test]
 fn check_reports_ok_failed_and_placeholder_per_theorem() {
-    let Some(bin) = hol_bin() else { return };
-    let dir = proofs(&["hol/mixedScript.sml"]);
-    let mut p = hol(&dir, &bin);
+    let Some(Hol { mut p, .. }) = Hol::serve(&["hol/mixedScript.sml"]) else {
+        return;
+    };
     let r = call_through(&mut p, 1, "hol_check", json!({"file": "mixedScript.sml"}));
     assert!(is_error(&r), "{r}");
     let t = text(&r);
@@ -211,9 +213,9 @@ fn check_reports_ok_failed_and_placeholder_per_theorem() {
 
 #[test]
 fn state_at_gives_the_goals_before_and_after_the_step_at_a_line_or_column() {
-    let Some(bin) = hol_bin() else { return };
-    let dir = proofs(&["hol/mixedScript.sml"]);
-    let mut p = hol(&dir, &bin);
+    let Some(Hol { mut p, .. }) = Hol::serve(&["hol/mixedScript.sml"]) else {
+        return;
+    };
     let at = |p: &mut Proc, id, line, column: Option<u64>| {
         let mut args = json!({"file": "mixedScript.sml", "line": line});
         if let Some(c) = column {
@@ -230,18 +232,12 @@ fn state_at_gives_the_goals_before_and_after_the_step_at_a_line_or_column() {
     assert_eq!(split["step"]["text"], json!("CONJ_TAC"), "{split}");
     let before = split["before"].as_str().unwrap();
     let after = split["after"].as_str().unwrap();
-    assert!(
-        before.contains("1 subgoal") && before.contains("a + b = b + a"),
-        "{before}"
-    );
+    has_all(before, &["1 subgoal", "a + b = b + a"]);
     assert!(after.contains("2 subgoals"), "{after}");
     assert_eq!(split["recorded"], json!(["rpt GEN_TAC"]), "{split}");
     // What is recorded is the state before the step: CONJ_TAC applies to it again.
     let next = step(&mut p, 2, "hol", "CONJ_TAC");
-    assert!(
-        next.contains("2 subgoals") && next.contains("(step 2 recorded)"),
-        "{next}"
-    );
+    has_all(&next, &["2 subgoals", "(step 2 recorded)"]);
     // The first step, at its line, with nothing before it.
     let first = at(&mut p, 3, 28, None);
     assert_eq!(first["step"]["index"], json!(1), "{first}");
@@ -270,93 +266,34 @@ fn slow_script(dir: &Path) {
 
 #[test]
 fn a_cancelled_load_stops_at_a_whole_block_and_the_next_call_resumes() {
-    let Some(bin) = hol_bin() else { return };
-    let dir = proofs(&[]);
+    let Some(Hol { dir, p, .. }) = Hol::serve(&[]) else {
+        return;
+    };
     slow_script(&dir);
-    let mut p = hol(&dir, &bin);
-    call_until_progress(
-        &mut p,
-        1,
-        "hol_cursor_init",
-        json!({"file": "slowScript.sml"}),
-        "block 3/11: slow3",
-    );
-    p.notify(
-        "notifications/cancelled",
-        json!({"requestId": 1, "reason": "test"}),
-    );
-    let again = ok(
-        &mut p,
-        2,
-        "hol_cursor_init",
-        json!({"file": "slowScript.sml"}),
-    );
-    assert!(
-        again.contains("Resuming: the previous cursor call stopped before block"),
-        "{again}"
-    );
-    assert!(
-        again.contains("(cancelled)") && again.contains("Goal of last"),
-        "{again}"
-    );
-    assert!(!again.contains("FAILED"), "{again}");
-    let (rest, _) = p.finish();
-    assert!(
-        rest.iter().all(|m| m.get("id") != Some(&json!(1))),
-        "{rest:?}"
-    );
+    scenarios::cancelled_load_resumes(p, "hol", "slowScript.sml", "block 3/11: slow3");
 }
 
 #[test]
 fn a_killed_hol_is_noticed_and_the_script_is_loaded_again() {
-    let Some(bin) = hol_bin() else { return };
-    let dir = proofs(&["hol/threeScript.sml"]);
-    let mut p = hol(&dir, &bin);
-    ok(
-        &mut p,
-        1,
-        "hol_cursor_init",
-        json!({"file": "threeScript.sml"}),
-    );
-    step(&mut p, 2, "hol", "GEN_TAC");
-    let pid = session_pid(&mut p, 3, "default");
-    send_signal(pid, 9);
-    wait_gone(&[pid]);
-    let after = step(&mut p, 4, "hol", "CONJ_TAC");
-    assert!(
-        after.contains(&format!("(pid {pid}) is gone or was restarted")),
-        "{after}"
-    );
-    assert!(
-        after.contains("(step 2 recorded)") && after.contains("0 + n = n"),
-        "{after}"
-    );
+    let Some(Hol { mut p, .. }) = Hol::serve(&["hol/threeScript.sml"]) else {
+        return;
+    };
+    let init = json!({"file": "threeScript.sml"});
+    let after = scenarios::killed_program_reloads(&mut p, "hol", init, ("GEN_TAC", "CONJ_TAC"));
+    assert!(after.contains("0 + n = n"), "{after}");
 }
 
 #[test]
 fn an_edit_behind_the_cursor_is_detected_and_reloaded() {
-    let Some(bin) = hol_bin() else { return };
-    let dir = proofs(&["hol/threeScript.sml"]);
-    let mut p = hol(&dir, &bin);
-    ok(
-        &mut p,
-        1,
-        "hol_cursor_init",
-        json!({"file": "threeScript.sml", "start_at": "uses_both"}),
+    let Some(Hol { dir, mut p, .. }) = Hol::serve(&["hol/threeScript.sml"]) else {
+        return;
+    };
+    let edit = (
+        "double (n:num) = n + n",
+        "double (n:num) = n + n (* edited *)",
     );
-    let path = dir.join("threeScript.sml");
-    let sml = std::fs::read_to_string(&path).unwrap();
-    std::fs::write(
-        &path,
-        sml.replace(
-            "double (n:num) = n + n",
-            "double (n:num) = n + n (* edited *)",
-        ),
-    )
-    .unwrap();
-    let status = ok(&mut p, 2, "hol_cursor_status", json!({}));
-    assert!(status.contains("CHANGED in the loaded part"), "{status}");
-    let after = step(&mut p, 3, "hol", "simp []");
+    let at = (dir.as_path(), "threeScript.sml", "uses_both");
+    let after = scenarios::edit_behind_reloads(&mut p, "hol", at, edit, "ALL_TAC");
     assert!(
         after.contains("threeScript.sml changed at line 20, in the part already loaded"),
         "{after}"

@@ -9,7 +9,7 @@
 use std::process::Command;
 
 use crate::common::cursor::{
-    call_through, fails, ok, proofs, rocq_installed, serve_cursor, serve_rocq, step,
+    call_through, fails, has_all, ok, proofs, rocq_installed, serve_cursor, serve_rocq, step,
 };
 use crate::common::sessions::{is_error, started_pid, text};
 use crate::common::Proc;
@@ -34,10 +34,7 @@ fn three_placeholders_are_proved_through_the_cursor_and_the_file_builds() {
         !init.contains("fake") && !init.contains("in_string"),
         "{init}"
     );
-    assert!(
-        init.contains("Goal of add_zero") && init.contains("forall n : nat, n + 0 = n"),
-        "{init}"
-    );
+    has_all(&init, &["Goal of add_zero", "forall n : nat, n + 0 = n"]);
 
     prove_add_zero(&mut p);
     prove_double_and_uses_both(&mut p);
@@ -57,18 +54,15 @@ fn prove_add_zero(p: &mut Proc) {
     assert!(bad.contains("not recorded"), "{bad}");
     step(p, 4, "rocq", "induction n.");
     let undone = ok(p, 5, "rocq_cursor_undo", json!({}));
-    assert!(
-        undone.contains("n + 0 = n") && undone.contains("Took back step 2"),
-        "{undone}"
-    );
+    has_all(&undone, &["n + 0 = n", "Took back step 2"]);
     step(p, 6, "rocq", "induction n.");
     step(p, 7, "rocq", "- reflexivity.");
     let last = step(p, 8, "rocq", "- simpl. rewrite IHn. reflexivity.");
     assert!(last.contains("The goal is proved"), "{last}");
     let status = ok(p, 9, "rocq_cursor_status", json!({}));
-    assert!(
-        status.contains("Current theorem: add_zero") && status.contains("Recorded steps (4)"),
-        "{status}"
+    has_all(
+        &status,
+        &["Current theorem: add_zero", "Recorded steps (4)"],
     );
 
     let done = ok(p, 10, "rocq_cursor_complete", json!({}));
@@ -77,10 +71,7 @@ fn prove_add_zero(p: &mut Proc) {
         done.contains("- 8: Admitted.\n+ 8:   intros n.\n+ 9:   induction n."),
         "{done}"
     );
-    assert!(
-        done.contains("Goal of double") && done.contains("2 * n = n + n"),
-        "{done}"
-    );
+    has_all(&done, &["Goal of double", "2 * n = n + n"]);
 }
 
 /// double and uses_both proved and written.
@@ -116,10 +107,12 @@ fn assert_written_and_built(dir: &std::path::Path) {
         assert!(v.contains(proof), "{proof:?} not in\n{v}");
     }
     // The comments and the strings keep their fake placeholders.
-    assert!(
-        v.contains("Lemma fake : False.\nProof.\nAdmitted.")
-            && v.contains("Lemma in_string2 : False.\nProof.\nAdmitted."),
-        "{v}"
+    has_all(
+        &v,
+        &[
+            "Lemma fake : False.\nProof.\nAdmitted.",
+            "Lemma in_string2 : False.\nProof.\nAdmitted.",
+        ],
     );
     let built = Command::new("coqc")
         .arg("Three.v")
@@ -146,10 +139,7 @@ fn start_at_and_goto_reach_a_named_theorem_forward_and_back() {
         "rocq_cursor_init",
         json!({"file": "Three.v", "start_at": "double"}),
     );
-    assert!(
-        init.contains("Goal of double") && init.contains("2 * n = n + n"),
-        "{init}"
-    );
+    has_all(&init, &["Goal of double", "2 * n = n + n"]);
     let fwd = ok(
         &mut p,
         2,
@@ -167,19 +157,16 @@ fn start_at_and_goto_reach_a_named_theorem_forward_and_back() {
         "rocq_cursor_goto",
         json!({"theorem": "add_zero"}),
     );
-    assert!(
-        back.contains("Rolled back") && back.contains("Goal of add_zero"),
-        "{back}"
-    );
+    has_all(&back, &["Rolled back", "Goal of add_zero"]);
     let status = ok(&mut p, 5, "rocq_cursor_status", json!({}));
-    assert!(
-        status.contains("Current theorem: add_zero") && status.contains("Recorded steps (0)"),
-        "{status}"
+    has_all(
+        &status,
+        &["Current theorem: add_zero", "Recorded steps (0)"],
     );
     let none = fails(&mut p, 6, "rocq_cursor_goto", json!({"theorem": "nope"}));
-    assert!(
-        none.contains("no theorem \"nope\"") && none.contains("add_zero, double, uses_both"),
-        "{none}"
+    has_all(
+        &none,
+        &["no theorem \"nope\"", "add_zero, double, uses_both"],
     );
 }
 
@@ -210,10 +197,12 @@ fn a_failed_block_is_reported_and_later_blocks_still_load() {
     let r = call_through(&mut p, 3, "rocq_check", json!({"file": "Mixed.v"}));
     assert!(is_error(&r), "{r}");
     let t = text(&r);
-    assert!(
-        t.contains("broken (lines 5-8): FAILED: Error: The reference no_such_lemma")
-            && t.contains("(loaded before this check)"),
-        "{t}"
+    has_all(
+        &t,
+        &[
+            "broken (lines 5-8): FAILED: Error: The reference no_such_lemma",
+            "(loaded before this check)",
+        ],
     );
     assert!(
         t.contains(
@@ -278,14 +267,8 @@ fn state_at_gives_the_goals_before_and_after_the_sentence_at_a_line() {
     assert_eq!(split["step"]["text"], json!("split."), "{split}");
     let before = split["before"].as_str().unwrap();
     let after = split["after"].as_str().unwrap();
-    assert!(
-        before.contains("1 goal") && before.contains("a + b = b + a /\\ True"),
-        "{before}"
-    );
-    assert!(
-        after.contains("2 goals") && after.contains("goal 2 is:"),
-        "{after}"
-    );
+    has_all(before, &["1 goal", "a + b = b + a /\\ True"]);
+    has_all(after, &["2 goals", "goal 2 is:"]);
     assert_eq!(split["recorded"], json!(["intros a b."]), "{split}");
     // The state before the step is recorded: another step goes in its place.
     let other = step(&mut p, 2, "rocq", "split; [apply Nat.add_comm | exact I].");
@@ -378,10 +361,7 @@ fn the_readme_walk_through_works() {
     let proved = step(&mut p, 3, "rocq", "- simpl. rewrite IHn. reflexivity.");
     assert!(proved.contains("The goal is proved"), "{proved}");
     let done = ok(&mut p, 4, "rocq_cursor_complete", json!({}));
-    assert!(
-        done.contains("Written to rocq/Demo.v") && done.contains("No placeholders left"),
-        "{done}"
-    );
+    has_all(&done, &["Written to rocq/Demo.v", "No placeholders left"]);
     let built = Command::new("coqc")
         .arg("Demo.v")
         .current_dir(dir.join("rocq"))

@@ -6,12 +6,11 @@
 
 use std::path::Path;
 
+use crate::common::cursor::scenarios;
 use crate::common::cursor::{
-    call_until_progress, fails, ok, proofs, rocq_installed, serve_cursor, serve_rocq, session_pid,
-    step,
+    fails, has_all, ok, proofs, rocq_installed, serve_cursor, serve_rocq, step,
 };
 use crate::common::sessions::text;
-use crate::common::{send_signal, wait_gone};
 use serde_json::json;
 
 /// Twelve lemmas that take a while each, then a placeholder.
@@ -33,32 +32,8 @@ fn a_cancelled_load_stops_at_a_whole_block_and_the_next_call_resumes() {
     }
     let dir = proofs(&[]);
     slow_file(&dir);
-    let mut p = serve_rocq(&dir);
-    call_until_progress(
-        &mut p,
-        1,
-        "rocq_cursor_init",
-        json!({"file": "Slow.v"}),
-        "block 3/13: slow3",
-    );
-    p.notify(
-        "notifications/cancelled",
-        json!({"requestId": 1, "reason": "test"}),
-    );
-    let again = ok(&mut p, 2, "rocq_cursor_init", json!({"file": "Slow.v"}));
-    assert!(
-        again.contains("Resuming: the previous cursor call stopped before block"),
-        "{again}"
-    );
-    assert!(
-        again.contains("(cancelled)") && again.contains("Goal of last"),
-        "{again}"
-    );
-    let (rest, _) = p.finish();
-    assert!(
-        rest.iter().all(|m| m.get("id") != Some(&json!(1))),
-        "the cancelled call was answered: {rest:?}"
-    );
+    let p = serve_rocq(&dir);
+    scenarios::cancelled_load_resumes(p, "rocq", "Slow.v", "block 3/13: slow3");
 }
 
 #[test]
@@ -68,26 +43,9 @@ fn a_killed_coqtop_is_noticed_and_the_file_is_loaded_again() {
     }
     let dir = proofs(&["Three.v"]);
     let mut p = serve_rocq(&dir);
-    ok(
-        &mut p,
-        1,
-        "rocq_cursor_init",
-        json!({"file": "Three.v", "start_at": "double"}),
-    );
-    step(&mut p, 2, "rocq", "intros n.");
-    let pid = session_pid(&mut p, 3, "default");
-    send_signal(pid, 9);
-    wait_gone(&[pid]);
-    let after = step(&mut p, 4, "rocq", "simpl.");
-    assert!(
-        after.contains(&format!("(pid {pid}) is gone or was restarted")),
-        "{after}"
-    );
-    assert!(
-        after.contains("n + (n + 0) = n + n") && after.contains("(step 2 recorded)"),
-        "{after}"
-    );
-    assert_ne!(session_pid(&mut p, 5, "default"), pid);
+    let init = json!({"file": "Three.v", "start_at": "double"});
+    let after = scenarios::killed_program_reloads(&mut p, "rocq", init, ("intros n.", "simpl."));
+    assert!(after.contains("n + (n + 0) = n + n"), "{after}");
 }
 
 #[test]
@@ -97,29 +55,13 @@ fn an_edit_behind_the_cursor_is_detected_and_reloaded() {
     }
     let dir = proofs(&["Three.v"]);
     let mut p = serve_rocq(&dir);
-    ok(
-        &mut p,
-        1,
-        "rocq_cursor_init",
-        json!({"file": "Three.v", "start_at": "uses_both"}),
-    );
-    let path = dir.join("Three.v");
-    let v = std::fs::read_to_string(&path).unwrap();
-    std::fs::write(
-        &path,
-        v.replace("Lemma double :", "Lemma double (* edited *) :"),
-    )
-    .unwrap();
-    let status = ok(&mut p, 2, "rocq_cursor_status", json!({}));
-    assert!(status.contains("CHANGED in the loaded part"), "{status}");
-    let after = step(&mut p, 3, "rocq", "intros n.");
+    let edit = ("Lemma double :", "Lemma double (* edited *) :");
+    let at = (dir.as_path(), "Three.v", "uses_both");
+    let after = scenarios::edit_behind_reloads(&mut p, "rocq", at, edit, "intros n.");
     assert!(
         after.contains("Three.v changed at line 10, in the part already loaded"),
         "{after}"
     );
-    assert!(after.contains("(step 1 recorded)"), "{after}");
-    let status = ok(&mut p, 4, "rocq_cursor_status", json!({}));
-    assert!(status.contains("unchanged since it was loaded"), "{status}");
 }
 
 /// A load longer than the cursor's background delay (1 s here) becomes a job whose latest
@@ -188,9 +130,12 @@ fn a_step_past_its_timeout_keeps_the_goal() {
         "rocq_cursor_step",
         json!({"tactic": "do 1000000000 idtac.", "timeout": 1}),
     );
-    assert!(
-        t.contains("interrupted after its timeout of 1 s") && t.contains("the goal is as before"),
-        "{t}"
+    has_all(
+        &t,
+        &[
+            "interrupted after its timeout of 1 s",
+            "the goal is as before",
+        ],
     );
     let next = step(&mut p, 4, "rocq", "induction n; simpl; auto.");
     assert!(next.contains("The goal is proved (2 steps)"), "{next}");

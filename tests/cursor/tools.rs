@@ -7,7 +7,9 @@
 
 use serde_json::{json, Value};
 
-use crate::common::cursor::{call_through, ok, rocq_installed, serve_cursor, write_files};
+use crate::common::cursor::{
+    call_through, has_all, ok, rocq_installed, serve_cursor, verdicts, write_files,
+};
 use crate::common::sessions::{hol_bin, is_error, text};
 use crate::common::{temp_dir, Proc};
 
@@ -32,22 +34,6 @@ fn serve(file: &str, rel: &str, text: &str, bin: Option<&std::path::Path>) -> Pr
     serve_cursor(file, &root, bin, |k| {
         k["cursor"]["background"] = json!({"afterSeconds": 600});
     })
-}
-
-/// The check's verdicts as (name, verdict, what it trusts).
-fn verdicts(r: &Value) -> Vec<(String, String, Value)> {
-    r["result"]["structuredContent"]["theorems"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| {
-            (
-                t["name"].as_str().unwrap().to_owned(),
-                t["verdict"].as_str().unwrap().to_owned(),
-                t["trusts"].clone(),
-            )
-        })
-        .collect()
 }
 
 /// Both files' verdicts: `uses_helper` trusts `helper`'s placeholder as `trusted` says.
@@ -225,10 +211,7 @@ fn hol4_check_try_and_search_at_the_proof() {
         "hol_cursor_step",
         json!({"tactic": "rpt gen_tac"}),
     );
-    assert!(
-        after.contains("1 subgoal") && after.contains("n + m = m + n ∧ n = n"),
-        "{after}"
-    );
+    has_all(&after, &["1 subgoal", "n + m = m + n ∧ n = n"]);
 
     search_finds(&mut p, 5, "hol_search", "helper", &["(\"t\", \"helper\")"]);
     search_finds(
@@ -300,10 +283,7 @@ fn rocq_check_try_and_search_at_the_proof() {
         "rocq_cursor_step",
         json!({"tactic": "intros n m."}),
     );
-    assert!(
-        after.contains("1 goal") && after.contains("n + m = m + n /\\ n = n"),
-        "{after}"
-    );
+    has_all(&after, &["1 goal", "n + m = m + n /\\ n = n"]);
 
     search_finds(
         &mut p,

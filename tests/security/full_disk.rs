@@ -57,15 +57,44 @@ fn call_id(r: &Value) -> String {
         .to_owned()
 }
 
-#[test]
-fn a_full_disk_evicts_old_outputs_and_later_outputs_are_kept_again() {
-    let dir = temp_dir("full");
+/// Calls `count` of 20 000 lines (request `id`): its output is kept whole (the note says so,
+/// and its end reads back through `output`, request `id + 1`).
+fn count_kept_whole(p: &mut Proc, id: i64) {
+    let b = call(p, id, "count", json!({"n": 20_000}));
+    assert!(!is_error(&b), "{b}");
+    let note = cut_note(&b);
+    assert!(note.contains("is kept"), "{note}");
+    assert!(!note.contains("only the first"), "{note}");
+    let b = call_id(&b);
+    let r = call(
+        p,
+        id + 1,
+        "output",
+        json!({"call": b, "offset": 108_882, "limit": 100}),
+    );
+    assert_eq!(r["result"]["content"][0]["text"], "19999\n20000\n", "{r}");
+}
+
+/// A fresh test directory and its `tmp`, where a small tmpfs can be mounted (`None`, with the
+/// reason on stderr, where it cannot).
+fn mountable(name: &str) -> Option<(std::path::PathBuf, std::path::PathBuf)> {
+    let dir = temp_dir(name);
     let tmp = dir.join("tmp");
     std::fs::create_dir(&tmp).unwrap();
-    if let Err(why) = can_mount(&tmp) {
-        eprintln!("SKIPPED: cannot mount a small tmpfs in a private mount namespace: {why}");
-        return;
+    match can_mount(&tmp) {
+        Ok(()) => Some((dir, tmp)),
+        Err(why) => {
+            eprintln!("SKIPPED: cannot mount a small tmpfs in a private mount namespace: {why}");
+            None
+        }
     }
+}
+
+#[test]
+fn a_full_disk_evicts_old_outputs_and_later_outputs_are_kept_again() {
+    let Some((dir, tmp)) = mountable("full") else {
+        return;
+    };
     let m = json!({
         "name": "full-disk",
         "tools": [{"name": "count", "description": "counts", "program": "seq",
@@ -85,18 +114,7 @@ fn a_full_disk_evicts_old_outputs_and_later_outputs_are_kept_again() {
     );
     let a = call_id(&a);
     // A later call finds the disk full of a finished call's output: that output gives way.
-    let b = call(&mut p, 2, "count", json!({"n": 20_000}));
-    assert!(!is_error(&b), "{b}");
-    let note = cut_note(&b);
-    assert!(!note.contains("only the first"), "{note}");
-    let b = call_id(&b);
-    let r = call(
-        &mut p,
-        3,
-        "output",
-        json!({"call": b, "offset": 108_882, "limit": 100}),
-    );
-    assert_eq!(r["result"]["content"][0]["text"], "19999\n20000\n", "{r}");
+    count_kept_whole(&mut p, 2);
     let r = call(&mut p, 4, "output", json!({"call": a}));
     assert!(is_error(&r) && text(&r).contains("evicted"), "{r}");
     let (_, status) = p.finish();
@@ -112,13 +130,9 @@ exec "$@""#;
 
 #[test]
 fn a_disk_full_at_the_first_call_keeps_later_outputs() {
-    let dir = temp_dir("full-first");
-    let tmp = dir.join("tmp");
-    std::fs::create_dir(&tmp).unwrap();
-    if let Err(why) = can_mount(&tmp) {
-        eprintln!("SKIPPED: cannot mount a small tmpfs in a private mount namespace: {why}");
+    let Some((dir, tmp)) = mountable("full-first") else {
         return;
-    }
+    };
     // `grow` gives the full tmpfs more inodes (a remount in the server's own mount namespace,
     // which the test made): the disk is no longer full.
     let m = json!({
@@ -144,19 +158,7 @@ fn a_disk_full_at_the_first_call_keeps_later_outputs() {
     let r = call(&mut p, 2, "grow", json!({}));
     assert!(!is_error(&r), "{r}");
     // The disk has room again: the next cut output is kept whole.
-    let b = call(&mut p, 3, "count", json!({"n": 20_000}));
-    assert!(!is_error(&b), "{b}");
-    let note = cut_note(&b);
-    assert!(note.contains("is kept"), "{note}");
-    assert!(!note.contains("only the first"), "{note}");
-    let b = call_id(&b);
-    let r = call(
-        &mut p,
-        4,
-        "output",
-        json!({"call": b, "offset": 108_882, "limit": 100}),
-    );
-    assert_eq!(r["result"]["content"][0]["text"], "19999\n20000\n", "{r}");
+    count_kept_whole(&mut p, 3);
     let (_, status) = p.finish();
     assert!(status.success(), "{status:?}");
 }

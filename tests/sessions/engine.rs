@@ -135,17 +135,7 @@ fn start_greets_and_state_persists() {
 
 /// The pid of session `kind/name`, from the `sessions` tool.
 fn session_pid(p: &mut Proc, id: i64, kind: &str, name: &str) -> i32 {
-    p.call(json!(id), "sessions", json!({}), None);
-    let r = p.response(&json!(id));
-    let rows = r["result"]["structuredContent"]["sessions"]
-        .as_array()
-        .unwrap()
-        .clone();
-    let row = rows
-        .iter()
-        .find(|s| s["kind"] == kind && s["name"] == name)
-        .unwrap_or_else(|| panic!("no session {kind}/{name} in {rows:?}"));
-    row["pid"].as_i64().unwrap() as i32
+    crate::common::sessions::session_pid(p, id, Some(kind), name)
 }
 
 /// Waits for a heartbeat of request `token` whose message is `line`: the send is running

@@ -178,15 +178,15 @@ impl Peer {
         if let Some(m) = &message {
             self.set_status(now, id, m.clone());
         }
-        self.emit_progress(now, id, progress, total, message)
+        self.emit_progress(now, id, (progress, total), message)
     }
 
+    /// Queues a progress notification of `id`: `(progress, total)` and the message.
     fn emit_progress(
         &mut self,
         now: Instant,
         id: &RequestId,
-        progress: f64,
-        total: Option<f64>,
+        (progress, total): (f64, Option<f64>),
         message: Option<String>,
     ) -> bool {
         let Some(call) = self.calls.get_mut(id) else {
@@ -393,7 +393,7 @@ impl Peer {
                 .unwrap_or_else(|| format!("running for {}", human::elapsed(now - since))),
             (None, ahead) => queued_message(elapsed, ahead.unwrap_or(0), max_running),
         };
-        self.emit_progress(now, id, value, total, Some(message));
+        self.emit_progress(now, id, (value, total), Some(message));
         self.sync_call_timers(id);
     }
 
