@@ -68,7 +68,10 @@ fn manifest(dir: &Path) -> Value {
     tools.push(json!({"name": "race2", "description": "d", "portfolio": ["winner", "loser1"]}));
     tools.push(json!({"name": "race4", "description": "d",
                       "portfolio": ["winner", "loser1", "loser2", "loser3"]}));
-    json!({"name": "portfolio-bench", "defaults": {"maxConcurrentCalls": 8}, "tools": tools})
+    // The programs are confined (README "Security model"): they read the FIFO and write their
+    // pids in `dir`, declared writable.
+    let defaults = json!({"maxConcurrentCalls": 8, "writable": [dir.display().to_string()]});
+    json!({"name": "portfolio-bench", "defaults": defaults, "tools": tools})
 }
 
 /// The losers' pids once each has written its file (the files are removed for the next call).
@@ -97,13 +100,25 @@ fn losers_running(dir: &Path, n: usize) -> Result<Vec<i32>, String> {
     Ok(pids)
 }
 
-/// Writes a line to the FIFO the winner waits on (blocks until it opens it); returns when the
-/// winner has it.
+/// Writes a line to the FIFO the winner waits on, once the winner has opened it (a non-blocking
+/// open fails with ENXIO until then: a winner that never reads fails the bench instead of
+/// hanging it); returns when the line is written.
 fn release(dir: &Path) -> Result<Instant, String> {
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .open(dir.join("go"))
-        .map_err(|e| format!("go: {e}"))?;
+    use std::os::unix::fs::OpenOptionsExt;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut f = loop {
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(dir.join("go"))
+        {
+            Ok(f) => break f,
+            Err(e) if e.raw_os_error() == Some(libc::ENXIO) && Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_micros(20));
+            }
+            Err(e) => return Err(format!("go (the winner never opened it): {e}")),
+        }
+    };
     f.write_all(b"go\n").map_err(|e| e.to_string())?;
     Ok(Instant::now())
 }
