@@ -306,7 +306,7 @@ impl fmt::Display for Kernel {
 pub fn kernel() -> Kernel {
     static KERNEL: OnceLock<Kernel> = OnceLock::new();
     *KERNEL.get_or_init(|| {
-        let real = super::ruleset::kernel_abi();
+        let real = kernel_abi();
         let asked = std::env::var("STDMCP_LANDLOCK_ABI")
             .ok()
             .and_then(|v| v.trim().parse::<u32>().ok());
@@ -323,4 +323,26 @@ pub fn kernel() -> Kernel {
         }
         k
     })
+}
+
+/// The Landlock ABI of the running kernel (0: none).
+#[allow(unsafe_code)]
+fn kernel_abi() -> u32 {
+    #[cfg(target_os = "linux")]
+    {
+        // LANDLOCK_CREATE_RULESET_VERSION: with no attribute, the call returns the ABI.
+        const VERSION: u32 = 1;
+        // SAFETY: a null attribute of size 0 with the VERSION flag reads and writes no memory.
+        let v = unsafe {
+            libc::syscall(
+                libc::SYS_landlock_create_ruleset,
+                std::ptr::null::<libc::c_void>(),
+                0usize,
+                VERSION,
+            )
+        };
+        u32::try_from(v).unwrap_or(0)
+    }
+    #[cfg(not(target_os = "linux"))]
+    0
 }

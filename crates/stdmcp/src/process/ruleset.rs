@@ -341,28 +341,6 @@ pub(super) fn spawn_restricted(cmd: &mut Command, fd: BorrowedFd<'_>) -> io::Res
     })
 }
 
-/// The Landlock ABI of the running kernel (0: none).
-#[allow(unsafe_code)]
-pub(super) fn kernel_abi() -> u32 {
-    #[cfg(target_os = "linux")]
-    {
-        // LANDLOCK_CREATE_RULESET_VERSION: with no attribute, the call returns the ABI.
-        const VERSION: u32 = 1;
-        // SAFETY: a null attribute of size 0 with the VERSION flag reads and writes no memory.
-        let v = unsafe {
-            libc::syscall(
-                libc::SYS_landlock_create_ruleset,
-                std::ptr::null::<libc::c_void>(),
-                0usize,
-                VERSION,
-            )
-        };
-        u32::try_from(v).unwrap_or(0)
-    }
-    #[cfg(not(target_os = "linux"))]
-    0
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::disallowed_methods)] // tests start bare shells
 mod tests {
