@@ -307,6 +307,25 @@ fn ended(board: &Board, i: usize, ran: &Ran, spec: &ToolSpec, start: Instant) ->
     decisive
 }
 
+/// A member's row in the portfolio's `structuredContent.members`.
+fn member_row(m: &Member) -> Value {
+    let mut o = json!({"tool": m.tool, "state": m.state.word(),
+                       "seconds": (m.seconds * 1000.0).round() / 1000.0, "call": m.call});
+    if let Some(v) = &m.verdict {
+        o["verdict"] = json!(v);
+    }
+    if let Some(c) = m.code {
+        o["exitCode"] = json!(c);
+    }
+    if let Some((confined, not)) = &m.confined {
+        o["confined"] = confined.clone();
+        if !not.is_null() {
+            o["notConfined"] = not.clone();
+        }
+    }
+    o
+}
+
 /// The portfolio's result: the winner's, or every member's state.
 fn answer(
     spec: &ToolSpec,
@@ -314,26 +333,7 @@ fn answer(
     winner: Option<(usize, Ran)>,
     timed_out: bool,
 ) -> CallToolResult {
-    let list: Vec<Value> = members
-        .iter()
-        .map(|m| {
-            let mut o = json!({"tool": m.tool, "state": m.state.word(),
-                               "seconds": (m.seconds * 1000.0).round() / 1000.0, "call": m.call});
-            if let Some(v) = &m.verdict {
-                o["verdict"] = json!(v);
-            }
-            if let Some(c) = m.code {
-                o["exitCode"] = json!(c);
-            }
-            if let Some((confined, not)) = &m.confined {
-                o["confined"] = confined.clone();
-                if !not.is_null() {
-                    o["notConfined"] = not.clone();
-                }
-            }
-            o
-        })
-        .collect();
+    let list: Vec<Value> = members.iter().map(member_row).collect();
     let mut text = match (&winner, timed_out) {
         (Some((i, ran)), _) => format!(
             "{}: {} won with {} after {:.2} s; the other members were stopped.\n",

@@ -476,3 +476,51 @@ fn check_and_the_startup_line_say_what_is_enforced() {
     );
     let _ = std::fs::remove_dir_all(&place.dir);
 }
+
+/// Confined programs are started by spawner threads that entered a ruleset once for all the
+/// runs with the same rules (README "Security model"): a tool's rules stay its own even when
+/// another tool of the same program ran first with more, a place made after the first call is
+/// in the rules of the next, and each run's `TMPDIR` is fresh.
+#[test]
+fn each_tool_keeps_its_own_rules_and_each_run_a_fresh_tmpdir() {
+    let abi = abi();
+    if abi == 0 {
+        eprintln!("DEGRADED: no Landlock here: the spawners' rules cannot be checked");
+        return;
+    }
+    let dir = temp_dir("confine-spawners");
+    std::fs::create_dir_all(dir.join("w")).unwrap();
+    let at = |rel: &str| dir.join(rel).display().to_string();
+    let s = json!({"type": "string"});
+    let write = "echo x > \"$0\" && echo wrote";
+    let m = json!({"name": "spawners", "tools": [
+        {"name": "may_write", "description": "writes its argument", "program": "sh",
+         "writable": [at("w")], "args": ["-c", write, {"param": "f"}], "params": {"f": s}},
+        {"name": "may_not", "description": "the same, with no writable place", "program": "sh",
+         "args": ["-c", write, {"param": "f"}], "params": {"f": s}},
+        {"name": "later", "description": "reads a place not there at the start", "program": "sh",
+         "readable": [at("later")], "args": ["-c", "cat \"$0\"", {"param": "f"}], "params": {"f": s}},
+        {"name": "tmp", "description": "lists its TMPDIR, then leaves a file in it", "program": "sh",
+         "args": ["-c", "echo \"in tmp: [$(ls -A \"$TMPDIR\")]\"; echo left > \"$TMPDIR/left\""]}
+    ]});
+    let path = dir.join("spawners.json");
+    std::fs::write(&path, m.to_string()).unwrap();
+    let mut p = Proc::initialized(serve_command(&path), "2025-06-18");
+    let (out, _) = call(&mut p, 1, "may_write", json!({"f": at("w/a")}));
+    assert!(out.contains("wrote"), "{out}");
+    let (out, _) = call(&mut p, 2, "may_not", json!({"f": at("w/b")}));
+    assert!(out.contains("Permission denied"), "{out}");
+    assert!(!dir.join("w/b").exists());
+    let (out, _) = call(&mut p, 3, "later", json!({"f": at("later/f")}));
+    assert!(!out.contains("MARKER"), "{out}");
+    std::fs::create_dir_all(dir.join("later")).unwrap();
+    std::fs::write(dir.join("later/f"), "MARKER").unwrap();
+    let (out, _) = call(&mut p, 4, "later", json!({"f": at("later/f")}));
+    assert!(out.contains("MARKER"), "{out}");
+    for id in 5..8 {
+        let (out, _) = call(&mut p, id, "tmp", json!({}));
+        assert!(out.contains("in tmp: []"), "{out}");
+    }
+    p.finish();
+    let _ = std::fs::remove_dir_all(&dir);
+}

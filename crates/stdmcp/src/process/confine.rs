@@ -11,10 +11,13 @@
 //! * started with `fork` (resource limits, sessions, no watchdog): between fork and exec, where
 //!   the hook only calls `prctl(PR_SET_NO_NEW_PRIVS)` and `landlock_restrict_self` on the
 //!   ruleset's descriptor (both async-signal-safe system calls);
-//! * started with `posix_spawn` (no code runs between fork and exec): by a short-lived thread,
-//!   `stdmcp-confine`, which restricts itself and then spawns, so that the child inherits the
-//!   domain from the thread that made it; the thread ends at once, and the server's other
-//!   threads were never restricted (a Landlock domain belongs to the thread that enters it).
+//! * started with `posix_spawn` (no code runs between fork and exec): by a thread in the
+//!   domain, so that the child inherits it from the thread that made it: the spawner of the
+//!   run's rules (`spawner.rs`: threads that entered a ruleset once for every run with the same
+//!   rules), or, for rules of one call alone (a path parameter with `"write": true`), a
+//!   short-lived thread, `stdmcp-confine`, which restricts itself, spawns and ends. The
+//!   server's other threads are never restricted (a Landlock domain belongs to the thread that
+//!   enters it).
 //!
 //! What each program may do ([`SYSTEM_READ_EXEC`], [`SYSTEM_READ`], [`DEVICES`] and the
 //! spec's places):
@@ -101,7 +104,7 @@ impl Mode {
 }
 
 /// What TCP a confined program may use (Landlock ABI 4).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Network {
     /// No TCP `connect` or `bind` at all.
     #[default]
@@ -306,7 +309,7 @@ impl fmt::Display for Kernel {
 pub fn kernel() -> Kernel {
     static KERNEL: OnceLock<Kernel> = OnceLock::new();
     *KERNEL.get_or_init(|| {
-        let real = super::ruleset::kernel_abi();
+        let real = kernel_abi();
         let asked = std::env::var("STDMCP_LANDLOCK_ABI")
             .ok()
             .and_then(|v| v.trim().parse::<u32>().ok());
@@ -323,4 +326,26 @@ pub fn kernel() -> Kernel {
         }
         k
     })
+}
+
+/// The Landlock ABI of the running kernel (0: none).
+#[allow(unsafe_code)]
+fn kernel_abi() -> u32 {
+    #[cfg(target_os = "linux")]
+    {
+        // LANDLOCK_CREATE_RULESET_VERSION: with no attribute, the call returns the ABI.
+        const VERSION: u32 = 1;
+        // SAFETY: a null attribute of size 0 with the VERSION flag reads and writes no memory.
+        let v = unsafe {
+            libc::syscall(
+                libc::SYS_landlock_create_ruleset,
+                std::ptr::null::<libc::c_void>(),
+                0usize,
+                VERSION,
+            )
+        };
+        u32::try_from(v).unwrap_or(0)
+    }
+    #[cfg(not(target_os = "linux"))]
+    0
 }
