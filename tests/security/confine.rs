@@ -477,10 +477,11 @@ fn check_and_the_startup_line_say_what_is_enforced() {
     let _ = std::fs::remove_dir_all(&place.dir);
 }
 
-/// Confined programs are started by spawner threads that entered a ruleset once for all the
-/// runs with the same rules (README "Security model"): a tool's rules stay its own even when
+/// Each run's rules are its own (README "Security model"): a tool's rules stay its own even when
 /// another tool of the same program ran first with more, a place made after the first call is
-/// in the rules of the next, and each run's `TMPDIR` is fresh.
+/// in the rules of the next, and each run's `TMPDIR` is fresh. (A cache of rules or domains
+/// shared between runs, keyed wrongly, would break the first two; a `TMPDIR` handed on after
+/// a run used it, the third.)
 #[test]
 fn each_tool_keeps_its_own_rules_and_each_run_a_fresh_tmpdir() {
     let abi = abi();

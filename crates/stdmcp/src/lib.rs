@@ -64,15 +64,10 @@
 //! `process/late_reap.rs`), the first time a process killed at the end of a call is still
 //! dying after the call's one-second wait; it reaps such processes as they die, whether or
 //! not another call comes, and signals nothing. A confined call started with `posix_spawn`
-//! is spawned by a `stdmcp-spawner` thread (`process/spawner.rs`): one set of them per
-//! distinct ruleset, made at the first call with those rules, which entered that Landlock
-//! domain once (a domain belongs to a thread and cannot be left) and then only spawns, so the
-//! child inherits the domain while the worker itself stays unrestricted (at most 16 rulesets,
-//! one thread per CPU up to 4 each; unused for 30 s, ended at the next look-up; all ended at
-//! shutdown). A call whose rules are its own (a path parameter with `"write": true`), or one
-//! no spawner can take, is spawned by a `stdmcp-confine` thread that lives only for the
-//! spawn; a forked program (resource limits, sessions) enters its domain between fork and
-//! exec instead.
+//! is spawned by a `stdmcp-confine` thread that lives only for the spawn: it enters the
+//! call's Landlock domain (which belongs to a thread and cannot be left) and spawns, so the
+//! child inherits the domain while the worker itself stays unrestricted; a forked program
+//! (resource limits, sessions) enters it between fork and exec instead.
 //!
 //! The peer alone decides which call starts: it admits calls by the slots of
 //! [`Options::max_concurrent_calls`] (a portfolio takes one per member), keeps the others in

@@ -11,13 +11,10 @@
 //! * started with `fork` (resource limits, sessions, no watchdog): between fork and exec, where
 //!   the hook only calls `prctl(PR_SET_NO_NEW_PRIVS)` and `landlock_restrict_self` on the
 //!   ruleset's descriptor (both async-signal-safe system calls);
-//! * started with `posix_spawn` (no code runs between fork and exec): by a thread in the
-//!   domain, so that the child inherits it from the thread that made it: the spawner of the
-//!   run's rules (`spawner.rs`: threads that entered a ruleset once for every run with the same
-//!   rules), or, for rules of one call alone (a path parameter with `"write": true`), a
-//!   short-lived thread, `stdmcp-confine`, which restricts itself, spawns and ends. The
-//!   server's other threads are never restricted (a Landlock domain belongs to the thread that
-//!   enters it).
+//! * started with `posix_spawn` (no code runs between fork and exec): by a short-lived thread,
+//!   `stdmcp-confine`, which restricts itself and then spawns, so that the child inherits the
+//!   domain from the thread that made it; the thread ends at once, and the server's other
+//!   threads were never restricted (a Landlock domain belongs to the thread that enters it).
 //!
 //! What each program may do ([`SYSTEM_READ_EXEC`], [`SYSTEM_READ`], [`DEVICES`] and the
 //! spec's places):
@@ -104,7 +101,7 @@ impl Mode {
 }
 
 /// What TCP a confined program may use (Landlock ABI 4).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub enum Network {
     /// No TCP `connect` or `bind` at all.
     #[default]

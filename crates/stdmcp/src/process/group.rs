@@ -16,14 +16,13 @@
 //! dropped before its end kills its group first (SIGKILL), then ends the same way.
 
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::process::CommandExt;
 use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command, ExitStatus};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::marker::{new_marker, MARKER};
-use super::owned::Via;
 use super::wake::Wake;
 use super::watch::{poll, Watch};
 use super::{owned, signal, sweep, watchdog};
@@ -80,16 +79,20 @@ impl Group {
     /// process group, with a fresh marker in its environment, registered with the watchdog
     /// (started first if needed, so that it sees what the program starts). Call it on a
     /// thread that lives as long as the program, and own the `Group` there:
-    /// `PR_SET_PDEATHSIG` follows the spawning thread. `via` a thread that enters a Landlock
-    /// ruleset first, or a spawner thread already in its domain, the command has no pre-exec
-    /// hook (`posix_spawn`, which sets no `PR_SET_PDEATHSIG` either).
-    pub(super) fn spawn(cmd: &mut Command, reach: Reach, via: Via<'_>) -> io::Result<Group> {
+    /// `PR_SET_PDEATHSIG` follows the spawning thread. With `ruleset`, the program is spawned
+    /// from a thread that enters that Landlock ruleset first (a command without pre-exec hook:
+    /// `posix_spawn`, which sets no `PR_SET_PDEATHSIG` either).
+    pub(super) fn spawn(
+        cmd: &mut Command,
+        reach: Reach,
+        ruleset: Option<BorrowedFd<'_>>,
+    ) -> io::Result<Group> {
         sweep::become_subreaper();
         watchdog::ensure_started();
         let marker = new_marker();
         cmd.env(MARKER, &marker).process_group(0);
         let spawned = Instant::now();
-        let (child, owned) = owned::spawn(cmd, via)?;
+        let (child, owned) = owned::spawn(cmd, ruleset)?;
         // The child called setpgid(0, 0) before exec, and spawn() returns only after a
         // successful exec, so the group exists now.
         let pgid = child.id() as libc::pid_t;
@@ -325,7 +328,7 @@ mod tests {
         cmd.args(["-c", script])
             .stdin(Stdio::null())
             .stdout(Stdio::piped());
-        let mut group = Group::spawn(&mut cmd, Reach::All, Via::Direct).unwrap();
+        let mut group = Group::spawn(&mut cmd, Reach::All, None).unwrap();
         let mut line = String::new();
         let out = group.take_stdout().unwrap();
         BufReader::new(out).read_line(&mut line).unwrap();

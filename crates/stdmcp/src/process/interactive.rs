@@ -18,9 +18,7 @@ use super::confine::{Confinement, Report};
 use super::group::{Group, Reach};
 use super::limits::Limits;
 use super::outcome::RunError;
-use super::owned::Via;
-use super::prepared::prepare;
-use super::private_tmp::PrivateTmp;
+use super::ruleset::{prepare, PrivateTmp};
 use super::spawn::{confine, prepare as hooks, spawn_error};
 use super::spec::RunSpec;
 use super::wake::Wake;
@@ -77,7 +75,7 @@ impl Interactive {
     /// Starts the program as the leader of a new process group.
     #[allow(clippy::disallowed_methods)] // a spawn point of the runner
     pub fn spawn(spec: &InteractiveSpec) -> Result<Interactive, RunError> {
-        let mut confined = prepare(spec.confine.as_ref(), &spec.program, false)?;
+        let mut confined = prepare(spec.confine.as_ref(), &spec.program)?;
         let (reader, writer) = io::pipe().map_err(RunError::Io)?;
         let writer2 = writer.try_clone().map_err(RunError::Io)?;
         let mut cmd = Command::new(&spec.program);
@@ -97,7 +95,7 @@ impl Interactive {
             spec.limits,
         );
         confine(&mut cmd, &confined);
-        let spawned = Group::spawn(&mut cmd, Reach::All, Via::Direct);
+        let spawned = Group::spawn(&mut cmd, Reach::All, None);
         confined.spawned();
         let mut group = spawned.map_err(|e| {
             let mut run = RunSpec::new(&spec.program);

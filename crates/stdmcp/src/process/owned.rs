@@ -13,7 +13,6 @@
 //! the `fork` until its pid is in the set, and a sweep that reaps strays holds that lock
 //! exclusively, so it never meets a child that is not registered yet.
 
-use super::spawner::Spawner;
 use crate::sync;
 use std::collections::BTreeSet;
 use std::io;
@@ -41,26 +40,17 @@ impl Drop for Owned {
     }
 }
 
-/// How a spawn enters the run's Landlock domain (a forked child enters it in its pre-exec
-/// hook: [`Via::Direct`]).
-pub(super) enum Via<'a> {
-    /// Spawned by the calling thread.
-    Direct,
-    /// Spawned by a thread made for the spawn, which first enters this ruleset
-    /// ([`super::ruleset::spawn_restricted`]).
-    Thread(BorrowedFd<'a>),
-    /// Spawned by a spawner thread, which is in the domain already ([`super::spawner`]).
-    Spawner(&'a Spawner),
-}
-
-/// Spawns `cmd` as an owned child, `via` the thread that enters the run's domain.
+/// Spawns `cmd` as an owned child; with `ruleset`, from a thread that first enters it
+/// ([`super::ruleset::spawn_restricted`]).
 #[allow(clippy::disallowed_methods)] // the one place the runner's children are spawned
-pub(super) fn spawn(cmd: &mut Command, via: Via<'_>) -> io::Result<(Child, Owned)> {
+pub(super) fn spawn(
+    cmd: &mut Command,
+    ruleset: Option<BorrowedFd<'_>>,
+) -> io::Result<(Child, Owned)> {
     let _spawning = sync::read(&SPAWNING);
-    let child = match via {
-        Via::Direct => cmd.spawn()?,
-        Via::Thread(fd) => super::ruleset::spawn_restricted(cmd, fd)?,
-        Via::Spawner(spawner) => spawner.spawn(cmd)?,
+    let child = match ruleset {
+        Some(fd) => super::ruleset::spawn_restricted(cmd, fd)?,
+        None => cmd.spawn()?,
     };
     let pid = child.id() as i32;
     owned().insert(pid);

@@ -1,77 +1,165 @@
-//! Landlock rulesets ([`super::confine`]): the places a run's rules name ([`places`]), the
-//! ruleset made of them ([`build`]: each place opened `O_PATH`, the ruleset's descriptor
-//! made, both close-on-exec), and how a thread enters one ([`restrict`]): the child between
-//! fork and exec, a thread made for one `posix_spawn` ([`spawn_restricted`]), or a spawner
-//! thread once for all the runs it starts (`spawner.rs`).
+//! The Landlock ruleset of one run ([`super::confine`]): built in the parent before the spawn
+//! ([`prepare`]: the places opened `O_PATH`, the ruleset's descriptor made, both close-on-exec),
+//! entered by the child ([`restrict`], between fork and exec) or by the thread that spawns it
+//! ([`spawn_restricted`], for `posix_spawn`), and closed in the parent once the child exists.
+//! Also the run's private `TMPDIR` ([`PrivateTmp`]), removed after the run's end.
 
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 
-use super::confine::{self, Confinement, Network};
+use super::confine::{self, Confinement, Mode, Network, Report};
+use super::outcome::RunError;
 
-/// What a place a ruleset names is open to (see [`super::confine`]'s table).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub(super) enum Rights {
-    /// Read files, list directories, execute.
-    ReadExec,
-    /// Read files, list directories.
-    Read,
-    /// Read and write files, `ioctl` (the devices of [`confine::DEVICES`]).
-    Device,
-    /// Every file-system right.
-    Write,
+/// What a run's confinement needs at its spawn, and what it leaves until its end.
+#[derive(Debug, Default)]
+pub(super) struct Prepared {
+    /// The ruleset to enter (`None`: nothing to enforce).
+    ruleset: Option<OwnedFd>,
+    /// What is enforced (`None`: the run has no confinement at all).
+    pub(super) report: Option<Report>,
+    /// The run's private `TMPDIR`, removed when this is dropped.
+    pub(super) tmp: Option<PrivateTmp>,
 }
 
-/// The places `c`'s rules name by path, beyond the system's, for a run of `program`: its own
-/// directory (as named and as it really is), then `read_exec`, `read` and `write`; not the
-/// held places nor the private `TMPDIR`.
-pub(super) fn places(c: &Confinement, program: &Path) -> Vec<(PathBuf, Rights)> {
-    program_dirs(program)
-        .into_iter()
-        .chain(c.read_exec.iter().cloned())
-        .map(|p| (p, Rights::ReadExec))
-        .chain(c.read.iter().map(|p| (p.clone(), Rights::Read)))
-        .chain(c.write.iter().map(|p| (p.clone(), Rights::Write)))
-        .collect()
+impl Prepared {
+    /// The ruleset's descriptor, until [`Prepared::spawned`].
+    pub(super) fn ruleset(&self) -> Option<BorrowedFd<'_>> {
+        self.ruleset.as_ref().map(AsFd::as_fd)
+    }
+
+    /// The child exists (or could not be made): the ruleset's descriptor is closed.
+    pub(super) fn spawned(&mut self) {
+        self.ruleset = None;
+    }
 }
 
-/// The ruleset of `c` for a run of `program` on its own, with its private `tmp`: the places
-/// of [`places`] that are there (a place that is not, no `/lib32` or a readable tree not
-/// built yet, gives nothing), `tmp` and the held places writable.
-pub(super) fn build_for(
-    c: &Confinement,
-    abi: u32,
-    program: &Path,
-    tmp: Option<&Path>,
-) -> Result<OwnedFd, String> {
-    let named = places(c, program)
-        .into_iter()
-        .chain(tmp.map(|t| (t.to_path_buf(), Rights::Write)));
-    let mut opened: Vec<(OwnedFd, Rights)> = Vec::new();
-    for (path, rights) in named {
-        match open_path(&path) {
-            Ok(fd) => opened.push((fd, rights)),
-            Err(_) => log::debug!("confinement: {} is not there", path.display()),
+/// Prepares the confinement `c` (none: nothing) of a run of `program`: its private `TMPDIR`
+/// and its ruleset. A [`Mode::Require`] whose rules the kernel cannot enforce in full is
+/// refused ([`RunError::Confinement`]); with [`Mode::On`] what cannot be enforced is in the
+/// report.
+pub(super) fn prepare(c: Option<&Confinement>, program: &Path) -> Result<Prepared, RunError> {
+    let Some(c) = c else {
+        return Ok(Prepared::default());
+    };
+    let abi = confine::kernel().used;
+    let mut report = Report::of(c, abi);
+    let refuse = |report: &Report| RunError::Confinement {
+        program: program.to_owned(),
+        why: report.shortfall(),
+    };
+    if c.mode == Mode::Require && !report.missing.is_empty() {
+        return Err(refuse(&report));
+    }
+    let tmp = match c.private_tmp && c.mode != Mode::Off {
+        true => PrivateTmp::make(),
+        false => None,
+    };
+    let ruleset = match (c.mode, abi) {
+        (Mode::Off, _) | (_, 0) => None,
+        _ => match build(c, abi, program, tmp.as_ref().map(|t| t.path.as_path())) {
+            Ok(fd) => Some(fd),
+            Err(e) => {
+                log::warn!("confinement of {}: {e}", program.display());
+                report.missing = c.asked();
+                report.problem = Some(e);
+                if c.mode == Mode::Require {
+                    return Err(refuse(&report));
+                }
+                None
+            }
+        },
+    };
+    Ok(Prepared {
+        ruleset,
+        report: Some(report),
+        tmp,
+    })
+}
+
+/// Empty private `TMPDIR`s left by runs that ended, for the next runs.
+static SPARE: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+/// How many are kept.
+const MAX_SPARE: usize = 64;
+
+/// A run's own temporary directory, `tmp/N` in the server's private directory (mode 0700),
+/// made for it or left empty by an earlier run; when dropped (after the run's sweep and
+/// reap) removed with everything in it, or kept for the next run if still empty.
+#[derive(Debug)]
+pub(super) struct PrivateTmp {
+    pub(super) path: PathBuf,
+}
+
+impl PrivateTmp {
+    fn make() -> Option<PrivateTmp> {
+        use std::os::unix::fs::DirBuilderExt;
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        static PARENT: OnceLock<PathBuf> = OnceLock::new();
+        let parent = match PARENT.get() {
+            Some(p) => p,
+            None => {
+                let p = super::private_dir::sub("tmp")?;
+                match std::fs::DirBuilder::new().mode(0o700).create(&p) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+                    Err(e) => {
+                        log::warn!(
+                            "cannot make {} ({e}): programs get no writable TMPDIR",
+                            p.display()
+                        );
+                        return None;
+                    }
+                }
+                PARENT.get_or_init(|| p)
+            }
+        };
+        if let Some(path) = crate::sync::lock(&SPARE).pop() {
+            return Some(PrivateTmp { path });
+        }
+        let path = parent.join(NEXT.fetch_add(1, Ordering::Relaxed).to_string());
+        match std::fs::DirBuilder::new().mode(0o700).create(&path) {
+            Ok(()) => Some(PrivateTmp { path }),
+            Err(e) => {
+                log::warn!(
+                    "cannot make {} ({e}): the program gets no writable TMPDIR",
+                    path.display()
+                );
+                None
+            }
         }
     }
-    let rules = opened
-        .iter()
-        .map(|(fd, r)| (fd.as_fd(), *r))
-        .chain(c.write_held.iter().map(|h| (h.as_fd(), Rights::Write)));
-    build(abi, &c.network, rules)
 }
 
-/// The ruleset for Landlock ABI `abi` (1 to [`confine::NEWEST_ABI`]): the system's places,
-/// then `rules`, and TCP as `network` says.
+impl Drop for PrivateTmp {
+    fn drop(&mut self) {
+        // Left as it was made (empty, a directory of this user's, mode 0700): kept for the
+        // next run, as fresh as a new one (making and removing a directory cost a tenth of
+        // a short call). Else removed with everything in it (remove_dir_all follows no
+        // symlink a program left there).
+        let pristine = std::fs::symlink_metadata(&self.path).is_ok_and(|m| {
+            use std::os::unix::fs::MetadataExt;
+            m.is_dir() && m.mode() & 0o7777 == 0o700 && m.uid() == crate::beneath::effective_uid()
+        }) && std::fs::read_dir(&self.path).is_ok_and(|mut d| d.next().is_none());
+        if pristine {
+            let mut spare = crate::sync::lock(&SPARE);
+            if spare.len() < MAX_SPARE {
+                spare.push(std::mem::take(&mut self.path));
+                return;
+            }
+        }
+        if let Err(e) = std::fs::remove_dir_all(&self.path) {
+            log::debug!("removing {}: {e}", self.path.display());
+        }
+    }
+}
+
+/// The ruleset of `c` for Landlock ABI `abi` (1 to [`confine::NEWEST_ABI`]), with
+/// `program`'s own directory and the private `tmp`.
 #[cfg(target_os = "linux")]
-pub(super) fn build<'a>(
-    abi: u32,
-    network: &Network,
-    rules: impl IntoIterator<Item = (BorrowedFd<'a>, Rights)>,
-) -> Result<OwnedFd, String> {
+fn build(c: &Confinement, abi: u32, program: &Path, tmp: Option<&Path>) -> Result<OwnedFd, String> {
     use landlock::{
         Access, AccessFs, AccessNet, CompatLevel, Compatible, NetPort, Ruleset, RulesetAttr,
         RulesetCreatedAttr, Scope, ABI,
@@ -81,24 +169,16 @@ pub(super) fn build<'a>(
     let v = ABI::from(i32::try_from(abi).unwrap_or(0));
     let all = AccessFs::from_all(v);
     let read_exec = AccessFs::from_read(v);
-    let access = |r: Rights| match r {
-        Rights::ReadExec => read_exec,
-        Rights::Read => read_exec & !AccessFs::Execute,
-        Rights::Device => {
-            all & (AccessFs::ReadFile
-                | AccessFs::WriteFile
-                | AccessFs::Truncate
-                | AccessFs::IoctlDev)
-        }
-        Rights::Write => all,
-    };
+    let read = read_exec & !AccessFs::Execute;
+    let device =
+        all & (AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::Truncate | AccessFs::IoctlDev);
     let e = |e: landlock::RulesetError| e.to_string();
     let mut ruleset = Ruleset::default()
         .set_compatibility(CompatLevel::HardRequirement)
         .handle_access(all)
         .map_err(e)?;
     let net = AccessNet::from_all(v);
-    let limit_net = *network != Network::Any && abi >= 4;
+    let limit_net = c.network != Network::Any && abi >= 4;
     if limit_net {
         ruleset = ruleset.handle_access(net).map_err(e)?;
     }
@@ -111,13 +191,44 @@ pub(super) fn build<'a>(
         .map_err(e)?
         .set_compatibility(CompatLevel::BestEffort);
     // The system's places, opened once for the server's life.
-    let system = system_places().iter().map(|(fd, r)| (fd.as_fd(), *r));
-    for (fd, rights) in system.chain(rules) {
+    for (fd, kind) in system_places() {
+        let access = match kind {
+            System::ReadExec => read_exec,
+            System::Read => read,
+            System::Device => device,
+        };
         created = created
-            .add_rule(landlock::PathBeneath::new(fd, access(rights)))
+            .add_rule(landlock::PathBeneath::new(fd.as_fd(), access))
             .map_err(e)?;
     }
-    if let (true, Network::Ports(ports)) = (limit_net, network) {
+    let named = program_dirs(program)
+        .into_iter()
+        .chain(c.read_exec.iter().cloned())
+        .map(|p| (p, read_exec))
+        .chain(c.read.iter().map(|p| (p.clone(), read)))
+        .chain(
+            c.write
+                .iter()
+                .cloned()
+                .chain(tmp.map(Path::to_path_buf))
+                .map(|p| (p, all)),
+        );
+    for (path, access) in named {
+        // A place that is not there (no /lib32, a readable tree not built yet) gives nothing.
+        let Ok(fd) = open_path(&path) else {
+            log::debug!("confinement: {} is not there", path.display());
+            continue;
+        };
+        created = created
+            .add_rule(landlock::PathBeneath::new(fd, access))
+            .map_err(e)?;
+    }
+    for held in &c.write_held {
+        created = created
+            .add_rule(landlock::PathBeneath::new(held.as_fd(), all))
+            .map_err(e)?;
+    }
+    if let (true, Network::Ports(ports)) = (limit_net, &c.network) {
         for &port in ports {
             created = created.add_rule(NetPort::new(port, net)).map_err(e)?;
         }
@@ -127,23 +238,27 @@ pub(super) fn build<'a>(
 }
 
 #[cfg(not(target_os = "linux"))]
-pub(super) fn build<'a>(
-    _: u32,
-    _: &Network,
-    _: impl IntoIterator<Item = (BorrowedFd<'a>, Rights)>,
-) -> Result<OwnedFd, String> {
+fn build(_: &Confinement, _: u32, _: &Path, _: Option<&Path>) -> Result<OwnedFd, String> {
     Err("Landlock is Linux only".into())
+}
+
+/// What a place of the system's is open to.
+#[derive(Clone, Copy)]
+enum System {
+    ReadExec,
+    Read,
+    Device,
 }
 
 /// [`confine::SYSTEM_READ_EXEC`], [`confine::SYSTEM_READ`] and [`confine::DEVICES`] (those
 /// that exist), opened `O_PATH` once: every ruleset's first rules.
-fn system_places() -> &'static [(OwnedFd, Rights)] {
-    static PLACES: OnceLock<Vec<(OwnedFd, Rights)>> = OnceLock::new();
+fn system_places() -> &'static [(OwnedFd, System)] {
+    static PLACES: OnceLock<Vec<(OwnedFd, System)>> = OnceLock::new();
     PLACES.get_or_init(|| {
         let kinds = [
-            (&confine::SYSTEM_READ_EXEC[..], Rights::ReadExec),
-            (&confine::SYSTEM_READ[..], Rights::Read),
-            (&confine::DEVICES[..], Rights::Device),
+            (&confine::SYSTEM_READ_EXEC[..], System::ReadExec),
+            (&confine::SYSTEM_READ[..], System::Read),
+            (&confine::DEVICES[..], System::Device),
         ];
         kinds
             .into_iter()
@@ -154,7 +269,7 @@ fn system_places() -> &'static [(OwnedFd, Rights)] {
 }
 
 /// `path` opened `O_PATH` (nothing is opened for reading: no device driver sees it).
-pub(super) fn open_path(path: &Path) -> io::Result<OwnedFd> {
+fn open_path(path: &Path) -> io::Result<OwnedFd> {
     use std::os::unix::fs::OpenOptionsExt;
     std::fs::OpenOptions::new()
         .read(true)
@@ -184,7 +299,7 @@ fn program_dirs(program: &Path) -> Vec<PathBuf> {
 
 /// Enters the ruleset `fd`: `PR_SET_NO_NEW_PRIVS` (so no setuid program regains what the
 /// domain takes), then `landlock_restrict_self`. Only these two async-signal-safe system calls:
-/// it runs between fork and exec, in the thread of [`spawn_restricted`], and in a spawner.
+/// it runs between fork and exec, and in the thread of [`spawn_restricted`].
 #[allow(unsafe_code)]
 pub(super) fn restrict(fd: RawFd) -> io::Result<()> {
     #[cfg(target_os = "linux")]
@@ -229,7 +344,7 @@ pub(super) fn spawn_restricted(cmd: &mut Command, fd: BorrowedFd<'_>) -> io::Res
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::disallowed_methods)] // tests start bare shells
 mod tests {
-    use super::super::confine::{Mode, Part};
+    use super::super::confine::Part;
     use super::*;
     use crate::cancel::CancelToken;
     use crate::process::RunSpec;
@@ -287,13 +402,12 @@ mod tests {
         }
         let base = place("thread");
         let c = Confinement::new(Mode::On);
-        let abi = confine::kernel().used;
-        let ruleset = build_for(&c, abi, Path::new("/bin/cat"), None).unwrap();
+        let prepared = prepare(Some(&c), Path::new("/bin/cat")).unwrap();
         let mut cmd = Command::new("/bin/cat");
         cmd.arg(base.join("outside/secret"))
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped());
-        let child = spawn_restricted(&mut cmd, ruleset.as_fd()).unwrap();
+        let child = spawn_restricted(&mut cmd, prepared.ruleset().unwrap()).unwrap();
         let out = child.wait_with_output().unwrap();
         assert!(!out.status.success());
         assert!(String::from_utf8_lossy(&out.stderr).contains("Permission denied"));

@@ -10,9 +10,8 @@ use std::time::{Duration, Instant};
 use super::capture::Captured;
 use super::group::{Group, Reach};
 use super::outcome::{LineFn, Outcome, RunError};
-use super::owned::Via;
-use super::prepared::prepare;
-use super::spawn::{command, fast_start, program_path, spawn_error, Start};
+use super::ruleset::prepare;
+use super::spawn::{command, program_path, spawn_error, Start};
 use super::spec::RunSpec;
 use super::watch::Watch;
 use super::watchdog;
@@ -70,15 +69,11 @@ pub fn run(
         return Ok(unstarted(spec, cancel));
     }
     // The confinement's ruleset and private TMPDIR, made in this process before the spawn.
-    let fast = fast_start(spec, watched);
-    let mut confined = prepare(spec.confine.as_ref(), &program_path(spec), fast.is_some())?;
-    let (mut cmd, how) = command(spec, fast, &confined)?;
+    let mut confined = prepare(spec.confine.as_ref(), &program_path(spec))?;
+    let (mut cmd, how) = command(spec, watched, &confined)?;
     let start = Instant::now();
-    let via = match how {
-        Start::Fast => confined.via(),
-        Start::Forked => Via::Direct,
-    };
-    let spawned = Group::spawn(&mut cmd, Reach::Recent, via);
+    let on_thread = confined.ruleset().filter(|_| how == Start::Fast);
+    let spawned = Group::spawn(&mut cmd, Reach::Recent, on_thread);
     confined.spawned();
     drop(cmd);
     let mut group = spawned.map_err(|e| spawn_error(spec, e))?;

@@ -11,7 +11,6 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use super::group::{Group, Reach};
-use super::owned::Via;
 use super::spawn::harden;
 
 /// A running server process.
@@ -35,7 +34,7 @@ impl ServerProcess {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         harden(&mut cmd);
-        let mut group = Group::spawn(&mut cmd, Reach::All, Via::Direct)?;
+        let mut group = Group::spawn(&mut cmd, Reach::All, None)?;
         if let Some(mut err) = group.take_stderr() {
             // The server's log lines pass through; the copy ends at EOF. Without the copy the
             // server would block once the pipe is full: then it is not started at all

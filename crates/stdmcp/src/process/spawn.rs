@@ -11,8 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::limits::Limits;
 use super::outcome::RunError;
-use super::prepared::Prepared;
-use super::ruleset::restrict;
+use super::ruleset::{restrict, Prepared};
 use super::spec::RunSpec;
 use crate::beneath::Dir;
 
@@ -43,36 +42,20 @@ pub fn seal_inherited_fds() {
 /// How a command is started.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Start {
-    /// With `posix_spawn`: no code runs between fork and exec (the Landlock domain is entered
-    /// by the spawning thread: a spawner, or a thread made for the spawn).
+    /// With `posix_spawn`: no code runs between fork and exec (a ruleset is entered by the
+    /// spawning thread, [`super::ruleset::spawn_restricted`]).
     Fast,
     /// With `fork`, through the pre-exec hooks of [`prepare`].
     Forked,
 }
 
-/// Whether `spec`'s program may be started with `posix_spawn` (`watched`: the watchdog
-/// runs), and then in which working directory (`Some(None)`: the server's).
-pub(super) fn fast_start(spec: &RunSpec, watched: bool) -> Option<Option<PathBuf>> {
-    if !spawn_without_hook(spec.limits, watched) {
-        return None;
-    }
-    // posix_spawn cannot `fchdir`: a held working directory is named by `/proc/self/fd/N`
-    // there (the child's `chdir` follows it to the directory opened); without `/proc` the
-    // call takes the fork path, whose hook enters the directory by its descriptor.
-    match spec.cwd_dir.as_deref() {
-        Some(dir) => dir.proc_path().map(Some),
-        None => Some(spec.cwd.clone()),
-    }
-}
-
 /// The command that starts `spec`'s program (its process group and marker are set by the
-/// `Group` that spawns it), and how it is to be started: `fast`, with `posix_spawn` in that
-/// working directory ([`fast_start`]); `confined`: the run's prepared confinement (its
-/// `TMPDIR`, its ruleset).
+/// `Group` that spawns it), and how it is to be started; `watched`: the watchdog runs;
+/// `confined`: the run's prepared confinement (its `TMPDIR`, its ruleset).
 #[allow(clippy::disallowed_methods)] // a spawn point of the runner
 pub(super) fn command(
     spec: &RunSpec,
-    fast: Option<Option<PathBuf>>,
+    watched: bool,
     confined: &Prepared,
 ) -> Result<(Command, Start), RunError> {
     let mut cmd = if spec.line_buffered {
@@ -95,18 +78,21 @@ pub(super) fn command(
     if let Some(tmp) = &confined.tmp {
         cmd.env("TMPDIR", &tmp.path);
     }
-    if let Some(cwd) = fast {
-        if let Some(cwd) = &cwd {
+    let held = spec.cwd_dir.as_deref();
+    // posix_spawn cannot `fchdir`: a held working directory is named by `/proc/self/fd/N`
+    // there (the child's `chdir` follows it to the directory opened); without `/proc` the
+    // call takes the fork path, whose hook enters the directory by its descriptor.
+    let fast_cwd = match held {
+        Some(dir) => dir.proc_path(),
+        None => spec.cwd.clone(),
+    };
+    if spawn_without_hook(spec.limits, watched) && (held.is_none() || fast_cwd.is_some()) {
+        if let Some(cwd) = &fast_cwd {
             cmd.current_dir(cwd);
         }
         return Ok((cmd, Start::Fast));
     }
-    prepare(
-        &mut cmd,
-        spec.cwd.as_deref(),
-        spec.cwd_dir.as_deref(),
-        spec.limits,
-    );
+    prepare(&mut cmd, spec.cwd.as_deref(), held, spec.limits);
     confine(&mut cmd, confined);
     Ok((cmd, Start::Forked))
 }

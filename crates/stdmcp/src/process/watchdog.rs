@@ -373,7 +373,7 @@ fn spawn_watchdog() -> std::io::Result<Watchdog> {
             Ok(())
         });
     }
-    let (mut child, owned) = owned::spawn(&mut cmd, owned::Via::Direct)?;
+    let (mut child, owned) = owned::spawn(&mut cmd, None)?;
     match child.stdin.take() {
         Some(stdin) => {
             // Never wait for the watchdog to read (a call would wait under the global lock).

@@ -91,8 +91,6 @@ pub(super) fn serve(
     // Cancel hooks fired by the shutdown sequence run on this thread: never wait for room.
     outbox::never_wait_on_this_thread();
     let code = shutdown(&shared, &events, &options);
-    // The calls are over: the spawner threads end (README "Limits").
-    crate::process::spawner::stop();
     on_shutdown.into_iter().for_each(|f| f());
     shared.stop_timer();
     out_tx.close();
