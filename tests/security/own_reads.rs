@@ -92,18 +92,9 @@ fn mkfifo(p: &Path) {
 /// Swaps two names atomically (`renameat2(RENAME_EXCHANGE)`).
 #[allow(unsafe_code)]
 fn exchange(a: &Path, b: &Path) {
-    let (a, b) = (c(a), c(b));
+    let (a, b, at) = (c(a), c(b), libc::AT_FDCWD);
     // SAFETY: renameat2 reads two NUL-terminated paths alive for the call.
-    let r = unsafe {
-        libc::syscall(
-            libc::SYS_renameat2,
-            libc::AT_FDCWD,
-            a.as_ptr(),
-            libc::AT_FDCWD,
-            b.as_ptr(),
-            libc::RENAME_EXCHANGE,
-        )
-    };
+    let r = unsafe { libc::renameat2(at, a.as_ptr(), at, b.as_ptr(), libc::RENAME_EXCHANGE) };
     assert_eq!(r, 0, "{}", std::io::Error::last_os_error());
 }
 

@@ -33,23 +33,15 @@ fn mkfifo(p: &Path) {
 /// Swaps two names atomically (`renameat2(RENAME_EXCHANGE)`).
 #[allow(unsafe_code)]
 pub(crate) fn exchange(a: &Path, b: &Path) {
-    let (a, b) = (
-        CString::new(a.as_os_str().as_bytes()).unwrap(),
-        CString::new(b.as_os_str().as_bytes()).unwrap(),
-    );
+    let c = |p: &Path| CString::new(p.as_os_str().as_bytes()).unwrap();
+    let (a, b) = (c(a), c(b));
     // SAFETY: renameat2 reads two NUL-terminated paths alive for the call.
-    let r = unsafe {
-        libc::syscall(
-            libc::SYS_renameat2,
-            libc::AT_FDCWD,
-            a.as_ptr(),
-            libc::AT_FDCWD,
-            b.as_ptr(),
-            libc::RENAME_EXCHANGE,
-        )
-    };
+    let r = unsafe { libc::renameat2(AT, a.as_ptr(), AT, b.as_ptr(), libc::RENAME_EXCHANGE) };
     assert_eq!(r, 0, "{}", io::Error::last_os_error());
 }
+
+/// Paths relative to the working directory.
+const AT: libc::c_int = libc::AT_FDCWD;
 
 /// Runs `f` both ways: `openat2` (where the kernel has it) and the walk.
 fn both(f: impl Fn(bool)) {
