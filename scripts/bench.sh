@@ -55,7 +55,8 @@ if [ "${1:-}" = "--sessions" ] || [ "${1:-}" = "--portfolio" ]; then
   exit 0
 fi
 # `--grep`: the scan of `output`/`log` grep against GNU grep on a 200 MB build log (cargo bench
-# --bench grep); its table goes to the terminal, docs/bench.md ("Grep of a large output") by hand.
+# --bench grep); its table goes to the terminal, and by hand to docs/bench-analysis.md ("Grep of a
+# large output"), which every report copies into docs/bench.md.
 if [ "${1:-}" = "--grep" ]; then
   cargo bench --bench grep -- "${QUICK[@]}" --out "$RESULTS/grep$SUFFIX.json"
   exit 0
