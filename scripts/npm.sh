@@ -78,10 +78,12 @@ case $listed in *'"list_directory"'*) ;; *) fail "tools/list through npx: $liste
 say "npm install --offline into an empty project: npx stdmcp --version ($got); npx stdmcp serve answers tools/list"
 
 # The launcher forwards SIGINT to the binary and passes its exit code back: `stdmcp call`
-# interrupted mid-call cancels it and exits 130.
+# interrupted mid-call cancels it and exits 130. (The tool is confined: the directory it writes
+# its pid in is declared writable.)
 cat >"$work/slow.json" <<EOF
 {"name": "slow", "version": "1.0.0",
  "tools": [{"name": "slow", "description": "Sleeps a minute.", "program": "sh",
+            "writable": ["$work"],
             "args": ["-c", "echo \$\$ > '$work/started'; exec sleep 60"]}]}
 EOF
 (cd "$work/x64" && exec node node_modules/stdmcp/bin/stdmcp.js call slow -- \

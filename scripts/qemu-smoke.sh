@@ -46,10 +46,12 @@ called=$(timeout 60 "$host" call list_directory -- "${builtin[@]}") || fail "lis
 case $called in *marker.txt*) ;; *) fail "list_directory did not list marker.txt: $called" ;; esac
 say "serve (built-in manifest): initialize, tools/list and list_directory passed"
 
-# A tool that records the pid of the sleep it becomes, then sleeps; its call is cancelled.
+# A tool that records the pid of the sleep it becomes, then sleeps; its call is cancelled. (It
+# is confined: the directory it writes its pid in is declared writable.)
 cat >"$work/slow.json" <<EOF
 {"name": "slow", "version": "1.0.0",
  "tools": [{"name": "slow", "description": "Sleeps a minute.", "program": "sh",
+            "writable": ["$work"],
             "args": ["-c", "echo \$\$ > '$pid_file'; exec sleep 60"], "timeoutSeconds": 120}]}
 EOF
 timeout 60 "$host" call slow -- "$qemu" "$arm" serve --config "$work/slow.json" \
