@@ -13,7 +13,7 @@ use stdmcp::CancelToken;
 
 use crate::spec::verdict::{Verdict, When};
 use crate::spec::{ParamType, ToolSpec};
-use crate::spool::Stop;
+use crate::spool::{Ended, Stop};
 
 /// The verdict rules of `spec` that apply to a call whose checked values are `values`: a
 /// rule's `when` holds when a line of its parameter's value matches; for a path parameter, a
@@ -55,6 +55,12 @@ fn file_holds(w: &When, root: Option<&PathBuf>, path: &Path, stop: &Stop) -> io:
     let rel = beneath(root, path).ok_or_else(|| io::Error::other("it is outside its root"))?;
     let (file, _) = Dir::open(root)?.file(rel)?;
     let found = crate::spool::grep(Some(&file), 0, w.regex(), 1, stop)?;
+    if found.lines.is_empty() && found.ended != Ended::End {
+        // Cut by the scan's time bound or the cancel: no line seen is no answer.
+        return Err(io::Error::other(
+            "its scan stopped before the end of the file",
+        ));
+    }
     Ok(!found.lines.is_empty())
 }
 

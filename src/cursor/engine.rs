@@ -210,25 +210,25 @@ impl Cursor {
         let Some(error) = spec.error_line(&said) else {
             return Ok(());
         };
-        if seg.block.is_none() {
-            let lines = self.outline.lines_of(&seg);
-            // Named by its first line of code, not a comment before it.
-            let code = first_code(text, &spec.lexicon);
-            let at = seg.end - text.len() + code;
-            self.failed.push(Failure {
-                name: first_line(&text[code..]),
-                command: true,
-                cause: true,
-                after: None,
-                lines: (self.outline.line(at).max(lines.0), lines.1),
-                error,
-                detail: excerpt(&said),
-                admit_failed: false,
-                broken: None,
-            });
-            return Ok(());
+        if let Some(b) = &seg.block {
+            return self.block_failed(link, spec, (i, &seg, b), (error, said));
         }
-        self.block_failed(link, spec, i, (error, said))
+        let lines = self.outline.lines_of(&seg);
+        // Named by its first line of code, not a comment before it.
+        let code = first_code(text, &spec.lexicon);
+        let at = seg.end - text.len() + code;
+        self.failed.push(Failure {
+            name: first_line(&text[code..]),
+            command: true,
+            cause: true,
+            after: None,
+            lines: (self.outline.line(at).max(lines.0), lines.1),
+            error,
+            detail: excerpt(&said),
+            admit_failed: false,
+            broken: None,
+        });
+        Ok(())
     }
 
     /// Block `i` failed with `error` (its answer `said`): taken back, where its proof breaks
@@ -237,14 +237,10 @@ impl Cursor {
         &mut self,
         link: &Link<'_>,
         spec: &CursorSpec,
-        i: usize,
+        (i, seg, b): (usize, &Segment, &Block),
         (error, said): (String, String),
     ) -> Result<(), Halt> {
-        let seg = self.outline.segments[i].clone();
-        let Some(b) = &seg.block else {
-            return Ok(());
-        };
-        let lines = self.outline.lines_of(&seg);
+        let lines = self.outline.lines_of(seg);
         let after = self.failed.iter().find(|f| f.cause).map(|f| Cause {
             kind: if f.command { "command" } else { "definition" },
             name: f.name.clone(),
@@ -276,7 +272,7 @@ impl Cursor {
                 f.broken = Some(fields);
             }
         }
-        if let Some(admitted) = with_proof(&self.text, &seg, b, &spec.rules[b.rule].admit) {
+        if let Some(admitted) = with_proof(&self.text, seg, b, &spec.rules[b.rule].admit) {
             let again = answer(link.say(&admitted, spec.timeout))?;
             f.admit_failed = spec.error_line(&again).is_some();
             if f.admit_failed {

@@ -164,6 +164,25 @@ mod tests {
             );
             assert_eq!(applies.decisive, v.decisive);
         }
+        // Rules that share a condition ask it once (a file is read once for them all).
+        let shared = parse(json!({"rules": [
+            {"pattern": "^Proof found", "is": "Theorem",
+             "when": {"param": "problem", "matches": "conjecture"}},
+            {"pattern": "^Completion found", "is": "CounterSatisfiable",
+             "when": {"param": "problem", "matches": "conjecture"}},
+            {"pattern": "^Proof found", "is": "Unsatisfiable"}],
+            "decisive": ["Theorem"]}))
+        .unwrap();
+        let mut asked = 0;
+        let applies = shared.for_input(|w| {
+            asked += 1;
+            w.holds_for_text(conjecture)
+        });
+        assert_eq!(asked, 1);
+        assert_eq!(
+            applies.read("Completion found").as_deref(),
+            Some("CounterSatisfiable")
+        );
         let described = v.describe().join("\n");
         assert!(
             described.contains("/^Proof found/ => Theorem, when a line of problem matches /"),

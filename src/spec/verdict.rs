@@ -85,14 +85,30 @@ impl Verdict {
     }
 
     /// The rules that apply to one call: those without `when`, and those whose `when`
-    /// `holds` for the call's input (asked once for each rule).
+    /// `holds` for the call's input, asked once for each distinct condition (a file is read
+    /// once for the rules that share it).
     pub fn for_input(&self, mut holds: impl FnMut(&When) -> bool) -> Verdict {
-        let rules = self
-            .rules
-            .iter()
-            .filter(|r| r.when.as_ref().is_none_or(&mut holds))
-            .cloned()
-            .collect();
+        let mut asked: Vec<(&When, bool)> = Vec::new();
+        let mut rules = Vec::new();
+        for r in &self.rules {
+            let applies = match &r.when {
+                None => true,
+                Some(w) => match asked
+                    .iter()
+                    .find(|(a, _)| a.param == w.param && a.matches == w.matches)
+                {
+                    Some((_, held)) => *held,
+                    None => {
+                        let held = holds(w);
+                        asked.push((w, held));
+                        held
+                    }
+                },
+            };
+            if applies {
+                rules.push(r.clone());
+            }
+        }
         Verdict {
             rules,
             decisive: self.decisive.clone(),

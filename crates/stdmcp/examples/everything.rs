@@ -32,6 +32,11 @@ use stdmcp::mcp::{LogLevel, ToolAnnotations};
 use stdmcp::process::RunSpec;
 use stdmcp::{CallToolResult, Ctx, Server, ToolDef, ToolError, ToolResult};
 
+/// The input schema of a tool without arguments.
+fn no_args() -> Value {
+    json!({"type": "object", "properties": {}})
+}
+
 fn schema(props: Value, required: &[&str]) -> Value {
     json!({ "type": "object", "properties": props, "required": required })
 }

@@ -60,10 +60,7 @@ impl RequestId {
     pub fn write_json(&self, out: &mut Vec<u8>) {
         match self {
             RequestId::Number(digits) => out.extend_from_slice(digits.as_bytes()),
-            // Serializing a &str into a Vec cannot fail.
-            RequestId::String(s) => {
-                let _ = serde_json::to_writer(&mut *out, &**s);
-            }
+            RequestId::String(s) => super::write_json_str(out, s),
         }
     }
 }

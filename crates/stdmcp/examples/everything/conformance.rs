@@ -12,14 +12,12 @@ use stdmcp::mcp::{
 };
 use stdmcp::{CallToolResult, Content, Server, ToolDef, ToolError};
 
+use crate::no_args;
+
 /// A 1x1 PNG.
 const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
 /// A WAV header with no samples.
 const WAV: &str = "UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQAAAAA=";
-
-fn no_args() -> Value {
-    json!({"type": "object", "properties": {}})
-}
 
 /// The suite's tools, in the order `tools/list` shows them.
 pub(crate) fn tools(server: Server) -> Server {

@@ -14,6 +14,8 @@ use stdmcp::mcp::{GetPromptResult, Prompt, PromptMessage};
 use stdmcp::InputRequest;
 use stdmcp::{CallToolResult, Content, Ctx, Server, ToolDef, ToolError, ToolResult};
 
+use crate::no_args;
+
 fn elicit(key: &str, message: &str, field: &str, kind: &str) -> InputRequest {
     InputRequest {
         key: key.into(),
@@ -41,10 +43,6 @@ fn roots(key: &str) -> InputRequest {
         method: "roots/list".into(),
         params: json!({}),
     }
-}
-
-fn no_args() -> Value {
-    json!({"type": "object", "properties": {}})
 }
 
 /// What an answer says, briefly: accepted content, sampled text, or the roots.
